@@ -1,0 +1,255 @@
+//! `add-dependency`: install packages with the project's own package manager, after the
+//! proposal's commit. A failure is reported; the committed files stay.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+/// Output kept from an install (head and tail), so a noisy install cannot fill memory.
+const OUTPUT_CAP: usize = 20_000;
+
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Files a package manager changes when it adds a dependency; these get committed.
+pub const MANIFESTS: &[&str] = &[
+    "package.json",
+    "package-lock.json",
+    "pnpm-lock.yaml",
+    "yarn.lock",
+    "bun.lock",
+    "bun.lockb",
+    "Cargo.toml",
+    "Cargo.lock",
+    "pyproject.toml",
+    "uv.lock",
+    "requirements.txt",
+];
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InstallReport {
+    /// The command line as run.
+    pub command: String,
+    pub success: bool,
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    /// stdout and stderr, interleaved by stream, capped.
+    pub output: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    #[error(
+        "no package manifest (package.json, Cargo.toml, pyproject.toml) in the project, so \
+         Tandem cannot tell how to install {0}"
+    )]
+    NoManifest(String),
+    #[error("could not start `{command}`: {source} (is it installed and on PATH?)")]
+    Spawn {
+        command: String,
+        source: std::io::Error,
+    },
+}
+
+/// The command that adds `packages` to the project at `root`, chosen by its lockfile.
+pub fn install_command(root: &Path, packages: &[String]) -> Result<Vec<String>, InstallError> {
+    let has = |name: &str| root.join(name).is_file();
+    let mut argv: Vec<String> = if has("package.json") {
+        if has("pnpm-lock.yaml") {
+            vec!["pnpm".into(), "add".into()]
+        } else if has("yarn.lock") {
+            vec!["yarn".into(), "add".into()]
+        } else if has("bun.lock") || has("bun.lockb") {
+            vec!["bun".into(), "add".into()]
+        } else {
+            vec!["npm".into(), "install".into()]
+        }
+    } else if has("Cargo.toml") {
+        vec!["cargo".into(), "add".into()]
+    } else if has("pyproject.toml") {
+        vec!["uv".into(), "add".into()]
+    } else if has("requirements.txt") {
+        vec![
+            "python3".into(),
+            "-m".into(),
+            "pip".into(),
+            "install".into(),
+        ]
+    } else {
+        return Err(InstallError::NoManifest(packages.join(" ")));
+    };
+    // `--` ends the options: a package name can never be read as a flag.
+    if argv[0] != "python3" {
+        argv.push("--".into());
+    }
+    argv.extend(packages.iter().cloned());
+    Ok(argv)
+}
+
+/// Runs `argv` in `root` with a timeout, capturing its output. The whole process group is
+/// killed on timeout (package managers start children).
+pub fn run_install(
+    root: &Path,
+    argv: &[String],
+    timeout: Duration,
+) -> Result<InstallReport, InstallError> {
+    let command_line = argv.join(" ");
+    let (program, args) = argv.split_first().ok_or_else(|| InstallError::Spawn {
+        command: command_line.clone(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty command"),
+    })?;
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command.spawn().map_err(|source| InstallError::Spawn {
+        command: command_line.clone(),
+        source,
+    })?;
+    let readers = [
+        child.stdout.take().and_then(|s| reader(Box::new(s))),
+        child.stderr.take().and_then(|s| reader(Box::new(s))),
+    ];
+    let started = Instant::now();
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if started.elapsed() >= timeout => {
+                timed_out = true;
+                kill_group(child.id());
+                break child.wait().ok();
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(_) => break None,
+        }
+    };
+    let mut output = String::new();
+    for handle in readers.into_iter().flatten() {
+        if let Ok(text) = handle.join() {
+            output.push_str(&text);
+        }
+    }
+    Ok(InstallReport {
+        command: command_line,
+        success: !timed_out && status.is_some_and(|s| s.success()),
+        exit_code: status.and_then(|s| s.code()),
+        timed_out,
+        output: cap(&output),
+    })
+}
+
+fn reader(mut stream: Box<dyn Read + Send>) -> Option<std::thread::JoinHandle<String>> {
+    std::thread::Builder::new()
+        .name("tandem-install-output".into())
+        .spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = stream.read_to_end(&mut bytes);
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+        .ok()
+}
+
+#[allow(unsafe_code)]
+fn kill_group(pid: u32) {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return;
+    };
+    // SAFETY: kill(2) with a negative pid signals the process group we created for the child
+    // (process_group(0) made its pid the group id); it touches no memory of ours.
+    unsafe {
+        libc::kill(-pid, libc::SIGKILL);
+    }
+}
+
+/// Keeps the head and the tail of long output, marking the cut.
+pub fn cap(text: &str) -> String {
+    if text.len() <= OUTPUT_CAP {
+        return text.to_string();
+    }
+    let half = OUTPUT_CAP / 2;
+    let mut head_end = half;
+    while !text.is_char_boundary(head_end) {
+        head_end -= 1;
+    }
+    let mut tail_start = text.len() - half;
+    while !text.is_char_boundary(tail_start) {
+        tail_start += 1;
+    }
+    format!(
+        "{}\n[… {} bytes cut …]\n{}",
+        &text[..head_end],
+        tail_start - head_end,
+        &text[tail_start..]
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn picks_the_package_manager_by_lockfile() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let pkgs = vec!["left-pad".to_string()];
+        assert!(matches!(
+            install_command(root, &pkgs),
+            Err(InstallError::NoManifest(_))
+        ));
+        std::fs::write(root.join("package.json"), "{}").unwrap();
+        assert_eq!(
+            install_command(root, &pkgs).unwrap()[..2],
+            ["npm", "install"]
+        );
+        std::fs::write(root.join("yarn.lock"), "").unwrap();
+        assert_eq!(install_command(root, &pkgs).unwrap()[..2], ["yarn", "add"]);
+        std::fs::write(root.join("pnpm-lock.yaml"), "").unwrap();
+        assert_eq!(
+            install_command(root, &pkgs).unwrap(),
+            ["pnpm", "add", "--", "left-pad"]
+        );
+    }
+
+    #[test]
+    fn a_hung_install_is_killed_with_its_children() {
+        let dir = tempfile::tempdir().unwrap();
+        let argv: Vec<String> = ["sh", "-c", "echo started; sleep 30 & sleep 30"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let started = Instant::now();
+        let report = run_install(dir.path(), &argv, Duration::from_millis(300)).unwrap();
+        assert!(report.timed_out && !report.success, "{report:?}");
+        assert!(report.output.contains("started"));
+        // The readers only finish when every writer (the backgrounded sleep too) is gone.
+        assert!(started.elapsed() < Duration::from_secs(20));
+    }
+
+    #[test]
+    fn failure_is_reported_with_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let argv: Vec<String> = ["sh", "-c", "echo oops >&2; exit 3"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let report = run_install(dir.path(), &argv, DEFAULT_TIMEOUT).unwrap();
+        assert_eq!(report.exit_code, Some(3));
+        assert!(!report.success);
+        assert!(report.output.contains("oops"));
+    }
+
+    #[test]
+    fn long_output_keeps_head_and_tail() {
+        let text = format!("HEAD{}TAIL", "é".repeat(30_000));
+        let capped = cap(&text);
+        assert!(capped.starts_with("HEAD") && capped.ends_with("TAIL"));
+        assert!(capped.len() < 21_000);
+    }
+}

@@ -1,0 +1,167 @@
+//! The engine: projects, proposals and versions, tying the store, the workspace, the edit
+//! protocol and git together. The GUI, the CLI and the tests all drive Tandem through here.
+//!
+//! Calls are synchronous and may take a while (disk, git, SQLite): the GUI runs them on its
+//! background runtime. Operations that change a project's files (apply, save, restore, undo)
+//! hold that project's lock, so they run one at a time per project.
+
+mod proposals;
+mod versions;
+
+pub use proposals::{ApproveOutcome, Proposal, Review};
+pub use versions::{RestoreOutcome, UndoOutcome};
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::edits::apply::{ApplyError, SelectionError};
+use crate::edits::deps::DEFAULT_TIMEOUT;
+use crate::edits::plan::PlanError;
+use crate::store::{Project, Store, StoreError, data_dir};
+use crate::vcs::{self, VcsError};
+use crate::workspace::{Fs, PathError, RealFs};
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Vcs(#[from] VcsError),
+    #[error(transparent)]
+    Path(#[from] PathError),
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    #[error(transparent)]
+    Apply(#[from] ApplyError),
+    #[error(transparent)]
+    Selection(#[from] SelectionError),
+    #[error("{path} is not a folder: {reason}")]
+    NotAFolder { path: PathBuf, reason: String },
+    #[error(
+        "no project {0:?}: give a project id or the path of a project added with `tandem project add`"
+    )]
+    UnknownProject(String),
+    #[error("message {id} {reason}")]
+    NotReviewable { id: i64, reason: String },
+    #[error("the proposal cannot be approved as a whole:\n{}", .0.join("\n"))]
+    Unapprovable(Vec<String>),
+    #[error("nothing to undo: no approved change in this project is still in place")]
+    NothingToUndo,
+    #[error("cannot write {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+pub type Result<T, E = EngineError> = std::result::Result<T, E>;
+
+pub struct Engine {
+    store: Store,
+    fs: Arc<dyn Fs>,
+    locks: Mutex<HashMap<i64, Arc<Mutex<()>>>>,
+    install_timeout: Duration,
+}
+
+/// The result of adding a project.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct AddedProject {
+    pub project: Project,
+    /// The folder had no repository: Tandem ran `git init` and made an initial commit.
+    pub initialized_git: bool,
+    /// The folder was already a project; nothing changed.
+    pub already_added: bool,
+}
+
+impl Engine {
+    pub fn new(store: Store) -> Self {
+        Engine {
+            store,
+            fs: Arc::new(RealFs),
+            locks: Mutex::new(HashMap::new()),
+            install_timeout: DEFAULT_TIMEOUT,
+        }
+    }
+
+    /// Opens the database in `dir` (else `TANDEM_DATA_DIR`, else the platform data directory).
+    pub fn open(dir: Option<&Path>) -> Result<Self> {
+        let dir = data_dir(dir)?;
+        Ok(Self::new(Store::open_dir(&dir)?))
+    }
+
+    /// Replaces the file operations used by apply (tests inject failures with this).
+    pub fn with_fs(mut self, fs: Arc<dyn Fs>) -> Self {
+        self.fs = fs;
+        self
+    }
+
+    pub fn with_install_timeout(mut self, timeout: Duration) -> Self {
+        self.install_timeout = timeout;
+        self
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Runs `f` holding the project's lock.
+    fn locked<T>(&self, project_id: i64, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        let lock = {
+            let mut locks = self.locks.lock().unwrap_or_else(|p| p.into_inner());
+            locks.entry(project_id).or_default().clone()
+        };
+        let _guard = lock.lock().unwrap_or_else(|p| p.into_inner());
+        f()
+    }
+
+    /// Adds a folder as a project. A folder that is not the root of a git repository gets
+    /// `git init` and an initial commit; an existing repository is used as it is.
+    pub fn add_project(&self, path: &Path, name: Option<&str>) -> Result<AddedProject> {
+        let not_folder = |reason: String| EngineError::NotAFolder {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let root = path.canonicalize().map_err(|e| not_folder(e.to_string()))?;
+        if !root.is_dir() {
+            return Err(not_folder("it is a file".into()));
+        }
+        if let Some(project) = self.store.project_by_path(&root)? {
+            return Ok(AddedProject {
+                project,
+                initialized_git: false,
+                already_added: true,
+            });
+        }
+        let (_repo, initialized_git) = vcs::open_or_init(&root)?;
+        let name = name
+            .map(str::to_string)
+            .or_else(|| root.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| "project".into());
+        let project = self.store.insert_project(&name, &root)?;
+        Ok(AddedProject {
+            project,
+            initialized_git,
+            already_added: false,
+        })
+    }
+
+    /// A project by id, or by the path of its folder.
+    pub fn project(&self, spec: &str) -> Result<Project> {
+        if let Ok(id) = spec.trim().parse::<i64>() {
+            match self.store.project(id) {
+                Ok(project) => return Ok(project),
+                Err(StoreError::NotFound { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let by_path = Path::new(spec)
+            .canonicalize()
+            .ok()
+            .map(|path| self.store.project_by_path(&path))
+            .transpose()?
+            .flatten();
+        by_path.ok_or_else(|| EngineError::UnknownProject(spec.to_string()))
+    }
+}

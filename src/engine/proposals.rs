@@ -1,0 +1,385 @@
+//! Proposals: store a reply with its edit plan, review it against the disk as it is now,
+//! approve (all or a selection) as one commit, or reject.
+
+use serde::Serialize;
+
+use super::{Engine, EngineError, Result};
+use crate::edits::apply::{Selection, apply_writes};
+use crate::edits::deps::{InstallReport, MANIFESTS, install_command, run_install};
+use crate::edits::plan::{EditPlan, FileChangeKind, build_plan};
+use crate::store::{
+    ApprovalState, Chat, ChatMode, Message, MessageStatus, NewMessage, PlanBase, Project, Role,
+};
+use crate::vcs::{self, PathContent};
+use crate::workspace::{FileState, read_state, resolve};
+
+/// A stored reply with its plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct Proposal {
+    pub message: Message,
+    pub chat: Chat,
+    pub plan: EditPlan,
+}
+
+/// A reply's plan recomputed against the disk now, with files that changed since the
+/// proposal marked as conflicts.
+#[derive(Debug, Clone, Serialize)]
+pub struct Review {
+    pub message: Message,
+    pub project: Project,
+    pub plan: EditPlan,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ApproveOutcome {
+    /// The commit with the approved changes (`None` when nothing needed changing).
+    pub commit: Option<String>,
+    /// A commit of the user's uncommitted edits to the same files, made first.
+    pub manual_commit: Option<String>,
+    pub install: Option<InstallReport>,
+    pub install_commit: Option<String>,
+    /// Why dependencies could not be installed at all (no manifest, no package manager).
+    pub install_error: Option<String>,
+}
+
+/// Longest chat title taken from a prompt.
+const TITLE_CHARS: usize = 80;
+
+impl Engine {
+    /// Stores `prompt` (if any) and `reply` in a chat (a new build-mode chat when `chat_id` is
+    /// `None`) and plans the reply. A reply that proposes changes waits as `pending`.
+    pub fn propose(
+        &self,
+        project: &Project,
+        chat_id: Option<i64>,
+        prompt: Option<&str>,
+        reply: &str,
+    ) -> Result<Proposal> {
+        let head = vcs::head(&vcs::open(&project.path)?)?;
+        let chat = match chat_id {
+            Some(id) => {
+                let chat = self.store.chat(id)?;
+                if chat.project_id != project.id {
+                    return Err(EngineError::NotReviewable {
+                        id,
+                        reason: format!("(chat) belongs to another project, not {}", project.name),
+                    });
+                }
+                chat
+            }
+            None => self
+                .store
+                .create_chat(project.id, ChatMode::Build, head.as_deref())?,
+        };
+        if let Some(prompt) = prompt {
+            self.store
+                .insert_message(&NewMessage::new(chat.id, Role::User, prompt))?;
+            if chat.title.is_empty() {
+                self.store.rename_chat(chat.id, &title_from(prompt))?;
+            }
+        }
+        let message = self.store.insert_message(&NewMessage {
+            source_commit_hash: head.as_deref(),
+            ..NewMessage::new(chat.id, Role::Assistant, reply)
+        })?;
+        let plan = self.record_plan(project, &message)?;
+        Ok(Proposal {
+            message: self.store.message(message.id)?,
+            chat: self.store.chat(chat.id)?,
+            plan,
+        })
+    }
+
+    /// Plans a finished assistant reply and records it for review: the files' hashes as read
+    /// now, and `pending` if it proposes anything. Ask-mode chats never propose.
+    pub fn record_plan(&self, project: &Project, message: &Message) -> Result<EditPlan> {
+        let plan = build_plan(&project.path, &message.content)?;
+        let chat = self.store.chat(message.chat_id)?;
+        if plan.is_proposal() && chat.mode != ChatMode::Ask {
+            self.store.set_plan_base(message.id, &plan.base)?;
+            self.store
+                .set_approval(message.id, ApprovalState::Pending, None)?;
+        }
+        Ok(plan)
+    }
+
+    /// The message, its project and its plan recomputed now, conflicts marked.
+    pub fn review(&self, message_id: i64) -> Result<Review> {
+        let message = self.store.message(message_id)?;
+        let chat = self.store.chat(message.chat_id)?;
+        let project = self.store.project(chat.project_id)?;
+        let mut plan = build_plan(&project.path, &message.content)?;
+        if let Some(base) = &message.plan_base {
+            mark_conflicts(&mut plan, base);
+        }
+        Ok(Review {
+            message,
+            project,
+            plan,
+        })
+    }
+
+    /// Applies a pending proposal — everything, or `selection` — as one commit, then installs
+    /// its dependencies. With no selection, any failed operation or conflict refuses the
+    /// whole approval and nothing is touched.
+    pub fn approve(
+        &self,
+        message_id: i64,
+        selection: Option<&Selection>,
+    ) -> Result<ApproveOutcome> {
+        let project = self.pending_project(message_id)?;
+        self.locked(project.id, || {
+            let review = self.review(message_id)?;
+            pending(&review.message)?;
+            self.approve_locked(&review, selection)
+        })
+    }
+
+    fn approve_locked(
+        &self,
+        review: &Review,
+        selection: Option<&Selection>,
+    ) -> Result<ApproveOutcome> {
+        let plan = &review.plan;
+        if selection.is_none() {
+            let problems: Vec<String> = plan
+                .errors()
+                .map(|op| format!("- {}: {}", op.path, op.error.as_deref().unwrap_or("failed")))
+                .chain(plan.conflicts().map(|f| {
+                    format!(
+                        "- {}: {}",
+                        f.path,
+                        f.conflict.as_deref().unwrap_or("conflict")
+                    )
+                }))
+                .collect();
+            if !problems.is_empty() {
+                return Err(EngineError::Unapprovable(problems));
+            }
+        }
+        let writes = plan.writes(selection)?;
+        let repo = vcs::open(&plan.root)?;
+        let applied = apply_writes(self.fs.as_ref(), &writes)?;
+
+        // Uncommitted manual edits to these files get their own commit first, so the AI
+        // change stays a separate, revertible commit.
+        let mut manual: Vec<PathContent<'_>> = Vec::new();
+        for (write, before) in &applied.before {
+            let head = vcs::head_blob(&repo, &write.rel)?;
+            if head.as_deref() != before.bytes() {
+                let content = match before {
+                    FileState::Missing => None,
+                    FileState::File { bytes, mode } => Some((bytes.as_slice(), *mode)),
+                };
+                manual.push((write.rel.as_str(), content));
+            }
+        }
+        let changes: Vec<PathContent<'_>> = writes
+            .iter()
+            .map(|w| {
+                (
+                    w.rel.as_str(),
+                    w.new.as_ref().map(|(b, m)| (b.as_slice(), *m)),
+                )
+            })
+            .collect();
+        let message = commit_message(plan, &writes);
+        let committed = (|| -> Result<_> {
+            let manual_commit = match manual.is_empty() {
+                true => None,
+                false => {
+                    let paths: Vec<&str> = manual.iter().map(|(p, _)| *p).collect();
+                    let text = format!(
+                        "[tandem] Save manual edits before AI changes: {}",
+                        paths.join(", ")
+                    );
+                    vcs::commit_paths(&repo, &manual, &text)?
+                }
+            };
+            Ok((manual_commit, vcs::commit_paths(&repo, &changes, &message)?))
+        })();
+        let (manual_commit, commit) = match committed {
+            Ok(commits) => commits,
+            Err(e) => {
+                applied.rollback(self.fs.as_ref());
+                return Err(e);
+            }
+        };
+        let paths: Vec<&str> = writes.iter().map(|w| w.rel.as_str()).collect();
+        // The commit holds the change; a stale index only costs git a re-hash.
+        let _ = vcs::refresh_index(&repo, &paths);
+        let commit = commit.map(|oid| oid.to_string());
+        self.store.set_approval(
+            review.message.id,
+            ApprovalState::Approved,
+            commit.as_deref(),
+        )?;
+
+        let mut outcome = ApproveOutcome {
+            commit,
+            manual_commit: manual_commit.map(|oid| oid.to_string()),
+            ..ApproveOutcome::default()
+        };
+        if !plan.dependencies.is_empty() && selection.is_none_or(|s| s.dependencies) {
+            self.install(&repo, plan, &mut outcome);
+        }
+        Ok(outcome)
+    }
+
+    fn install(&self, repo: &git2::Repository, plan: &EditPlan, outcome: &mut ApproveOutcome) {
+        let argv = match install_command(&plan.root, &plan.dependencies) {
+            Ok(argv) => argv,
+            Err(e) => {
+                outcome.install_error = Some(e.to_string());
+                return;
+            }
+        };
+        let report = match run_install(&plan.root, &argv, self.install_timeout) {
+            Ok(report) => report,
+            Err(e) => {
+                outcome.install_error = Some(e.to_string());
+                return;
+            }
+        };
+        if report.success {
+            let states: Vec<(&str, FileState)> = MANIFESTS
+                .iter()
+                .filter_map(|name| Some((*name, read_state(&plan.root.join(name)).ok()?)))
+                .filter(|(_, state)| *state != FileState::Missing)
+                .collect();
+            let changes: Vec<PathContent<'_>> = states
+                .iter()
+                .map(|(name, state)| (*name, state.bytes().zip(state.mode())))
+                .collect();
+            let text = format!("[tandem] Add dependencies: {}", plan.dependencies.join(" "));
+            match vcs::commit_paths(repo, &changes, &text) {
+                Ok(commit) => {
+                    let names: Vec<&str> = states.iter().map(|(n, _)| *n).collect();
+                    let _ = vcs::refresh_index(repo, &names);
+                    outcome.install_commit = commit.map(|oid| oid.to_string());
+                }
+                Err(e) => outcome.install_error = Some(e.to_string()),
+            }
+        }
+        outcome.install = Some(report);
+    }
+
+    /// Rejects a pending proposal; nothing on disk changes.
+    pub fn reject(&self, message_id: i64) -> Result<()> {
+        pending(&self.store.message(message_id)?)?;
+        self.store
+            .set_approval(message_id, ApprovalState::Rejected, None)?;
+        Ok(())
+    }
+
+    /// Saves a file the person edited and commits it as `[tandem] Edit <path>`. Returns the
+    /// commit, `None` when the content was already committed.
+    pub fn save_file(
+        &self,
+        project: &Project,
+        path: &str,
+        contents: &[u8],
+    ) -> Result<Option<String>> {
+        self.locked(project.id, || {
+            let resolved = resolve(&project.path, path)?;
+            let io = |source| EngineError::Io {
+                path: resolved.rel.clone(),
+                source,
+            };
+            let mode = read_state(&resolved.abs)
+                .map_err(io)?
+                .mode()
+                .unwrap_or(0o644);
+            self.fs
+                .write(&resolved.abs, contents, Some(mode))
+                .map_err(io)?;
+            let repo = vcs::open(&project.path)?;
+            let message = format!("[tandem] Edit {}", resolved.rel);
+            let commit = vcs::commit_paths(
+                &repo,
+                &[(resolved.rel.as_str(), Some((contents, mode)))],
+                &message,
+            )?;
+            let _ = vcs::refresh_index(&repo, &[resolved.rel.as_str()]);
+            Ok(commit.map(|oid| oid.to_string()))
+        })
+    }
+
+    fn pending_project(&self, message_id: i64) -> Result<Project> {
+        let message = self.store.message(message_id)?;
+        pending(&message)?;
+        let chat = self.store.chat(message.chat_id)?;
+        Ok(self.store.project(chat.project_id)?)
+    }
+}
+
+/// Only a complete assistant reply that is pending review can be approved or rejected.
+fn pending(message: &Message) -> Result<()> {
+    let reason = match (message.role, message.status, message.approval_state) {
+        (Role::Assistant, MessageStatus::Complete, Some(ApprovalState::Pending)) => return Ok(()),
+        (Role::Assistant, MessageStatus::Complete, Some(state)) => format!("is already {state}"),
+        (Role::Assistant, MessageStatus::Complete, None) => "proposes no changes".to_string(),
+        (Role::Assistant, status, _) => format!("is {status}, not a complete reply"),
+        (role, _, _) => format!("is a {role} message, not a reply"),
+    };
+    Err(EngineError::NotReviewable {
+        id: message.id,
+        reason,
+    })
+}
+
+/// Marks files whose disk content changed since `base` was recorded.
+pub(crate) fn mark_conflicts(plan: &mut EditPlan, base: &PlanBase) {
+    let now = plan.base.clone();
+    for file in &mut plan.files {
+        let paths = std::iter::once(&file.path).chain(file.old_path.as_ref());
+        let changed: Vec<&String> = paths
+            .filter(|path| base.get(*path) != now.get(*path))
+            .collect();
+        if !changed.is_empty() {
+            file.conflict = Some(format!(
+                "{} changed on disk since the proposal was made",
+                changed
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ));
+        }
+    }
+}
+
+fn commit_message(plan: &EditPlan, writes: &[crate::edits::apply::PathWrite]) -> String {
+    let touched = |path: &str| writes.iter().any(|w| w.rel == path);
+    let (mut wrote, mut renamed, mut deleted) = (0, 0, 0);
+    for file in plan.files.iter().filter(|f| touched(&f.path)) {
+        match file.kind {
+            FileChangeKind::Added | FileChangeKind::Modified => wrote += 1,
+            FileChangeKind::Renamed => renamed += 1,
+            FileChangeKind::Deleted => deleted += 1,
+        }
+    }
+    let summary = plan
+        .summary
+        .as_deref()
+        .and_then(|s| s.lines().map(str::trim).find(|l| !l.is_empty()))
+        .unwrap_or("Apply AI changes");
+    format!(
+        "[tandem] {} — wrote {wrote}, renamed {renamed}, deleted {deleted} file(s)",
+        truncate(summary, 100)
+    )
+}
+
+fn title_from(prompt: &str) -> String {
+    let words = prompt.split_whitespace().collect::<Vec<_>>().join(" ");
+    truncate(&words, TITLE_CHARS)
+}
+
+/// At most `max` characters, an ellipsis marking a cut.
+fn truncate(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let kept: String = text.chars().take(max.saturating_sub(1)).collect();
+    format!("{}…", kept.trim_end())
+}

@@ -1,0 +1,94 @@
+//! Versions: the project's history, restoring the tree to an earlier commit, and undoing the
+//! last approved change. Both add commits; nothing is rewritten.
+
+use serde::Serialize;
+
+use super::{Engine, EngineError, Result};
+use crate::store::Project;
+use crate::vcs::{self, Version};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RestoreOutcome {
+    /// The full hash of the version restored.
+    pub restored: String,
+    /// The new commit; `None` when the tree already was that version.
+    pub commit: Option<String>,
+    /// Chat messages removed because they came after the restored version.
+    pub removed_messages: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct UndoOutcome {
+    /// The message whose change was undone.
+    pub message_id: i64,
+    /// The commit that was reverted.
+    pub reverted: String,
+    pub commit: String,
+}
+
+impl Engine {
+    /// The newest `limit` versions, newest first.
+    pub fn log(&self, project: &Project, limit: usize) -> Result<Vec<Version>> {
+        Ok(vcs::log(&vcs::open(&project.path)?, limit)?)
+    }
+
+    /// A version's diff against its parent, as unified diff text.
+    pub fn version_diff(&self, project: &Project, commit: &str) -> Result<String> {
+        Ok(vcs::commit_patch(&vcs::open(&project.path)?, commit)?)
+    }
+
+    /// Brings the project back to `commit` as a new commit. Uncommitted work is committed
+    /// first. The chat that produced `commit` loses the messages after it (and a chat that
+    /// started at `commit` loses all of them): they describe changes that are gone.
+    pub fn restore(&self, project: &Project, commit: &str) -> Result<RestoreOutcome> {
+        self.locked(project.id, || {
+            let repo = vcs::open(&project.path)?;
+            let (restored, new_commit) = vcs::restore(&repo, commit)?;
+            let mut removed = 0;
+            if let Some(message) = self.store.message_by_commit(project.id, &restored)? {
+                removed += self
+                    .store
+                    .delete_messages_after(message.chat_id, message.id)?;
+            }
+            for chat in self.store.chats(project.id)? {
+                if chat.initial_commit.as_deref() == Some(restored.as_str()) {
+                    removed += self.store.clear_chat(chat.id)?;
+                }
+            }
+            Ok(RestoreOutcome {
+                restored,
+                commit: new_commit,
+                removed_messages: removed,
+            })
+        })
+    }
+
+    /// Reverts the newest approved change that is still in place (three-way, so later
+    /// unrelated edits stay) as a new commit.
+    pub fn undo(&self, project: &Project) -> Result<UndoOutcome> {
+        self.locked(project.id, || {
+            let message = self
+                .store
+                .last_undoable_message(project.id)?
+                .ok_or(EngineError::NothingToUndo)?;
+            let reverted = message
+                .commit_hash
+                .clone()
+                .ok_or(EngineError::NothingToUndo)?;
+            let repo = vcs::open(&project.path)?;
+            let original = vcs::find_commit(&repo, &reverted)?;
+            let summary =
+                String::from_utf8_lossy(original.summary_bytes().unwrap_or_default()).into_owned();
+            let summary = summary.strip_prefix("[tandem] ").unwrap_or(&summary);
+            let text = format!("[tandem] Undo {}: {summary}", vcs::short(&reverted));
+            drop(original);
+            let commit = vcs::revert(&repo, &reverted, &text)?;
+            self.store.set_reverted_by(message.id, &commit)?;
+            Ok(UndoOutcome {
+                message_id: message.id,
+                reverted,
+                commit,
+            })
+        })
+    }
+}

@@ -1,0 +1,311 @@
+//! The `messages` table: user prompts and assistant replies, with the review state of the
+//! changes a reply proposes.
+
+use std::collections::BTreeMap;
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use serde::Serialize;
+
+use super::{Result, Store, StoreError, not_found, now_ms, text_enum};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+    System,
+}
+text_enum!(Role { User => "user", Assistant => "assistant", System => "system" });
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MessageStatus {
+    Streaming,
+    Complete,
+    Cancelled,
+    Error,
+    /// The process ended while the reply was streaming; its text so far is kept.
+    Interrupted,
+}
+text_enum!(MessageStatus {
+    Streaming => "streaming",
+    Complete => "complete",
+    Cancelled => "cancelled",
+    Error => "error",
+    Interrupted => "interrupted",
+});
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ApprovalState {
+    Pending,
+    Approved,
+    Rejected,
+}
+text_enum!(ApprovalState { Pending => "pending", Approved => "approved", Rejected => "rejected" });
+
+/// Path → git blob hash of each file a proposal touches, as it was when planned (`None`: the
+/// file did not exist).
+pub type PlanBase = BTreeMap<String, Option<String>>;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Message {
+    pub id: i64,
+    pub chat_id: i64,
+    pub role: Role,
+    pub content: String,
+    pub status: MessageStatus,
+    pub approval_state: Option<ApprovalState>,
+    pub commit_hash: Option<String>,
+    pub source_commit_hash: Option<String>,
+    pub error: Option<String>,
+    pub model: Option<String>,
+    pub input_tokens: Option<i64>,
+    pub output_tokens: Option<i64>,
+    pub plan_base: Option<PlanBase>,
+    pub reverted_by: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// What a caller supplies to insert a message; the rest is filled in by the store.
+#[derive(Debug, Clone)]
+pub struct NewMessage<'a> {
+    pub chat_id: i64,
+    pub role: Role,
+    pub content: &'a str,
+    pub status: MessageStatus,
+    pub approval_state: Option<ApprovalState>,
+    pub source_commit_hash: Option<&'a str>,
+    pub model: Option<&'a str>,
+    pub plan_base: Option<&'a PlanBase>,
+}
+
+impl<'a> NewMessage<'a> {
+    /// A complete message with no review state.
+    pub fn new(chat_id: i64, role: Role, content: &'a str) -> Self {
+        NewMessage {
+            chat_id,
+            role,
+            content,
+            status: MessageStatus::Complete,
+            approval_state: None,
+            source_commit_hash: None,
+            model: None,
+            plan_base: None,
+        }
+    }
+}
+
+const COLUMNS: &str = "id, chat_id, role, content, status, approval_state, commit_hash, \
+     source_commit_hash, error, model, input_tokens, output_tokens, plan_base, reverted_by, \
+     created_at, updated_at";
+
+fn from_row(row: &Row<'_>) -> rusqlite::Result<(Message, Option<String>)> {
+    Ok((
+        Message {
+            id: row.get(0)?,
+            chat_id: row.get(1)?,
+            role: row.get(2)?,
+            content: row.get(3)?,
+            status: row.get(4)?,
+            approval_state: row.get(5)?,
+            commit_hash: row.get(6)?,
+            source_commit_hash: row.get(7)?,
+            error: row.get(8)?,
+            model: row.get(9)?,
+            input_tokens: row.get(10)?,
+            output_tokens: row.get(11)?,
+            plan_base: None,
+            reverted_by: row.get(13)?,
+            created_at: row.get(14)?,
+            updated_at: row.get(15)?,
+        },
+        row.get(12)?,
+    ))
+}
+
+fn finish((mut message, plan_base): (Message, Option<String>)) -> Result<Message> {
+    message.plan_base = plan_base
+        .map(|json| serde_json::from_str(&json))
+        .transpose()
+        .map_err(|source| StoreError::Json {
+            what: "proposal base",
+            source,
+        })?;
+    Ok(message)
+}
+
+fn plan_base_json(base: Option<&PlanBase>) -> Result<Option<String>> {
+    base.map(serde_json::to_string)
+        .transpose()
+        .map_err(|source| StoreError::Json {
+            what: "proposal base",
+            source,
+        })
+}
+
+/// Replies left `streaming` by a process that died become `interrupted`, text kept.
+pub(super) fn recover_interrupted(conn: &Connection) -> Result<usize> {
+    Ok(conn.execute(
+        "UPDATE messages SET status = 'interrupted', updated_at = ?1 WHERE status = 'streaming'",
+        [now_ms()],
+    )?)
+}
+
+impl Store {
+    pub fn insert_message(&self, new: &NewMessage<'_>) -> Result<Message> {
+        let now = now_ms();
+        let plan_base = plan_base_json(new.plan_base)?;
+        let id = self.transaction(|tx| {
+            let id: i64 = tx.query_row(
+                "INSERT INTO messages (chat_id, role, content, status, approval_state,
+                     source_commit_hash, model, plan_base, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9) RETURNING id",
+                params![
+                    new.chat_id,
+                    new.role,
+                    new.content,
+                    new.status,
+                    new.approval_state,
+                    new.source_commit_hash,
+                    new.model,
+                    plan_base,
+                    now
+                ],
+                |row| row.get(0),
+            )?;
+            tx.execute(
+                "UPDATE chats SET updated_at = ?2 WHERE id = ?1",
+                params![new.chat_id, now],
+            )?;
+            Ok(id)
+        })?;
+        self.message(id)
+    }
+
+    pub fn message(&self, id: i64) -> Result<Message> {
+        let row = self
+            .conn()
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM messages WHERE id = ?1"),
+                [id],
+                from_row,
+            )
+            .optional()?;
+        finish(row.ok_or_else(|| not_found("message", id))?)
+    }
+
+    /// A chat's messages in order.
+    pub fn messages(&self, chat_id: i64) -> Result<Vec<Message>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {COLUMNS} FROM messages WHERE chat_id = ?1 ORDER BY id"
+        ))?;
+        let rows = stmt.query_map([chat_id], from_row)?;
+        rows.map(|row| finish(row?)).collect()
+    }
+
+    /// Replaces a message's text (streaming writes and final content).
+    pub fn set_message_content(&self, id: i64, content: &str) -> Result<()> {
+        self.update(id, "content = ?2", params![id, content, now_ms()])
+    }
+
+    pub fn set_message_status(
+        &self,
+        id: i64,
+        status: MessageStatus,
+        error: Option<&str>,
+    ) -> Result<()> {
+        self.update(
+            id,
+            "status = ?2, error = ?4",
+            params![id, status, now_ms(), error],
+        )
+    }
+
+    /// Records a review decision; `commit` is the commit an approval produced.
+    pub fn set_approval(&self, id: i64, state: ApprovalState, commit: Option<&str>) -> Result<()> {
+        self.update(
+            id,
+            "approval_state = ?2, commit_hash = COALESCE(?4, commit_hash)",
+            params![id, state, now_ms(), commit],
+        )
+    }
+
+    pub fn set_plan_base(&self, id: i64, base: &PlanBase) -> Result<()> {
+        let json = plan_base_json(Some(base))?;
+        self.update(id, "plan_base = ?2", params![id, json, now_ms()])
+    }
+
+    pub fn set_reverted_by(&self, id: i64, commit: &str) -> Result<()> {
+        self.update(id, "reverted_by = ?2", params![id, commit, now_ms()])
+    }
+
+    pub fn set_message_usage(&self, id: i64, input: i64, output: i64) -> Result<()> {
+        self.update(
+            id,
+            "input_tokens = ?2, output_tokens = ?4",
+            params![id, input, now_ms(), output],
+        )
+    }
+
+    /// `?1` is the id and `?3` the update time; `set` names the other parameters.
+    fn update(&self, id: i64, set: &str, params: &[&dyn rusqlite::ToSql]) -> Result<()> {
+        let sql = format!("UPDATE messages SET {set}, updated_at = ?3 WHERE id = ?1");
+        let changed = self.conn().execute(&sql, params)?;
+        if changed == 0 {
+            return Err(not_found("message", id));
+        }
+        Ok(())
+    }
+
+    /// The message in a project that carries `commit` (full hash), if any.
+    pub fn message_by_commit(&self, project_id: i64, commit: &str) -> Result<Option<Message>> {
+        let row = self
+            .conn()
+            .query_row(
+                &format!(
+                    "SELECT {COLUMNS} FROM messages WHERE commit_hash = ?2 AND chat_id IN
+                     (SELECT id FROM chats WHERE project_id = ?1) ORDER BY id DESC LIMIT 1"
+                ),
+                params![project_id, commit],
+                from_row,
+            )
+            .optional()?;
+        row.map(finish).transpose()
+    }
+
+    /// The newest approved change in a project that has not been undone.
+    pub fn last_undoable_message(&self, project_id: i64) -> Result<Option<Message>> {
+        let row = self
+            .conn()
+            .query_row(
+                &format!(
+                    "SELECT {COLUMNS} FROM messages WHERE approval_state = 'approved'
+                     AND commit_hash IS NOT NULL AND reverted_by IS NULL AND chat_id IN
+                     (SELECT id FROM chats WHERE project_id = ?1)
+                     ORDER BY updated_at DESC, id DESC LIMIT 1"
+                ),
+                [project_id],
+                from_row,
+            )
+            .optional()?;
+        row.map(finish).transpose()
+    }
+
+    /// Deletes the messages of `chat_id` that come after `message_id`; returns how many.
+    pub fn delete_messages_after(&self, chat_id: i64, message_id: i64) -> Result<usize> {
+        Ok(self.conn().execute(
+            "DELETE FROM messages WHERE chat_id = ?1 AND id > ?2",
+            params![chat_id, message_id],
+        )?)
+    }
+
+    /// Deletes every message of a chat; returns how many.
+    pub fn clear_chat(&self, chat_id: i64) -> Result<usize> {
+        Ok(self
+            .conn()
+            .execute("DELETE FROM messages WHERE chat_id = ?1", [chat_id])?)
+    }
+}

@@ -1,0 +1,209 @@
+//! SQLite persistence: projects, chats, messages, settings and the provider tables.
+//!
+//! One database file (`tandem.db`) in the data directory. The schema comes from the ordered SQL
+//! files in `migrations/`, embedded at build time and applied at start-up. The connection sits
+//! behind a mutex: every call is a short statement, and the GUI calls the store from the
+//! background runtime, never from a frame.
+
+mod chats;
+mod messages;
+mod projects;
+mod settings;
+
+pub use chats::{Chat, ChatMode};
+pub use messages::{ApprovalState, Message, MessageStatus, NewMessage, PlanBase, Role};
+pub use projects::{Project, ProjectSettings};
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::Connection;
+use rusqlite_migration::{M, Migrations};
+
+/// The schema, oldest first. Never edit a shipped file: add a new one.
+pub const MIGRATIONS: &[&str] = &[
+    include_str!("../../migrations/001_core.sql"),
+    include_str!("../../migrations/002_providers_prompts_usage.sql"),
+    include_str!("../../migrations/003_proposal_review.sql"),
+];
+
+/// The file name of the database inside the data directory.
+pub const DB_FILE: &str = "tandem.db";
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("database schema migration failed: {0}")]
+    Migration(#[from] rusqlite_migration::Error),
+    #[error("cannot create the data directory {path}: {source}")]
+    DataDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("no platform data directory could be found; pass --data-dir or set TANDEM_DATA_DIR")]
+    NoDataDir,
+    #[error("{what} {id} does not exist")]
+    NotFound { what: &'static str, id: String },
+    #[error("stored {what} is not valid JSON: {source}")]
+    Json {
+        what: &'static str,
+        source: serde_json::Error,
+    },
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+pub(crate) fn not_found(what: &'static str, id: impl ToString) -> StoreError {
+    StoreError::NotFound {
+        what,
+        id: id.to_string(),
+    }
+}
+
+/// Milliseconds since the Unix epoch: every timestamp in the database.
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// The data directory: an explicit choice, else `TANDEM_DATA_DIR`, else the platform's.
+pub fn data_dir(explicit: Option<&Path>) -> Result<PathBuf> {
+    if let Some(dir) = explicit {
+        return Ok(dir.to_path_buf());
+    }
+    if let Some(dir) = std::env::var_os("TANDEM_DATA_DIR").filter(|d| !d.is_empty()) {
+        return Ok(PathBuf::from(dir));
+    }
+    directories::ProjectDirs::from("dev", "tandem", "Tandem")
+        .map(|dirs| dirs.data_dir().to_path_buf())
+        .ok_or(StoreError::NoDataDir)
+}
+
+pub fn migrations() -> Migrations<'static> {
+    Migrations::new(MIGRATIONS.iter().map(|sql| M::up(sql)).collect())
+}
+
+/// The database. Cheap to share behind an `Arc`; every method takes `&self`.
+pub struct Store {
+    conn: Mutex<Connection>,
+    path: Option<PathBuf>,
+    recovered: usize,
+}
+
+impl Store {
+    /// Opens (creating if needed) `tandem.db` in `dir`, migrates it to the latest schema and
+    /// marks replies that were still streaming when the last process died as interrupted.
+    pub fn open_dir(dir: &Path) -> Result<Store> {
+        std::fs::create_dir_all(dir).map_err(|source| StoreError::DataDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        Self::open_file(&dir.join(DB_FILE))
+    }
+
+    pub fn open_file(path: &Path) -> Result<Store> {
+        let conn = Connection::open(path)?;
+        Self::init(conn, Some(path.to_path_buf()))
+    }
+
+    pub fn open_in_memory() -> Result<Store> {
+        Self::init(Connection::open_in_memory()?, None)
+    }
+
+    fn init(mut conn: Connection, path: Option<PathBuf>) -> Result<Store> {
+        configure(&conn)?;
+        migrations().to_latest(&mut conn)?;
+        let recovered = messages::recover_interrupted(&conn)?;
+        Ok(Store {
+            conn: Mutex::new(conn),
+            path,
+            recovered,
+        })
+    }
+
+    /// The database file, `None` for an in-memory store.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// How many replies were found still `streaming` at open and marked `interrupted`.
+    pub fn recovered_interrupted(&self) -> usize {
+        self.recovered
+    }
+
+    pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding the lock cannot leave SQLite half-written (statements are
+        // atomic), so a poisoned lock is safe to keep using.
+        self.conn
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Runs `f` inside one transaction.
+    pub(crate) fn transaction<T>(
+        &self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T>,
+    ) -> Result<T> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let value = f(&tx)?;
+        tx.commit()?;
+        Ok(value)
+    }
+}
+
+/// Pragmas for every connection: WAL for concurrent readers, enforced foreign keys,
+/// NORMAL sync (durable across application crashes, fast), and a busy timeout instead of
+/// immediate "database is locked" errors when the CLI and the app share a file.
+pub fn configure(conn: &Connection) -> Result<()> {
+    conn.busy_timeout(Duration::from_secs(5))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    Ok(())
+}
+
+/// Generates `as_str`, `FromStr` and the SQLite conversions for a closed set of text values.
+macro_rules! text_enum {
+    ($name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
+        impl $name {
+            pub fn as_str(self) -> &'static str {
+                match self { $(Self::$variant => $text),+ }
+            }
+        }
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+        impl std::str::FromStr for $name {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, String> {
+                match s {
+                    $($text => Ok(Self::$variant),)+
+                    other => Err(format!(
+                        "unknown {} {other:?} (expected one of: {})",
+                        stringify!($name),
+                        [$($text),+].join(", ")
+                    )),
+                }
+            }
+        }
+        impl rusqlite::types::ToSql for $name {
+            fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+                Ok(self.as_str().into())
+            }
+        }
+        impl rusqlite::types::FromSql for $name {
+            fn column_result(value: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+                let text = value.as_str()?;
+                text.parse().map_err(|e: String| rusqlite::types::FromSqlError::Other(e.into()))
+            }
+        }
+    };
+}
+pub(crate) use text_enum;

@@ -1,0 +1,158 @@
+//! File reads and writes for the engine. Paths here are already resolved by
+//! [`super::resolve`]; this module only does the I/O, atomically where it writes.
+//!
+//! The writes go through the [`Fs`] trait so tests can make one fail midway and prove that an
+//! apply leaves nothing behind (running as root, a read-only directory is no obstacle).
+
+use std::io::{self, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+/// Mode for files Tandem creates.
+const NEW_FILE_MODE: u32 = 0o644;
+
+/// What is at a path: nothing, or a file with its bytes and permission bits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileState {
+    Missing,
+    File { bytes: Vec<u8>, mode: u32 },
+}
+
+impl FileState {
+    pub fn bytes(&self) -> Option<&[u8]> {
+        match self {
+            FileState::Missing => None,
+            FileState::File { bytes, .. } => Some(bytes),
+        }
+    }
+
+    pub fn mode(&self) -> Option<u32> {
+        match self {
+            FileState::Missing => None,
+            FileState::File { mode, .. } => Some(*mode),
+        }
+    }
+
+    /// The git blob hash of the content (`None` when missing): the identity a proposal
+    /// records for "the file as it was when planned".
+    pub fn hash(&self) -> Option<String> {
+        self.bytes().map(blob_hash)
+    }
+}
+
+/// Git's blob id for `bytes`, as 40 hex digits.
+pub fn blob_hash(bytes: &[u8]) -> String {
+    match git2::Oid::hash_object(git2::ObjectType::Blob, bytes) {
+        Ok(oid) => oid.to_string(),
+        // Hashing memory cannot fail in libgit2; keep a distinct, never-matching value.
+        Err(_) => String::from("unhashable"),
+    }
+}
+
+/// Reads what is at `path`. A directory is an error: the engine only edits files.
+pub fn read_state(path: &Path) -> io::Result<FileState> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            format!("{} is a directory", path.display()),
+        )),
+        Ok(meta) => Ok(FileState::File {
+            bytes: std::fs::read(path)?,
+            mode: meta.permissions().mode() & 0o7777,
+        }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(FileState::Missing),
+        Err(e) => Err(e),
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so a
+/// reader never sees a half-written file. Missing parent directories are created.
+pub fn write_file_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> io::Result<()> {
+    let parent = path.parent().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} has no parent directory", path.display()),
+        )
+    })?;
+    std::fs::create_dir_all(parent)?;
+    let mut temp = tempfile::Builder::new()
+        .prefix(".tandem-")
+        .suffix(".tmp")
+        .tempfile_in(parent)?;
+    temp.write_all(bytes)?;
+    temp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(
+            mode.unwrap_or(NEW_FILE_MODE),
+        ))?;
+    temp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Removes the file at `path`; a file that is already gone is not an error.
+pub fn remove_file(path: &Path) -> io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
+}
+
+/// The file operations an apply performs. [`RealFs`] is the disk; tests wrap it to fail.
+pub trait Fs: Send + Sync {
+    fn write(&self, path: &Path, bytes: &[u8], mode: Option<u32>) -> io::Result<()>;
+    fn remove(&self, path: &Path) -> io::Result<()>;
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RealFs;
+
+impl Fs for RealFs {
+    fn write(&self, path: &Path, bytes: &[u8], mode: Option<u32>) -> io::Result<()> {
+        write_file_atomic(path, bytes, mode)
+    }
+
+    fn remove(&self, path: &Path) -> io::Result<()> {
+        remove_file(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_keeps_mode_and_leaves_no_temp_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a/b/script.sh");
+        write_file_atomic(&path, b"#!/bin/sh\n", Some(0o755)).unwrap();
+        let state = read_state(&path).unwrap();
+        assert_eq!(state.mode(), Some(0o755));
+        assert_eq!(state.bytes(), Some(&b"#!/bin/sh\n"[..]));
+        write_file_atomic(&path, b"echo hi\n", state.mode()).unwrap();
+        assert_eq!(read_state(&path).unwrap().mode(), Some(0o755));
+        let names: Vec<_> = std::fs::read_dir(dir.path().join("a/b"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("script.sh")]);
+    }
+
+    #[test]
+    fn blob_hash_matches_git() {
+        // `printf 'hello\n' | git hash-object --stdin`
+        assert_eq!(
+            blob_hash(b"hello\n"),
+            "ce013625030ba8dba906f756967f9e9ca394464a"
+        );
+        assert_eq!(FileState::Missing.hash(), None);
+    }
+
+    #[test]
+    fn reading_a_directory_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(read_state(dir.path()).is_err());
+        assert_eq!(
+            read_state(&dir.path().join("nope")).unwrap(),
+            FileState::Missing
+        );
+    }
+}

@@ -1,0 +1,8 @@
+//! The project folder: the one safe way to turn a model's or a user's path into a real path,
+//! and the engine's file I/O built on it.
+
+mod files;
+mod paths;
+
+pub use files::{FileState, Fs, RealFs, blob_hash, read_state, remove_file, write_file_atomic};
+pub use paths::{PathError, ResolvedPath, normalize_relative, resolve};

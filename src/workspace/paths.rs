@@ -1,0 +1,304 @@
+//! Safe path resolution. Every path that comes from a model or a user goes through [`resolve`]
+//! before any file I/O: it must name something inside the project root, and stay inside after
+//! following symlinks.
+
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum PathError {
+    #[error("the path is empty")]
+    Empty,
+    #[error("the path {0:?} contains a NUL or control character")]
+    ControlCharacter(String),
+    #[error("the path {0:?} is absolute; use a path relative to the project root")]
+    Absolute(String),
+    #[error("the path {0:?} starts with `~`; home-directory paths are not allowed")]
+    Home(String),
+    #[error("the path {0:?} is a Windows drive or UNC path; use a path relative to the project")]
+    WindowsPrefix(String),
+    #[error("the path {0:?} contains `..`; paths may not leave the project")]
+    ParentComponent(String),
+    #[error("the path {0:?} points into `.git`, which Tandem never edits")]
+    GitDirectory(String),
+    #[error("the path {0:?} has a component longer than 255 bytes")]
+    TooLong(String),
+    #[error("the path {path:?} goes through a symlink that leads outside the project ({target})")]
+    SymlinkEscape { path: String, target: String },
+    #[error("the path {path:?} could not be checked: {message}")]
+    Io { path: String, message: String },
+}
+
+/// A path proven to lie inside the project.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedPath {
+    /// Absolute path on disk, with existing symlinks resolved.
+    pub abs: PathBuf,
+    /// The same path relative to the project root, `/`-separated: the name git and the
+    /// database use.
+    pub rel: String,
+}
+
+/// Checks a relative path lexically and returns it normalised (`/`-separated, no `.` or empty
+/// components). Backslashes are read as separators: models trained on Windows paths use them,
+/// and a literal backslash in a file name is almost never intended.
+pub fn normalize_relative(raw: &str) -> Result<String, PathError> {
+    let owned = || raw.to_string();
+    let trimmed = raw.trim();
+    if trimmed.is_empty() {
+        return Err(PathError::Empty);
+    }
+    if raw.chars().any(char::is_control) {
+        return Err(PathError::ControlCharacter(owned()));
+    }
+    let path = trimmed.replace('\\', "/");
+    if path.starts_with("//") {
+        return Err(PathError::WindowsPrefix(owned()));
+    }
+    if path.starts_with('/') {
+        return Err(PathError::Absolute(owned()));
+    }
+    if path.starts_with('~') {
+        return Err(PathError::Home(owned()));
+    }
+    let bytes = path.as_bytes();
+    if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {
+        return Err(PathError::WindowsPrefix(owned()));
+    }
+    let mut parts = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => continue,
+            ".." => return Err(PathError::ParentComponent(owned())),
+            _ if part.eq_ignore_ascii_case(".git") => {
+                return Err(PathError::GitDirectory(owned()));
+            }
+            _ if part.len() > 255 => return Err(PathError::TooLong(owned())),
+            _ => parts.push(part),
+        }
+    }
+    if parts.is_empty() {
+        return Err(PathError::Empty);
+    }
+    Ok(parts.join("/"))
+}
+
+/// Resolves `raw` inside `root`. The root itself must exist; the path need not. Existing
+/// components are followed through symlinks (the deepest existing ancestor is canonicalised)
+/// and must stay inside the canonical root; components that do not exist yet are appended.
+pub fn resolve(root: &Path, raw: &str) -> Result<ResolvedPath, PathError> {
+    let rel = normalize_relative(raw)?;
+    let io_error = |e: io::Error| PathError::Io {
+        path: raw.to_string(),
+        message: e.to_string(),
+    };
+    let root = root.canonicalize().map_err(io_error)?;
+
+    // Walk down the components while they exist. The first missing one ends the walk: what
+    // does not exist cannot be a symlink.
+    let mut existing = root.clone();
+    let mut rest: Vec<&str> = Vec::new();
+    let mut parts = rel.split('/');
+    for part in parts.by_ref() {
+        let next = existing.join(part);
+        match next.symlink_metadata() {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = next.canonicalize().map_err(|_| {
+                    // Dangling: we cannot prove where a later write would land.
+                    PathError::SymlinkEscape {
+                        path: raw.to_string(),
+                        target: std::fs::read_link(&next)
+                            .map(|t| t.display().to_string())
+                            .unwrap_or_else(|_| "an unreadable target".into()),
+                    }
+                })?;
+                if !target.starts_with(&root) {
+                    return Err(PathError::SymlinkEscape {
+                        path: raw.to_string(),
+                        target: target.display().to_string(),
+                    });
+                }
+                existing = target;
+            }
+            Ok(_) => existing = next,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                rest.push(part);
+                break;
+            }
+            Err(e) => return Err(io_error(e)),
+        }
+    }
+    rest.extend(parts);
+
+    let mut abs = existing;
+    for part in rest {
+        abs.push(part);
+    }
+    let rel = relative_to(&abs, &root).ok_or_else(|| PathError::SymlinkEscape {
+        path: raw.to_string(),
+        target: abs.display().to_string(),
+    })?;
+    if rel.is_empty() {
+        // A symlink to the root itself: not a file we can write.
+        return Err(PathError::Empty);
+    }
+    if rel.split('/').any(|part| part.eq_ignore_ascii_case(".git")) {
+        return Err(PathError::GitDirectory(raw.to_string()));
+    }
+    Ok(ResolvedPath { abs, rel })
+}
+
+fn relative_to(abs: &Path, root: &Path) -> Option<String> {
+    let tail = abs.strip_prefix(root).ok()?;
+    let mut parts = Vec::new();
+    for component in tail.components() {
+        match component {
+            Component::Normal(part) => parts.push(part.to_str()?.to_string()),
+            _ => return None,
+        }
+    }
+    Some(parts.join("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn project() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("proj");
+        std::fs::create_dir_all(root.join("src/nested")).unwrap();
+        std::fs::write(root.join("src/main.rs"), "fn main() {}").unwrap();
+        std::fs::create_dir_all(dir.path().join("outside")).unwrap();
+        std::fs::write(dir.path().join("outside/secret"), "s").unwrap();
+        (dir, root)
+    }
+
+    #[test]
+    fn accepts_ordinary_paths() {
+        let (_dir, root) = project();
+        let canon = root.canonicalize().unwrap();
+        for (raw, rel) in [
+            ("src/main.rs", "src/main.rs"),
+            ("./src/main.rs", "src/main.rs"),
+            ("src//nested/./new.rs", "src/nested/new.rs"),
+            ("src\\lib.rs", "src/lib.rs"),
+            ("new/dir/file.txt", "new/dir/file.txt"),
+            (" README.md ", "README.md"),
+            ("a..b/c...d", "a..b/c...d"),
+            (".gitignore", ".gitignore"),
+            ("docs/.github/x.yml", "docs/.github/x.yml"),
+            ("ünïcödé/файл.txt", "ünïcödé/файл.txt"),
+        ] {
+            let resolved = resolve(&root, raw).unwrap_or_else(|e| panic!("{raw}: {e}"));
+            assert_eq!(resolved.rel, rel, "{raw}");
+            assert_eq!(resolved.abs, canon.join(rel), "{raw}");
+        }
+    }
+
+    #[test]
+    fn rejects_hostile_paths() {
+        let (_dir, root) = project();
+        let long = "a".repeat(256);
+        let hostile: Vec<String> = [
+            "",
+            "   ",
+            ".",
+            "./",
+            "/etc/passwd",
+            "/",
+            "\\etc\\passwd",
+            "..",
+            "../outside/secret",
+            "src/../../outside/secret",
+            "src/..",
+            "..\\outside\\secret",
+            "src\\..\\..\\x",
+            "a/b/../../../x",
+            "~",
+            "~/.ssh/id_rsa",
+            "~root/.bashrc",
+            "C:\\Windows\\system32",
+            "c:/windows/win.ini",
+            "C:relative",
+            "\\\\server\\share\\file",
+            "//server/share/file",
+            "src/main.rs\0.txt",
+            "\0",
+            "line\nbreak",
+            "tab\there",
+            "bell\u{7}",
+            ".git/config",
+            ".git/hooks/pre-commit",
+            "src/.git/HEAD",
+            ".GIT/config",
+            ".git",
+            long.as_str(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert!(hostile.len() >= 30);
+        for raw in &hostile {
+            assert!(
+                resolve(&root, raw).is_err(),
+                "{raw:?} should be rejected, got {:?}",
+                resolve(&root, raw)
+            );
+        }
+    }
+
+    #[test]
+    fn rejects_symlink_escapes() {
+        let (dir, root) = project();
+        let outside = dir.path().join("outside");
+        symlink(&outside, root.join("link_dir")).unwrap();
+        symlink(outside.join("secret"), root.join("link_file")).unwrap();
+        symlink("/", root.join("src/rootlink")).unwrap();
+        symlink("../../outside", root.join("src/nested/rel_escape")).unwrap();
+        symlink(dir.path().join("missing"), root.join("dangling")).unwrap();
+        symlink("../proj/../outside", root.join("src/twisty")).unwrap();
+        for raw in [
+            "link_dir/secret",
+            "link_dir/new_file.txt",
+            "link_dir/deep/new/file",
+            "link_file",
+            "src/rootlink/etc/passwd",
+            "src/nested/rel_escape/secret",
+            "dangling",
+            "dangling/x",
+            "src/twisty/secret",
+        ] {
+            let result = resolve(&root, raw);
+            assert!(
+                matches!(result, Err(PathError::SymlinkEscape { .. })),
+                "{raw}: {result:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn follows_symlinks_that_stay_inside() {
+        let (_dir, root) = project();
+        symlink("src", root.join("alias")).unwrap();
+        symlink("main.rs", root.join("src/entry.rs")).unwrap();
+        let via_dir = resolve(&root, "alias/main.rs").unwrap();
+        assert_eq!(via_dir.rel, "src/main.rs");
+        let via_file = resolve(&root, "src/entry.rs").unwrap();
+        assert_eq!(via_file.rel, "src/main.rs");
+        let new_file = resolve(&root, "alias/brand/new.rs").unwrap();
+        assert_eq!(new_file.rel, "src/brand/new.rs");
+    }
+
+    #[test]
+    fn a_symlink_into_git_is_refused() {
+        let (_dir, root) = project();
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        symlink(".git/hooks", root.join("hooks")).unwrap();
+        assert!(matches!(
+            resolve(&root, "hooks/pre-commit"),
+            Err(PathError::GitDirectory(_))
+        ));
+    }
+}

@@ -1,0 +1,120 @@
+//! Fault injection: a write fails midway through an apply. The tree must be byte-identical to
+//! before, and no commit may exist.
+
+mod common;
+
+use std::io;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use common::{fixture, repo_with};
+use tandem::Engine;
+use tandem::EngineError;
+use tandem::edits::ApplyError;
+use tandem::store::ApprovalState;
+use tandem::workspace::{Fs, RealFs};
+
+/// The real disk, except that write number `fail_at` (counting from 1) fails after having
+/// written half the file in place: the worst case an apply can meet.
+struct FailingFs {
+    calls: AtomicUsize,
+    fail_at: usize,
+}
+
+impl Fs for FailingFs {
+    fn write(&self, path: &Path, bytes: &[u8], mode: Option<u32>) -> io::Result<()> {
+        let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
+        if n == self.fail_at {
+            std::fs::write(path, &bytes[..bytes.len() / 2])?;
+            return Err(io::Error::new(
+                io::ErrorKind::StorageFull,
+                "disk full (injected)",
+            ));
+        }
+        RealFs.write(path, bytes, mode)
+    }
+
+    fn remove(&self, path: &Path) -> io::Result<()> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        RealFs.remove(path)
+    }
+}
+
+fn reply() -> &'static str {
+    r#"<tandem-delete path="gone.txt"/>
+<tandem-rename from="keep.txt" to="moved/keep.txt"/>
+<tandem-write path="a.txt">A changed
+</tandem-write>
+<tandem-write path="new/dir/b.txt">brand new
+</tandem-write>
+<tandem-write path="c.txt">C changed
+</tandem-write>"#
+}
+
+#[test]
+fn a_failing_write_at_any_step_leaves_the_tree_identical_and_commits_nothing() {
+    // Steps: remove gone.txt, remove keep.txt, then writes of moved/keep.txt, a.txt,
+    // new/dir/b.txt, c.txt. Fail each write in turn.
+    for fail_at in 3..=6 {
+        let f = fixture(&[
+            ("a.txt", "a\n"),
+            ("c.txt", "c\n"),
+            ("gone.txt", "bye\n"),
+            ("keep.txt", "keep me\n"),
+        ]);
+        let engine = Engine::open(Some(&f.data))
+            .unwrap()
+            .with_fs(Arc::new(FailingFs {
+                calls: AtomicUsize::new(0),
+                fail_at,
+            }));
+        let proposal = engine.propose(&f.project, None, None, reply()).unwrap();
+        let snapshot = f.snapshot();
+        let head = f.head();
+        let count = f.commit_count();
+
+        let err = engine.approve(proposal.message.id, None).unwrap_err();
+        assert!(
+            matches!(err, EngineError::Apply(ApplyError::RolledBack { .. })),
+            "step {fail_at}: {err}"
+        );
+        assert!(err.to_string().contains("nothing was committed"));
+        assert_eq!(f.snapshot(), snapshot, "step {fail_at}: tree changed");
+        assert_eq!(f.head(), head);
+        assert_eq!(f.commit_count(), count);
+        f.assert_clean();
+        let message = engine.store().message(proposal.message.id).unwrap();
+        assert_eq!(message.approval_state, Some(ApprovalState::Pending));
+
+        // The same proposal applies cleanly once the disk behaves.
+        let outcome = f.engine.approve(proposal.message.id, None).unwrap();
+        assert!(outcome.commit.is_some());
+        assert_eq!(f.read("moved/keep.txt"), "keep me\n");
+        assert_eq!(f.read("new/dir/b.txt"), "brand new\n");
+        assert!(!f.root.join("gone.txt").exists());
+        f.assert_clean();
+    }
+}
+
+#[test]
+fn a_conflict_found_at_apply_time_writes_nothing() {
+    // The file changes between the review and the write: apply re-checks every hash.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("p");
+    repo_with(&root, &[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    let root = root.canonicalize().unwrap();
+    let plan = tandem::edits::build_plan(
+        &root,
+        "<tandem-write path=\"a.txt\">A\n</tandem-write><tandem-write path=\"b.txt\">B\n</tandem-write>",
+    )
+    .unwrap();
+    let writes = plan.writes(None).unwrap();
+    std::fs::write(root.join("b.txt"), "changed meanwhile\n").unwrap();
+    let err = tandem::edits::apply_writes(&RealFs, &writes).unwrap_err();
+    assert!(
+        matches!(&err, ApplyError::Conflict(paths) if paths == &["b.txt"]),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "a\n");
+}

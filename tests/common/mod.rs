@@ -1,0 +1,129 @@
+//! Shared helpers for the integration tests: real temporary git repositories (made and
+//! checked with the `git` CLI) and engines on real SQLite files.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use tandem::Engine;
+use tandem::store::Project;
+
+pub struct Fixture {
+    pub dir: tempfile::TempDir,
+    pub root: PathBuf,
+    pub data: PathBuf,
+    pub engine: Engine,
+    pub project: Project,
+}
+
+/// Runs git in `root` with a fixed identity and returns its stdout; panics on failure.
+pub fn git(root: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .args(args)
+        .current_dir(root)
+        .env("GIT_AUTHOR_NAME", "Test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.com")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.com")
+        .output()
+        .expect("git runs");
+    assert!(
+        output.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// A git repository with `files` committed by the git CLI.
+pub fn repo_with(root: &Path, files: &[(&str, &str)]) {
+    std::fs::create_dir_all(root).unwrap();
+    git(root, &["init", "-q", "-b", "main"]);
+    git(root, &["config", "user.name", "Test User"]);
+    git(root, &["config", "user.email", "test@example.com"]);
+    for (path, content) in files {
+        let full = root.join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, content).unwrap();
+    }
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "initial", "--allow-empty"]);
+}
+
+/// A project with `files`, added to an engine whose database lives in the same temp dir.
+pub fn fixture(files: &[(&str, &str)]) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("project");
+    repo_with(&root, files);
+    let data = dir.path().join("data");
+    let engine = Engine::open(Some(&data)).unwrap();
+    let project = engine.add_project(&root, None).unwrap().project;
+    let root = root.canonicalize().unwrap();
+    Fixture {
+        dir,
+        root,
+        data,
+        engine,
+        project,
+    }
+}
+
+impl Fixture {
+    pub fn git(&self, args: &[&str]) -> String {
+        git(&self.root, args)
+    }
+
+    pub fn read(&self, path: &str) -> String {
+        std::fs::read_to_string(self.root.join(path)).unwrap()
+    }
+
+    pub fn head(&self) -> String {
+        self.git(&["rev-parse", "HEAD"]).trim().to_string()
+    }
+
+    pub fn commit_count(&self) -> usize {
+        self.git(&["rev-list", "--count", "HEAD"])
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    /// `git status --porcelain` is empty and `git fsck` finds nothing wrong.
+    pub fn assert_clean(&self) {
+        assert_eq!(
+            self.git(&["status", "--porcelain"]),
+            "",
+            "working tree not clean"
+        );
+        self.git(&["fsck", "--strict", "--no-progress"]);
+    }
+
+    /// Every file under the root (but .git) with its bytes: to prove nothing changed.
+    pub fn snapshot(&self) -> Vec<(String, Vec<u8>)> {
+        let mut files = Vec::new();
+        collect(&self.root, &self.root, &mut files);
+        files.sort();
+        files
+    }
+}
+
+fn collect(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.file_name().is_some_and(|n| n == ".git") {
+            continue;
+        }
+        if path.is_dir() {
+            out.push((
+                format!("{}/", path.strip_prefix(root).unwrap().display()),
+                Vec::new(),
+            ));
+            collect(root, &path, out);
+        } else {
+            out.push((
+                path.strip_prefix(root).unwrap().display().to_string(),
+                std::fs::read(&path).unwrap(),
+            ));
+        }
+    }
+}

@@ -1,0 +1,397 @@
+//! Proposals end to end: a reply is planned, reviewed and applied as one git commit, checked
+//! with the git CLI.
+
+mod common;
+
+use common::fixture;
+use tandem::EngineError;
+use tandem::edits::{FileChangeKind, FileSelection, OpStatus, Selection};
+use tandem::store::ApprovalState;
+
+const APP: &str = "fn main() {\n    println!(\"hello\");\n}\n";
+
+fn reply_touching_everything() -> String {
+    r#"I'll restructure this.
+<tandem-write path="src/lib.rs" description="library">
+pub fn greet() -> &'static str {
+    "hi"
+}
+</tandem-write>
+<tandem-search-replace path="src/main.rs" description="use it">
+<<<<<<< SEARCH
+    println!("hello");
+=======
+    println!("{}", tandem_demo::greet());
+>>>>>>> REPLACE
+</tandem-search-replace>
+<tandem-rename from="notes.txt" to="docs/notes.md"></tandem-rename>
+<tandem-delete path="old.txt"></tandem-delete>
+<tandem-chat-summary>Split greeting into a library</tandem-chat-summary>
+Done."#
+        .to_string()
+}
+
+#[test]
+fn approve_applies_everything_as_one_commit() {
+    let f = fixture(&[
+        ("src/main.rs", APP),
+        ("notes.txt", "some notes\n"),
+        ("old.txt", "obsolete\n"),
+    ]);
+    let before = f.commit_count();
+    let proposal = f
+        .engine
+        .propose(
+            &f.project,
+            None,
+            Some("split it"),
+            &reply_touching_everything(),
+        )
+        .unwrap();
+    assert_eq!(
+        proposal.message.approval_state,
+        Some(ApprovalState::Pending)
+    );
+    let kinds: Vec<_> = proposal
+        .plan
+        .files
+        .iter()
+        .map(|c| (c.path.as_str(), c.kind))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("src/lib.rs", FileChangeKind::Added),
+            ("src/main.rs", FileChangeKind::Modified),
+            ("docs/notes.md", FileChangeKind::Renamed),
+            ("old.txt", FileChangeKind::Deleted),
+        ]
+    );
+    assert!(
+        proposal
+            .plan
+            .operations
+            .iter()
+            .all(|op| op.status == OpStatus::Ok)
+    );
+    // Nothing touched the disk yet.
+    assert_eq!(f.read("src/main.rs"), APP);
+    assert!(!f.root.join("src/lib.rs").exists());
+
+    let outcome = f.engine.approve(proposal.message.id, None).unwrap();
+    let commit = outcome.commit.unwrap();
+    assert_eq!(commit.len(), 40);
+    assert_eq!(f.head(), commit);
+    assert_eq!(f.commit_count(), before + 1);
+    f.assert_clean();
+    assert_eq!(
+        f.git(&["log", "-1", "--format=%s"]).trim(),
+        "[tandem] Split greeting into a library — wrote 2, renamed 1, deleted 1 file(s)"
+    );
+    let mut changed: Vec<String> = f
+        .git(&["show", "--name-status", "--format=", "-M", "HEAD"])
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    changed.sort();
+    assert_eq!(
+        changed,
+        [
+            "A src/lib.rs",
+            "D old.txt",
+            "M src/main.rs",
+            "R100 notes.txt docs/notes.md"
+        ]
+    );
+    assert!(f.read("src/main.rs").contains("tandem_demo::greet()"));
+    assert_eq!(f.read("docs/notes.md"), "some notes\n");
+    let message = f.engine.store().message(proposal.message.id).unwrap();
+    assert_eq!(message.approval_state, Some(ApprovalState::Approved));
+    assert_eq!(message.commit_hash.as_deref(), Some(commit.as_str()));
+    // A second approval is refused.
+    assert!(matches!(
+        f.engine.approve(proposal.message.id, None),
+        Err(EngineError::NotReviewable { .. })
+    ));
+}
+
+#[test]
+fn reject_touches_nothing() {
+    let f = fixture(&[
+        ("src/main.rs", APP),
+        ("notes.txt", "n\n"),
+        ("old.txt", "o\n"),
+    ]);
+    let snapshot = f.snapshot();
+    let head = f.head();
+    let proposal = f
+        .engine
+        .propose(&f.project, None, None, &reply_touching_everything())
+        .unwrap();
+    f.engine.reject(proposal.message.id).unwrap();
+    assert_eq!(f.snapshot(), snapshot);
+    assert_eq!(f.head(), head);
+    let message = f.engine.store().message(proposal.message.id).unwrap();
+    assert_eq!(message.approval_state, Some(ApprovalState::Rejected));
+    assert!(f.engine.approve(proposal.message.id, None).is_err());
+}
+
+#[test]
+fn a_failed_block_refuses_the_whole_approval_but_a_selection_can_skip_it() {
+    let f = fixture(&[("a.txt", "alpha\n"), ("b.txt", "beta\n")]);
+    let reply = r#"<tandem-search-replace path="a.txt">
+<<<<<<< SEARCH
+alpah
+=======
+delta
+>>>>>>> REPLACE
+</tandem-search-replace>
+<tandem-write path="b.txt">BETA
+</tandem-write>"#;
+    let snapshot = f.snapshot();
+    let proposal = f.engine.propose(&f.project, None, None, reply).unwrap();
+    let failed = &proposal.plan.operations[0];
+    assert_eq!(failed.status, OpStatus::Error);
+    let error = failed.error.as_deref().unwrap();
+    assert!(
+        error.contains("block 1 of 1") && error.contains("alpha"),
+        "{error}"
+    );
+    let err = f.engine.approve(proposal.message.id, None).unwrap_err();
+    assert!(matches!(err, EngineError::Unapprovable(_)), "{err}");
+    assert_eq!(f.snapshot(), snapshot);
+    // The failed file cannot be selected…
+    let bad = Selection {
+        files: vec![FileSelection {
+            path: "a.txt".into(),
+            hunks: None,
+        }],
+        dependencies: true,
+    };
+    assert!(f.engine.approve(proposal.message.id, Some(&bad)).is_err());
+    // …but the working one can.
+    let good = Selection {
+        files: vec![FileSelection {
+            path: "b.txt".into(),
+            hunks: None,
+        }],
+        dependencies: true,
+    };
+    let outcome = f.engine.approve(proposal.message.id, Some(&good)).unwrap();
+    assert!(outcome.commit.is_some());
+    assert_eq!(f.read("b.txt"), "BETA\n");
+    assert_eq!(f.read("a.txt"), "alpha\n");
+    f.assert_clean();
+}
+
+#[test]
+fn approving_selected_hunks_writes_exactly_those() {
+    let original: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    let f = fixture(&[("f.txt", &original)]);
+    let changed = original
+        .replace("line 2\n", "line two\n")
+        .replace("line 25\n", "line twenty-five\n");
+    let reply = format!("<tandem-write path=\"f.txt\">\n{changed}</tandem-write>");
+    let proposal = f.engine.propose(&f.project, None, None, &reply).unwrap();
+    assert_eq!(proposal.plan.files[0].hunks.len(), 2);
+    let selection = Selection {
+        files: vec![FileSelection {
+            path: "f.txt".into(),
+            hunks: Some(vec![1]),
+        }],
+        dependencies: false,
+    };
+    f.engine
+        .approve(proposal.message.id, Some(&selection))
+        .unwrap();
+    assert_eq!(
+        f.read("f.txt"),
+        original.replace("line 25\n", "line twenty-five\n")
+    );
+    f.assert_clean();
+    let diff = f.git(&["show", "--format=", "HEAD"]);
+    assert!(
+        diff.contains("+line twenty-five") && !diff.contains("line two"),
+        "{diff}"
+    );
+}
+
+#[test]
+fn a_file_changed_since_the_proposal_is_a_conflict() {
+    let f = fixture(&[("a.txt", "one\n")]);
+    let reply = "<tandem-write path=\"a.txt\">two\n</tandem-write>";
+    let proposal = f.engine.propose(&f.project, None, None, reply).unwrap();
+    std::fs::write(f.root.join("a.txt"), "edited by hand\n").unwrap();
+    let review = f.engine.review(proposal.message.id).unwrap();
+    assert!(review.plan.files[0].conflict.is_some());
+    let err = f.engine.approve(proposal.message.id, None).unwrap_err();
+    assert!(err.to_string().contains("changed on disk"), "{err}");
+    assert_eq!(f.read("a.txt"), "edited by hand\n");
+}
+
+#[test]
+fn uncommitted_manual_edits_get_their_own_commit_first() {
+    let f = fixture(&[("a.txt", "one\ntwo\nthree\n")]);
+    std::fs::write(f.root.join("a.txt"), "one\ntwo (edited)\nthree\n").unwrap();
+    let before = f.commit_count();
+    let reply = r#"<tandem-search-replace path="a.txt">
+<<<<<<< SEARCH
+three
+=======
+THREE
+>>>>>>> REPLACE
+</tandem-search-replace>"#;
+    let proposal = f.engine.propose(&f.project, None, None, reply).unwrap();
+    let outcome = f.engine.approve(proposal.message.id, None).unwrap();
+    assert!(outcome.manual_commit.is_some());
+    assert_eq!(f.commit_count(), before + 2);
+    assert_eq!(
+        f.git(&["show", "HEAD~1:a.txt"]),
+        "one\ntwo (edited)\nthree\n"
+    );
+    assert_eq!(f.git(&["show", "HEAD:a.txt"]), "one\ntwo (edited)\nTHREE\n");
+    f.assert_clean();
+    // Reverting only the AI commit keeps the manual edit.
+    f.engine.undo(&f.project).unwrap();
+    assert_eq!(f.read("a.txt"), "one\ntwo (edited)\nthree\n");
+}
+
+#[test]
+fn staged_changes_to_other_files_are_not_swept_into_the_commit() {
+    let f = fixture(&[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    std::fs::write(f.root.join("b.txt"), "b staged\n").unwrap();
+    f.git(&["add", "b.txt"]);
+    let proposal = f
+        .engine
+        .propose(
+            &f.project,
+            None,
+            None,
+            "<tandem-write path=\"a.txt\">A\n</tandem-write>",
+        )
+        .unwrap();
+    f.engine.approve(proposal.message.id, None).unwrap();
+    let files = f.git(&["show", "--name-only", "--format=", "HEAD"]);
+    assert_eq!(files.trim(), "a.txt");
+    assert_eq!(f.git(&["status", "--porcelain"]), "M  b.txt\n");
+}
+
+#[test]
+fn hostile_paths_are_errors_and_never_written() {
+    let f = fixture(&[("a.txt", "a\n")]);
+    let outside = f.dir.path().join("escaped.txt");
+    let reply = format!(
+        r#"<tandem-write path="../escaped.txt">x</tandem-write>
+<tandem-write path="{}">x</tandem-write>
+<tandem-write path=".git/hooks/pre-commit">x</tandem-write>
+<tandem-delete path="/etc/passwd"/>"#,
+        outside.display()
+    );
+    let proposal = f.engine.propose(&f.project, None, None, &reply).unwrap();
+    assert!(proposal.plan.files.is_empty());
+    assert_eq!(proposal.plan.operations.len(), 4);
+    assert!(
+        proposal
+            .plan
+            .operations
+            .iter()
+            .all(|op| op.status == OpStatus::Error)
+    );
+    assert!(f.engine.approve(proposal.message.id, None).is_err());
+    assert!(!outside.exists());
+    assert!(!f.root.join(".git/hooks/pre-commit").exists());
+}
+
+#[test]
+fn a_reply_without_tags_is_not_a_proposal() {
+    let f = fixture(&[("a.txt", "a\n")]);
+    let reply =
+        "Here is how you would do it:\n```\n<tandem-write path=\"a.txt\">b</tandem-write>\n```\n";
+    let proposal = f
+        .engine
+        .propose(&f.project, None, Some("how?"), reply)
+        .unwrap();
+    assert!(!proposal.plan.is_proposal());
+    assert_eq!(proposal.message.approval_state, None);
+    assert!(f.engine.approve(proposal.message.id, None).is_err());
+    assert_eq!(proposal.chat.title, "how?");
+}
+
+#[test]
+fn already_applied_blocks_need_no_commit() {
+    let f = fixture(&[("a.txt", "new text\n")]);
+    let head = f.head();
+    let reply = r#"<tandem-search-replace path="a.txt">
+<<<<<<< SEARCH
+old text
+=======
+new text
+>>>>>>> REPLACE
+</tandem-search-replace>"#;
+    let proposal = f.engine.propose(&f.project, None, None, reply).unwrap();
+    assert_eq!(proposal.plan.operations[0].status, OpStatus::AlreadyApplied);
+    let outcome = f.engine.approve(proposal.message.id, None).unwrap();
+    assert_eq!(outcome.commit, None);
+    assert_eq!(f.head(), head);
+}
+
+#[test]
+fn crlf_files_keep_crlf() {
+    let f = fixture(&[("w.txt", "a\r\nb\r\n")]);
+    let reply = r#"<tandem-search-replace path="w.txt">
+<<<<<<< SEARCH
+b
+=======
+B
+>>>>>>> REPLACE
+</tandem-search-replace>"#;
+    let proposal = f.engine.propose(&f.project, None, None, reply).unwrap();
+    f.engine.approve(proposal.message.id, None).unwrap();
+    assert_eq!(f.read("w.txt"), "a\r\nB\r\n");
+}
+
+#[test]
+fn saving_a_file_commits_it() {
+    let f = fixture(&[("a.txt", "a\n")]);
+    let commit = f
+        .engine
+        .save_file(&f.project, "a.txt", b"edited\n")
+        .unwrap()
+        .unwrap();
+    assert_eq!(f.head(), commit);
+    assert_eq!(
+        f.git(&["log", "-1", "--format=%s"]).trim(),
+        "[tandem] Edit a.txt"
+    );
+    f.assert_clean();
+    assert_eq!(
+        f.engine
+            .save_file(&f.project, "a.txt", b"edited\n")
+            .unwrap(),
+        None
+    );
+    assert!(f.engine.save_file(&f.project, "../x", b"x").is_err());
+}
+
+#[test]
+fn an_executable_keeps_its_mode() {
+    let f = fixture(&[("run.sh", "#!/bin/sh\necho 1\n")]);
+    f.git(&["update-index", "--chmod=+x", "run.sh"]);
+    f.git(&["commit", "-q", "-m", "exec"]);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        f.root.join("run.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let reply = "<tandem-write path=\"run.sh\">#!/bin/sh\necho 2\n</tandem-write>";
+    let proposal = f.engine.propose(&f.project, None, None, reply).unwrap();
+    f.engine.approve(proposal.message.id, None).unwrap();
+    let mode = std::fs::metadata(f.root.join("run.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o755);
+    assert!(f.git(&["ls-tree", "HEAD", "run.sh"]).starts_with("100755"));
+    f.assert_clean();
+}
