@@ -1,6 +1,8 @@
 //! Fault injection: a write fails midway through an apply. The tree must be byte-identical to
 //! before, and no commit may exist.
 
+#![allow(clippy::unwrap_used)] // tests state their expectations with unwrap
+
 mod common;
 
 use std::io;

@@ -1,5 +1,7 @@
 //! The `tandem` binary end to end, as a script or another tool would drive it.
 
+#![allow(clippy::unwrap_used)] // tests state their expectations with unwrap
+
 mod common;
 
 use std::path::Path;

@@ -1,6 +1,8 @@
 //! Proposals end to end: a reply is planned, reviewed and applied as one git commit, checked
 //! with the git CLI.
 
+#![allow(clippy::unwrap_used)] // tests state their expectations with unwrap
+
 mod common;
 
 use common::fixture;

@@ -1,6 +1,8 @@
 //! The SQLite store against real database files: migrations from every version, pragmas,
 //! cascades and crash recovery.
 
+#![allow(clippy::unwrap_used)] // tests state their expectations with unwrap
+
 use rusqlite::Connection;
 use tandem::store::{
     ApprovalState, ChatMode, MIGRATIONS, MessageStatus, NewMessage, ProjectSettings, Role, Store,

@@ -1,5 +1,7 @@
 //! Versions: history, restore and undo, checked with the git CLI.
 
+#![allow(clippy::unwrap_used)] // tests state their expectations with unwrap
+
 mod common;
 
 use common::fixture;

@@ -118,13 +118,12 @@ impl EditPlan {
         }
         let partial = hunks.filter(|chosen| chosen.len() < file.hunks.len());
         let new = match (partial, &file.kind) {
-            // A new or deleted file is one change: all of it or none of it.
-            (Some(chosen), FileChangeKind::Added | FileChangeKind::Deleted)
-                if chosen.is_empty() =>
-            {
-                return Ok(());
-            }
-            (Some([]), FileChangeKind::Modified) => return Ok(()),
+            // No hunk chosen: the file is left out. (A new or deleted file is one change: with
+            // any hunk chosen it is applied whole, by the last arm.)
+            (
+                Some([]),
+                FileChangeKind::Added | FileChangeKind::Deleted | FileChangeKind::Modified,
+            ) => return Ok(()),
             (Some(chosen), FileChangeKind::Modified | FileChangeKind::Renamed) if !file.binary => {
                 let old = file.old_text.as_deref().unwrap_or_default();
                 let new = file.new_text.as_deref().unwrap_or_default();

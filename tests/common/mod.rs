@@ -1,6 +1,6 @@
 //! Shared helpers for the integration tests: real temporary git repositories (made and
 //! checked with the `git` CLI) and engines on real SQLite files.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
