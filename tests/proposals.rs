@@ -397,3 +397,21 @@ fn an_executable_keeps_its_mode() {
     assert!(f.git(&["ls-tree", "HEAD", "run.sh"]).starts_with("100755"));
     f.assert_clean();
 }
+
+#[test]
+fn a_chat_of_another_project_is_refused() {
+    let f = fixture(&[("a.txt", "a\n")]);
+    let other_root = f.dir.path().join("other");
+    common::repo_with(&other_root, &[("b.txt", "b\n")]);
+    let other = f.engine.add_project(&other_root, None).unwrap().project;
+    let chat = f
+        .engine
+        .store()
+        .create_chat(other.id, tandem::store::ChatMode::Build, None)
+        .unwrap();
+    let err = f
+        .engine
+        .propose(&f.project, Some(chat.id), None, "hi")
+        .unwrap_err();
+    assert!(matches!(err, EngineError::ChatNotInProject { .. }), "{err}");
+}

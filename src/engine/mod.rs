@@ -45,6 +45,8 @@ pub enum EngineError {
     UnknownProject(String),
     #[error("message {id} {reason}")]
     NotReviewable { id: i64, reason: String },
+    #[error("chat {chat} belongs to another project, not to {project}")]
+    ChatNotInProject { chat: i64, project: String },
     #[error("the proposal cannot be approved as a whole:\n{}", .0.join("\n"))]
     Unapprovable(Vec<String>),
     #[error("nothing to undo: no approved change in this project is still in place")]

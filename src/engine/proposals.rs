@@ -60,9 +60,9 @@ impl Engine {
             Some(id) => {
                 let chat = self.store.chat(id)?;
                 if chat.project_id != project.id {
-                    return Err(EngineError::NotReviewable {
-                        id,
-                        reason: format!("(chat) belongs to another project, not {}", project.name),
+                    return Err(EngineError::ChatNotInProject {
+                        chat: id,
+                        project: project.name.clone(),
                     });
                 }
                 chat

@@ -84,34 +84,24 @@ impl Store {
     }
 
     pub fn rename_chat(&self, id: i64, title: &str) -> Result<()> {
-        let changed = self.conn().execute(
+        self.change_row(
+            "chat",
+            id,
             "UPDATE chats SET title = ?2, updated_at = ?3 WHERE id = ?1",
             params![id, title, now_ms()],
-        )?;
-        if changed == 0 {
-            return Err(not_found("chat", id));
-        }
-        Ok(())
+        )
     }
 
     pub fn set_chat_mode(&self, id: i64, mode: ChatMode) -> Result<()> {
-        let changed = self.conn().execute(
+        self.change_row(
+            "chat",
+            id,
             "UPDATE chats SET mode = ?2, updated_at = ?3 WHERE id = ?1",
             params![id, mode, now_ms()],
-        )?;
-        if changed == 0 {
-            return Err(not_found("chat", id));
-        }
-        Ok(())
+        )
     }
 
     pub fn delete_chat(&self, id: i64) -> Result<()> {
-        let changed = self
-            .conn()
-            .execute("DELETE FROM chats WHERE id = ?1", [id])?;
-        if changed == 0 {
-            return Err(not_found("chat", id));
-        }
-        Ok(())
+        self.change_row("chat", id, "DELETE FROM chats WHERE id = ?1", [id])
     }
 }

@@ -253,11 +253,7 @@ impl Store {
     /// `?1` is the id and `?3` the update time; `set` names the other parameters.
     fn update(&self, id: i64, set: &str, params: &[&dyn rusqlite::ToSql]) -> Result<()> {
         let sql = format!("UPDATE messages SET {set}, updated_at = ?3 WHERE id = ?1");
-        let changed = self.conn().execute(&sql, params)?;
-        if changed == 0 {
-            return Err(not_found("message", id));
-        }
-        Ok(())
+        self.change_row("message", id, &sql, params)
     }
 
     /// The message in a project that carries `commit` (full hash), if any.

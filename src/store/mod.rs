@@ -143,6 +143,20 @@ impl Store {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// Runs a statement that must change the row `id` of `what`; no such row is `NotFound`.
+    pub(crate) fn change_row(
+        &self,
+        what: &'static str,
+        id: i64,
+        sql: &str,
+        params: impl rusqlite::Params,
+    ) -> Result<()> {
+        match self.conn().execute(sql, params)? {
+            0 => Err(not_found(what, id)),
+            _ => Ok(()),
+        }
+    }
+
     /// Runs `f` inside one transaction.
     pub(crate) fn transaction<T>(
         &self,

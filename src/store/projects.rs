@@ -110,14 +110,12 @@ impl Store {
             what: "project settings",
             source,
         })?;
-        let changed = self.conn().execute(
+        self.change_row(
+            "project",
+            id,
             "UPDATE projects SET settings = ?2, updated_at = ?3 WHERE id = ?1",
             params![id, json, now_ms()],
-        )?;
-        if changed == 0 {
-            return Err(not_found("project", id));
-        }
-        Ok(())
+        )
     }
 
     /// Marks a project as just used (it sorts first in recent projects).
@@ -131,12 +129,6 @@ impl Store {
 
     /// Deletes a project's record with its chats and messages; its folder is left alone.
     pub fn delete_project(&self, id: i64) -> Result<()> {
-        let changed = self
-            .conn()
-            .execute("DELETE FROM projects WHERE id = ?1", [id])?;
-        if changed == 0 {
-            return Err(not_found("project", id));
-        }
-        Ok(())
+        self.change_row("project", id, "DELETE FROM projects WHERE id = ?1", [id])
     }
 }

@@ -42,11 +42,9 @@ node_modules/\ntarget/\ndist/\nbuild/\n.venv/\n__pycache__/\n.env\n.env.*\n.DS_S
 /// a default `.gitignore` if the folder had none, and an initial commit of everything else.
 /// An existing repository is used as it is.
 pub fn open_or_init(root: &Path) -> Result<(Repository, bool)> {
-    if let Ok(repo) = Repository::open(root) {
-        if repo.is_bare() {
-            return Err(VcsError::Bare(root.to_path_buf()));
-        }
-        return Ok((repo, false));
+    if root.join(".git").exists() {
+        // A repository that cannot be opened is reported, never re-initialised over.
+        return Ok((open(root)?, false));
     }
     let repo = Repository::init(root)?;
     let gitignore = root.join(".gitignore");
