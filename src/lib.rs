@@ -6,6 +6,30 @@
 //! - [`edits`] — the edit-tag protocol, edit plans with review diffs, atomic apply
 //! - [`vcs`] — git (commits, history, restore, revert)
 //! - [`engine`] — projects, proposals and versions, tying the above together
+//!
+//! A reply is parsed into prose and tags; only complete tags become actions:
+//!
+//! ```
+//! use tandem::edits::{Action, Segment, actions, parse};
+//!
+//! let reply = "Renaming it.\n<tandem-rename from=\"a.txt\" to=\"b.txt\"/>\n<tandem-write path=\"c";
+//! let segments = parse(reply);
+//! assert!(matches!(&segments[0], Segment::Text { text, .. } if text == "Renaming it.\n"));
+//! let actions = actions(&segments);
+//! // The unfinished write at the end is still streaming: never an action.
+//! assert_eq!(actions.len(), 1);
+//! assert!(matches!(&actions[0], Ok(Action::Rename { from, to }) if from == "a.txt" && to == "b.txt"));
+//! ```
+//!
+//! Every path from a model or a user is checked before any file I/O:
+//!
+//! ```
+//! use tandem::workspace::normalize_relative;
+//!
+//! assert_eq!(normalize_relative("./src\\main.rs").unwrap(), "src/main.rs");
+//! assert!(normalize_relative("../etc/passwd").is_err());
+//! assert!(normalize_relative(".git/hooks/pre-commit").is_err());
+//! ```
 
 pub mod edits;
 pub mod engine;
