@@ -31,8 +31,10 @@
 //! assert!(normalize_relative(".git/hooks/pre-commit").is_err());
 //! ```
 
+pub mod chat;
 pub mod edits;
 pub mod engine;
+pub mod llm;
 pub mod store;
 pub mod vcs;
 pub mod workspace;

@@ -215,7 +215,7 @@ fn messages_round_trip_with_review_state() {
     store
         .set_approval(msg.id, ApprovalState::Approved, Some("c0ffee"))
         .unwrap();
-    store.set_message_usage(msg.id, 10, 20).unwrap();
+    store.record_usage(msg.id, "local", "qwen", 10, 20).unwrap();
     let msg = store.message(msg.id).unwrap();
     assert_eq!(msg.content, "text");
     assert_eq!(msg.status, MessageStatus::Complete);

@@ -8,7 +8,7 @@
 mod proposals;
 mod versions;
 
-pub use proposals::{ApproveOutcome, Proposal, Review};
+pub use proposals::{ApproveOutcome, Proposal, Review, TITLE_CHARS, title_from_prompt, truncate};
 pub use versions::{RestoreOutcome, UndoOutcome};
 
 use std::collections::HashMap;

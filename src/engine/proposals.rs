@@ -42,8 +42,8 @@ pub struct ApproveOutcome {
     pub install_error: Option<String>,
 }
 
-/// Longest chat title taken from a prompt.
-const TITLE_CHARS: usize = 80;
+/// Longest chat title.
+pub const TITLE_CHARS: usize = 80;
 
 impl Engine {
     /// Stores `prompt` (if any) and `reply` in a chat (a new build-mode chat when `chat_id` is
@@ -75,7 +75,8 @@ impl Engine {
             self.store
                 .insert_message(&NewMessage::new(chat.id, Role::User, prompt))?;
             if chat.title.is_empty() {
-                self.store.rename_chat(chat.id, &title_from(prompt))?;
+                self.store
+                    .rename_chat(chat.id, &title_from_prompt(prompt))?;
             }
         }
         let message = self.store.insert_message(&NewMessage {
@@ -370,13 +371,18 @@ fn commit_message(plan: &EditPlan, writes: &[crate::edits::apply::PathWrite]) ->
     )
 }
 
-fn title_from(prompt: &str) -> String {
-    let words = prompt.split_whitespace().collect::<Vec<_>>().join(" ");
+/// A chat title from a prompt's first words (until the model suggests a better one).
+pub fn title_from_prompt(prompt: &str) -> String {
+    let words = prompt
+        .split_whitespace()
+        .take(12)
+        .collect::<Vec<_>>()
+        .join(" ");
     truncate(&words, TITLE_CHARS)
 }
 
 /// At most `max` characters, an ellipsis marking a cut.
-fn truncate(text: &str, max: usize) -> String {
+pub fn truncate(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_string();
     }

@@ -145,12 +145,37 @@ fn plan_base_json(base: Option<&PlanBase>) -> Result<Option<String>> {
         })
 }
 
-/// Replies left `streaming` by a process that died become `interrupted`, text kept.
-pub(super) fn recover_interrupted(conn: &Connection) -> Result<usize> {
-    Ok(conn.execute(
-        "UPDATE messages SET status = 'interrupted', updated_at = ?1 WHERE status = 'streaming'",
-        [now_ms()],
-    )?)
+/// Replies left `streaming` by a process that died become `interrupted`, their text so far
+/// (content plus streamed parts) kept.
+pub(super) fn recover_interrupted(conn: &mut Connection) -> Result<usize> {
+    let tx = conn.transaction()?;
+    let ids: Vec<i64> = {
+        let mut stmt = tx.prepare("SELECT id FROM messages WHERE status = 'streaming'")?;
+        stmt.query_map([], |row| row.get(0))?
+            .collect::<rusqlite::Result<_>>()?
+    };
+    for &id in &ids {
+        let text = parts_text(&tx, id)?;
+        tx.execute(
+            "UPDATE messages SET content = content || ?2, status = 'interrupted', updated_at = ?3
+             WHERE id = ?1",
+            params![id, text, now_ms()],
+        )?;
+        tx.execute("DELETE FROM message_parts WHERE message_id = ?1", [id])?;
+    }
+    tx.commit()?;
+    Ok(ids.len())
+}
+
+/// The streamed parts of a message joined in order.
+fn parts_text(conn: &Connection, id: i64) -> Result<String> {
+    let mut stmt =
+        conn.prepare_cached("SELECT text FROM message_parts WHERE message_id = ?1 ORDER BY seq")?;
+    let mut text = String::new();
+    for part in stmt.query_map([id], |row| row.get::<_, String>(0))? {
+        text.push_str(&part?);
+    }
+    Ok(text)
 }
 
 impl Store {
@@ -184,16 +209,80 @@ impl Store {
         self.message(id)
     }
 
+    /// A message; one still streaming includes the parts streamed so far.
     pub fn message(&self, id: i64) -> Result<Message> {
-        let row = self
-            .conn()
+        let conn = self.conn();
+        let row = conn
             .query_row(
                 &format!("SELECT {COLUMNS} FROM messages WHERE id = ?1"),
                 [id],
                 from_row,
             )
             .optional()?;
-        finish(row.ok_or_else(|| not_found("message", id))?)
+        let mut message = finish(row.ok_or_else(|| not_found("message", id))?)?;
+        if message.status == MessageStatus::Streaming {
+            message.content.push_str(&parts_text(&conn, id)?);
+        }
+        Ok(message)
+    }
+
+    /// Appends streamed text to a reply: a small insert, however long the reply already is.
+    pub fn append_message_part(&self, id: i64, seq: i64, text: &str) -> Result<()> {
+        self.conn().execute(
+            "INSERT INTO message_parts (message_id, seq, text) VALUES (?1, ?2, ?3)",
+            params![id, seq, text],
+        )?;
+        Ok(())
+    }
+
+    /// Ends a streamed reply: its full text, final status and error in one write; the parts go.
+    pub fn finish_message(
+        &self,
+        id: i64,
+        content: &str,
+        status: MessageStatus,
+        error: Option<&str>,
+    ) -> Result<()> {
+        self.transaction(|tx| {
+            let changed = tx.execute(
+                "UPDATE messages SET content = ?2, status = ?3, error = ?4, updated_at = ?5
+                 WHERE id = ?1",
+                params![id, content, status, error, now_ms()],
+            )?;
+            if changed == 0 {
+                return Err(not_found("message", id));
+            }
+            tx.execute("DELETE FROM message_parts WHERE message_id = ?1", [id])?;
+            Ok(())
+        })
+    }
+
+    /// Records token usage for a reply: on the message and as a usage event.
+    pub fn record_usage(
+        &self,
+        id: i64,
+        provider: &str,
+        model: &str,
+        input: i64,
+        output: i64,
+    ) -> Result<()> {
+        self.transaction(|tx| {
+            tx.execute(
+                "UPDATE messages SET input_tokens = ?2, output_tokens = ?3 WHERE id = ?1",
+                params![id, input, output],
+            )?;
+            tx.execute(
+                "INSERT INTO usage_events (message_id, provider, model, input_tokens,
+                     output_tokens, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![id, provider, model, input, output, now_ms()],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Deletes one message.
+    pub fn delete_message(&self, id: i64) -> Result<()> {
+        self.change_row("message", id, "DELETE FROM messages WHERE id = ?1", [id])
     }
 
     /// A chat's messages in order.
@@ -240,14 +329,6 @@ impl Store {
 
     pub fn set_reverted_by(&self, id: i64, commit: &str) -> Result<()> {
         self.update(id, "reverted_by = ?2", params![id, commit, now_ms()])
-    }
-
-    pub fn set_message_usage(&self, id: i64, input: i64, output: i64) -> Result<()> {
-        self.update(
-            id,
-            "input_tokens = ?2, output_tokens = ?4",
-            params![id, input, now_ms(), output],
-        )
     }
 
     /// `?1` is the id and `?3` the update time; `set` names the other parameters.

@@ -8,11 +8,13 @@
 mod chats;
 mod messages;
 mod projects;
+mod providers;
 mod settings;
 
 pub use chats::{Chat, ChatMode};
 pub use messages::{ApprovalState, Message, MessageStatus, NewMessage, PlanBase, Role};
 pub use projects::{Project, ProjectSettings};
+pub use providers::{ProviderRecord, ProviderSettings};
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -26,6 +28,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/001_core.sql"),
     include_str!("../../migrations/002_providers_prompts_usage.sql"),
     include_str!("../../migrations/003_proposal_review.sql"),
+    include_str!("../../migrations/004_streaming_parts.sql"),
 ];
 
 /// The file name of the database inside the data directory.
@@ -117,7 +120,7 @@ impl Store {
     fn init(mut conn: Connection, path: Option<PathBuf>) -> Result<Store> {
         configure(&conn)?;
         migrations().to_latest(&mut conn)?;
-        let recovered = messages::recover_interrupted(&conn)?;
+        let recovered = messages::recover_interrupted(&mut conn)?;
         Ok(Store {
             conn: Mutex::new(conn),
             path,

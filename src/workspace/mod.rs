@@ -1,6 +1,7 @@
 //! The project folder: the one safe way to turn a model's or a user's path into a real path,
 //! and the engine's file I/O built on it.
 
+pub mod context;
 mod files;
 mod paths;
 

@@ -10,9 +10,14 @@ use anyhow::{Context, Result, bail};
 use clap::{CommandFactory, Parser, Subcommand};
 use serde_json::json;
 
+mod chat;
+
+use std::sync::Arc;
+
 use tandem::Engine;
 use tandem::edits::plan::EditPlan;
 use tandem::edits::{FileSelection, OpStatus, Selection};
+use tandem::store::ChatMode;
 use tandem::vcs;
 
 #[derive(Parser)]
@@ -37,6 +42,55 @@ enum Command {
     /// Manage projects (folders with a git repository).
     #[command(subcommand)]
     Project(ProjectCommand),
+    /// Manage model providers (Ollama, OpenAI-compatible, Anthropic, Gemini).
+    #[command(subcommand)]
+    Provider(chat::ProviderCommand),
+    /// List the models a provider serves now.
+    Models {
+        #[arg(long)]
+        provider: Option<String>,
+    },
+    /// Send a prompt; the reply streams to stdout, then its proposal is summarised.
+    Chat {
+        #[arg(long)]
+        project: String,
+        /// Continue this chat (default: a new one).
+        #[arg(long)]
+        chat: Option<i64>,
+        #[arg(long, value_parser = parse_mode)]
+        mode: Option<ChatMode>,
+        #[arg(long)]
+        provider: Option<String>,
+        #[arg(long)]
+        model: Option<String>,
+        /// Apply the proposal at once (auto-approve for this turn).
+        #[arg(long)]
+        approve: bool,
+        prompt: String,
+    },
+    /// Show what would be sent to the model: tokens per part, files included and left out.
+    Context {
+        #[arg(long)]
+        project: String,
+        #[arg(long, default_value = "")]
+        prompt: String,
+        #[arg(long)]
+        provider: Option<String>,
+        #[arg(long)]
+        model: Option<String>,
+    },
+    /// Show one message.
+    Show { message_id: i64 },
+    /// List a project's chats.
+    Chats {
+        #[arg(long)]
+        project: String,
+    },
+    /// List a chat's messages.
+    Messages {
+        #[arg(long)]
+        chat: i64,
+    },
     /// Store a model reply as a proposal and show its plan.
     Propose {
         /// Project id or folder path.
@@ -140,8 +194,30 @@ fn read_input(path: &PathBuf) -> Result<Vec<u8>> {
     std::fs::read(path).with_context(|| format!("reading {}", path.display()))
 }
 
+fn parse_mode(text: &str) -> Result<ChatMode, String> {
+    text.parse()
+}
+
 fn run(data_dir: Option<PathBuf>, json: bool, command: Command) -> Result<()> {
-    let engine = Engine::open(data_dir.as_deref())?;
+    let data_dir = tandem::store::data_dir(data_dir.as_deref())?;
+    let engine = Engine::open(Some(&data_dir))?;
+    let command = match command {
+        Command::Provider(_)
+        | Command::Models { .. }
+        | Command::Chat { .. }
+        | Command::Context { .. }
+        | Command::Show { .. }
+        | Command::Chats { .. }
+        | Command::Messages { .. } => {
+            let ctx = chat::Ctx {
+                engine: Arc::new(engine),
+                data_dir,
+                json,
+            };
+            return run_chat(&ctx, command);
+        }
+        other => other,
+    };
     let out = |value: serde_json::Value, text: String| {
         if json {
             println!("{value}");
@@ -307,8 +383,50 @@ fn run(data_dir: Option<PathBuf>, json: bool, command: Command) -> Result<()> {
             };
             out(json!({"commit": commit}), text);
         }
+        _ => return unreachable_command(),
     }
     Ok(())
+}
+
+fn run_chat(ctx: &chat::Ctx, command: Command) -> Result<()> {
+    match command {
+        Command::Provider(command) => chat::provider_cmd(ctx, command),
+        Command::Models { provider } => chat::models(ctx, provider),
+        Command::Chat {
+            project,
+            chat: chat_id,
+            mode,
+            provider,
+            model,
+            approve,
+            prompt,
+        } => chat::chat(
+            ctx,
+            chat::ChatArgs {
+                project,
+                chat: chat_id,
+                mode,
+                provider,
+                model,
+                approve,
+                prompt,
+            },
+        ),
+        Command::Context {
+            project,
+            prompt,
+            provider,
+            model,
+        } => chat::context(ctx, &project, &prompt, provider, model),
+        Command::Show { message_id } => chat::show(ctx, message_id),
+        Command::Chats { project } => chat::chats(ctx, &project),
+        Command::Messages { chat: chat_id } => chat::messages(ctx, chat_id),
+        _ => unreachable_command(),
+    }
+}
+
+fn unreachable_command() -> Result<()> {
+    bail!("internal: command routed to the wrong handler")
 }
 
 /// `--only PATH[:1,3]` (hunks 1-based, as shown by `tandem diff`).

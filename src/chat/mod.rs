@@ -1,0 +1,260 @@
+//! Chat turns: a prompt becomes a persisted, streamed reply whose proposal waits for review.
+//!
+//! [`ChatService`] runs on the Tokio runtime. Each turn is a task: it saves the prompt and an
+//! assistant placeholder at once, builds the request (system prompt, codebase, history) to fit
+//! the model's window, streams the reply — publishing coalesced [`ChatEvent`]s and writing the
+//! text to SQLite in linear bytes — then plans the reply's edits and, with auto-approve, applies
+//! them. Several chats stream at once; a second send to a busy chat cancels the first.
+
+mod models;
+mod prompt;
+mod turn;
+mod writer;
+
+pub use models::{ModelChoice, ensure_default_provider, provider_config};
+pub use prompt::{ContextBreakdown, PromptError, history, strip_for_history, system_prompt};
+pub use turn::TurnOutcome;
+pub use writer::{Coalescer, DB_FLUSH_INTERVAL, EVENT_INTERVAL, StreamWriter};
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio::sync::{broadcast, watch};
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::{Engine, EngineError};
+use crate::llm::secrets::Secrets;
+use crate::llm::{LlmError, Usage};
+use crate::store::{ChatMode, MessageStatus, Role, StoreError};
+use crate::workspace::context::ContextCache;
+
+/// How long a second send waits for the cancelled turn to settle.
+const SETTLE_TIMEOUT: Duration = Duration::from_secs(4);
+
+#[derive(Debug, thiserror::Error)]
+pub enum ChatError {
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+    #[error(transparent)]
+    Prompt(#[from] PromptError),
+    #[error("no provider is configured: add one with `tandem provider add`")]
+    NoProvider,
+    #[error("no provider named {0:?}; `tandem provider list` shows them")]
+    UnknownProvider(String),
+    #[error(
+        "no model chosen for {provider}: pass --model (`tandem models --provider {provider}` lists them) or set a default"
+    )]
+    NoModel { provider: String },
+    #[error("chat {0} has no reply to redo")]
+    NothingToRedo(i64),
+    #[error("the chat task stopped unexpectedly: {0}")]
+    Task(String),
+    #[error("cannot read secrets: {0}")]
+    Secrets(String),
+}
+
+/// What a subscriber (the GUI, the CLI) is told about a turn.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChatEvent {
+    pub chat_id: i64,
+    pub message_id: i64,
+    pub kind: ChatEventKind,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ChatEventKind {
+    Started {
+        model: String,
+        breakdown: ContextBreakdown,
+    },
+    /// New text since the last delta (coalesced to at most one per ~30 ms).
+    Delta {
+        text: String,
+        reasoning: String,
+    },
+    Finished {
+        status: MessageStatus,
+        error: Option<String>,
+        usage: Option<Usage>,
+        /// The reply proposes changes (pending review, or applied with `commit`).
+        proposal: bool,
+        commit: Option<String>,
+    },
+    TitleChanged {
+        title: String,
+    },
+}
+
+/// Options for one send.
+#[derive(Debug, Clone, Default)]
+pub struct SendOptions {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    /// Overrides the auto-approve setting (and the project's override) for this turn.
+    pub auto_approve: Option<bool>,
+}
+
+struct Active {
+    message_id: i64,
+    cancel: CancellationToken,
+    done: watch::Receiver<bool>,
+}
+
+/// Runs chat turns. Share it in an `Arc`.
+pub struct ChatService {
+    engine: Arc<Engine>,
+    secrets: Secrets,
+    cache: Arc<ContextCache>,
+    events: broadcast::Sender<ChatEvent>,
+    active: Mutex<HashMap<i64, Active>>,
+}
+
+/// A started turn: its reply's message id, and the task's result.
+pub struct TurnHandle {
+    pub chat_id: i64,
+    pub message_id: i64,
+    pub user_message_id: Option<i64>,
+    pub outcome: tokio::task::JoinHandle<TurnOutcome>,
+}
+
+impl ChatService {
+    pub fn new(engine: Arc<Engine>, secrets: Secrets) -> Arc<Self> {
+        let (events, _) = broadcast::channel(4096);
+        Arc::new(ChatService {
+            engine,
+            secrets,
+            cache: Arc::new(ContextCache::default()),
+            events,
+            active: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// A service whose secrets file lives in `dir` (the data directory by default).
+    pub fn with_data_dir(engine: Arc<Engine>, dir: PathBuf) -> Arc<Self> {
+        Self::new(engine, Secrets::new(&dir))
+    }
+
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    pub fn secrets(&self) -> &Secrets {
+        &self.secrets
+    }
+
+    pub fn context_cache(&self) -> &ContextCache {
+        &self.cache
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<ChatEvent> {
+        self.events.subscribe()
+    }
+
+    fn publish(&self, event: ChatEvent) {
+        // No subscriber is fine: the database has everything.
+        let _ = self.events.send(event);
+    }
+
+    fn active(&self) -> std::sync::MutexGuard<'_, HashMap<i64, Active>> {
+        self.active.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether a reply is streaming in `chat_id`, and which.
+    pub fn streaming(&self, chat_id: i64) -> Option<i64> {
+        self.active().get(&chat_id).map(|a| a.message_id)
+    }
+
+    /// Cancels the chat's streaming reply; its text so far is kept. False when none streams.
+    pub fn cancel(&self, chat_id: i64) -> bool {
+        match self.active().get(&chat_id) {
+            Some(active) => {
+                active.cancel.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Cancels a streaming reply in `chat_id` and waits (bounded) until it has settled.
+    async fn settle(&self, chat_id: i64) {
+        let done = self.active().get(&chat_id).map(|active| {
+            active.cancel.cancel();
+            active.done.clone()
+        });
+        if let Some(mut done) = done {
+            let _ = tokio::time::timeout(SETTLE_TIMEOUT, done.wait_for(|d| *d)).await;
+        }
+    }
+
+    /// Sends `prompt` in `chat_id`: saves it, starts the reply and returns at once.
+    pub async fn send(
+        self: &Arc<Self>,
+        chat_id: i64,
+        prompt: &str,
+        options: SendOptions,
+    ) -> Result<TurnHandle, ChatError> {
+        self.settle(chat_id).await;
+        let chat = self.engine.store().chat(chat_id)?;
+        let user = self
+            .engine
+            .store()
+            .insert_message(&crate::store::NewMessage::new(chat.id, Role::User, prompt))?;
+        self.start(chat.id, prompt.to_string(), Some(user.id), options)
+            .await
+    }
+
+    /// Runs the chat's last turn again: removes the last reply (and its prompt too when
+    /// `new_prompt` replaces it) and streams a new one.
+    pub async fn redo(
+        self: &Arc<Self>,
+        chat_id: i64,
+        new_prompt: Option<&str>,
+        options: SendOptions,
+    ) -> Result<TurnHandle, ChatError> {
+        self.settle(chat_id).await;
+        let store = self.engine.store();
+        let messages = store.messages(chat_id)?;
+        let last_user = messages
+            .iter()
+            .rposition(|m| m.role == Role::User)
+            .ok_or(ChatError::NothingToRedo(chat_id))?;
+        for message in &messages[last_user + 1..] {
+            store.delete_message(message.id)?;
+        }
+        let user = &messages[last_user];
+        match new_prompt {
+            Some(prompt) => {
+                store.delete_message(user.id)?;
+                self.send(chat_id, prompt, options).await
+            }
+            None => {
+                self.start(chat_id, user.content.clone(), Some(user.id), options)
+                    .await
+            }
+        }
+    }
+
+    /// Creates a chat in a project (HEAD recorded as its start).
+    pub fn new_chat(
+        &self,
+        project_id: i64,
+        mode: ChatMode,
+    ) -> Result<crate::store::Chat, ChatError> {
+        let project = self.engine.store().project(project_id)?;
+        let head = crate::vcs::open(&project.path)
+            .ok()
+            .and_then(|repo| crate::vcs::head(&repo).ok().flatten());
+        Ok(self
+            .engine
+            .store()
+            .create_chat(project_id, mode, head.as_deref())?)
+    }
+}

@@ -1,0 +1,157 @@
+//! Which provider and model a turn uses, with its keys and what the model can do.
+
+use std::time::Duration;
+
+use super::ChatError;
+use crate::llm::secrets::{Secrets, env_keys};
+use crate::llm::{
+    DEFAULT_CONNECT_TIMEOUT, ModelInfo, ProviderConfig, ProviderKind, SharedProvider, idle_timeout,
+    ollama, provider,
+};
+use crate::store::{ProviderRecord, ProviderSettings, Store};
+
+/// Settings keys.
+pub const DEFAULT_PROVIDER: &str = "chat.default_provider";
+pub const DEFAULT_MODEL: &str = "chat.default_model";
+pub const IDLE_TIMEOUT_SECS: &str = "llm.idle_timeout_secs";
+pub const HISTORY_TURNS: &str = "chat.history_turns";
+pub const AUTO_APPROVE: &str = "chat.auto_approve";
+const SEEDED: &str = "providers.seeded";
+
+/// Used when neither the provider nor a setting tells a model's window.
+pub const FALLBACK_CONTEXT: u32 = 8192;
+
+pub struct ModelChoice {
+    pub record: ProviderRecord,
+    pub provider: SharedProvider,
+    pub model: String,
+}
+
+/// On first run, an Ollama provider at `OLLAMA_HOST` (or localhost:11434) exists.
+pub fn ensure_default_provider(store: &Store) -> Result<(), ChatError> {
+    if store.setting::<bool>(SEEDED)?.is_some() {
+        return Ok(());
+    }
+    if store.providers()?.is_empty() {
+        store.insert_provider(
+            "ollama",
+            ProviderKind::Ollama,
+            &ollama::default_base_url(),
+            None,
+            &ProviderSettings::default(),
+        )?;
+    }
+    store.set_setting(SEEDED, &true)?;
+    Ok(())
+}
+
+/// The connection settings for a stored provider, with its keys (keychain or file first, then
+/// the environment). Keys are never logged or stored in SQLite.
+pub fn provider_config(
+    store: &Store,
+    secrets: &Secrets,
+    record: &ProviderRecord,
+) -> Result<ProviderConfig, ChatError> {
+    let mut api_keys = secrets
+        .get(&record.name)
+        .map_err(|e| ChatError::Secrets(e.to_string()))?
+        .into_iter()
+        .collect::<Vec<_>>();
+    api_keys.extend(env_keys(
+        record.kind,
+        record.api_key_env.as_deref(),
+        |name| std::env::var(name).ok(),
+    ));
+    let setting = store
+        .setting::<u64>(IDLE_TIMEOUT_SECS)?
+        .map(Duration::from_secs);
+    Ok(ProviderConfig {
+        kind: record.kind,
+        name: record.name.clone(),
+        base_url: record.base_url.clone(),
+        api_keys,
+        api_key_env: record
+            .api_key_env
+            .clone()
+            .or_else(|| crate::llm::secrets::conventional_env(record.kind).map(str::to_string)),
+        connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+        idle_timeout: idle_timeout(setting),
+    })
+}
+
+/// The provider named (else the default, else the first) and the model named (else the
+/// defaults).
+pub fn choose(
+    store: &Store,
+    secrets: &Secrets,
+    provider_name: Option<&str>,
+    model: Option<&str>,
+) -> Result<ModelChoice, ChatError> {
+    let record = match provider_name {
+        Some(name) => store
+            .provider_by_name(name)?
+            .ok_or_else(|| ChatError::UnknownProvider(name.to_string()))?,
+        None => {
+            let default = store.setting::<String>(DEFAULT_PROVIDER)?;
+            let by_default = match default {
+                Some(name) => store.provider_by_name(&name)?,
+                None => None,
+            };
+            match by_default {
+                Some(record) => record,
+                None => store
+                    .providers()?
+                    .into_iter()
+                    .next()
+                    .ok_or(ChatError::NoProvider)?,
+            }
+        }
+    };
+    let default_model = || -> Result<Option<String>, ChatError> {
+        let default_provider = store.setting::<String>(DEFAULT_PROVIDER)?;
+        if (default_provider.as_deref() == Some(record.name.as_str()) || default_provider.is_none())
+            && let Some(model) = store.setting::<String>(DEFAULT_MODEL)?
+        {
+            return Ok(Some(model));
+        }
+        Ok(record.settings.default_model.clone())
+    };
+    let model = match model {
+        Some(model) => model.to_string(),
+        None => default_model()?.ok_or_else(|| ChatError::NoModel {
+            provider: record.name.clone(),
+        })?,
+    };
+    let provider = provider(provider_config(store, secrets, &record)?);
+    Ok(ModelChoice {
+        record,
+        provider,
+        model,
+    })
+}
+
+/// What the model can do: the stored profile, else the provider's answer (then stored), else
+/// defaults. A context-length override in the provider's settings wins.
+pub async fn model_info(store: &Store, choice: &ModelChoice) -> ModelInfo {
+    let stored = store
+        .model_profile(choice.record.id, &choice.model)
+        .ok()
+        .flatten();
+    let mut info = match stored {
+        Some(info) => info,
+        None => match choice.provider.model_info(&choice.model).await {
+            Ok(info) => {
+                let _ = store.save_model_profile(choice.record.id, &info);
+                info
+            }
+            Err(_) => ModelInfo {
+                id: choice.model.clone(),
+                ..ModelInfo::default()
+            },
+        },
+    };
+    if let Some(window) = choice.record.settings.context_length {
+        info.context_length = Some(window);
+    }
+    info
+}

@@ -1,0 +1,238 @@
+//! What is sent to the model: the system prompt for the mode, the project's rules, the
+//! codebase, the recent history and the prompt — fitted into the model's context window.
+//!
+//! Budget, when everything does not fit: the reply keeps its reserve; the system prompt and the
+//! new prompt are required; older history turns are dropped first (down to a quarter of what
+//! is left, or all of it when the codebase leaves no room); then the codebase keeps the files
+//! that fit (prompt-mentioned and recently edited files first) and lists the rest by path.
+//! Whatever is dropped is reported, never silent.
+
+use serde::Serialize;
+
+use crate::edits::{Segment, TagKind, parse};
+use crate::llm::{ChatMessage, ChatRole};
+use crate::store::{ChatMode, Message, MessageStatus, Role};
+use crate::workspace::context::{
+    CodebaseContext, ContextCache, ContextError, ContextOptions, SkipReason, estimate_tokens,
+    render,
+};
+
+pub const BUILD_PROMPT: &str = include_str!("../../prompts/build.md");
+pub const ASK_PROMPT: &str = include_str!("../../prompts/ask.md");
+pub const RULES_HEADER: &str = include_str!("../../prompts/rules_header.md");
+pub const TITLE_PROMPT: &str = include_str!("../../prompts/title.md");
+
+/// Per-message framing tokens providers add around each message (an estimate).
+const MESSAGE_OVERHEAD: usize = 4;
+
+/// Token counts of each part of a request, against the model's window.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ContextBreakdown {
+    pub window: usize,
+    pub reply_reserve: usize,
+    pub system: usize,
+    pub codebase: usize,
+    pub history: usize,
+    pub prompt: usize,
+    pub files_included: usize,
+    /// Files that did not fit, sent by path only.
+    pub files_listed: Vec<String>,
+    pub files_skipped: Vec<(String, SkipReason)>,
+    /// History turns left out to fit.
+    pub turns_dropped: usize,
+}
+
+impl ContextBreakdown {
+    pub fn total(&self) -> usize {
+        self.system + self.codebase + self.history + self.prompt
+    }
+
+    /// Whether the request and the reply reserve fit the window.
+    pub fn fits(&self) -> bool {
+        self.total() + self.reply_reserve <= self.window
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PromptError {
+    #[error(
+        "the prompt alone needs about {needed} tokens but the model's window leaves {available} \
+         after reserving room for the reply; shorten it or choose a model with a larger context"
+    )]
+    TooLarge { needed: usize, available: usize },
+    #[error(transparent)]
+    Context(#[from] ContextError),
+}
+
+/// The system prompt for a mode, with the project's `AI_RULES.md` when it has one.
+pub fn system_prompt(mode: ChatMode, rules: Option<&str>) -> String {
+    let base = match mode {
+        ChatMode::Ask | ChatMode::Plan => ASK_PROMPT,
+        ChatMode::Build | ChatMode::Agent => BUILD_PROMPT,
+    };
+    match rules.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(rules) => format!("{base}\n{RULES_HEADER}\n{rules}\n"),
+        None => base.to_string(),
+    }
+}
+
+/// A reply as history: `<think>` blocks removed (they are the model's scratch work, and
+/// sending them back wastes context).
+pub fn strip_for_history(content: &str) -> String {
+    let mut out = String::with_capacity(content.len());
+    for segment in parse(content) {
+        match segment {
+            Segment::Text { text, .. } => out.push_str(&text),
+            Segment::Tag(tag) if tag.kind == TagKind::Think => {}
+            Segment::Tag(tag) => out.push_str(content.get(tag.span).unwrap_or_default()),
+        }
+    }
+    out.trim().to_string()
+}
+
+/// The last `max_turns` complete exchanges (user prompt + finished reply), oldest first.
+/// Replies that failed or were cancelled with no text are left out with their prompt.
+pub fn history(messages: &[Message], max_turns: usize) -> Vec<(ChatMessage, ChatMessage)> {
+    let mut turns = Vec::new();
+    let mut pending_user: Option<&Message> = None;
+    for message in messages {
+        match message.role {
+            Role::User => pending_user = Some(message),
+            Role::Assistant => {
+                let usable = !matches!(message.status, MessageStatus::Streaming);
+                if let (Some(user), true) = (pending_user.take(), usable) {
+                    let reply = strip_for_history(&message.content);
+                    if !reply.is_empty() {
+                        turns.push((
+                            ChatMessage::new(ChatRole::User, user.content.clone()),
+                            ChatMessage::new(ChatRole::Assistant, reply),
+                        ));
+                    }
+                }
+            }
+            Role::System => {}
+        }
+    }
+    let skip = turns.len().saturating_sub(max_turns);
+    turns.into_iter().skip(skip).collect()
+}
+
+fn tokens(message: &ChatMessage) -> usize {
+    estimate_tokens(&message.content) + MESSAGE_OVERHEAD
+}
+
+/// Everything a request is built from.
+pub struct PromptInputs<'a> {
+    pub system: String,
+    pub history: Vec<(ChatMessage, ChatMessage)>,
+    pub prompt: &'a str,
+    pub window: usize,
+    pub reply_reserve: usize,
+    pub root: &'a std::path::Path,
+    pub context: ContextOptions,
+}
+
+/// The messages to send and their breakdown.
+pub fn assemble(
+    mut inputs: PromptInputs<'_>,
+    cache: &ContextCache,
+) -> Result<(Vec<ChatMessage>, ContextBreakdown), PromptError> {
+    let available = inputs.window.saturating_sub(inputs.reply_reserve);
+    let mut breakdown = ContextBreakdown {
+        window: inputs.window,
+        reply_reserve: inputs.reply_reserve,
+        system: estimate_tokens(&inputs.system) + MESSAGE_OVERHEAD,
+        prompt: estimate_tokens(inputs.prompt) + MESSAGE_OVERHEAD,
+        ..ContextBreakdown::default()
+    };
+    let fixed = breakdown.system + breakdown.prompt;
+    if fixed > available {
+        return Err(PromptError::TooLarge {
+            needed: fixed,
+            available,
+        });
+    }
+    let remaining = available - fixed;
+
+    let full = cache.collect(inputs.root, &inputs.context)?;
+    let full_tokens = codebase_tokens(&full);
+    let history_all: usize = inputs
+        .history
+        .iter()
+        .map(|(u, a)| tokens(u) + tokens(a))
+        .sum();
+
+    let mut history = std::mem::take(&mut inputs.history);
+    let codebase = if full_tokens + history_all <= remaining {
+        full
+    } else {
+        let history_cap = remaining.saturating_sub(full_tokens).max(remaining / 4);
+        let mut kept = history_all;
+        while kept > history_cap && !history.is_empty() {
+            let (u, a) = history.remove(0);
+            kept -= tokens(&u) + tokens(&a);
+            breakdown.turns_dropped += 1;
+        }
+        fit_codebase(cache, &inputs, remaining.saturating_sub(kept))?
+    };
+    breakdown.history = history.iter().map(|(u, a)| tokens(u) + tokens(a)).sum();
+    breakdown.codebase = codebase_tokens(&codebase);
+    breakdown.files_included = codebase.included.len();
+    breakdown.files_listed = codebase
+        .listed_only
+        .iter()
+        .map(|(p, _)| p.clone())
+        .collect();
+    breakdown.files_skipped = codebase.skipped.clone();
+
+    let rendered = render(&codebase);
+    let system = if rendered.is_empty() {
+        inputs.system
+    } else {
+        format!(
+            "{}\n\n# The project's files\n\n{rendered}",
+            inputs.system.trim_end()
+        )
+    };
+    let mut messages = vec![ChatMessage::new(ChatRole::System, system)];
+    for (user, assistant) in history {
+        messages.push(user);
+        messages.push(assistant);
+    }
+    messages.push(ChatMessage::new(ChatRole::User, inputs.prompt));
+    Ok((messages, breakdown))
+}
+
+fn codebase_tokens(context: &CodebaseContext) -> usize {
+    let rendered = render(context);
+    if rendered.is_empty() {
+        0
+    } else {
+        estimate_tokens(&rendered) + 8
+    }
+}
+
+/// The codebase within `budget` tokens as rendered (file headers and the path list included).
+fn fit_codebase(
+    cache: &ContextCache,
+    inputs: &PromptInputs<'_>,
+    budget: usize,
+) -> Result<CodebaseContext, ContextError> {
+    let mut options = inputs.context.clone();
+    options.budget_tokens = budget;
+    let mut context = cache.collect(inputs.root, &options)?;
+    // Headers and the path list cost tokens too: shrink the content budget until it all fits.
+    for _ in 0..4 {
+        let over = codebase_tokens(&context).saturating_sub(budget);
+        if over == 0 {
+            break;
+        }
+        options.budget_tokens = options.budget_tokens.saturating_sub(over + 16);
+        context = cache.collect(inputs.root, &options)?;
+    }
+    Ok(context)
+}
+
+#[cfg(test)]
+#[path = "prompt_tests.rs"]
+mod tests;

@@ -1,0 +1,165 @@
+//! Prompt assembly: modes, rules, history, and fitting the window.
+
+use super::*;
+use crate::store::{ApprovalState, Message};
+
+fn message(id: i64, role: Role, content: &str, status: MessageStatus) -> Message {
+    Message {
+        id,
+        chat_id: 1,
+        role,
+        content: content.into(),
+        status,
+        approval_state: None::<ApprovalState>,
+        commit_hash: None,
+        source_commit_hash: None,
+        error: None,
+        model: None,
+        input_tokens: None,
+        output_tokens: None,
+        plan_base: None,
+        reverted_by: None,
+        created_at: 0,
+        updated_at: 0,
+    }
+}
+
+#[test]
+fn modes_have_their_prompts_and_rules_are_appended() {
+    let build = system_prompt(ChatMode::Build, None);
+    assert!(build.contains("<tandem-write"));
+    let ask = system_prompt(ChatMode::Ask, Some("Use tabs.\n"));
+    assert!(ask.contains("never change files"));
+    assert!(ask.ends_with("Use tabs.\n"));
+    assert!(ask.contains("AI_RULES.md"));
+    assert_eq!(system_prompt(ChatMode::Build, Some("  ")), build);
+}
+
+#[test]
+fn history_strips_thinking_and_skips_unfinished_turns() {
+    let messages = vec![
+        message(1, Role::User, "first", MessageStatus::Complete),
+        message(
+            2,
+            Role::Assistant,
+            "<think>secret plan</think>Answer one",
+            MessageStatus::Complete,
+        ),
+        message(3, Role::User, "second (failed)", MessageStatus::Complete),
+        message(4, Role::Assistant, "", MessageStatus::Error),
+        message(5, Role::User, "third", MessageStatus::Complete),
+        message(6, Role::Assistant, "partial", MessageStatus::Cancelled),
+    ];
+    let turns = history(&messages, 10);
+    assert_eq!(turns.len(), 2);
+    assert_eq!(turns[0].0.content, "first");
+    assert_eq!(turns[0].1.content, "Answer one");
+    assert_eq!(turns[1].1.content, "partial");
+    assert_eq!(history(&messages, 1).len(), 1);
+    assert_eq!(history(&messages, 1)[0].0.content, "third");
+}
+
+fn project(files: &[(&str, String)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, content) in files {
+        let full = dir.path().join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, content).unwrap();
+    }
+    dir
+}
+
+fn turn(i: usize, size: usize) -> (ChatMessage, ChatMessage) {
+    (
+        ChatMessage::new(ChatRole::User, format!("question {i} {}", "q".repeat(size))),
+        ChatMessage::new(
+            ChatRole::Assistant,
+            format!("answer {i} {}", "a".repeat(size)),
+        ),
+    )
+}
+
+#[test]
+fn everything_fits_in_a_large_window() {
+    let dir = project(&[("src/main.rs", "fn main() {}\n".into())]);
+    let cache = ContextCache::default();
+    let (messages, breakdown) = assemble(
+        PromptInputs {
+            system: "SYSTEM".into(),
+            history: vec![turn(1, 10)],
+            prompt: "do it",
+            window: 100_000,
+            reply_reserve: 4_000,
+            root: dir.path(),
+            context: ContextOptions::default(),
+        },
+        &cache,
+    )
+    .unwrap();
+    assert_eq!(messages.len(), 4);
+    assert!(messages[0].content.starts_with("SYSTEM"));
+    assert!(messages[0].content.contains("src/main.rs"));
+    assert_eq!(messages[3].content, "do it");
+    assert_eq!(breakdown.turns_dropped, 0);
+    assert_eq!(breakdown.files_included, 1);
+    assert!(breakdown.fits());
+}
+
+#[test]
+fn a_tight_window_drops_old_history_then_lists_files_by_path() {
+    let big = "x".repeat(4_000);
+    let dir = project(&[
+        ("a_big.rs", big.clone()),
+        ("b_big.rs", big.clone()),
+        ("c_small.rs", "small\n".into()),
+    ]);
+    let cache = ContextCache::default();
+    let history: Vec<_> = (0..6).map(|i| turn(i, 400)).collect();
+    let (messages, breakdown) = assemble(
+        PromptInputs {
+            system: "S".into(),
+            history,
+            prompt: "fix it",
+            window: 2_500,
+            reply_reserve: 500,
+            root: dir.path(),
+            context: ContextOptions::default(),
+        },
+        &cache,
+    )
+    .unwrap();
+    assert!(breakdown.turns_dropped > 0, "{breakdown:?}");
+    assert!(!breakdown.files_listed.is_empty(), "{breakdown:?}");
+    assert!(breakdown.fits(), "{breakdown:?}");
+    // The newest turns are the ones kept.
+    let kept_turns = (messages.len() - 2) / 2;
+    assert_eq!(kept_turns + breakdown.turns_dropped, 6);
+    if kept_turns > 0 {
+        assert!(messages[messages.len() - 2].content.starts_with("answer 5"));
+    }
+    assert!(
+        messages[0].content.contains("a_big.rs")
+            || breakdown.files_listed.contains(&"a_big.rs".to_string())
+    );
+}
+
+#[test]
+fn a_prompt_larger_than_the_window_is_a_clear_error() {
+    let dir = project(&[]);
+    let cache = ContextCache::default();
+    let prompt = "word ".repeat(10_000);
+    let err = assemble(
+        PromptInputs {
+            system: "S".into(),
+            history: Vec::new(),
+            prompt: &prompt,
+            window: 4_096,
+            reply_reserve: 1_024,
+            root: dir.path(),
+            context: ContextOptions::default(),
+        },
+        &cache,
+    )
+    .unwrap_err();
+    assert!(matches!(err, PromptError::TooLarge { .. }), "{err}");
+}

@@ -1,0 +1,499 @@
+//! One turn: prepare the request, stream the reply, persist it, plan it, maybe apply it.
+
+use std::sync::Arc;
+
+use futures_util::StreamExt;
+use serde::Serialize;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::models::{self, AUTO_APPROVE, FALLBACK_CONTEXT, HISTORY_TURNS, ModelChoice};
+use super::prompt::{self, ContextBreakdown, PromptInputs};
+use super::writer::{Coalescer, DB_FLUSH_INTERVAL, EVENT_INTERVAL, StreamWriter};
+use super::{Active, ChatError, ChatEvent, ChatEventKind, ChatService, SendOptions, TurnHandle};
+use crate::edits::EditPlan;
+use crate::engine::{ApproveOutcome, TITLE_CHARS, title_from_prompt, truncate};
+use crate::llm::{ChatRequest, ProviderKind, StreamEvent, Usage};
+use crate::store::{Chat, ChatMode, MessageStatus, NewMessage, Project, Role};
+use crate::workspace::context::{ContextOptions, mentioned_paths};
+
+const DEFAULT_HISTORY_TURNS: usize = 10;
+/// Setting: ask the model for a chat title after the first reply (default on).
+pub const GENERATE_TITLES: &str = "chat.generate_titles";
+
+/// How a turn ended.
+#[derive(Debug, Clone, Serialize)]
+pub struct TurnOutcome {
+    pub chat_id: i64,
+    pub message_id: i64,
+    pub status: MessageStatus,
+    pub error: Option<String>,
+    pub content: String,
+    pub usage: Option<Usage>,
+    pub breakdown: Option<ContextBreakdown>,
+    /// The reply's edit plan (build mode, complete replies).
+    pub plan: Option<EditPlan>,
+    /// Set when auto-approve applied the proposal.
+    pub approval: Option<ApproveOutcome>,
+    pub approve_error: Option<String>,
+}
+
+struct Turn {
+    chat: Chat,
+    project: Project,
+    choice: ModelChoice,
+    prompt: String,
+    /// Messages before this id are history.
+    history_before: i64,
+    message_id: i64,
+    cancel: CancellationToken,
+    auto_approve: bool,
+}
+
+impl ChatService {
+    /// Saves the placeholder reply and spawns the turn.
+    pub(super) async fn start(
+        self: &Arc<Self>,
+        chat_id: i64,
+        prompt: String,
+        user_message_id: Option<i64>,
+        options: SendOptions,
+    ) -> Result<TurnHandle, ChatError> {
+        let store = self.engine.store();
+        let chat = store.chat(chat_id)?;
+        let project = store.project(chat.project_id)?;
+        let choice = models::choose(
+            store,
+            &self.secrets,
+            options.provider.as_deref(),
+            options.model.as_deref(),
+        )?;
+        let head = crate::vcs::open(&project.path)
+            .ok()
+            .and_then(|repo| crate::vcs::head(&repo).ok().flatten());
+        let placeholder = store.insert_message(&NewMessage {
+            status: MessageStatus::Streaming,
+            source_commit_hash: head.as_deref(),
+            model: Some(&choice.model),
+            ..NewMessage::new(chat.id, Role::Assistant, "")
+        })?;
+        if chat.title.is_empty() {
+            store.rename_chat(chat.id, &title_from_prompt(&prompt))?;
+        }
+        let auto_approve = match options.auto_approve.or(project.settings.auto_approve) {
+            Some(value) => value,
+            None => store.setting::<bool>(AUTO_APPROVE)?.unwrap_or(false),
+        };
+        let cancel = CancellationToken::new();
+        let (done_tx, done_rx) = watch::channel(false);
+        self.active().insert(
+            chat.id,
+            Active {
+                message_id: placeholder.id,
+                cancel: cancel.clone(),
+                done: done_rx,
+            },
+        );
+        let turn = Turn {
+            history_before: user_message_id.unwrap_or(placeholder.id),
+            message_id: placeholder.id,
+            chat,
+            project,
+            choice,
+            prompt,
+            cancel,
+            auto_approve,
+        };
+        let service = Arc::clone(self);
+        let outcome = tokio::spawn(async move {
+            let chat_id = turn.chat.id;
+            let message_id = turn.message_id;
+            let first_reply = turn.chat.title.is_empty();
+            let outcome = Arc::clone(&service).run(turn).await;
+            {
+                let mut active = service.active();
+                if active
+                    .get(&chat_id)
+                    .is_some_and(|a| a.message_id == message_id)
+                {
+                    active.remove(&chat_id);
+                }
+            }
+            let _ = done_tx.send(true);
+            if first_reply && outcome.status == MessageStatus::Complete {
+                service.spawn_title(chat_id, message_id);
+            }
+            outcome
+        });
+        Ok(TurnHandle {
+            chat_id,
+            message_id: placeholder.id,
+            user_message_id,
+            outcome,
+        })
+    }
+
+    fn event(&self, turn: &Turn, kind: ChatEventKind) {
+        self.publish(ChatEvent {
+            chat_id: turn.chat.id,
+            message_id: turn.message_id,
+            kind,
+        });
+    }
+
+    async fn run(self: Arc<Self>, turn: Turn) -> TurnOutcome {
+        let mut outcome = TurnOutcome {
+            chat_id: turn.chat.id,
+            message_id: turn.message_id,
+            status: MessageStatus::Error,
+            error: None,
+            content: String::new(),
+            usage: None,
+            breakdown: None,
+            plan: None,
+            approval: None,
+            approve_error: None,
+        };
+        let request = tokio::select! {
+            prepared = self.prepare_turn(&turn) => prepared,
+            _ = turn.cancel.cancelled() => Err(ChatError::Task("cancelled".into())),
+        };
+        match request {
+            Ok((request, breakdown)) => {
+                self.event(
+                    &turn,
+                    ChatEventKind::Started {
+                        model: turn.choice.model.clone(),
+                        breakdown: breakdown.clone(),
+                    },
+                );
+                outcome.breakdown = Some(breakdown);
+                self.stream(&turn, request, &mut outcome).await;
+            }
+            Err(e) if turn.cancel.is_cancelled() => {
+                outcome.status = MessageStatus::Cancelled;
+                let _ = e;
+            }
+            Err(e) => outcome.error = Some(e.to_string()),
+        }
+        let store = self.engine.store();
+        if let Err(e) = store.finish_message(
+            turn.message_id,
+            &outcome.content,
+            outcome.status,
+            outcome.error.as_deref(),
+        ) {
+            outcome.status = MessageStatus::Error;
+            outcome.error = Some(format!("the reply could not be saved: {e}"));
+        }
+        if let Some(usage) = outcome.usage {
+            let _ = store.record_usage(
+                turn.message_id,
+                &turn.choice.record.name,
+                &turn.choice.model,
+                i64::try_from(usage.input_tokens).unwrap_or(i64::MAX),
+                i64::try_from(usage.output_tokens).unwrap_or(i64::MAX),
+            );
+        }
+        if outcome.status == MessageStatus::Complete && turn.chat.mode != ChatMode::Ask {
+            self.review(&turn, &mut outcome).await;
+        }
+        self.event(
+            &turn,
+            ChatEventKind::Finished {
+                status: outcome.status,
+                error: outcome.error.clone(),
+                usage: outcome.usage,
+                proposal: outcome.plan.as_ref().is_some_and(|p| p.is_proposal()),
+                commit: outcome.approval.as_ref().and_then(|a| a.commit.clone()),
+            },
+        );
+        outcome
+    }
+
+    async fn prepare_turn(
+        &self,
+        turn: &Turn,
+    ) -> Result<(ChatRequest, ContextBreakdown), ChatError> {
+        let store = self.engine.store();
+        let turns = store
+            .setting::<usize>(HISTORY_TURNS)?
+            .unwrap_or(DEFAULT_HISTORY_TURNS);
+        let earlier: Vec<_> = store
+            .messages(turn.chat.id)?
+            .into_iter()
+            .filter(|m| m.id < turn.history_before)
+            .collect();
+        let history = prompt::history(&earlier, turns);
+        self.prepare(
+            &turn.project,
+            turn.chat.mode,
+            history,
+            &turn.choice,
+            &turn.prompt,
+        )
+        .await
+    }
+
+    /// What a request for `prompt` would contain now, without sending it.
+    pub async fn preview(
+        &self,
+        project: &Project,
+        prompt: &str,
+        options: &SendOptions,
+    ) -> Result<ContextBreakdown, ChatError> {
+        let choice = models::choose(
+            self.engine.store(),
+            &self.secrets,
+            options.provider.as_deref(),
+            options.model.as_deref(),
+        )?;
+        let (_, breakdown) = self
+            .prepare(project, ChatMode::Build, Vec::new(), &choice, prompt)
+            .await?;
+        Ok(breakdown)
+    }
+
+    /// Builds the request: model window, system prompt and rules, history, codebase.
+    async fn prepare(
+        &self,
+        project: &Project,
+        mode: ChatMode,
+        history: Vec<(crate::llm::ChatMessage, crate::llm::ChatMessage)>,
+        choice: &ModelChoice,
+        text: &str,
+    ) -> Result<(ChatRequest, ContextBreakdown), ChatError> {
+        let info = models::model_info(self.engine.store(), choice).await;
+        let window = info.context_length.unwrap_or(FALLBACK_CONTEXT) as usize;
+        let reply_reserve = (window / 4).clamp(256, 8192);
+        let root = project.path.clone();
+        let settings = project.settings.clone();
+        let text = text.to_string();
+        let cache = Arc::clone(&self.cache);
+        let (messages, breakdown) = tokio::task::spawn_blocking(move || {
+            let rules = crate::workspace::resolve(&root, "AI_RULES.md")
+                .ok()
+                .and_then(|p| std::fs::read_to_string(p.abs).ok());
+            let mut options = ContextOptions {
+                include: settings.context_include.clone(),
+                exclude: settings.context_exclude.clone(),
+                ..ContextOptions::default()
+            };
+            let everything = cache.collect(&root, &options)?;
+            let candidates: Vec<String> = everything
+                .included
+                .iter()
+                .map(|f| f.path.clone())
+                .chain(everything.listed_only.iter().map(|(p, _)| p.clone()))
+                .collect();
+            options.priority = mentioned_paths(&text, &candidates);
+            options.priority.extend(recently_edited(&root));
+            prompt::assemble(
+                PromptInputs {
+                    system: prompt::system_prompt(mode, rules.as_deref()),
+                    history,
+                    prompt: &text,
+                    window,
+                    reply_reserve,
+                    root: &root,
+                    context: options,
+                },
+                &cache,
+            )
+        })
+        .await
+        .map_err(|e| ChatError::Task(e.to_string()))??;
+        let context_window = (choice.record.kind == ProviderKind::Ollama).then(|| {
+            let wanted = (breakdown.total() + reply_reserve).div_ceil(1024) * 1024;
+            u32::try_from(wanted.min(window)).unwrap_or(u32::MAX)
+        });
+        let request = ChatRequest {
+            model: choice.model.clone(),
+            messages,
+            max_output_tokens: None,
+            context_window,
+            temperature: None,
+        };
+        Ok((request, breakdown))
+    }
+
+    /// Streams the reply into `outcome`, persisting and publishing as it goes.
+    async fn stream(&self, turn: &Turn, request: ChatRequest, outcome: &mut TurnOutcome) {
+        let store = self.engine.store();
+        let mut writer = StreamWriter::new(store, turn.message_id, DB_FLUSH_INTERVAL);
+        let mut deltas = Coalescer::new(EVENT_INTERVAL);
+        let mut stream = turn.choice.provider.stream(request);
+        let mut thinking = false;
+        let content = &mut outcome.content;
+        outcome.status = loop {
+            let due = deltas.due_at();
+            let next = tokio::select! {
+                biased;
+                _ = turn.cancel.cancelled() => break MessageStatus::Cancelled,
+                _ = sleep_until(due), if due.is_some() => None,
+                next = stream.next() => Some(next),
+            };
+            match next {
+                None => {}
+                Some(Some(Ok(StreamEvent::Text(text)))) => {
+                    if std::mem::take(&mut thinking) {
+                        content.push_str("</think>\n");
+                    }
+                    content.push_str(&text);
+                    deltas.text.push_str(&text);
+                }
+                Some(Some(Ok(StreamEvent::Reasoning(text)))) => {
+                    if !std::mem::replace(&mut thinking, true) {
+                        content.push_str("<think>");
+                    }
+                    content.push_str(&text);
+                    deltas.reasoning.push_str(&text);
+                }
+                Some(Some(Ok(StreamEvent::Usage(usage)))) => outcome.usage = Some(usage),
+                Some(Some(Ok(StreamEvent::ToolCall(_)))) => {}
+                Some(Some(Ok(StreamEvent::Done { .. }))) | Some(None) => {
+                    break MessageStatus::Complete;
+                }
+                Some(Some(Err(e))) => {
+                    outcome.error = Some(e.to_string());
+                    break MessageStatus::Error;
+                }
+            }
+            if let Err(e) = writer.update(content) {
+                outcome.error = Some(format!("the reply could not be saved: {e}"));
+                break MessageStatus::Error;
+            }
+            if let Some((text, reasoning)) = deltas.take(false) {
+                self.event(turn, ChatEventKind::Delta { text, reasoning });
+            }
+        };
+        // Dropping the stream aborts the HTTP request.
+        drop(stream);
+        if thinking {
+            content.push_str("</think>\n");
+        }
+        if let Some((text, reasoning)) = deltas.take(true) {
+            self.event(turn, ChatEventKind::Delta { text, reasoning });
+        }
+    }
+
+    /// Plans a complete reply; with auto-approve, applies it.
+    async fn review(&self, turn: &Turn, outcome: &mut TurnOutcome) {
+        let engine = Arc::clone(&self.engine);
+        let project = turn.project.clone();
+        let id = turn.message_id;
+        let auto = turn.auto_approve;
+        let result = tokio::task::spawn_blocking(move || {
+            let message = engine.store().message(id)?;
+            let plan = engine.record_plan(&project, &message)?;
+            let approval = (auto && plan.is_proposal()).then(|| engine.approve(id, None));
+            Ok::<_, crate::engine::EngineError>((plan, approval))
+        })
+        .await;
+        match result {
+            Ok(Ok((plan, approval))) => {
+                outcome.plan = Some(plan);
+                match approval {
+                    Some(Ok(approved)) => outcome.approval = Some(approved),
+                    Some(Err(e)) => outcome.approve_error = Some(e.to_string()),
+                    None => {}
+                }
+            }
+            Ok(Err(e)) => outcome.approve_error = Some(e.to_string()),
+            Err(e) => outcome.approve_error = Some(e.to_string()),
+        }
+    }
+
+    /// Asks the model for a short title in the background; the prompt's first words stay
+    /// if that fails.
+    fn spawn_title(self: &Arc<Self>, chat_id: i64, message_id: i64) {
+        let service = Arc::clone(self);
+        tokio::spawn(async move {
+            let store = service.engine.store();
+            if store.setting::<bool>(GENERATE_TITLES).ok().flatten() == Some(false) {
+                return;
+            }
+            let Ok(message) = store.message(message_id) else {
+                return;
+            };
+            let Some(prompt) = store
+                .messages(chat_id)
+                .ok()
+                .and_then(|m| m.into_iter().find(|m| m.role == Role::User))
+            else {
+                return;
+            };
+            let Ok(choice) =
+                models::choose(store, &service.secrets, None, message.model.as_deref())
+            else {
+                return;
+            };
+            let title = tokio::time::timeout(
+                std::time::Duration::from_secs(20),
+                generate_title(&choice, &prompt.content),
+            )
+            .await;
+            if let Ok(Some(title)) = title
+                && store.rename_chat(chat_id, &title).is_ok()
+            {
+                service.publish(ChatEvent {
+                    chat_id,
+                    message_id,
+                    kind: ChatEventKind::TitleChanged { title },
+                });
+            }
+        });
+    }
+}
+
+async fn generate_title(choice: &ModelChoice, prompt: &str) -> Option<String> {
+    use crate::llm::{ChatMessage, ChatRole};
+    let request = ChatRequest {
+        model: choice.model.clone(),
+        messages: vec![
+            ChatMessage::new(ChatRole::System, prompt::TITLE_PROMPT),
+            ChatMessage::new(
+                ChatRole::User,
+                prompt.chars().take(2000).collect::<String>(),
+            ),
+        ],
+        max_output_tokens: Some(40),
+        context_window: None,
+        temperature: Some(0.2),
+    };
+    let mut stream = choice.provider.stream(request);
+    let mut text = String::new();
+    while let Some(event) = stream.next().await {
+        match event.ok()? {
+            StreamEvent::Text(t) => text.push_str(&t),
+            StreamEvent::Done { .. } => break,
+            _ => {}
+        }
+    }
+    let title = prompt::strip_for_history(&text);
+    let line = title.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let line = line.trim_matches(|c: char| c == '"' || c == '\'' || c == '.' || c == '#');
+    (!line.is_empty()).then(|| truncate(line.trim(), TITLE_CHARS))
+}
+
+/// Files changed by the last few commits: likely what the person is working on.
+fn recently_edited(root: &std::path::Path) -> Vec<String> {
+    let Ok(repo) = crate::vcs::open(root) else {
+        return Vec::new();
+    };
+    let mut paths = Vec::new();
+    for version in crate::vcs::log(&repo, 5).unwrap_or_default() {
+        for file in version.files {
+            if !paths.contains(&file.path) {
+                paths.push(file.path);
+            }
+        }
+    }
+    paths
+}
+
+async fn sleep_until(at: Option<std::time::Instant>) {
+    if let Some(at) = at {
+        tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
+    }
+}

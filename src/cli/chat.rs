@@ -1,0 +1,423 @@
+//! CLI commands that talk to models: providers, models, chat, context, and reading chats.
+
+use std::io::{Read, Write};
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use clap::Subcommand;
+use serde_json::json;
+
+use tandem::Engine;
+use tandem::chat::{
+    ChatEventKind, ChatService, SendOptions, ensure_default_provider, provider_config,
+};
+use tandem::llm::{ProviderKind, provider};
+use tandem::store::{ChatMode, MessageStatus, ProviderSettings};
+
+#[derive(Subcommand)]
+pub enum ProviderCommand {
+    /// Add a model provider.
+    Add {
+        #[arg(long)]
+        name: String,
+        #[arg(long, value_parser = parse_kind)]
+        kind: ProviderKind,
+        #[arg(long)]
+        base_url: Option<String>,
+        /// The environment variable that holds the API key.
+        #[arg(long)]
+        api_key_env: Option<String>,
+        /// The model used when none is named.
+        #[arg(long)]
+        default_model: Option<String>,
+        /// Overrides the context length the provider reports.
+        #[arg(long)]
+        context_length: Option<u32>,
+    },
+    /// List providers (keys are never shown).
+    List,
+    /// Store a provider's API key, read from standard input (in the keychain, else a 0600 file).
+    SetKey { name: String },
+    /// Remove a provider.
+    Remove { name: String },
+}
+
+fn parse_kind(text: &str) -> Result<ProviderKind, String> {
+    text.parse()
+}
+
+fn default_base_url(kind: ProviderKind) -> String {
+    match kind {
+        ProviderKind::Ollama => tandem::llm::ollama::default_base_url(),
+        ProviderKind::Openai => "https://api.openai.com/v1".into(),
+        ProviderKind::Anthropic => "https://api.anthropic.com/v1".into(),
+        ProviderKind::Gemini => "https://generativelanguage.googleapis.com/v1beta".into(),
+    }
+}
+
+pub struct Ctx {
+    pub engine: Arc<Engine>,
+    pub data_dir: std::path::PathBuf,
+    pub json: bool,
+}
+
+impl Ctx {
+    fn service(&self) -> Arc<ChatService> {
+        ChatService::with_data_dir(Arc::clone(&self.engine), self.data_dir.clone())
+    }
+
+    fn out(&self, value: serde_json::Value, text: String) {
+        if self.json {
+            println!("{value}");
+        } else {
+            print!("{text}");
+        }
+    }
+}
+
+pub fn runtime() -> Result<tokio::runtime::Runtime> {
+    tandem::llm::init_tls();
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+pub fn provider_cmd(ctx: &Ctx, command: ProviderCommand) -> Result<()> {
+    let store = ctx.engine.store();
+    ensure_default_provider(store)?;
+    match command {
+        ProviderCommand::Add {
+            name,
+            kind,
+            base_url,
+            api_key_env,
+            default_model,
+            context_length,
+        } => {
+            let url = base_url.unwrap_or_else(|| default_base_url(kind));
+            let settings = ProviderSettings {
+                default_model,
+                context_length,
+            };
+            let record =
+                store.insert_provider(&name, kind, &url, api_key_env.as_deref(), &settings)?;
+            ctx.out(
+                json!({"provider": record}),
+                format!("added provider {} ({kind}) at {url}\n", record.name),
+            );
+        }
+        ProviderCommand::List => {
+            let service = ctx.service();
+            let mut rows = Vec::new();
+            let mut text = String::new();
+            for record in store.providers()? {
+                let config = provider_config(store, service.secrets(), &record)?;
+                let key = if service.secrets().get(&record.name).ok().flatten().is_some() {
+                    format!("{:?}", service.secrets().location())
+                } else if !config.api_keys.is_empty() {
+                    format!(
+                        "environment ({})",
+                        config.api_key_env.clone().unwrap_or_default()
+                    )
+                } else {
+                    "none".to_string()
+                };
+                text.push_str(&format!(
+                    "{:<14} {:<10} {:<45} key: {key}\n",
+                    record.name, record.kind, record.base_url
+                ));
+                rows.push(json!({"provider": record, "key": key}));
+            }
+            ctx.out(json!({"providers": rows}), text);
+        }
+        ProviderCommand::SetKey { name } => {
+            let record = store
+                .provider_by_name(&name)?
+                .with_context(|| format!("no provider named {name:?}"))?;
+            let mut key = String::new();
+            std::io::stdin()
+                .read_to_string(&mut key)
+                .context("reading the key from standard input")?;
+            let key = key.trim();
+            if key.is_empty() {
+                bail!("no key on standard input");
+            }
+            let location = ctx.service().secrets().set(&record.name, key)?;
+            ctx.out(
+                json!({"stored": location}),
+                format!("stored the key for {name}: {location:?}\n"),
+            );
+        }
+        ProviderCommand::Remove { name } => {
+            let record = store
+                .provider_by_name(&name)?
+                .with_context(|| format!("no provider named {name:?}"))?;
+            store.delete_provider(record.id)?;
+            let _ = ctx.service().secrets().delete(&name);
+            ctx.out(
+                json!({"removed": name}),
+                format!("removed provider {name}\n"),
+            );
+        }
+    }
+    Ok(())
+}
+
+pub fn models(ctx: &Ctx, provider_name: Option<String>) -> Result<()> {
+    let store = ctx.engine.store();
+    ensure_default_provider(store)?;
+    let service = ctx.service();
+    let records = match provider_name {
+        Some(name) => vec![
+            store
+                .provider_by_name(&name)?
+                .with_context(|| format!("no provider named {name:?}"))?,
+        ],
+        None => store.providers()?,
+    };
+    let runtime = runtime()?;
+    let mut all = Vec::new();
+    let mut text = String::new();
+    for record in records {
+        let client = provider(provider_config(store, service.secrets(), &record)?);
+        match runtime.block_on(client.list_models()) {
+            Ok(models) => {
+                for model in &models {
+                    let window = model
+                        .context_length
+                        .map(|c| format!("{c} tokens"))
+                        .unwrap_or_default();
+                    text.push_str(&format!("{:<14} {:<40} {window}\n", record.name, model.id));
+                }
+                all.push(json!({"provider": record.name, "models": models}));
+            }
+            Err(e) => {
+                text.push_str(&format!("{:<14} error: {e}\n", record.name));
+                all.push(json!({"provider": record.name, "error": e.to_string()}));
+            }
+        }
+    }
+    ctx.out(json!({"providers": all}), text);
+    Ok(())
+}
+
+pub struct ChatArgs {
+    pub project: String,
+    pub chat: Option<i64>,
+    pub mode: Option<ChatMode>,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub approve: bool,
+    pub prompt: String,
+}
+
+pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
+    let store = ctx.engine.store();
+    ensure_default_provider(store)?;
+    let project = ctx.engine.project(&args.project)?;
+    let service = ctx.service();
+    let runtime = runtime()?;
+    let chat = match args.chat {
+        Some(id) => {
+            let chat = store.chat(id)?;
+            if chat.project_id != project.id {
+                bail!("chat {id} belongs to another project");
+            }
+            if let Some(mode) = args.mode {
+                store.set_chat_mode(id, mode)?;
+            }
+            chat
+        }
+        None => service.new_chat(project.id, args.mode.unwrap_or(ChatMode::Build))?,
+    };
+    let options = SendOptions {
+        provider: args.provider,
+        model: args.model,
+        auto_approve: args.approve.then_some(true),
+    };
+    let json = ctx.json;
+    let outcome = runtime.block_on(async {
+        let mut events = service.subscribe();
+        let handle = service.send(chat.id, &args.prompt, options).await?;
+        let message_id = handle.message_id;
+        let mut outcome = handle.outcome;
+        let mut stdout = std::io::stdout();
+        loop {
+            tokio::select! {
+                result = &mut outcome => break result.context("the chat task failed"),
+                _ = tokio::signal::ctrl_c() => { service.cancel(chat.id); }
+                event = events.recv() => {
+                    let Ok(event) = event else { continue };
+                    if event.message_id != message_id || json { continue; }
+                    match event.kind {
+                        ChatEventKind::Delta { text, reasoning } => {
+                            if !reasoning.is_empty() { eprint!("{reasoning}"); }
+                            print!("{text}");
+                            let _ = stdout.flush();
+                        }
+                        ChatEventKind::Started { breakdown, .. } if breakdown.turns_dropped > 0 || !breakdown.files_listed.is_empty() => {
+                            eprintln!("note: to fit the model's window, {} history turn(s) were left out and {} file(s) are sent by path only", breakdown.turns_dropped, breakdown.files_listed.len());
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+    })?;
+    let operations = outcome
+        .plan
+        .as_ref()
+        .map(|p| serde_json::to_value(&p.operations).unwrap_or_default());
+    let commit = outcome.approval.as_ref().and_then(|a| a.commit.clone());
+    if json {
+        let mut value = json!({
+            "chat_id": outcome.chat_id,
+            "message_id": outcome.message_id,
+            "status": outcome.status,
+            "operations": operations.unwrap_or_else(|| json!([])),
+            "content": outcome.content,
+        });
+        if let Some(commit) = &commit {
+            value["commit"] = json!(commit);
+        }
+        if let Some(error) = &outcome.error {
+            value["error"] = json!(error);
+        }
+        if let Some(error) = &outcome.approve_error {
+            value["approve_error"] = json!(error);
+        }
+        if let Some(usage) = &outcome.usage {
+            value["usage"] = json!(usage);
+        }
+        println!("{value}");
+    } else {
+        println!();
+        match outcome.status {
+            MessageStatus::Complete => {}
+            MessageStatus::Cancelled => eprintln!("[cancelled: the reply so far is kept]"),
+            status => eprintln!("[{status}: {}]", outcome.error.as_deref().unwrap_or("")),
+        }
+        if let Some(plan) = &outcome.plan
+            && plan.is_proposal()
+        {
+            for op in &plan.operations {
+                let op_name = serde_json::to_value(op.op)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default();
+                let state = op.error.clone().unwrap_or_else(|| "ok".into());
+                eprintln!(
+                    "  {op_name:<15} {:<40} +{} -{}  {state}",
+                    op.path, op.added, op.removed
+                );
+            }
+            match (&commit, &outcome.approve_error) {
+                (Some(c), _) => eprintln!("applied: commit {c}"),
+                (None, Some(e)) => eprintln!("not applied: {e}"),
+                (None, None) => eprintln!(
+                    "review: tandem diff {0} | approve: tandem approve {0} | reject: tandem reject {0}",
+                    outcome.message_id
+                ),
+            }
+        }
+    }
+    if outcome.status == MessageStatus::Error {
+        bail!(
+            "{}",
+            outcome.error.unwrap_or_else(|| "the reply failed".into())
+        );
+    }
+    Ok(())
+}
+
+pub fn context(
+    ctx: &Ctx,
+    project: &str,
+    prompt: &str,
+    provider_name: Option<String>,
+    model: Option<String>,
+) -> Result<()> {
+    ensure_default_provider(ctx.engine.store())?;
+    let project = ctx.engine.project(project)?;
+    let service = ctx.service();
+    let options = SendOptions {
+        provider: provider_name,
+        model,
+        auto_approve: None,
+    };
+    let breakdown = runtime()?.block_on(service.preview(&project, prompt, &options))?;
+    let mut text = format!(
+        "window {}: system {} + codebase {} + history {} + prompt {} = {} tokens, {} reserved for the reply\nfiles: {} included, {} listed by path only, {} skipped\n",
+        breakdown.window,
+        breakdown.system,
+        breakdown.codebase,
+        breakdown.history,
+        breakdown.prompt,
+        breakdown.total(),
+        breakdown.reply_reserve,
+        breakdown.files_included,
+        breakdown.files_listed.len(),
+        breakdown.files_skipped.len()
+    );
+    for path in &breakdown.files_listed {
+        text.push_str(&format!("  by path only (over budget): {path}\n"));
+    }
+    for (path, reason) in &breakdown.files_skipped {
+        text.push_str(&format!("  skipped ({reason:?}): {path}\n"));
+    }
+    ctx.out(json!({"breakdown": breakdown}), text);
+    Ok(())
+}
+
+pub fn show(ctx: &Ctx, id: i64) -> Result<()> {
+    let m = ctx.engine.store().message(id)?;
+    let value = json!({
+        "id": m.id, "chat_id": m.chat_id, "role": m.role, "status": m.status,
+        "approval_state": m.approval_state, "commit": m.commit_hash, "content": m.content,
+        "error": m.error, "model": m.model,
+    });
+    let text = format!(
+        "message {} ({}, {}){}\n{}\n",
+        m.id,
+        m.role,
+        m.status,
+        m.approval_state
+            .map(|s| format!(", {s}"))
+            .unwrap_or_default(),
+        m.content
+    );
+    ctx.out(value, text);
+    Ok(())
+}
+
+pub fn chats(ctx: &Ctx, project: &str) -> Result<()> {
+    let project = ctx.engine.project(project)?;
+    let chats = ctx.engine.store().chats(project.id)?;
+    let text = chats
+        .iter()
+        .map(|c| format!("{:>5}  {:<6} {}\n", c.id, c.mode, c.title))
+        .collect();
+    ctx.out(json!({"chats": chats}), text);
+    Ok(())
+}
+
+pub fn messages(ctx: &Ctx, chat: i64) -> Result<()> {
+    let messages = ctx.engine.store().messages(chat)?;
+    let text = messages
+        .iter()
+        .map(|m| {
+            let first = m.content.lines().next().unwrap_or("");
+            format!(
+                "{:>5}  {:<9} {:<11} {}\n",
+                m.id,
+                m.role.as_str(),
+                m.status.as_str(),
+                first
+            )
+        })
+        .collect();
+    ctx.out(json!({"messages": messages}), text);
+    Ok(())
+}

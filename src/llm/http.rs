@@ -1,0 +1,499 @@
+//! HTTP plumbing shared by the providers: one client per provider, sending with retries,
+//! idle timeouts on every wait, and mapping failures to errors a person can act on.
+
+use std::time::Duration;
+
+use eventsource_stream::Event;
+use futures_util::stream::{self, StreamExt};
+use reqwest::{Client, RequestBuilder, Response};
+use serde_json::Value;
+
+use super::framing::{Frames, ndjson_lines, sse_events};
+use super::{LlmError, ProviderConfig, ProviderKind};
+
+/// Attempts for one request when the server answers 429 or 5xx before any body byte.
+const MAX_ATTEMPTS: u32 = 3;
+const FIRST_BACKOFF: Duration = Duration::from_millis(250);
+/// A server asking for a longer pause than this is better reported than waited for.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(10);
+/// Error bodies are only read for their message; a huge one is cut here.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+/// Model lists and model details are small; this only stops a runaway reply.
+const MAX_JSON_BODY: usize = 16 * 1024 * 1024;
+
+/// The client and configuration of one provider.
+pub(crate) struct Http {
+    pub(crate) config: ProviderConfig,
+    /// Building a client only fails on a broken TLS setup; that is reported on first use
+    /// so that the factory itself stays infallible.
+    client: Result<Client, String>,
+}
+
+impl Http {
+    pub(crate) fn new(mut config: ProviderConfig) -> Self {
+        super::init_tls();
+        if config.base_url.trim().is_empty() {
+            config.base_url = super::default_base_url(config.kind);
+        }
+        let connect = nonzero_or(config.connect_timeout, super::DEFAULT_CONNECT_TIMEOUT);
+        // No overall timeout: a long reply may stream for minutes; the idle timeout guards it.
+        let mut builder = Client::builder()
+            .connect_timeout(connect)
+            .user_agent(concat!("tandem/", env!("CARGO_PKG_VERSION")));
+        // A local server (Ollama, LM Studio…) must not be sent through an HTTP(S)_PROXY set
+        // for the internet; reqwest does not exempt loopback by itself.
+        if is_loopback(&config.base_url) {
+            builder = builder.no_proxy();
+        }
+        let client = builder.build().map_err(|e| root_cause(&e));
+        Http { config, client }
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    pub(crate) fn kind(&self) -> ProviderKind {
+        self.config.kind
+    }
+
+    pub(crate) fn idle(&self) -> Duration {
+        nonzero_or(self.config.idle_timeout, super::DEFAULT_IDLE_TIMEOUT)
+    }
+
+    /// `path` (starting with `/`) appended to the configured base URL.
+    pub(crate) fn url(&self, path: &str) -> String {
+        format!("{}{}", self.config.base_url.trim_end_matches('/'), path)
+    }
+
+    /// The first non-empty configured key.
+    pub(crate) fn key(&self) -> Option<&str> {
+        self.config
+            .api_keys
+            .iter()
+            .map(|k| k.trim())
+            .find(|k| !k.is_empty())
+    }
+
+    pub(crate) fn no_key(&self, default_env: &str) -> LlmError {
+        LlmError::NoApiKey {
+            provider: self.name().to_string(),
+            env: self
+                .config
+                .api_key_env
+                .clone()
+                .unwrap_or_else(|| default_env.to_string()),
+        }
+    }
+
+    pub(crate) fn protocol(&self, message: impl Into<String>) -> LlmError {
+        LlmError::Protocol {
+            provider: self.name().to_string(),
+            message: message.into(),
+        }
+    }
+
+    /// The `array` field of a JSON reply, or a Protocol error naming it.
+    pub(crate) fn array<'a>(
+        &self,
+        json: &'a Value,
+        field: &str,
+    ) -> Result<&'a Vec<Value>, LlmError> {
+        json[field].as_array().ok_or_else(|| {
+            self.protocol(format!(
+                "a reply without a `{field}` list: {}",
+                snippet(&json.to_string())
+            ))
+        })
+    }
+
+    /// Sends a request built by `make` until it gets a success status. 429 (when
+    /// `retry_429`) and 5xx are retried with backoff: nothing of the reply has been read
+    /// then, so a retry cannot duplicate text. Other statuses become typed errors.
+    pub(crate) async fn send<F>(
+        &self,
+        make: F,
+        model: Option<&str>,
+        retry_429: bool,
+    ) -> Result<Response, LlmError>
+    where
+        F: Fn(&Client) -> RequestBuilder,
+    {
+        let client = self.client.as_ref().map_err(|message| LlmError::Connect {
+            url: self.config.base_url.clone(),
+            message: message.clone(),
+        })?;
+        let mut attempt = 1;
+        loop {
+            // Waiting for the status line counts as idle time too: a server that accepts
+            // the connection and then says nothing must not hang the turn.
+            let response = match tokio::time::timeout(self.idle(), make(client).send()).await {
+                Err(_) => return Err(self.idle_error()),
+                Ok(Err(err)) => return Err(self.request_error(&err)),
+                Ok(Ok(response)) => response,
+            };
+            let status = response.status().as_u16();
+            if response.status().is_success() {
+                return Ok(response);
+            }
+            let retryable = status >= 500 || (status == 429 && retry_429);
+            if retryable && attempt < MAX_ATTEMPTS {
+                let wait = retry_after(&response).unwrap_or_else(|| backoff(attempt));
+                drop(response);
+                tokio::time::sleep(wait).await;
+                attempt += 1;
+                continue;
+            }
+            let body = self
+                .read_body(response, MAX_ERROR_BODY)
+                .await
+                .unwrap_or_default();
+            return Err(status_error(self.kind(), self.name(), status, &body, model));
+        }
+    }
+
+    /// Sends (with retries) and parses the whole reply as JSON.
+    pub(crate) async fn json<F>(&self, make: F, model: Option<&str>) -> Result<Value, LlmError>
+    where
+        F: Fn(&Client) -> RequestBuilder,
+    {
+        let response = self.send(make, model, true).await?;
+        self.read_json(response).await
+    }
+
+    /// Reads a successful reply whole and parses it as JSON.
+    pub(crate) async fn read_json(&self, response: Response) -> Result<Value, LlmError> {
+        let body = self.read_body(response, MAX_JSON_BODY).await?;
+        serde_json::from_str(&body).map_err(|e| {
+            self.protocol(format!(
+                "a reply that is not JSON ({e}): {}",
+                snippet(&body)
+            ))
+        })
+    }
+
+    /// Reads a whole body up to about `limit` bytes, each chunk under the idle timeout.
+    async fn read_body(&self, mut response: Response, limit: usize) -> Result<String, LlmError> {
+        let mut body = Vec::new();
+        loop {
+            match tokio::time::timeout(self.idle(), response.chunk()).await {
+                Err(_) => return Err(self.idle_error()),
+                Ok(Err(err)) => return Err(self.disconnected(&err)),
+                Ok(Ok(None)) => break,
+                Ok(Ok(Some(chunk))) => body.extend_from_slice(&chunk),
+            }
+            if body.len() > limit {
+                break;
+            }
+        }
+        Ok(String::from_utf8_lossy(&body).into_owned())
+    }
+
+    /// The reply body as chunks, each awaited under the idle timeout; ends after an error.
+    pub(crate) fn body(&self, response: Response) -> Frames<Vec<u8>> {
+        let idle = self.idle();
+        let name = self.name().to_string();
+        let chunks = response.bytes_stream().boxed();
+        stream::unfold(Some(chunks), move |state| {
+            let name = name.clone();
+            async move {
+                let mut chunks = state?;
+                match tokio::time::timeout(idle, chunks.next()).await {
+                    Err(_) => Some((Err(idle_timeout(&name, idle)), None)),
+                    Ok(None) => None,
+                    Ok(Some(Ok(bytes))) => Some((Ok(Vec::from(bytes)), Some(chunks))),
+                    Ok(Some(Err(err))) => {
+                        let error = LlmError::Disconnected {
+                            provider: name,
+                            message: root_cause(&err),
+                        };
+                        Some((Err(error), None))
+                    }
+                }
+            }
+        })
+        .boxed()
+    }
+
+    /// The reply's NDJSON lines.
+    pub(crate) fn ndjson(&self, response: Response) -> Frames<String> {
+        ndjson_lines(self.body(response), self.name().to_string())
+    }
+
+    /// The reply's SSE events. A JSON or HTML body in place of an event stream (a proxy's
+    /// error page, a server that ignored `stream: true`) is reported for what it says
+    /// instead of as a stream that ended without a word.
+    pub(crate) async fn event_stream(&self, response: Response) -> Result<Frames<Event>, LlmError> {
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if content_type.contains("json") || content_type.contains("html") {
+            let body = self.read_body(response, MAX_ERROR_BODY).await?;
+            return Err(LlmError::Protocol {
+                provider: self.name().to_string(),
+                message: format!(
+                    "{content_type} instead of an event stream: {}",
+                    error_message(&body)
+                ),
+            });
+        }
+        Ok(sse_events(self.body(response), self.name().to_string()))
+    }
+
+    fn idle_error(&self) -> LlmError {
+        idle_timeout(self.name(), self.idle())
+    }
+
+    fn disconnected(&self, err: &reqwest::Error) -> LlmError {
+        LlmError::Disconnected {
+            provider: self.name().to_string(),
+            message: root_cause(err),
+        }
+    }
+
+    /// An error before any status arrived: refused connection, DNS, TLS, or a reset.
+    fn request_error(&self, err: &reqwest::Error) -> LlmError {
+        let url = self.config.base_url.clone();
+        if err.is_connect() || err.is_timeout() {
+            if self.kind() == ProviderKind::Ollama && is_refused(err) {
+                return LlmError::OllamaNotRunning { url };
+            }
+            let message = if err.is_timeout() {
+                "timed out while connecting".to_string()
+            } else {
+                root_cause(err)
+            };
+            return LlmError::Connect { url, message };
+        }
+        self.disconnected(err)
+    }
+}
+
+fn is_loopback(base_url: &str) -> bool {
+    let Ok(url) = reqwest::Url::parse(base_url) else {
+        return false;
+    };
+    match url.host_str() {
+        Some(host) if host.eq_ignore_ascii_case("localhost") => true,
+        Some(host) => host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback()),
+        None => false,
+    }
+}
+
+fn nonzero_or(value: Duration, default: Duration) -> Duration {
+    if value.is_zero() { default } else { value }
+}
+
+fn idle_timeout(provider: &str, idle: Duration) -> LlmError {
+    // Rounded up so that a sub-second test timeout does not read as "0 s".
+    let secs = u64::try_from(idle.as_millis().div_ceil(1000)).unwrap_or(u64::MAX);
+    LlmError::IdleTimeout {
+        provider: provider.to_string(),
+        secs,
+    }
+}
+
+fn is_refused(err: &(dyn std::error::Error + 'static)) -> bool {
+    let mut current = Some(err);
+    while let Some(e) = current {
+        if let Some(io) = e.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::ConnectionRefused
+        {
+            return true;
+        }
+        current = e.source();
+    }
+    false
+}
+
+/// The innermost cause: reqwest's outer messages ("error sending request for url …") say
+/// less than the OS error underneath ("Connection refused").
+pub(crate) fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut current = err;
+    while let Some(next) = current.source() {
+        current = next;
+    }
+    current.to_string()
+}
+
+fn backoff(attempt: u32) -> Duration {
+    FIRST_BACKOFF * 2u32.saturating_pow(attempt.saturating_sub(1))
+}
+
+fn retry_after(response: &Response) -> Option<Duration> {
+    let value = response.headers().get("retry-after")?.to_str().ok()?;
+    parse_retry_after(value)
+}
+
+/// `Retry-After` in seconds (the HTTP-date form is rare from APIs and falls back to backoff).
+fn parse_retry_after(value: &str) -> Option<Duration> {
+    let secs: f64 = value.trim().parse().ok()?;
+    if !secs.is_finite() || secs < 0.0 {
+        return None;
+    }
+    Some(Duration::from_secs_f64(
+        secs.min(MAX_RETRY_AFTER.as_secs_f64()),
+    ))
+}
+
+/// A short, single-line excerpt of what the server sent, for error messages.
+pub(crate) fn snippet(text: &str) -> String {
+    const MAX: usize = 160;
+    let text = text.trim();
+    match text.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+/// The server's own words: `error` as a string, `error.message`, or `message`; else the
+/// body itself.
+pub(crate) fn error_message(body: &str) -> String {
+    if let Ok(json) = serde_json::from_str::<Value>(body) {
+        let found = match &json["error"] {
+            Value::String(s) => Some(s.clone()),
+            Value::Object(o) => o.get("message").and_then(Value::as_str).map(str::to_string),
+            _ => None,
+        }
+        .or_else(|| json["message"].as_str().map(str::to_string));
+        if let Some(message) = found {
+            return message;
+        }
+    }
+    let text = snippet(body);
+    if text.is_empty() {
+        "no details given".to_string()
+    } else {
+        text
+    }
+}
+
+/// Maps an HTTP error status (and its body) to the error a person can act on.
+pub(crate) fn status_error(
+    kind: ProviderKind,
+    provider: &str,
+    status: u16,
+    body: &str,
+    model: Option<&str>,
+) -> LlmError {
+    let message = error_message(body);
+    let lower = message.to_lowercase();
+    let provider = provider.to_string();
+    // Gemini reports quota exhaustion as RESOURCE_EXHAUSTED (sometimes not as 429) and a bad
+    // key as 400 API_KEY_INVALID; Anthropic's 529 means overloaded: all "wait or switch".
+    if status == 401 || status == 403 || body.contains("API_KEY_INVALID") {
+        return LlmError::KeyRejected { provider, status };
+    }
+    if status == 429 || status == 529 || body.contains("RESOURCE_EXHAUSTED") {
+        return LlmError::RateLimited {
+            provider,
+            status,
+            message,
+        };
+    }
+    if status == 404
+        && let Some(model) = model
+        && (lower.contains("model") || message.contains(model))
+    {
+        if kind == ProviderKind::Ollama {
+            return LlmError::ModelNotPulled {
+                model: model.to_string(),
+            };
+        }
+        return LlmError::UnknownModel {
+            provider,
+            model: model.to_string(),
+            message,
+        };
+    }
+    if status == 400 && (lower.contains("does not support") || lower.contains("not supported")) {
+        return LlmError::Unsupported(message);
+    }
+    LlmError::Http {
+        provider,
+        status,
+        message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_map_to_actionable_errors() {
+        let ollama = ProviderKind::Ollama;
+        let openai = ProviderKind::Openai;
+        let e = status_error(
+            ollama,
+            "Ollama",
+            404,
+            r#"{"error":"model 'x' not found"}"#,
+            Some("x"),
+        );
+        assert_eq!(e, LlmError::ModelNotPulled { model: "x".into() });
+        let body = r#"{"error":{"message":"The model `x` does not exist"}}"#;
+        assert!(matches!(
+            status_error(openai, "OpenAI", 404, body, Some("x")),
+            LlmError::UnknownModel { .. }
+        ));
+        assert!(matches!(
+            status_error(openai, "OpenAI", 404, "404 page not found", Some("x")),
+            LlmError::Http { status: 404, .. }
+        ));
+        assert!(matches!(
+            status_error(openai, "OpenAI", 401, "{}", None),
+            LlmError::KeyRejected { status: 401, .. }
+        ));
+        let body = r#"{"error":"registry.ollama.ai/library/gemma:2b does not support tools"}"#;
+        assert_eq!(
+            status_error(ollama, "Ollama", 400, body, Some("gemma:2b")),
+            LlmError::Unsupported(
+                "registry.ollama.ai/library/gemma:2b does not support tools".into()
+            )
+        );
+        let body =
+            r#"{"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED"}}"#;
+        assert!(matches!(
+            status_error(ProviderKind::Gemini, "Gemini", 429, body, None),
+            LlmError::RateLimited { message, .. } if message == "Quota exceeded"
+        ));
+        let e = status_error(openai, "OpenAI", 502, "<html>bad gateway</html>", None);
+        assert!(
+            matches!(e, LlmError::Http { status: 502, message, .. } if message.contains("bad gateway"))
+        );
+    }
+
+    #[test]
+    fn retry_after_is_capped_and_backoff_doubles() {
+        assert_eq!(parse_retry_after("2"), Some(Duration::from_secs(2)));
+        assert_eq!(parse_retry_after("3600"), Some(MAX_RETRY_AFTER));
+        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
+        assert_eq!(backoff(1), Duration::from_millis(250));
+        assert_eq!(backoff(2), Duration::from_millis(500));
+        assert_eq!(backoff(3), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn only_local_servers_bypass_the_proxy() {
+        assert!(is_loopback("http://localhost:11434"));
+        assert!(is_loopback("http://127.0.0.1:1234/v1"));
+        assert!(is_loopback("http://[::1]:8080"));
+        assert!(!is_loopback("https://api.openai.com/v1"));
+        assert!(!is_loopback("http://192.168.1.20:11434"));
+    }
+
+    #[test]
+    fn snippets_are_short() {
+        let long = "x".repeat(1000);
+        assert!(snippet(&long).chars().count() <= 161);
+        assert_eq!(snippet("  short \n"), "short");
+    }
+}

@@ -1,0 +1,223 @@
+//! Model providers: one trait for streaming a chat request, with an implementation per wire
+//! format (Ollama's NDJSON, OpenAI-compatible SSE, Anthropic Messages SSE, Gemini SSE).
+//!
+//! A provider turns a [`ChatRequest`] into a stream of [`StreamEvent`]s. Dropping the stream
+//! aborts the HTTP request: that is how a turn is cancelled.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+pub mod anthropic;
+mod framing;
+pub mod gemini;
+mod http;
+pub mod ollama;
+pub mod openai;
+
+use futures_util::future::BoxFuture;
+use futures_util::stream::BoxStream;
+use serde::{Deserialize, Serialize};
+
+pub mod secrets;
+
+/// Default idle time allowed between two chunks of a streaming reply.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+/// Environment variable overriding the idle timeout, in seconds.
+pub const IDLE_TIMEOUT_ENV: &str = "TANDEM_IDLE_TIMEOUT_SECS";
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    Ollama,
+    /// Any OpenAI-compatible chat-completions server (OpenAI, LM Studio, llama.cpp, vLLM,
+    /// OpenRouter, DeepSeek, Groq…).
+    Openai,
+    Anthropic,
+    Gemini,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChatRole {
+    System,
+    User,
+    Assistant,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: ChatRole,
+    pub content: String,
+}
+
+impl ChatMessage {
+    pub fn new(role: ChatRole, content: impl Into<String>) -> Self {
+        ChatMessage {
+            role,
+            content: content.into(),
+        }
+    }
+}
+
+/// One request: the whole conversation to send, system prompt first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChatRequest {
+    pub model: String,
+    /// System messages (if any) first, then the conversation, ending with the user's prompt.
+    pub messages: Vec<ChatMessage>,
+    /// Upper bound for the reply's tokens (Anthropic requires one; others may omit it).
+    pub max_output_tokens: Option<u32>,
+    /// The context window to ask for: Ollama's `options.num_ctx`. Ollama silently truncates
+    /// prompts longer than its default context, so the chat turn always sets this.
+    pub context_window: Option<u32>,
+    pub temperature: Option<f32>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// A tool call requested by the model (used by agent mode).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: Option<String>,
+    pub name: String,
+    pub arguments: serde_json::Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum StreamEvent {
+    Text(String),
+    Reasoning(String),
+    ToolCall(ToolCall),
+    Usage(Usage),
+    /// The reply ended normally; `finish_reason` as the provider named it (`stop`, `length`…).
+    Done {
+        finish_reason: Option<String>,
+    },
+}
+
+/// What a model can do, as far as its provider tells.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    pub id: String,
+    pub context_length: Option<u32>,
+    pub supports_tools: bool,
+    pub supports_images: bool,
+    pub supports_reasoning: bool,
+}
+
+/// Errors a person can act on; each message says what to do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LlmError {
+    #[error("Ollama is not running at {url} — start it with `ollama serve`")]
+    OllamaNotRunning { url: String },
+    #[error("cannot connect to {url}: {message}")]
+    Connect { url: String, message: String },
+    #[error("model {model} is not pulled: `ollama pull {model}`")]
+    ModelNotPulled { model: String },
+    #[error("{provider} does not know the model {model}: {message}")]
+    UnknownModel {
+        provider: String,
+        model: String,
+        message: String,
+    },
+    #[error("{provider} rejected the API key (HTTP {status}); check the key in settings")]
+    KeyRejected { provider: String, status: u16 },
+    #[error("{provider} has no API key: set {env} or store a key in settings")]
+    NoApiKey { provider: String, env: String },
+    #[error("the model does not support this request: {0}")]
+    Unsupported(String),
+    #[error("{provider} is rate limiting or out of quota (HTTP {status}): {message}")]
+    RateLimited {
+        provider: String,
+        status: u16,
+        message: String,
+    },
+    #[error("{provider} answered HTTP {status}: {message}")]
+    Http {
+        provider: String,
+        status: u16,
+        message: String,
+    },
+    #[error(
+        "no data from {provider} for {secs} s; the connection was given up (set {IDLE_TIMEOUT_ENV} to wait longer)"
+    )]
+    IdleTimeout { provider: String, secs: u64 },
+    #[error("the connection to {provider} broke mid-reply: {message}")]
+    Disconnected { provider: String, message: String },
+    #[error("{provider} sent something Tandem cannot read: {message}")]
+    Protocol { provider: String, message: String },
+    /// The server reported an error inside a reply it had already started (an error line
+    /// or event); not retried, since part of the reply may have been shown.
+    #[error("{provider} reported an error mid-reply: {message}")]
+    Server { provider: String, message: String },
+}
+
+/// A configured provider, as the chat turn needs it.
+#[derive(Debug, Clone)]
+pub struct ProviderConfig {
+    pub kind: ProviderKind,
+    /// The name shown to the person (and used in error messages).
+    pub name: String,
+    /// e.g. `http://localhost:11434`, `https://api.openai.com/v1`.
+    pub base_url: String,
+    /// Keys to use, in order; Gemini rotates to the next on 429/quota errors.
+    pub api_keys: Vec<String>,
+    /// The environment variable a key is expected in (for error messages).
+    pub api_key_env: Option<String>,
+    pub connect_timeout: Duration,
+    pub idle_timeout: Duration,
+}
+
+pub trait Provider: Send + Sync {
+    fn config(&self) -> &ProviderConfig;
+    /// Streams one reply. The stream ends after `Done` or an error; dropping it cancels.
+    fn stream(&self, request: ChatRequest) -> BoxStream<'static, Result<StreamEvent, LlmError>>;
+    /// The models the provider serves now.
+    fn list_models(&self) -> BoxFuture<'static, Result<Vec<ModelInfo>, LlmError>>;
+    /// One model's context length and capabilities.
+    fn model_info(&self, model: &str) -> BoxFuture<'static, Result<ModelInfo, LlmError>>;
+}
+
+/// The idle timeout: `TANDEM_IDLE_TIMEOUT_SECS` when set, else `setting`, else the default.
+pub fn idle_timeout(setting: Option<Duration>) -> Duration {
+    std::env::var(IDLE_TIMEOUT_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_secs)
+        .or(setting)
+        .unwrap_or(DEFAULT_IDLE_TIMEOUT)
+}
+
+/// Installs the TLS crypto provider once per process (reqwest is built without one, to keep
+/// the build free of the heavier default).
+pub fn init_tls() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+pub type SharedProvider = Arc<dyn Provider>;
+
+/// The provider for `config`, speaking its kind's wire format. Installs the TLS provider.
+pub fn provider(config: ProviderConfig) -> SharedProvider {
+    match config.kind {
+        ProviderKind::Ollama => Arc::new(ollama::OllamaProvider::new(config)),
+        ProviderKind::Openai => Arc::new(openai::OpenaiProvider::new(config)),
+        ProviderKind::Anthropic => Arc::new(anthropic::AnthropicProvider::new(config)),
+        ProviderKind::Gemini => Arc::new(gemini::GeminiProvider::new(config)),
+    }
+}
+
+/// The usual base URL of a kind: Ollama's honours `OLLAMA_HOST`; OpenAI's is api.openai.com
+/// (other compatible servers need their own URL).
+pub fn default_base_url(kind: ProviderKind) -> String {
+    match kind {
+        ProviderKind::Ollama => ollama::default_base_url(),
+        ProviderKind::Openai => openai::DEFAULT_BASE_URL.to_string(),
+        ProviderKind::Anthropic => anthropic::DEFAULT_BASE_URL.to_string(),
+        ProviderKind::Gemini => gemini::DEFAULT_BASE_URL.to_string(),
+    }
+}

@@ -1,0 +1,332 @@
+//! OpenAI-compatible chat completions (`POST /chat/completions`, SSE), which OpenAI and
+//! most local and hosted servers speak: LM Studio, llama.cpp, vLLM, OpenRouter, Groq…
+
+use std::sync::Arc;
+
+use eventsource_stream::Event;
+use futures_util::future::BoxFuture;
+use reqwest::RequestBuilder;
+use serde_json::{Value, json};
+
+use super::framing::{Decode, Events, Item, drive, parse_frame};
+use super::http::{Http, snippet};
+use super::{
+    ChatRequest, LlmError, ModelInfo, Provider, ProviderConfig, StreamEvent, ToolCall, Usage,
+};
+
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+pub struct OpenaiProvider {
+    http: Arc<Http>,
+}
+
+impl OpenaiProvider {
+    pub fn new(config: ProviderConfig) -> Self {
+        OpenaiProvider {
+            http: Arc::new(Http::new(config)),
+        }
+    }
+}
+
+/// Local servers usually need no key, so a missing key is not an error here.
+fn authorize(http: &Http, request: RequestBuilder) -> RequestBuilder {
+    match http.key() {
+        Some(key) => request.bearer_auth(key),
+        None => request,
+    }
+}
+
+fn chat_body(request: &ChatRequest) -> Value {
+    let messages: Vec<Value> = request
+        .messages
+        .iter()
+        .map(|m| json!({ "role": m.role, "content": m.content }))
+        .collect();
+    let mut body = json!({
+        "model": request.model,
+        "messages": messages,
+        "stream": true,
+        // Without this, streamed replies carry no token counts.
+        "stream_options": { "include_usage": true },
+    });
+    if let Some(max) = request.max_output_tokens {
+        body["max_tokens"] = json!(max);
+    }
+    if let Some(temperature) = request.temperature {
+        body["temperature"] = json!(temperature);
+    }
+    body
+}
+
+/// A tool call arrives in fragments keyed by `index`: id and name first, then pieces of
+/// the JSON arguments.
+#[derive(Debug, Default)]
+struct PartialCall {
+    index: u64,
+    id: Option<String>,
+    name: String,
+    arguments: String,
+}
+
+#[derive(Debug)]
+struct ChatDecoder {
+    provider: String,
+    finish_reason: Option<String>,
+    usage: Option<Usage>,
+    calls: Vec<PartialCall>,
+}
+
+impl ChatDecoder {
+    fn new(provider: String) -> Self {
+        ChatDecoder {
+            provider,
+            finish_reason: None,
+            usage: None,
+            calls: Vec::new(),
+        }
+    }
+
+    fn flush_calls(&mut self, out: &mut Vec<Item>) {
+        for call in self.calls.drain(..) {
+            // Arguments that are not JSON are passed on as a string for the caller to judge.
+            let arguments = serde_json::from_str(&call.arguments)
+                .unwrap_or_else(|_| Value::String(call.arguments.clone()));
+            out.push(Ok(StreamEvent::ToolCall(ToolCall {
+                id: call.id,
+                name: call.name,
+                arguments,
+            })));
+        }
+    }
+
+    fn finish(&mut self, out: &mut Vec<Item>) {
+        self.flush_calls(out);
+        if let Some(usage) = self.usage.take() {
+            out.push(Ok(StreamEvent::Usage(usage)));
+        }
+        out.push(Ok(StreamEvent::Done {
+            finish_reason: self.finish_reason.take(),
+        }));
+    }
+
+    fn add_call_fragment(&mut self, fragment: &Value) {
+        let index = fragment["index"].as_u64().unwrap_or(0);
+        let position = match self.calls.iter().position(|c| c.index == index) {
+            Some(position) => position,
+            None => {
+                self.calls.push(PartialCall {
+                    index,
+                    ..PartialCall::default()
+                });
+                self.calls.len() - 1
+            }
+        };
+        let call = &mut self.calls[position];
+        if let Some(id) = fragment["id"].as_str() {
+            call.id = Some(id.to_string());
+        }
+        let function = &fragment["function"];
+        if let Some(name) = function["name"].as_str() {
+            call.name.push_str(name);
+        }
+        if let Some(arguments) = function["arguments"].as_str() {
+            call.arguments.push_str(arguments);
+        }
+    }
+}
+
+impl Decode<Event> for ChatDecoder {
+    fn frame(&mut self, event: Event, out: &mut Vec<Item>) {
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            return self.finish(out);
+        }
+        let json = match parse_frame(&self.provider, "an event", data) {
+            Ok(json) => json,
+            Err(err) => return out.push(Err(err)),
+        };
+        if event.event == "error" || json.get("error").is_some_and(|e| !e.is_null()) {
+            let error = json.get("error").unwrap_or(&json);
+            let message = error["message"]
+                .as_str()
+                .map_or_else(|| snippet(&error.to_string()), str::to_string);
+            return out.push(Err(LlmError::Server {
+                provider: self.provider.clone(),
+                message,
+            }));
+        }
+        // Usage comes in its own chunk (with empty `choices`) or, on some servers, repeated
+        // in every chunk; keeping the last one and sending it before `Done` handles both.
+        if let Some(usage) = json.get("usage").filter(|u| u.is_object()) {
+            self.usage = Some(Usage {
+                input_tokens: usage["prompt_tokens"].as_u64().unwrap_or(0),
+                output_tokens: usage["completion_tokens"].as_u64().unwrap_or(0),
+            });
+        }
+        let choice = &json["choices"][0];
+        let delta = &choice["delta"];
+        let reasoning = [&delta["reasoning_content"], &delta["reasoning"]]
+            .into_iter()
+            .find_map(|r| r.as_str().filter(|r| !r.is_empty()));
+        if let Some(reasoning) = reasoning {
+            out.push(Ok(StreamEvent::Reasoning(reasoning.to_string())));
+        }
+        if let Some(content) = delta["content"].as_str().filter(|c| !c.is_empty()) {
+            out.push(Ok(StreamEvent::Text(content.to_string())));
+        }
+        for fragment in delta["tool_calls"].as_array().into_iter().flatten() {
+            self.add_call_fragment(fragment);
+        }
+        if let Some(reason) = choice["finish_reason"].as_str() {
+            self.finish_reason = Some(reason.to_string());
+            self.flush_calls(out);
+        }
+    }
+
+    fn end(&mut self, out: &mut Vec<Item>) {
+        // Some servers close without `[DONE]`; a finish reason shows the reply was complete.
+        if self.finish_reason.is_some() {
+            self.finish(out);
+        }
+    }
+}
+
+/// Servers that report a context length use different names for it.
+fn model_from_entry(entry: &Value) -> Option<ModelInfo> {
+    let id = entry["id"].as_str()?;
+    let context_length = ["context_length", "max_model_len", "context_window"]
+        .iter()
+        .find_map(|key| entry[*key].as_u64())
+        .and_then(|n| u32::try_from(n).ok());
+    Some(ModelInfo {
+        id: id.to_string(),
+        context_length,
+        ..ModelInfo::default()
+    })
+}
+
+async fn list(http: Arc<Http>) -> Result<Vec<ModelInfo>, LlmError> {
+    let url = http.url("/models");
+    let models = http.json(|c| authorize(&http, c.get(&url)), None).await?;
+    Ok(http
+        .array(&models, "data")?
+        .iter()
+        .filter_map(model_from_entry)
+        .collect())
+}
+
+impl Provider for OpenaiProvider {
+    fn config(&self) -> &ProviderConfig {
+        &self.http.config
+    }
+
+    fn stream(&self, request: ChatRequest) -> Events {
+        let http = Arc::clone(&self.http);
+        let provider = http.name().to_string();
+        let decoder = ChatDecoder::new(provider.clone());
+        let start = async move {
+            let url = http.url("/chat/completions");
+            let body = chat_body(&request);
+            let model = Some(request.model.as_str());
+            let make = |c: &reqwest::Client| authorize(&http, c.post(&url).json(&body));
+            let response = http.send(make, model, true).await?;
+            http.event_stream(response).await
+        };
+        drive(start, decoder, provider)
+    }
+
+    fn list_models(&self) -> BoxFuture<'static, Result<Vec<ModelInfo>, LlmError>> {
+        Box::pin(list(Arc::clone(&self.http)))
+    }
+
+    fn model_info(&self, model: &str) -> BoxFuture<'static, Result<ModelInfo, LlmError>> {
+        let http = Arc::clone(&self.http);
+        let model = model.to_string();
+        Box::pin(async move {
+            let bare = ModelInfo {
+                id: model.clone(),
+                ..ModelInfo::default()
+            };
+            match list(http).await {
+                Ok(models) => Ok(models.into_iter().find(|m| m.id == model).unwrap_or(bare)),
+                // Some compatible servers have no model list; the model may still work.
+                Err(LlmError::Http { status: 404, .. }) => Ok(bare),
+                Err(err) => Err(err),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(decoder: &mut ChatDecoder, data: &str) -> Vec<Item> {
+        let mut out = Vec::new();
+        let event = Event {
+            event: "message".into(),
+            data: data.into(),
+            ..Event::default()
+        };
+        decoder.frame(event, &mut out);
+        out
+    }
+
+    #[test]
+    fn chunks_become_events_and_done_comes_once() {
+        let mut d = ChatDecoder::new("OpenAI".into());
+        let r = feed(
+            &mut d,
+            r#"{"choices":[{"delta":{"reasoning_content":"think"}}]}"#,
+        );
+        assert_eq!(r, vec![Ok(StreamEvent::Reasoning("think".into()))]);
+        let r = feed(
+            &mut d,
+            r#"{"choices":[{"delta":{"content":"Hi"},"finish_reason":null}]}"#,
+        );
+        assert_eq!(r, vec![Ok(StreamEvent::Text("Hi".into()))]);
+        assert!(
+            feed(
+                &mut d,
+                r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#
+            )
+            .is_empty()
+        );
+        let usage = r#"{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":1}}"#;
+        assert!(feed(&mut d, usage).is_empty());
+        let done = feed(&mut d, "[DONE]");
+        let usage = Usage {
+            input_tokens: 3,
+            output_tokens: 1,
+        };
+        let expected = vec![
+            Ok(StreamEvent::Usage(usage)),
+            Ok(StreamEvent::Done {
+                finish_reason: Some("stop".into()),
+            }),
+        ];
+        assert_eq!(done, expected);
+    }
+
+    #[test]
+    fn tool_call_fragments_are_joined() {
+        let mut d = ChatDecoder::new("OpenAI".into());
+        let first = r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"read","arguments":"{\"pa"}}]}}]}"#;
+        assert!(feed(&mut d, first).is_empty());
+        let second = r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"th\":\"a\"}"}}]},"finish_reason":"tool_calls"}]}"#;
+        let calls = feed(&mut d, second);
+        let call = ToolCall {
+            id: Some("c1".into()),
+            name: "read".into(),
+            arguments: json!({ "path": "a" }),
+        };
+        assert_eq!(calls, vec![Ok(StreamEvent::ToolCall(call))]);
+    }
+
+    #[test]
+    fn models_report_context_under_any_known_name() {
+        let vllm = model_from_entry(&json!({ "id": "q", "max_model_len": 32768 }));
+        assert_eq!(vllm.and_then(|m| m.context_length), Some(32768));
+        assert!(model_from_entry(&json!({ "object": "model" })).is_none());
+    }
+}

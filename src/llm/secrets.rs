@@ -1,0 +1,510 @@
+//! Where provider API keys live: the OS keychain (service [`KEYCHAIN_SERVICE`], account = the
+//! provider name) or, where no keychain service runs, a 0600 JSON file in the config directory;
+//! keys may also come from the conventional environment variables ([`env_keys`]).
+//! Keys are never written to SQLite or logs, and no error message or `Debug` output holds one.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+
+use super::ProviderKind;
+
+/// Keychain service name; the account is the provider name.
+pub const KEYCHAIN_SERVICE: &str = "tandem";
+/// Name of the fallback file inside the config directory.
+pub const SECRETS_FILE: &str = "secrets.json";
+/// Account read (never written) to find out whether a keychain answers at all.
+const PROBE_ACCOUNT: &str = "tandem-keychain-probe";
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub enum SecretLocation {
+    Keychain,
+    File(PathBuf),
+    /// The name of the environment variable the key came from.
+    Environment(String),
+}
+
+/// Errors name the provider, the file or the keychain problem, never a key's value.
+#[derive(Debug, thiserror::Error)]
+pub enum SecretError {
+    #[error("invalid provider name {0:?}: use a non-empty name without control characters")]
+    InvalidProvider(String),
+    #[error("the API key for {0} is empty: paste the whole key")]
+    EmptyKey(String),
+    #[error("could not {action} the secrets file {}: {source}", path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        source: io::Error,
+    },
+    #[error("the secrets file {} is corrupt ({detail}); repair it, or delete it and set the keys again", path.display())]
+    CorruptFile { path: PathBuf, detail: String },
+    #[error(
+        "the OS keychain could not {action} the key for {provider} ({detail}); unlock it, or use file storage"
+    )]
+    Keychain {
+        action: &'static str,
+        provider: String,
+        detail: String,
+    },
+}
+
+/// The key store. Holds no key material itself; `Send + Sync`.
+pub struct Secrets {
+    file: PathBuf,
+    use_keychain: bool,
+    /// The cached probe: `Ok` when a keychain answers, else why not.
+    keychain: OnceLock<Result<(), String>>,
+    file_lock: Mutex<()>,
+}
+
+impl std::fmt::Debug for Secrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let keychain = self.keychain.get().map(Result::is_ok);
+        f.debug_struct("Secrets")
+            .field("file", &self.file)
+            .field("use_keychain", &self.use_keychain)
+            .field("keychain_available", &keychain)
+            .finish()
+    }
+}
+
+impl Secrets {
+    /// The OS keychain when one answers, else `config_dir/secrets.json`.
+    pub fn new(config_dir: &Path) -> Secrets {
+        Secrets::build(config_dir.join(SECRETS_FILE), true)
+    }
+
+    /// Only the file at `path`; the OS keychain is never touched.
+    pub fn file_only(path: &Path) -> Secrets {
+        Secrets::build(path.to_path_buf(), false)
+    }
+
+    fn build(file: PathBuf, use_keychain: bool) -> Secrets {
+        let (keychain, file_lock) = (OnceLock::new(), Mutex::new(()));
+        Secrets {
+            file,
+            use_keychain,
+            keychain,
+            file_lock,
+        }
+    }
+
+    /// Where `set` would store a key now. The keychain is probed once and the answer cached.
+    pub fn location(&self) -> SecretLocation {
+        match self.keychain() {
+            Ok(()) => SecretLocation::Keychain,
+            Err(_) => SecretLocation::File(self.file.clone()),
+        }
+    }
+
+    /// Why keys go to the file instead of the keychain (`None` when the keychain is used).
+    pub fn keychain_unavailable_reason(&self) -> Option<&str> {
+        self.keychain().as_ref().err().map(String::as_str)
+    }
+
+    /// Stores `key` (trimmed) for `provider` and returns where it went. Storing in the keychain
+    /// also removes any older copy from the file.
+    pub fn set(&self, provider: &str, key: &str) -> Result<SecretLocation, SecretError> {
+        check_provider(provider)?;
+        let key = key.trim();
+        if key.is_empty() {
+            return Err(SecretError::EmptyKey(provider.to_owned()));
+        }
+        if self.keychain().is_ok() {
+            let stored = entry(provider, "store")?.set_password(key);
+            stored.map_err(|e| keychain_error("store", provider, &e))?;
+            self.remove_from_file(provider)?;
+            return Ok(SecretLocation::Keychain);
+        }
+        let _guard = self.lock();
+        let mut keys = read_file(&self.file)?;
+        keys.insert(provider.to_owned(), key.to_owned());
+        write_file(&self.file, &keys)?;
+        Ok(SecretLocation::File(self.file.clone()))
+    }
+
+    /// The stored key for `provider`: the keychain first (if available), then the file.
+    pub fn get(&self, provider: &str) -> Result<Option<String>, SecretError> {
+        check_provider(provider)?;
+        if self.keychain().is_ok() {
+            match entry(provider, "read")?.get_password() {
+                Ok(key) => return Ok(Some(key)),
+                Err(keyring::Error::NoEntry) => {}
+                Err(e) => return Err(keychain_error("read", provider, &e)),
+            }
+        }
+        let _guard = self.lock();
+        Ok(read_file(&self.file)?.remove(provider))
+    }
+
+    /// Removes the key for `provider` from the keychain and the file; a missing key is fine.
+    pub fn delete(&self, provider: &str) -> Result<(), SecretError> {
+        check_provider(provider)?;
+        if self.keychain().is_ok() {
+            match entry(provider, "delete")?.delete_credential() {
+                Ok(()) | Err(keyring::Error::NoEntry) => {}
+                Err(e) => return Err(keychain_error("delete", provider, &e)),
+            }
+        }
+        self.remove_from_file(provider)
+    }
+
+    fn remove_from_file(&self, provider: &str) -> Result<(), SecretError> {
+        let _guard = self.lock();
+        let mut keys = read_file(&self.file)?;
+        if keys.remove(provider).is_none() {
+            Ok(())
+        } else if keys.is_empty() {
+            fs::remove_file(&self.file).map_err(|e| io_error("remove", &self.file, e))
+        } else {
+            write_file(&self.file, &keys)
+        }
+    }
+
+    fn keychain(&self) -> &Result<(), String> {
+        let file_only = || Err("file-only storage was requested".to_owned());
+        self.keychain.get_or_init(|| {
+            if self.use_keychain {
+                probe_keychain()
+            } else {
+                file_only()
+            }
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, ()> {
+        self.file_lock
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Reads an entry that should not exist: `NoEntry` means a keychain answered.
+fn probe_keychain() -> Result<(), String> {
+    use keyring::Error as E;
+    match keyring::Entry::new(KEYCHAIN_SERVICE, PROBE_ACCOUNT).and_then(|e| e.get_password()) {
+        Ok(_) | Err(E::NoEntry) => Ok(()),
+        // keyring::Entry::new says only NoDefaultStore; the store's own failure says why.
+        Err(E::NoDefaultStore) => match keyring::Entry::store_status() {
+            Err(e) => Err(e.to_string()),
+            Ok(()) => Err(E::NoDefaultStore.to_string()),
+        },
+        Err(
+            e @ (E::PlatformFailure(_)
+            | E::NoStorageAccess(_)
+            | E::NotSupportedByStore(_)
+            | E::Invalid(..)),
+        ) => Err(e.to_string()),
+        // The store answered, just oddly (say, several probe entries): it is there.
+        Err(_) => Ok(()),
+    }
+}
+
+fn entry(provider: &str, action: &'static str) -> Result<keyring::Entry, SecretError> {
+    keyring::Entry::new(KEYCHAIN_SERVICE, provider)
+        .map_err(|e| keychain_error(action, provider, &e))
+}
+
+/// keyring's `Display` never prints secret bytes (its `Debug` may), so only that is kept.
+fn keychain_error(action: &'static str, provider: &str, error: &keyring::Error) -> SecretError {
+    let (provider, detail) = (provider.to_owned(), error.to_string());
+    SecretError::Keychain {
+        action,
+        provider,
+        detail,
+    }
+}
+
+fn check_provider(provider: &str) -> Result<(), SecretError> {
+    let bad = provider.trim().is_empty() || provider.chars().any(char::is_control);
+    if bad || provider.len() > 200 {
+        return Err(SecretError::InvalidProvider(provider.to_owned()));
+    }
+    Ok(())
+}
+
+fn io_error(action: &'static str, path: &Path, source: io::Error) -> SecretError {
+    SecretError::Io {
+        action,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// The provider → key map; a missing file is empty. Group/other permission bits are removed.
+fn read_file(path: &Path) -> Result<BTreeMap<String, String>, SecretError> {
+    let mut file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+        Err(e) => return Err(io_error("open", path, e)),
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let meta = file.metadata().map_err(|e| io_error("inspect", path, e))?;
+        if meta.permissions().mode() & 0o077 != 0 {
+            let private = fs::Permissions::from_mode(0o600);
+            file.set_permissions(private)
+                .map_err(|e| io_error("chmod", path, e))?;
+        }
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|e| io_error("read", path, e))?;
+    // serde_json's messages can quote the offending value (a key): say only where it is.
+    serde_json::from_slice(&bytes).map_err(|e| {
+        let what = match e.classify() {
+            serde_json::error::Category::Data => "not an object of provider names to keys",
+            _ => "not valid JSON",
+        };
+        let detail = format!("{what}, at line {} column {}", e.line(), e.column());
+        SecretError::CorruptFile {
+            path: path.to_path_buf(),
+            detail,
+        }
+    })
+}
+
+/// Atomic replace: a 0600 temp file in the same directory (created 0700 if missing), then rename.
+fn write_file(path: &Path, keys: &BTreeMap<String, String>) -> Result<(), SecretError> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder
+        .create(dir)
+        .map_err(|e| io_error("create the directory of", path, e))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".secrets-")
+        .tempfile_in(dir)
+        .map_err(|e| io_error("create a temporary file for", path, e))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let private = fs::Permissions::from_mode(0o600);
+        tmp.as_file()
+            .set_permissions(private)
+            .map_err(|e| io_error("chmod", path, e))?;
+    }
+    let json = serde_json::to_vec_pretty(keys).map_err(|e| io_error("encode", path, e.into()))?;
+    tmp.write_all(&json)
+        .map_err(|e| io_error("write", path, e))?;
+    tmp.as_file()
+        .sync_all()
+        .map_err(|e| io_error("write", path, e))?;
+    tmp.persist(path)
+        .map_err(|e| io_error("replace", path, e.error))?;
+    if let Ok(dir) = File::open(dir) {
+        let _ = dir.sync_all(); // best effort: makes the rename durable
+    }
+    Ok(())
+}
+
+/// The conventional environment variable for a provider's key (Ollama needs none).
+pub fn conventional_env(kind: ProviderKind) -> Option<&'static str> {
+    match kind {
+        ProviderKind::Openai => Some("OPENAI_API_KEY"),
+        ProviderKind::Anthropic => Some("ANTHROPIC_API_KEY"),
+        ProviderKind::Gemini => Some("GEMINI_API_KEY"),
+        ProviderKind::Ollama => None,
+    }
+}
+
+/// Keys from the environment: the provider's own `api_key_env` variable if given (then no other
+/// variable is read, so a key never goes to a server it was not meant for), else the conventional
+/// ones (Gemini: `GEMINI_API_KEY`, then `GOOGLE_API_KEY`). A value may hold several keys
+/// separated by commas or whitespace; empty pieces and duplicates are dropped.
+pub fn env_keys(
+    kind: ProviderKind,
+    api_key_env: Option<&str>,
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Vec<String> {
+    let names: Vec<&str> = match api_key_env.map(str::trim).filter(|name| !name.is_empty()) {
+        Some(name) => vec![name],
+        None if kind == ProviderKind::Gemini => vec!["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+        None => conventional_env(kind).into_iter().collect(),
+    };
+    for value in names.into_iter().filter_map(lookup) {
+        let mut keys: Vec<String> = Vec::new();
+        for piece in value.split(|c: char| c == ',' || c.is_whitespace()) {
+            if !piece.is_empty() && !keys.iter().any(|k| k == piece) {
+                keys.push(piece.to_owned());
+            }
+        }
+        if !keys.is_empty() {
+            return keys;
+        }
+    }
+    Vec::new()
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn mode(path: &Path) -> u32 {
+        fs::metadata(path).expect("metadata").permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn file_only_round_trip_with_private_modes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("config").join("tandem");
+        let path = dir.join(SECRETS_FILE);
+        let secrets = Secrets::file_only(&path);
+        assert_eq!(secrets.location(), SecretLocation::File(path.clone()));
+        assert_eq!(secrets.get("openai").unwrap(), None);
+        assert_eq!(
+            secrets.set("openai", " sk-one\n").unwrap(),
+            SecretLocation::File(path.clone())
+        );
+        assert_eq!(secrets.get("openai").unwrap().as_deref(), Some("sk-one"));
+        assert_eq!((mode(&path), mode(&dir)), (0o600, 0o700));
+        assert!(!format!("{secrets:?}").contains("sk-one"));
+        secrets.delete("openai").unwrap();
+        secrets.delete("openai").unwrap();
+        assert_eq!(secrets.get("openai").unwrap(), None);
+        assert!(!path.exists());
+        assert!(matches!(
+            secrets.set("openai", "  "),
+            Err(SecretError::EmptyKey(_))
+        ));
+        assert!(matches!(
+            secrets.get(""),
+            Err(SecretError::InvalidProvider(_))
+        ));
+    }
+
+    #[test]
+    fn several_providers_share_one_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join(SECRETS_FILE);
+        let secrets = Secrets::file_only(&path);
+        for (provider, key) in [("openai", "k1"), ("anthropic", "k2"), ("gemini", "k3")] {
+            secrets.set(provider, key).unwrap();
+        }
+        secrets.set("openai", "k1b").unwrap();
+        secrets.delete("anthropic").unwrap();
+        let on_disk: BTreeMap<String, String> =
+            serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+        let expected = BTreeMap::from([
+            ("gemini".to_owned(), "k3".to_owned()),
+            ("openai".to_owned(), "k1b".to_owned()),
+        ]);
+        assert_eq!(on_disk, expected);
+        assert_eq!(
+            Secrets::file_only(&path).get("gemini").unwrap().as_deref(),
+            Some("k3")
+        );
+        let leftovers = fs::read_dir(tmp.path()).unwrap().count();
+        assert_eq!(leftovers, 1, "no temporary files remain");
+    }
+
+    #[test]
+    fn loose_file_is_tightened_on_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join(SECRETS_FILE);
+        fs::write(&path, r#"{"openai":"sk-x"}"#).unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(
+            Secrets::file_only(&path).get("openai").unwrap().as_deref(),
+            Some("sk-x")
+        );
+        assert_eq!(mode(&path), 0o600);
+    }
+
+    #[test]
+    fn corrupt_file_is_an_error_naming_the_path_and_is_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join(SECRETS_FILE);
+        let secrets = Secrets::file_only(&path);
+        for text in [
+            "{\"openai\": \"sk-secret-1\"",
+            "\"sk-secret-2\"",
+            "{\"openai\": 5}",
+        ] {
+            fs::write(&path, text).unwrap();
+            let err = secrets.get("openai").unwrap_err();
+            assert!(matches!(&err, SecretError::CorruptFile { path: p, .. } if *p == path));
+            let message = err.to_string();
+            assert!(message.contains(&path.display().to_string()), "{message}");
+            assert!(!message.contains("sk-secret"), "{message}");
+            assert!(secrets.set("anthropic", "k").is_err());
+            assert_eq!(fs::read_to_string(&path).unwrap(), text);
+        }
+    }
+
+    #[test]
+    fn new_uses_the_keychain_or_the_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let secrets = Secrets::new(tmp.path());
+        let location = secrets.location();
+        eprintln!(
+            "Secrets::new chose {location:?} ({:?})",
+            secrets.keychain_unavailable_reason()
+        );
+        match &location {
+            SecretLocation::Keychain => assert!(secrets.keychain_unavailable_reason().is_none()),
+            SecretLocation::File(path) => assert_eq!(*path, tmp.path().join(SECRETS_FILE)),
+            SecretLocation::Environment(_) => panic!("never stored in the environment"),
+        }
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        let provider = format!("tandem-test-{}-{nanos}", std::process::id());
+        assert_eq!(secrets.set(&provider, "sk-test").unwrap(), location);
+        assert_eq!(secrets.get(&provider).unwrap().as_deref(), Some("sk-test"));
+        secrets.delete(&provider).unwrap();
+        assert_eq!(secrets.get(&provider).unwrap(), None);
+    }
+
+    #[test]
+    fn env_keys_from_a_fake_environment() {
+        let env = HashMap::from([
+            ("OPENAI_API_KEY", "sk-a"),
+            ("MY_KEY", " sk-mine "),
+            ("EMPTY", "  "),
+            ("GOOGLE_API_KEY", "g1, g2\ng3,,g1"),
+            ("ANTHROPIC_API_KEY", ""),
+        ]);
+        let lookup = |name: &str| env.get(name).map(|v| v.to_string());
+        assert_eq!(
+            env_keys(ProviderKind::Openai, Some("MY_KEY"), lookup),
+            ["sk-mine"]
+        );
+        assert_eq!(env_keys(ProviderKind::Openai, None, lookup), ["sk-a"]);
+        assert_eq!(env_keys(ProviderKind::Openai, Some(""), lookup), ["sk-a"]);
+        assert!(env_keys(ProviderKind::Openai, Some("EMPTY"), lookup).is_empty());
+        assert!(env_keys(ProviderKind::Openai, Some("UNSET"), lookup).is_empty());
+        assert!(env_keys(ProviderKind::Anthropic, None, lookup).is_empty());
+        assert_eq!(
+            env_keys(ProviderKind::Gemini, None, lookup),
+            ["g1", "g2", "g3"]
+        );
+        assert!(env_keys(ProviderKind::Ollama, None, lookup).is_empty());
+        let gemini = |name: &str| Some(format!("{name}-value"));
+        let keys = env_keys(ProviderKind::Gemini, None, gemini);
+        assert_eq!(keys, ["GEMINI_API_KEY-value"], "GEMINI_API_KEY comes first");
+        assert_eq!(conventional_env(ProviderKind::Ollama), None);
+        assert_eq!(
+            conventional_env(ProviderKind::Gemini),
+            Some("GEMINI_API_KEY")
+        );
+    }
+
+    #[test]
+    fn secrets_is_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<Secrets>();
+    }
+}

@@ -1,0 +1,553 @@
+//! Which project files go into the model's prompt. [`ContextCache::collect`] walks the project
+//! (honouring `.gitignore` and friends), decides per file whether it is eligible, and packs the
+//! eligible files into a token budget; [`render`] turns the result into prompt text.
+//!
+//! File contents are cached by `(mtime, length, inode)`, so collecting again before every chat
+//! turn costs one `stat` per file, not one read.
+
+use std::collections::{HashMap, HashSet};
+use std::fs;
+use std::io::Read;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::SystemTime;
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+
+/// Files larger than this are skipped by default: they are almost always generated or data.
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024;
+
+/// Directories never walked, even when no ignore file mentions them: dependencies, build output
+/// and virtual environments would drown the real code.
+#[rustfmt::skip]
+const ALWAYS_EXCLUDED_DIRS: &[&str] = &[
+    ".git", "node_modules", "target", "dist", "build", ".next", "out", "vendor", "__pycache__",
+    ".venv", "venv", "coverage",
+];
+
+/// Generated dependency pins: large, machine-written, and useless to the model. Any `*.lock`
+/// or `*.lockb` counts too.
+#[rustfmt::skip]
+const LOCK_FILES: &[&str] = &[
+    "Cargo.lock", "package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml", "yarn.lock",
+    "bun.lockb", "bun.lock", "deno.lock", "poetry.lock", "uv.lock", "Pipfile.lock", "pdm.lock",
+    "Gemfile.lock", "composer.lock", "go.sum", "go.work.sum", "flake.lock", "mix.lock",
+    "pubspec.lock", "Podfile.lock", "Package.resolved", "packages.lock.json", "gradle.lockfile",
+    "Cartfile.resolved", "conan.lock", "paket.lock",
+];
+
+/// Source and text extensions (compared lower-cased). Anything else is assumed to be an asset,
+/// a binary or data: an allow-list fails safe, a deny-list would leak every new binary format.
+/// `.env`-like and key files are deliberately absent: they tend to hold secrets.
+#[rustfmt::skip]
+const SOURCE_EXTENSIONS: &[&str] = &[
+    "rs", "toml", "md", "markdown", "mdx", "txt", "rst", "adoc", "js", "jsx", "ts", "tsx", "mjs",
+    "cjs", "mts", "cts", "json", "jsonc", "json5", "css", "scss", "sass", "less", "html", "htm",
+    "vue", "svelte", "astro", "py", "pyi", "go", "java", "kt", "kts", "scala", "groovy", "gradle",
+    "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx", "m", "mm", "cs", "csproj", "fs", "fsx",
+    "fsproj", "rb", "erb", "rake", "gemspec", "php", "swift", "sh", "bash", "zsh", "fish", "ps1",
+    "bat", "cmd", "yaml", "yml", "sql", "graphql", "gql", "proto", "xml", "ini", "cfg", "conf",
+    "properties", "lua", "pl", "pm", "r", "jl", "dart", "ex", "exs", "erl", "hrl", "hs", "elm",
+    "clj", "cljs", "cljc", "edn", "ml", "mli", "nim", "zig", "tf", "hcl", "nix", "cmake", "mk",
+    "tex", "bib", "prisma", "wgsl", "glsl", "hlsl", "vert", "frag", "sol", "wat", "s", "asm",
+    "dockerfile", "just",
+];
+
+/// Well-known files without a (source) extension, matched exactly.
+#[rustfmt::skip]
+const SOURCE_NAMES: &[&str] = &[
+    "Makefile", "makefile", "GNUmakefile", "Dockerfile", "Containerfile", "Jenkinsfile",
+    "Vagrantfile", "Gemfile", "Rakefile", "Procfile", "Brewfile", "Podfile", "Pipfile", "Justfile",
+    "justfile", "README", "LICENSE", "LICENCE", "COPYING", "NOTICE", "AUTHORS", "CONTRIBUTORS",
+    "CHANGELOG", "CODEOWNERS", "BUILD", "WORKSPACE", "go.mod", "go.work",
+];
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ContextError {
+    #[error("the {list} glob {glob:?} is invalid: {message}")]
+    InvalidGlob {
+        list: &'static str,
+        glob: String,
+        message: String,
+    },
+    #[error("the project folder {path} cannot be read: {message}")]
+    Root { path: String, message: String },
+}
+
+/// What to send. Globs are matched against `/`-separated paths relative to the root; `*` stays
+/// within one directory (`*.rs` is top-level only), `**` crosses them (`**/*.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextOptions {
+    /// Only files matching one of these are eligible; empty means every eligible file.
+    pub include: Vec<String>,
+    /// Files matching one of these are never sent (checked before `include`).
+    pub exclude: Vec<String>,
+    pub max_file_bytes: u64,
+    /// Tokens of file content (as [`estimate_tokens`] counts them) that fit in the prompt.
+    pub budget_tokens: usize,
+    /// Relative paths packed first, in this order (mentioned in the prompt, recently edited).
+    pub priority: Vec<String>,
+}
+
+impl Default for ContextOptions {
+    fn default() -> Self {
+        ContextOptions {
+            include: Vec::new(),
+            exclude: Vec::new(),
+            max_file_bytes: DEFAULT_MAX_FILE_BYTES,
+            budget_tokens: usize::MAX,
+            priority: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextFile {
+    /// `/`-separated, relative to the root.
+    pub path: String,
+    pub bytes: u64,
+    pub tokens: usize,
+    pub content: Arc<str>,
+}
+
+/// Why a file is not eligible at all. Ignored, hidden and symlinked files, and the always
+/// excluded directories, are not walked and so are not reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum SkipReason {
+    TooLarge,
+    LockFile,
+    Binary,
+    NotSourceExtension,
+    ExcludedByGlob,
+    NotIncludedByGlob,
+    /// Could not be read, or its name is not clean UTF-8 without control characters.
+    Unreadable,
+}
+
+/// Why an eligible file is named in the prompt without its content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum ListedReason {
+    OverBudget,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CodebaseContext {
+    /// Priority files first (in their order), then by path.
+    pub included: Vec<ContextFile>,
+    /// Eligible files that did not fit, in the order they were considered.
+    pub listed_only: Vec<(String, ListedReason)>,
+    /// Ineligible files, by path.
+    pub skipped: Vec<(String, SkipReason)>,
+    pub content_tokens: usize,
+    pub listing_tokens: usize,
+}
+
+/// Identity of a file version as `stat` sees it: (mtime, length, inode). The inode is there
+/// because atomic writes (Tandem's own included) replace the file, so even a same-length edit
+/// within one timestamp tick is seen. Only an in-place, same-length rewrite within one tick
+/// (a few milliseconds; seconds on coarse file systems) can go unnoticed, as it does for git.
+type Stamp = (SystemTime, u64, u64);
+
+/// What a read found. Binary files are cached too, so they are not re-read every turn.
+type Loaded = Result<(Arc<str>, usize), SkipReason>;
+
+type Entries = HashMap<PathBuf, (Stamp, Loaded)>;
+
+#[derive(Default)]
+struct CacheState {
+    entries: Entries,
+    hits: u64,
+    misses: u64,
+}
+
+/// Remembers file contents between collections. Shareable between threads; concurrent
+/// collections take turns.
+#[derive(Default)]
+pub struct ContextCache {
+    state: Mutex<CacheState>,
+}
+
+impl ContextCache {
+    pub fn collect(
+        &self,
+        root: &Path,
+        options: &ContextOptions,
+    ) -> Result<CodebaseContext, ContextError> {
+        let include = glob_set("include", &options.include)?;
+        let exclude = glob_set("exclude", &options.exclude)?;
+        let root = open_root(root)?;
+
+        let mut state = self.lock();
+        // Entries move from `old` to the state as files are met again; whatever is left in
+        // `old` afterwards under this root was deleted or is no longer walked.
+        let mut old = std::mem::take(&mut state.entries);
+        let mut eligible = Vec::new();
+        let mut skipped = Vec::new();
+        for item in walker(&root) {
+            let entry = match item {
+                Ok(entry) => entry,
+                Err(err) => {
+                    if let Some(rel) = io_error_path(&err).and_then(|p| relative(&root, p)) {
+                        skipped.push((rel, SkipReason::Unreadable));
+                    }
+                    continue;
+                }
+            };
+            // Directories are walked into; symlinks are never followed (one to a file inside
+            // is sent under its real name, one to outside must not leak); the rest is not text.
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            let Some(rel) = relative(&root, entry.path()) else {
+                let lossy = entry.path().strip_prefix(&root).unwrap_or(entry.path());
+                let shown = lossy.to_string_lossy().escape_debug().to_string();
+                skipped.push((shown, SkipReason::Unreadable));
+                continue;
+            };
+            let filters = (&include, &exclude, options.max_file_bytes);
+            match state.examine(&mut old, &rel, entry, filters) {
+                Ok((content, tokens)) => eligible.push(ContextFile {
+                    path: rel,
+                    bytes: content.len() as u64,
+                    tokens,
+                    content,
+                }),
+                Err(reason) => skipped.push((rel, reason)),
+            }
+        }
+        old.retain(|path, _| !path.starts_with(&root));
+        state.entries.extend(old);
+        drop(state);
+
+        skipped.sort_by(|a, b| a.0.cmp(&b.0));
+        let (included, listed_only) = pack(eligible, options);
+        Ok(CodebaseContext {
+            content_tokens: included.iter().map(|f| f.tokens).sum(),
+            listing_tokens: estimate_tokens(&listing(&listed_only)),
+            included,
+            listed_only,
+            skipped,
+        })
+    }
+
+    pub fn hits(&self) -> u64 {
+        self.lock().hits
+    }
+
+    pub fn misses(&self) -> u64 {
+        self.lock().misses
+    }
+
+    fn lock(&self) -> MutexGuard<'_, CacheState> {
+        // A panic mid-collection can only lose entries, never leave a wrong one, so a
+        // poisoned cache is still a valid cache.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl CacheState {
+    /// Decides whether one walked file is eligible, reading it only when its name and size
+    /// allow and `old` (the previous collection's entries) does not already hold this version.
+    fn examine(
+        &mut self,
+        old: &mut Entries,
+        rel: &str,
+        entry: ignore::DirEntry,
+        (include, exclude, max_bytes): (&GlobSet, &GlobSet, u64),
+    ) -> Loaded {
+        check_name(rel, include, exclude)?;
+        let meta = entry.metadata().map_err(|_| SkipReason::Unreadable)?;
+        if meta.len() > max_bytes {
+            return Err(SkipReason::TooLarge);
+        }
+        let abs = entry.into_path();
+        let Ok(mtime) = meta.modified() else {
+            // Without an mtime we cannot tell versions apart: read every time.
+            self.misses += 1;
+            return read_text(&abs, max_bytes);
+        };
+        let stamp = (mtime, meta.len(), meta.ino());
+        let loaded = match old.remove(&abs) {
+            Some((cached, loaded)) if cached == stamp => {
+                self.hits += 1;
+                loaded
+            }
+            _ => {
+                self.misses += 1;
+                read_text(&abs, max_bytes)
+            }
+        };
+        // Unreadable or grown past the limit is transient or about to change: not kept.
+        if matches!(loaded, Ok(_) | Err(SkipReason::Binary)) {
+            self.entries.insert(abs, (stamp, loaded.clone()));
+        }
+        loaded
+    }
+}
+
+fn read_text(abs: &Path, max_bytes: u64) -> Loaded {
+    let mut bytes = Vec::new();
+    // The size was checked from metadata, but the file may have grown since: never read more
+    // than the limit allows.
+    let read = fs::File::open(abs).and_then(|file| {
+        file.take(max_bytes.saturating_add(1))
+            .read_to_end(&mut bytes)
+    });
+    if read.is_err() {
+        return Err(SkipReason::Unreadable);
+    }
+    if bytes.len() as u64 > max_bytes {
+        return Err(SkipReason::TooLarge);
+    }
+    if bytes.contains(&0) {
+        return Err(SkipReason::Binary);
+    }
+    let text = String::from_utf8(bytes).map_err(|_| SkipReason::Binary)?;
+    let tokens = estimate_tokens(&text);
+    Ok((Arc::from(text), tokens))
+}
+
+fn open_root(root: &Path) -> Result<PathBuf, ContextError> {
+    let error = |message: String| ContextError::Root {
+        path: root.display().to_string(),
+        message,
+    };
+    let canonical = root.canonicalize().map_err(|e| error(e.to_string()))?;
+    // Reading it once up front turns "cannot list the root" into an error, not an empty result.
+    fs::read_dir(&canonical).map_err(|e| error(e.to_string()))?;
+    Ok(canonical)
+}
+
+fn walker(root: &Path) -> ignore::Walk {
+    ignore::WalkBuilder::new(root)
+        .standard_filters(true)
+        // A plain folder (not yet a git repository) still has its .gitignore honoured.
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|entry| {
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            let name = entry.file_name().to_str().unwrap_or_default();
+            !(is_dir && entry.depth() > 0 && ALWAYS_EXCLUDED_DIRS.contains(&name))
+        })
+        .build()
+}
+
+/// The path of an I/O failure while walking (an unreadable directory), if it names one.
+fn io_error_path(err: &ignore::Error) -> Option<&Path> {
+    match err {
+        ignore::Error::WithPath { path, err } if matches!(**err, ignore::Error::Io(_)) => {
+            Some(path)
+        }
+        ignore::Error::WithPath { err, .. }
+        | ignore::Error::WithDepth { err, .. }
+        | ignore::Error::WithLineNumber { err, .. } => io_error_path(err),
+        _ => None,
+    }
+}
+
+/// The `/`-separated relative name, or `None` when it cannot be written cleanly (not UTF-8, or
+/// with control characters that could break the prompt's layout).
+fn relative(root: &Path, abs: &Path) -> Option<String> {
+    // The walker joins plain names onto the root, so on Unix the tail is already `/`-separated.
+    let rel = abs.strip_prefix(root).ok()?.to_str()?;
+    (!rel.is_empty() && !rel.chars().any(char::is_control)).then(|| rel.to_string())
+}
+
+fn glob_set(list: &'static str, globs: &[String]) -> Result<GlobSet, ContextError> {
+    let invalid = |glob: &str, err: globset::Error| ContextError::InvalidGlob {
+        list,
+        glob: glob.to_string(),
+        message: err.kind().to_string(),
+    };
+    let mut builder = GlobSetBuilder::new();
+    for glob in globs {
+        // Globs are always relative to the root, so a leading `/` or `./` only anchors there.
+        let pattern = glob
+            .strip_prefix("./")
+            .or(glob.strip_prefix('/'))
+            .unwrap_or(glob);
+        let compiled = GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| invalid(glob, e))?;
+        builder.add(compiled);
+    }
+    builder.build().map_err(|e| invalid(&globs.join(", "), e))
+}
+
+/// The checks that need only the name, cheapest first. User globs win over the built-in
+/// rules so that the reason shown is the one the user can act on.
+fn check_name(rel: &str, include: &GlobSet, exclude: &GlobSet) -> Result<(), SkipReason> {
+    if exclude.is_match(rel) {
+        return Err(SkipReason::ExcludedByGlob);
+    }
+    if !include.is_empty() && !include.is_match(rel) {
+        return Err(SkipReason::NotIncludedByGlob);
+    }
+    let name = file_name(rel);
+    let extension = name
+        .rsplit_once('.')
+        .map(|(_, ext)| ext.to_ascii_lowercase())
+        .unwrap_or_default();
+    if LOCK_FILES.contains(&name) || extension == "lock" || extension == "lockb" {
+        return Err(SkipReason::LockFile);
+    }
+    let known_name = SOURCE_NAMES.contains(&name)
+        || name.starts_with("Dockerfile.")
+        || name.starts_with("Containerfile.");
+    if known_name || SOURCE_EXTENSIONS.contains(&extension.as_str()) {
+        Ok(())
+    } else {
+        Err(SkipReason::NotSourceExtension)
+    }
+}
+
+/// Fills the budget: priority files first, then the rest by path. A file that does not fit is
+/// listed and packing goes on, so smaller files after a big one still get in.
+fn pack(
+    mut eligible: Vec<ContextFile>,
+    options: &ContextOptions,
+) -> (Vec<ContextFile>, Vec<(String, ListedReason)>) {
+    let mut rank = HashMap::new();
+    for (i, raw) in options.priority.iter().enumerate() {
+        if let Ok(path) = super::normalize_relative(raw) {
+            rank.entry(path).or_insert(i);
+        }
+    }
+    let key = |f: &ContextFile| rank.get(&f.path).copied().unwrap_or(usize::MAX);
+    eligible.sort_by(|a, b| (key(a), &a.path).cmp(&(key(b), &b.path)));
+    let mut remaining = options.budget_tokens;
+    let (included, listed): (Vec<_>, Vec<_>) = eligible.into_iter().partition(|file| {
+        let fits = file.tokens <= remaining;
+        if fits {
+            remaining -= file.tokens;
+        }
+        fits
+    });
+    let listed = listed
+        .into_iter()
+        .map(|f| (f.path, ListedReason::OverBudget));
+    (included, listed.collect())
+}
+
+/// A cheap token estimate: one token per 4 ASCII bytes (rounded up), which is about what BPE
+/// tokenizers average on code, plus one per non-ASCII character, which they rarely merge.
+/// Never 0 for non-empty text. It is an estimate: leave headroom in the budget.
+pub fn estimate_tokens(text: &str) -> usize {
+    let (mut ascii, mut other) = (0usize, 0usize);
+    for &byte in text.as_bytes() {
+        if byte.is_ascii() {
+            ascii += 1;
+        } else if byte & 0xC0 != 0x80 {
+            // A leading byte, so one per character, not per byte.
+            other += 1;
+        }
+    }
+    ascii.div_ceil(4) + other
+}
+
+/// The prompt text: each included file as its path then a fenced block, then the paths of the
+/// files left out. Empty when there is nothing.
+pub fn render(context: &CodebaseContext) -> String {
+    let mut out = String::new();
+    for file in &context.included {
+        // One backtick more than the longest run inside, so the content cannot close it.
+        let fence = "`".repeat(longest_backtick_run(&file.content).max(2) + 1);
+        let lang = match file_name(&file.path).rsplit_once('.') {
+            Some((_, ext)) if ext.chars().all(|c| c.is_ascii_alphanumeric()) => ext,
+            _ => "",
+        };
+        out.push_str(&format!("{}\n{fence}{lang}\n{}", file.path, file.content));
+        if !file.content.is_empty() && !file.content.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&format!("{fence}\n\n"));
+    }
+    out.push_str(&listing(&context.listed_only));
+    if out.ends_with("\n\n") {
+        out.pop();
+    }
+    out
+}
+
+fn listing(listed: &[(String, ListedReason)]) -> String {
+    if listed.is_empty() {
+        return String::new();
+    }
+    let paths: String = listed
+        .iter()
+        .map(|(path, _)| format!("- {path}\n"))
+        .collect();
+    format!("Other files (not included, ask to see them):\n{paths}")
+}
+
+fn longest_backtick_run(text: &str) -> usize {
+    text.split(|c| c != '`').map(str::len).max().unwrap_or(0)
+}
+
+/// The candidates the prompt mentions, in order of first mention: by full path (optionally
+/// written `./path`), or by bare file name (`main.rs`) when exactly one candidate has that
+/// name. Bare names must have an extension or be a well-known name such as `Makefile`, so
+/// ordinary words do not match extensionless files.
+pub fn mentioned_paths(prompt: &str, candidates: &[String]) -> Vec<String> {
+    let mut name_counts: HashMap<&str, usize> = HashMap::new();
+    for path in candidates {
+        *name_counts.entry(file_name(path)).or_default() += 1;
+    }
+    let mut found: Vec<(usize, &String)> = Vec::new();
+    let mut done = HashSet::new();
+    for path in candidates {
+        if path.is_empty() || !done.insert(path.as_str()) {
+            continue;
+        }
+        let name = file_name(path);
+        let by_name = name != path
+            && name_counts.get(name) == Some(&1)
+            && (name.rfind('.').is_some_and(|i| i > 0) || SOURCE_NAMES.contains(&name));
+        let by_path = first_mention(prompt, path, true);
+        let by_name = by_name
+            .then(|| first_mention(prompt, name, false))
+            .flatten();
+        if let Some(at) = by_path.into_iter().chain(by_name).min() {
+            found.push((at, path));
+        }
+    }
+    found.sort_by_key(|&(at, _)| at);
+    found.into_iter().map(|(_, path)| path.clone()).collect()
+}
+
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+fn is_path_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '\\')
+}
+
+/// The first occurrence of `needle` in `prompt` that stands alone: not part of a longer name
+/// or path. A trailing `.` is sentence punctuation unless a name continues after it.
+fn first_mention(prompt: &str, needle: &str, allow_dot_slash: bool) -> Option<usize> {
+    prompt.match_indices(needle).map(|(at, _)| at).find(|&at| {
+        let before = &prompt[..at];
+        let starts_clean = match before.strip_suffix("./") {
+            Some(rest) if allow_dot_slash => !rest.chars().next_back().is_some_and(is_path_char),
+            _ => !before.chars().next_back().is_some_and(is_path_char),
+        };
+        let mut after = prompt[at + needle.len()..].chars();
+        let ends_clean = match after.next() {
+            None => true,
+            Some('.') => !after
+                .next()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_'),
+            Some(c) => !is_path_char(c),
+        };
+        starts_clean && ends_clean
+    })
+}
+
+#[cfg(test)]
+#[path = "context_tests.rs"]
+mod tests;

@@ -1,0 +1,692 @@
+//! Chat turns end to end against a fake provider server speaking the real wire formats:
+//! streaming, persistence, proposals, faults, cancel, concurrency.
+
+#![allow(clippy::unwrap_used)] // tests state their expectations with unwrap
+
+mod common;
+mod fake_provider;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use fake_provider::{Chunk, End, FakeProvider, Reply, ollama_stream, openai_stream};
+use tandem::Engine;
+use tandem::chat::{ChatEventKind, ChatService, SendOptions};
+use tandem::llm::ProviderKind;
+use tandem::llm::secrets::Secrets;
+use tandem::store::{ApprovalState, ChatMode, MessageStatus, ProviderSettings};
+
+const BOUND: Duration = Duration::from_secs(20);
+
+struct Setup {
+    _dir: tempfile::TempDir,
+    root: std::path::PathBuf,
+    engine: Arc<Engine>,
+    service: Arc<ChatService>,
+    project: tandem::store::Project,
+    server: FakeProvider,
+}
+
+fn base_url(kind: ProviderKind, url: &str) -> String {
+    match kind {
+        ProviderKind::Ollama => url.to_string(),
+        ProviderKind::Openai | ProviderKind::Anthropic => format!("{url}/v1"),
+        ProviderKind::Gemini => format!("{url}/v1beta"),
+    }
+}
+
+async fn setup(kind: ProviderKind) -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("project");
+    common::repo_with(
+        &root,
+        &[
+            ("src/main.rs", "fn main() {}\n"),
+            ("AI_RULES.md", "Always use tabs.\n"),
+        ],
+    );
+    let engine = Arc::new(Engine::open(Some(&dir.path().join("data"))).unwrap());
+    let project = engine.add_project(&root, None).unwrap().project;
+    let server = FakeProvider::start().await;
+    add_provider(&engine, "fake", kind, &server);
+    let store = engine.store();
+    store.set_setting("chat.default_provider", "fake").unwrap();
+    store.set_setting("chat.generate_titles", &false).unwrap();
+    let service = ChatService::new(
+        Arc::clone(&engine),
+        Secrets::file_only(&dir.path().join("secrets.json")),
+    );
+    Setup {
+        root: root.canonicalize().unwrap(),
+        _dir: dir,
+        engine,
+        service,
+        project,
+        server,
+    }
+}
+
+fn add_provider(engine: &Engine, name: &str, kind: ProviderKind, server: &FakeProvider) {
+    let settings = ProviderSettings {
+        default_model: Some("test-model".into()),
+        context_length: Some(32_768),
+    };
+    engine
+        .store()
+        .insert_provider(name, kind, &base_url(kind, &server.url()), None, &settings)
+        .unwrap();
+}
+
+impl Setup {
+    fn chat(&self, mode: ChatMode) -> i64 {
+        self.service.new_chat(self.project.id, mode).unwrap().id
+    }
+
+    /// Every reply has settled: nothing streaming, no leftover parts.
+    fn assert_settled(&self, chat: i64) {
+        for message in self.engine.store().messages(chat).unwrap() {
+            assert_ne!(message.status, MessageStatus::Streaming, "{message:?}");
+        }
+    }
+
+    fn chat_requests(&self) -> Vec<fake_provider::Recorded> {
+        self.server
+            .requests()
+            .into_iter()
+            .filter(|r| {
+                r.method == "POST"
+                    && (r.path.contains("chat")
+                        || r.path.contains("messages")
+                        || r.path.contains("Generate"))
+            })
+            .collect()
+    }
+}
+
+const REPLY: [&str; 6] = [
+    "I'll add a greeting.\n",
+    "<tandem-write path=\"src/greet.rs\" description=\"greeting\">\n",
+    "pub fn greet() -> &'static str {\n",
+    "    \"hi\"\n}\n",
+    "</tandem-write>\n",
+    "<tandem-chat-summary>Add greet</tandem-chat-summary>",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ollama_reply_streams_is_saved_and_waits_for_review() {
+    let s = setup(ProviderKind::Ollama).await;
+    s.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&REPLY, Duration::from_millis(15)),
+    );
+    let chat = s.chat(ChatMode::Build);
+    let mut events = s.service.subscribe();
+    let handle = s
+        .service
+        .send(chat, "add a greeting", SendOptions::default())
+        .await
+        .unwrap();
+    // The prompt and the placeholder are saved before any token arrives.
+    let early = s.engine.store().messages(chat).unwrap();
+    assert_eq!(early.len(), 2);
+    assert_eq!(early[0].content, "add a greeting");
+
+    let outcome = tokio::time::timeout(BOUND, handle.outcome)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        outcome.status,
+        MessageStatus::Complete,
+        "{:?}",
+        outcome.error
+    );
+    assert_eq!(outcome.content, REPLY.concat());
+    let mut streamed = String::new();
+    let mut finished = false;
+    while let Ok(event) = events.try_recv() {
+        match event.kind {
+            ChatEventKind::Delta { text, .. } => streamed.push_str(&text),
+            ChatEventKind::Finished {
+                status, proposal, ..
+            } => {
+                assert_eq!(status, MessageStatus::Complete);
+                assert!(proposal);
+                finished = true;
+            }
+            _ => {}
+        }
+    }
+    assert!(finished);
+    assert_eq!(streamed, REPLY.concat());
+
+    let message = s.engine.store().message(handle.message_id).unwrap();
+    assert_eq!(message.content, REPLY.concat());
+    assert_eq!(message.status, MessageStatus::Complete);
+    assert_eq!(message.approval_state, Some(ApprovalState::Pending));
+    assert_eq!(message.model.as_deref(), Some("test-model"));
+    assert!(message.source_commit_hash.is_some());
+    assert!(message.input_tokens.is_some() && message.output_tokens.is_some());
+    assert!(
+        !s.root.join("src/greet.rs").exists(),
+        "nothing applied without approval"
+    );
+
+    // The request: system prompt with rules and files, the prompt last, num_ctx sized.
+    let request = &s.chat_requests()[0];
+    let body = &request.body;
+    assert_eq!(body["model"], "test-model");
+    assert_eq!(body["stream"], true);
+    let messages = body["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["role"], "system");
+    let system = messages[0]["content"].as_str().unwrap();
+    assert!(system.contains("<tandem-write") && system.contains("Always use tabs."));
+    assert!(system.contains("src/main.rs"));
+    assert_eq!(messages.last().unwrap()["content"], "add a greeting");
+    let num_ctx = body["options"]["num_ctx"].as_u64().unwrap();
+    assert!((1024..=32_768).contains(&num_ctx), "{num_ctx}");
+
+    // Approving applies it.
+    let approved = s.engine.approve(handle.message_id, None).unwrap();
+    assert!(approved.commit.is_some());
+    assert!(s.root.join("src/greet.rs").exists());
+    s.assert_settled(chat);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_approve_commits_at_the_end_of_the_turn() {
+    let s = setup(ProviderKind::Openai).await;
+    s.server.push(
+        "POST",
+        "/v1/chat/completions",
+        openai_stream(&REPLY, Duration::from_millis(5)),
+    );
+    let chat = s.chat(ChatMode::Build);
+    let options = SendOptions {
+        auto_approve: Some(true),
+        ..SendOptions::default()
+    };
+    let handle = s
+        .service
+        .send(chat, "add a greeting", options)
+        .await
+        .unwrap();
+    let outcome = tokio::time::timeout(BOUND, handle.outcome)
+        .await
+        .unwrap()
+        .unwrap();
+    let commit = outcome.approval.unwrap().commit.unwrap();
+    assert_eq!(common::git(&s.root, &["rev-parse", "HEAD"]).trim(), commit);
+    let message = s.engine.store().message(handle.message_id).unwrap();
+    assert_eq!(message.approval_state, Some(ApprovalState::Approved));
+    assert_eq!(message.commit_hash.as_deref(), Some(commit.as_str()));
+    let request = &s.chat_requests()[0];
+    assert_eq!(request.body["stream_options"]["include_usage"], true);
+    assert!(request.body.get("options").is_none(), "num_ctx is Ollama's");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_mode_never_proposes() {
+    let s = setup(ProviderKind::Ollama).await;
+    s.server
+        .push("POST", "/api/chat", ollama_stream(&REPLY, Duration::ZERO));
+    let chat = s.chat(ChatMode::Ask);
+    let handle = s
+        .service
+        .send(chat, "explain", SendOptions::default())
+        .await
+        .unwrap();
+    let outcome = tokio::time::timeout(BOUND, handle.outcome)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(outcome.status, MessageStatus::Complete);
+    assert!(outcome.plan.is_none());
+    let message = s.engine.store().message(handle.message_id).unwrap();
+    assert_eq!(message.approval_state, None);
+    let system = s.chat_requests()[0].body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(system.contains("never change files"));
+}
+
+/// A reply of `pieces` whose stream ends with `end` after them.
+fn faulty(mut reply: Reply, keep: usize, end: End) -> Reply {
+    if let Reply::Stream { chunks, end: e, .. } = &mut reply {
+        chunks.truncate(keep);
+        *e = end;
+    }
+    reply
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_disconnect_mid_stream_keeps_the_partial_text_as_an_error() {
+    let s = setup(ProviderKind::Ollama).await;
+    let reply = faulty(
+        ollama_stream(&["Hello ", "there ", "friend"], Duration::from_millis(5)),
+        2,
+        End::Disconnect,
+    );
+    s.server.push("POST", "/api/chat", reply);
+    let chat = s.chat(ChatMode::Build);
+    let handle = s
+        .service
+        .send(chat, "hi", SendOptions::default())
+        .await
+        .unwrap();
+    let outcome = tokio::time::timeout(BOUND, handle.outcome)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(outcome.status, MessageStatus::Error);
+    let message = s.engine.store().message(handle.message_id).unwrap();
+    assert_eq!(message.status, MessageStatus::Error);
+    assert_eq!(message.content, "Hello there ");
+    assert!(message.error.is_some());
+    s.assert_settled(chat);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rate_limited_then_success_is_retried_before_the_first_token() {
+    let s = setup(ProviderKind::Openai).await;
+    s.server.push(
+        "POST",
+        "/v1/chat/completions",
+        Reply::Json {
+            status: 429,
+            body: serde_json::json!({"error": {"message": "slow down"}}),
+        },
+    );
+    s.server.push(
+        "POST",
+        "/v1/chat/completions",
+        openai_stream(&["ok"], Duration::ZERO),
+    );
+    let chat = s.chat(ChatMode::Build);
+    let handle = s
+        .service
+        .send(chat, "hi", SendOptions::default())
+        .await
+        .unwrap();
+    let outcome = tokio::time::timeout(BOUND, handle.outcome)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        outcome.status,
+        MessageStatus::Complete,
+        "{:?}",
+        outcome.error
+    );
+    assert_eq!(outcome.content, "ok");
+    assert_eq!(s.chat_requests().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_errors_garbage_and_stalls_end_as_errors_within_bounds() {
+    let s = setup(ProviderKind::Ollama).await;
+    s.engine
+        .store()
+        .set_setting("llm.idle_timeout_secs", &1u64)
+        .unwrap();
+    let chat = s.chat(ChatMode::Build);
+    // 500 three times: retries exhausted.
+    for _ in 0..3 {
+        s.server.push(
+            "POST",
+            "/api/chat",
+            Reply::Json {
+                status: 500,
+                body: serde_json::json!({"error": "boom"}),
+            },
+        );
+    }
+    let handle = s
+        .service
+        .send(chat, "a", SendOptions::default())
+        .await
+        .unwrap();
+    let outcome = tokio::time::timeout(BOUND, handle.outcome)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(outcome.status, MessageStatus::Error);
+    assert!(outcome.error.unwrap().contains("500"));
+
+    // A garbage line after some text.
+    let mut reply = ollama_stream(&["partial "], Duration::ZERO);
+    if let Reply::Stream { chunks, .. } = &mut reply {
+        chunks.insert(
+            1,
+            Chunk {
+                delay: Duration::ZERO,
+                bytes: b"this is not json\n".to_vec(),
+            },
+        );
+    }
+    s.server.push("POST", "/api/chat", reply);
+    let handle = s
+        .service
+        .send(chat, "b", SendOptions::default())
+        .await
+        .unwrap();
+    let outcome = tokio::time::timeout(BOUND, handle.outcome)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(outcome.status, MessageStatus::Error);
+    assert_eq!(outcome.content, "partial ");
+
+    // A stall longer than the idle timeout.
+    let reply = faulty(
+        ollama_stream(&["waiting ", "never"], Duration::ZERO),
+        1,
+        End::Stall(Duration::from_secs(8)),
+    );
+    s.server.push("POST", "/api/chat", reply);
+    let handle = s
+        .service
+        .send(chat, "c", SendOptions::default())
+        .await
+        .unwrap();
+    let outcome = tokio::time::timeout(BOUND, handle.outcome)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(outcome.status, MessageStatus::Error);
+    assert_eq!(outcome.content, "waiting ");
+    assert!(outcome.error.unwrap().contains("no data"));
+    s.assert_settled(chat);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_keeps_the_text_received() {
+    let s = setup(ProviderKind::Ollama).await;
+    let pieces: Vec<String> = (0..50).map(|i| format!("w{i} ")).collect();
+    let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    s.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&pieces, Duration::from_millis(40)),
+    );
+    let chat = s.chat(ChatMode::Build);
+    let mut events = s.service.subscribe();
+    let handle = s
+        .service
+        .send(chat, "long", SendOptions::default())
+        .await
+        .unwrap();
+    // Wait for some text, then cancel.
+    tokio::time::timeout(BOUND, async {
+        loop {
+            if let Ok(event) = events.recv().await
+                && matches!(event.kind, ChatEventKind::Delta { .. })
+            {
+                break;
+            }
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(s.service.streaming(chat), Some(handle.message_id));
+    assert!(s.service.cancel(chat));
+    let outcome = tokio::time::timeout(BOUND, handle.outcome)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(outcome.status, MessageStatus::Cancelled);
+    assert!(outcome.content.starts_with("w0 "), "{}", outcome.content);
+    assert!(outcome.content.len() < pieces.concat().len());
+    let message = s.engine.store().message(handle.message_id).unwrap();
+    assert_eq!(message.status, MessageStatus::Cancelled);
+    assert_eq!(message.content, outcome.content);
+    assert_eq!(s.service.streaming(chat), None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_chats_stream_at_once_without_mixing() {
+    let s = setup(ProviderKind::Ollama).await;
+    let mut servers = Vec::new();
+    let mut handles = Vec::new();
+    for i in 0..3 {
+        let server = FakeProvider::start().await;
+        let name = format!("p{i}");
+        add_provider(&s.engine, &name, ProviderKind::Ollama, &server);
+        let words: Vec<String> = (0..20).map(|w| format!("c{i}w{w} ")).collect();
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        server.push(
+            "POST",
+            "/api/chat",
+            ollama_stream(&words, Duration::from_millis(10)),
+        );
+        let chat = s.chat(ChatMode::Build);
+        let options = SendOptions {
+            provider: Some(name),
+            ..SendOptions::default()
+        };
+        handles.push((chat, i, s.service.send(chat, "go", options).await.unwrap()));
+        servers.push(server);
+    }
+    for (chat, i, handle) in handles {
+        let outcome = tokio::time::timeout(BOUND, handle.outcome)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(outcome.status, MessageStatus::Complete);
+        let expected: String = (0..20).map(|w| format!("c{i}w{w} ")).collect();
+        assert_eq!(outcome.content, expected);
+        assert_eq!(
+            s.engine.store().message(handle.message_id).unwrap().content,
+            expected
+        );
+        s.assert_settled(chat);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_send_cancels_the_first_and_history_is_sent_without_thinking() {
+    let s = setup(ProviderKind::Ollama).await;
+    let chat = s.chat(ChatMode::Build);
+    // First turn completes, with reasoning.
+    s.server.push(
+        "POST",
+        "/api/chat",
+        fake_provider::ollama_thinking_stream(
+            &["let me think"],
+            &["First answer."],
+            Duration::ZERO,
+        ),
+    );
+    let first = s
+        .service
+        .send(chat, "one", SendOptions::default())
+        .await
+        .unwrap();
+    let outcome = tokio::time::timeout(BOUND, first.outcome)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        outcome.content,
+        "<think>let me think</think>\nFirst answer."
+    );
+    // Second turn is slow; a third send cancels it.
+    let slow: Vec<String> = (0..100).map(|i| format!("s{i} ")).collect();
+    let slow: Vec<&str> = slow.iter().map(String::as_str).collect();
+    s.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&slow, Duration::from_millis(50)),
+    );
+    s.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&["Third."], Duration::ZERO),
+    );
+    let second = s
+        .service
+        .send(chat, "two", SendOptions::default())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let third = s
+        .service
+        .send(chat, "three", SendOptions::default())
+        .await
+        .unwrap();
+    let second = tokio::time::timeout(BOUND, second.outcome)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(second.status, MessageStatus::Cancelled);
+    let third = tokio::time::timeout(BOUND, third.outcome)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(third.status, MessageStatus::Complete);
+    // The third request's history: turn one without its thinking, turn two as far as it got.
+    let requests = s.chat_requests();
+    let messages = requests.last().unwrap().body["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let texts: Vec<&str> = messages
+        .iter()
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts[1], "one");
+    assert_eq!(texts[2], "First answer.");
+    assert_eq!(texts[3], "two");
+    assert!(texts[4].starts_with("s0 "));
+    assert_eq!(*texts.last().unwrap(), "three");
+    s.assert_settled(chat);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redo_replaces_the_last_reply() {
+    let s = setup(ProviderKind::Ollama).await;
+    let chat = s.chat(ChatMode::Build);
+    s.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&["first try"], Duration::ZERO),
+    );
+    s.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&["second try"], Duration::ZERO),
+    );
+    let first = s
+        .service
+        .send(chat, "q", SendOptions::default())
+        .await
+        .unwrap();
+    tokio::time::timeout(BOUND, first.outcome)
+        .await
+        .unwrap()
+        .unwrap();
+    let again = s
+        .service
+        .redo(chat, None, SendOptions::default())
+        .await
+        .unwrap();
+    let outcome = tokio::time::timeout(BOUND, again.outcome)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(outcome.content, "second try");
+    let messages = s.engine.store().messages(chat).unwrap();
+    let texts: Vec<&str> = messages.iter().map(|m| m.content.as_str()).collect();
+    assert_eq!(texts, ["q", "second try"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ollama_not_running_says_how_to_start_it() {
+    let s = setup(ProviderKind::Ollama).await;
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let settings = ProviderSettings {
+        default_model: Some("m".into()),
+        context_length: Some(4096),
+    };
+    s.engine
+        .store()
+        .insert_provider(
+            "down",
+            ProviderKind::Ollama,
+            &format!("http://127.0.0.1:{port}"),
+            None,
+            &settings,
+        )
+        .unwrap();
+    let chat = s.chat(ChatMode::Build);
+    let options = SendOptions {
+        provider: Some("down".into()),
+        ..SendOptions::default()
+    };
+    let handle = s.service.send(chat, "hi", options).await.unwrap();
+    let outcome = tokio::time::timeout(BOUND, handle.outcome)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(outcome.status, MessageStatus::Error);
+    assert!(outcome.error.unwrap().contains("ollama serve"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_reply_gets_a_title_from_the_model() {
+    let s = setup(ProviderKind::Ollama).await;
+    s.engine
+        .store()
+        .set_setting("chat.generate_titles", &true)
+        .unwrap();
+    s.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&["Sure."], Duration::ZERO),
+    );
+    s.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&["\"Greeting helper\""], Duration::ZERO),
+    );
+    let chat = s.chat(ChatMode::Build);
+    let mut events = s.service.subscribe();
+    let handle = s
+        .service
+        .send(
+            chat,
+            "please add a function that greets people",
+            SendOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        s.engine.store().chat(chat).unwrap().title,
+        "please add a function that greets people"
+    );
+    tokio::time::timeout(BOUND, handle.outcome)
+        .await
+        .unwrap()
+        .unwrap();
+    let title = tokio::time::timeout(BOUND, async {
+        loop {
+            if let Ok(event) = events.recv().await
+                && let ChatEventKind::TitleChanged { title } = event.kind
+            {
+                return title;
+            }
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(title, "Greeting helper");
+    assert_eq!(
+        s.engine.store().chat(chat).unwrap().title,
+        "Greeting helper"
+    );
+}

@@ -1,0 +1,228 @@
+//! `tandem chat` and friends from the command line, against the fake provider server.
+
+#![allow(clippy::unwrap_used)] // tests state their expectations with unwrap
+
+mod common;
+mod fake_provider;
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use fake_provider::{FakeProvider, ollama_stream};
+use serde_json::Value;
+use tokio::io::AsyncReadExt;
+use tokio::process::Command;
+
+struct Cli {
+    data: std::path::PathBuf,
+}
+
+impl Cli {
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
+        command
+            .arg("--data-dir")
+            .arg(&self.data)
+            .args(args)
+            .env_remove("TANDEM_DATA_DIR")
+            .env_remove("OLLAMA_HOST")
+            .stdin(Stdio::null());
+        command
+    }
+
+    async fn json(&self, args: &[&str]) -> Value {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let output = self.command(&all).output().await.unwrap();
+        assert!(
+            output.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let stdout = String::from_utf8(output.stdout).unwrap();
+        assert_eq!(stdout.trim().lines().count(), 1, "{stdout}");
+        serde_json::from_str(&stdout).unwrap()
+    }
+}
+
+async fn setup() -> (tempfile::TempDir, std::path::PathBuf, Cli, FakeProvider) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("project");
+    common::repo_with(&root, &[("src/lib.rs", "pub fn one() -> u32 { 1 }\n")]);
+    let cli = Cli {
+        data: dir.path().join("data"),
+    };
+    let server = FakeProvider::start().await;
+    cli.json(&["project", "add", root.to_str().unwrap()]).await;
+    cli.json(&[
+        "provider",
+        "add",
+        "--name",
+        "fake",
+        "--kind",
+        "ollama",
+        "--base-url",
+        &server.url(),
+        "--default-model",
+        "tiny",
+        "--context-length",
+        "8192",
+    ])
+    .await;
+    (dir, root, cli, server)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_json_then_show_chats_messages_and_context() {
+    let (_dir, root, cli, server) = setup().await;
+    let root_str = root.to_str().unwrap();
+    // The default Ollama provider exists from the first run; ours was added after it.
+    let providers = cli.json(&["provider", "list"]).await;
+    let names: Vec<&str> = providers["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["provider"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["ollama", "fake"]);
+
+    let reply = [
+        "Adding two.\n",
+        "<tandem-write path=\"src/two.rs\">pub fn two() -> u32 { 2 }\n</tandem-write>\n",
+        "<tandem-chat-summary>Add two</tandem-chat-summary>",
+    ];
+    server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&reply, Duration::from_millis(5)),
+    );
+    let out = cli
+        .json(&[
+            "chat",
+            "--project",
+            root_str,
+            "--provider",
+            "fake",
+            "add two",
+        ])
+        .await;
+    assert_eq!(out["status"], "complete");
+    assert_eq!(out["content"], reply.concat());
+    assert_eq!(out["operations"][0]["op"], "write");
+    assert_eq!(out["operations"][0]["path"], "src/two.rs");
+    assert!(out.get("commit").is_none());
+    let message_id = out["message_id"].as_i64().unwrap();
+    let chat_id = out["chat_id"].as_i64().unwrap();
+
+    let shown = cli.json(&["show", &message_id.to_string()]).await;
+    assert_eq!(shown["role"], "assistant");
+    assert_eq!(shown["status"], "complete");
+    assert_eq!(shown["approval_state"], "pending");
+    assert_eq!(shown["content"], reply.concat());
+
+    let chats = cli.json(&["chats", "--project", root_str]).await;
+    assert_eq!(chats["chats"][0]["id"], chat_id);
+    assert_eq!(chats["chats"][0]["title"], "add two");
+    let messages = cli
+        .json(&["messages", "--chat", &chat_id.to_string()])
+        .await;
+    assert_eq!(messages["messages"].as_array().unwrap().len(), 2);
+
+    let context = cli
+        .json(&["context", "--project", root_str, "--provider", "fake"])
+        .await;
+    assert_eq!(context["breakdown"]["window"], 8192);
+    assert_eq!(context["breakdown"]["files_included"], 1);
+
+    // --approve applies at once, in the same chat.
+    server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(
+            &["<tandem-write path=\"src/three.rs\">pub fn three() {}\n</tandem-write>"],
+            Duration::ZERO,
+        ),
+    );
+    let out = cli
+        .json(&[
+            "chat",
+            "--project",
+            root_str,
+            "--chat",
+            &chat_id.to_string(),
+            "--provider",
+            "fake",
+            "--approve",
+            "add three",
+        ])
+        .await;
+    let commit = out["commit"].as_str().unwrap();
+    assert_eq!(common::git(&root, &["rev-parse", "HEAD"]).trim(), commit);
+    assert!(root.join("src/three.rs").exists());
+    assert!(
+        !root.join("src/two.rs").exists(),
+        "the first proposal still waits"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_cancels_and_keeps_the_partial_reply() {
+    let (_dir, root, cli, server) = setup().await;
+    let words: Vec<String> = (0..200).map(|i| format!("word{i} ")).collect();
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&words, Duration::from_millis(30)),
+    );
+    let mut child = cli
+        .command(&[
+            "chat",
+            "--project",
+            root.to_str().unwrap(),
+            "--provider",
+            "fake",
+            "talk",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    // Wait until the reply is visibly streaming, then interrupt.
+    let mut seen = Vec::new();
+    tokio::time::timeout(Duration::from_secs(20), async {
+        let mut buf = [0u8; 256];
+        while !String::from_utf8_lossy(&seen).contains("word3 ") {
+            let n = stdout.read(&mut buf).await.unwrap();
+            assert!(n > 0, "stdout closed early");
+            seen.extend_from_slice(&buf[..n]);
+        }
+    })
+    .await
+    .unwrap();
+    let pid = child.id().unwrap().to_string();
+    let status = Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .await
+        .unwrap();
+    assert!(status.success());
+    let exit = tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(exit.success(), "a cancelled chat is not a failure");
+    let chats = cli
+        .json(&["chats", "--project", root.to_str().unwrap()])
+        .await;
+    let chat_id = chats["chats"][0]["id"].as_i64().unwrap();
+    let messages = cli
+        .json(&["messages", "--chat", &chat_id.to_string()])
+        .await;
+    let reply = &messages["messages"][1];
+    assert_eq!(reply["status"], "cancelled");
+    let content = reply["content"].as_str().unwrap();
+    assert!(content.starts_with("word0 word1 word2 word3 "), "{content}");
+    assert!(!content.contains("word199"));
+}

@@ -1,0 +1,166 @@
+//! Builders for each protocol's real wire bytes: one chunk per piece plus a final chunk,
+//! so `Reply::cut(n, …)` keeps exactly the first `n` pieces.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::{Chunk, End, INPUT_TOKENS, MODEL, OUTPUT_TOKENS, Reply};
+
+fn stream(content_type: &str, chunks: Vec<Vec<u8>>, delay: Duration) -> Reply {
+    let chunks = chunks
+        .into_iter()
+        .map(|bytes| Chunk { delay, bytes })
+        .collect();
+    Reply::Stream {
+        status: 200,
+        content_type: content_type.to_string(),
+        chunks,
+        end: End::Finish,
+    }
+}
+
+/// One NDJSON line.
+pub fn ndjson_line(value: &Value) -> Vec<u8> {
+    format!("{value}\n").into_bytes()
+}
+
+/// One SSE event (`event:` line only when `event` is given).
+pub fn sse_event(event: Option<&str>, data: &Value) -> Vec<u8> {
+    match event {
+        Some(name) => format!("event: {name}\ndata: {data}\n\n").into_bytes(),
+        None => format!("data: {data}\n\n").into_bytes(),
+    }
+}
+
+fn ollama_piece(content: &str, thinking: Option<&str>) -> Vec<u8> {
+    let mut message = json!({ "role": "assistant", "content": content });
+    if let Some(thinking) = thinking {
+        message["thinking"] = json!(thinking);
+    }
+    let line = json!({ "model": MODEL, "created_at": "2025-01-01T00:00:00Z", "message": message, "done": false });
+    ndjson_line(&line)
+}
+
+fn ollama_done() -> Vec<u8> {
+    ndjson_line(&json!({
+        "model": MODEL, "created_at": "2025-01-01T00:00:00Z",
+        "message": { "role": "assistant", "content": "" },
+        "done": true, "done_reason": "stop",
+        "prompt_eval_count": INPUT_TOKENS, "eval_count": OUTPUT_TOKENS,
+    }))
+}
+
+pub fn ollama_stream(pieces: &[&str], delay: Duration) -> Reply {
+    ollama_thinking_stream(&[], pieces, delay)
+}
+
+/// `thinking` pieces (as `message.thinking`) first, then the text pieces.
+pub fn ollama_thinking_stream(thinking: &[&str], pieces: &[&str], delay: Duration) -> Reply {
+    let mut chunks: Vec<Vec<u8>> = thinking.iter().map(|t| ollama_piece("", Some(t))).collect();
+    chunks.extend(pieces.iter().map(|p| ollama_piece(p, None)));
+    chunks.push(ollama_done());
+    stream("application/x-ndjson", chunks, delay)
+}
+
+fn openai_chunk(delta: Value, finish: Option<&str>) -> Value {
+    json!({
+        "id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1, "model": MODEL,
+        "choices": [{ "index": 0, "delta": delta, "finish_reason": finish }],
+    })
+}
+
+fn openai_trailer() -> Vec<u8> {
+    let mut bytes = sse_event(None, &openai_chunk(json!({}), Some("stop")));
+    let usage = json!({
+        "id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1, "model": MODEL,
+        "choices": [],
+        "usage": { "prompt_tokens": INPUT_TOKENS, "completion_tokens": OUTPUT_TOKENS, "total_tokens": INPUT_TOKENS + OUTPUT_TOKENS },
+    });
+    bytes.extend(sse_event(None, &usage));
+    bytes.extend(b"data: [DONE]\n\n");
+    bytes
+}
+
+pub fn openai_stream(pieces: &[&str], delay: Duration) -> Reply {
+    openai_reasoning_stream(&[], pieces, delay)
+}
+
+/// `reasoning` pieces as `delta.reasoning_content` first, then the text pieces. The
+/// first chunk also carries the role, as real servers send it.
+pub fn openai_reasoning_stream(reasoning: &[&str], pieces: &[&str], delay: Duration) -> Reply {
+    let mut chunks: Vec<Vec<u8>> = reasoning
+        .iter()
+        .map(|r| sse_event(None, &openai_chunk(json!({ "reasoning_content": r }), None)))
+        .chain(
+            pieces
+                .iter()
+                .map(|p| sse_event(None, &openai_chunk(json!({ "content": p }), None))),
+        )
+        .collect();
+    if let Some(first) = chunks.first_mut() {
+        let mut with_role = sse_event(
+            None,
+            &openai_chunk(json!({ "role": "assistant", "content": "" }), None),
+        );
+        with_role.append(first);
+        *first = with_role;
+    }
+    chunks.push(openai_trailer());
+    stream("text/event-stream", chunks, delay)
+}
+
+pub fn anthropic_stream(pieces: &[&str], delay: Duration) -> Reply {
+    let delta = |text: &str| {
+        let data = json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "text_delta", "text": text } });
+        sse_event(Some("content_block_delta"), &data)
+    };
+    let mut chunks: Vec<Vec<u8>> = pieces.iter().map(|p| delta(p)).collect();
+    let start = json!({
+        "type": "message_start",
+        "message": { "id": "msg_fake", "type": "message", "role": "assistant", "model": MODEL, "content": [],
+            "stop_reason": null, "usage": { "input_tokens": INPUT_TOKENS, "output_tokens": 1 } },
+    });
+    let mut preamble = sse_event(Some("message_start"), &start);
+    let block = json!({ "type": "content_block_start", "index": 0, "content_block": { "type": "text", "text": "" } });
+    preamble.extend(sse_event(Some("content_block_start"), &block));
+    preamble.extend(sse_event(Some("ping"), &json!({ "type": "ping" })));
+    match chunks.first_mut() {
+        Some(first) => {
+            preamble.append(first);
+            *first = preamble;
+        }
+        None => chunks.push(preamble),
+    }
+    let mut trailer = sse_event(
+        Some("content_block_stop"),
+        &json!({ "type": "content_block_stop", "index": 0 }),
+    );
+    let message_delta = json!({ "type": "message_delta", "delta": { "stop_reason": "end_turn", "stop_sequence": null }, "usage": { "output_tokens": OUTPUT_TOKENS } });
+    trailer.extend(sse_event(Some("message_delta"), &message_delta));
+    trailer.extend(sse_event(
+        Some("message_stop"),
+        &json!({ "type": "message_stop" }),
+    ));
+    chunks.push(trailer);
+    stream("text/event-stream", chunks, delay)
+}
+
+fn gemini_chunk(text: &str, finish: bool) -> Vec<u8> {
+    let mut candidate =
+        json!({ "content": { "role": "model", "parts": [{ "text": text }] }, "index": 0 });
+    let mut data = json!({ "modelVersion": MODEL });
+    if finish {
+        candidate["finishReason"] = json!("STOP");
+        data["usageMetadata"] = json!({ "promptTokenCount": INPUT_TOKENS, "candidatesTokenCount": OUTPUT_TOKENS, "totalTokenCount": INPUT_TOKENS + OUTPUT_TOKENS });
+    }
+    data["candidates"] = json!([candidate]);
+    // Gemini ends SSE lines with CRLF.
+    format!("data: {data}\r\n\r\n").into_bytes()
+}
+
+pub fn gemini_stream(pieces: &[&str], delay: Duration) -> Reply {
+    let mut chunks: Vec<Vec<u8>> = pieces.iter().map(|p| gemini_chunk(p, false)).collect();
+    chunks.push(gemini_chunk("", true));
+    stream("text/event-stream", chunks, delay)
+}

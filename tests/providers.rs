@@ -1,0 +1,393 @@
+//! The four providers against a fake server speaking real wire bytes: the requests they
+//! send, the events they yield, and how each fault ends (always within a bound).
+#![allow(clippy::unwrap_used)]
+
+mod fake_provider;
+#[path = "providers/faults.rs"]
+mod faults;
+
+use std::time::{Duration, Instant};
+
+use fake_provider::{
+    End, FakeProvider, INPUT_TOKENS, MODEL, OUTPUT_TOKENS, Reply, anthropic_stream, gemini_stream,
+    ollama_stream, ollama_thinking_stream, openai_reasoning_stream, openai_stream, refused_url,
+};
+use futures_util::StreamExt;
+use serde_json::json;
+use tandem::llm::{
+    ChatMessage, ChatRequest, ChatRole, LlmError, ProviderConfig, ProviderKind, SharedProvider,
+    StreamEvent, Usage, provider,
+};
+
+const BOUND: Duration = Duration::from_secs(10);
+const KINDS: [ProviderKind; 4] = [
+    ProviderKind::Ollama,
+    ProviderKind::Openai,
+    ProviderKind::Anthropic,
+    ProviderKind::Gemini,
+];
+const PIECES: [&str; 3] = ["Hello", ", ", "world!"];
+
+fn config(kind: ProviderKind, url: &str) -> ProviderConfig {
+    let base_url = match kind {
+        ProviderKind::Ollama => url.to_string(),
+        ProviderKind::Openai | ProviderKind::Anthropic => format!("{url}/v1"),
+        ProviderKind::Gemini => format!("{url}/v1beta"),
+    };
+    ProviderConfig {
+        kind,
+        name: format!("{kind:?}"),
+        base_url,
+        api_keys: vec!["test-key".into()],
+        api_key_env: None,
+        connect_timeout: Duration::from_secs(2),
+        idle_timeout: Duration::from_secs(5),
+    }
+}
+
+fn chat_path(kind: ProviderKind) -> String {
+    match kind {
+        ProviderKind::Ollama => "/api/chat".into(),
+        ProviderKind::Openai => "/v1/chat/completions".into(),
+        ProviderKind::Anthropic => "/v1/messages".into(),
+        ProviderKind::Gemini => format!("/v1beta/models/{MODEL}:streamGenerateContent"),
+    }
+}
+
+fn reply(kind: ProviderKind, pieces: &[&str], delay: Duration) -> Reply {
+    match kind {
+        ProviderKind::Ollama => ollama_stream(pieces, delay),
+        ProviderKind::Openai => openai_stream(pieces, delay),
+        ProviderKind::Anthropic => anthropic_stream(pieces, delay),
+        ProviderKind::Gemini => gemini_stream(pieces, delay),
+    }
+}
+
+/// One wire frame in `kind`'s framing, carrying `data` verbatim.
+fn frame(kind: ProviderKind, data: &str) -> Vec<u8> {
+    match kind {
+        ProviderKind::Ollama => format!("{data}\n").into_bytes(),
+        _ => format!("data: {data}\n\n").into_bytes(),
+    }
+}
+
+fn request() -> ChatRequest {
+    ChatRequest {
+        model: MODEL.into(),
+        messages: vec![
+            ChatMessage::new(ChatRole::System, "You are terse."),
+            ChatMessage::new(ChatRole::User, "Say hello"),
+        ],
+        max_output_tokens: Some(256),
+        context_window: Some(16384),
+        temperature: None,
+    }
+}
+
+async fn setup(kind: ProviderKind) -> (FakeProvider, SharedProvider) {
+    let server = FakeProvider::start().await;
+    let llm = provider(config(kind, &server.url()));
+    (server, llm)
+}
+
+#[derive(Debug, Default)]
+struct Outcome {
+    text: Vec<String>,
+    reasoning: Vec<String>,
+    events: Vec<StreamEvent>,
+    error: Option<LlmError>,
+}
+
+impl Outcome {
+    fn joined(&self) -> String {
+        self.text.concat()
+    }
+}
+
+/// Consumes a whole stream within [`BOUND`], checking nothing follows `Done` or an error.
+async fn run(llm: &SharedProvider, request: ChatRequest) -> Outcome {
+    let mut stream = llm.stream(request);
+    let consume = async {
+        let mut outcome = Outcome::default();
+        while let Some(item) = stream.next().await {
+            assert!(outcome.error.is_none(), "an item after the error: {item:?}");
+            match item {
+                Ok(event) => {
+                    let done = matches!(outcome.events.last(), Some(StreamEvent::Done { .. }));
+                    assert!(!done, "an event after Done: {event:?}");
+                    match &event {
+                        StreamEvent::Text(t) => outcome.text.push(t.clone()),
+                        StreamEvent::Reasoning(t) => outcome.reasoning.push(t.clone()),
+                        _ => {}
+                    }
+                    outcome.events.push(event);
+                }
+                Err(err) => outcome.error = Some(err),
+            }
+        }
+        outcome
+    };
+    tokio::time::timeout(BOUND, consume)
+        .await
+        .expect("the stream ended within the bound")
+}
+
+fn assert_complete(kind: ProviderKind, outcome: &Outcome) {
+    assert!(outcome.error.is_none(), "{kind:?}: {:?}", outcome.error);
+    let n = outcome.events.len();
+    assert!(n >= 2, "{kind:?}: {:?}", outcome.events);
+    let usage = Usage {
+        input_tokens: INPUT_TOKENS,
+        output_tokens: OUTPUT_TOKENS,
+    };
+    assert_eq!(outcome.events[n - 2], StreamEvent::Usage(usage), "{kind:?}");
+    assert!(
+        matches!(
+            &outcome.events[n - 1],
+            StreamEvent::Done {
+                finish_reason: Some(_)
+            }
+        ),
+        "{kind:?}"
+    );
+}
+
+#[tokio::test]
+async fn every_protocol_streams_the_pieces_in_order_then_usage_and_done() {
+    for kind in KINDS {
+        let (server, llm) = setup(kind).await;
+        server.push(
+            "POST",
+            &chat_path(kind),
+            reply(kind, &PIECES, Duration::from_millis(5)),
+        );
+        let outcome = run(&llm, request()).await;
+        assert_complete(kind, &outcome);
+        assert_eq!(outcome.text, PIECES, "{kind:?}");
+        assert_eq!(server.requests().len(), 1, "{kind:?}");
+        assert_eq!(
+            server.hangups(),
+            0,
+            "{kind:?}: a complete reply is not a hang-up"
+        );
+    }
+}
+
+#[tokio::test]
+async fn ollama_sends_the_native_chat_body_with_num_ctx() {
+    let (server, llm) = setup(ProviderKind::Ollama).await;
+    server.push("POST", "/api/chat", ollama_stream(&["hi"], Duration::ZERO));
+    run(&llm, request()).await;
+    let sent = &server.requests()[0];
+    assert_eq!(sent.path, "/api/chat");
+    let expected = json!({
+        "model": MODEL,
+        "messages": [
+            { "role": "system", "content": "You are terse." },
+            { "role": "user", "content": "Say hello" },
+        ],
+        "stream": true,
+        "options": { "num_ctx": 16384, "num_predict": 256 },
+    });
+    assert_eq!(sent.body, expected);
+}
+
+#[tokio::test]
+async fn openai_sends_usage_option_and_bearer_key_and_no_key_when_none() {
+    let (server, llm) = setup(ProviderKind::Openai).await;
+    server.push(
+        "POST",
+        "/v1/chat/completions",
+        openai_stream(&["hi"], Duration::ZERO),
+    );
+    run(&llm, request()).await;
+    let sent = &server.requests()[0];
+    let expected = json!({
+        "model": MODEL,
+        "messages": [
+            { "role": "system", "content": "You are terse." },
+            { "role": "user", "content": "Say hello" },
+        ],
+        "stream": true,
+        "stream_options": { "include_usage": true },
+        "max_tokens": 256,
+    });
+    assert_eq!(sent.body, expected);
+    assert_eq!(sent.header("authorization"), Some("Bearer test-key"));
+
+    // A local server without a key: no Authorization header at all.
+    let mut keyless = config(ProviderKind::Openai, &server.url());
+    keyless.api_keys.clear();
+    server.push(
+        "POST",
+        "/v1/chat/completions",
+        openai_stream(&["hi"], Duration::ZERO),
+    );
+    let outcome = run(&provider(keyless), request()).await;
+    assert_complete(ProviderKind::Openai, &outcome);
+    assert_eq!(server.requests()[1].header("authorization"), None);
+}
+
+#[tokio::test]
+async fn anthropic_moves_system_to_its_field_and_sends_key_and_version() {
+    let (server, llm) = setup(ProviderKind::Anthropic).await;
+    server.push(
+        "POST",
+        "/v1/messages",
+        anthropic_stream(&["hi"], Duration::ZERO),
+    );
+    let mut req = request();
+    req.messages
+        .insert(1, ChatMessage::new(ChatRole::System, "Use Rust."));
+    req.max_output_tokens = None;
+    run(&llm, req).await;
+    let sent = &server.requests()[0];
+    let expected = json!({
+        "model": MODEL,
+        "max_tokens": 8192,
+        "system": "You are terse.\n\nUse Rust.",
+        "messages": [{ "role": "user", "content": "Say hello" }],
+        "stream": true,
+    });
+    assert_eq!(sent.body, expected);
+    assert_eq!(sent.header("x-api-key"), Some("test-key"));
+    assert_eq!(sent.header("anthropic-version"), Some("2023-06-01"));
+}
+
+#[tokio::test]
+async fn gemini_sends_system_instruction_and_key_header_on_the_sse_url() {
+    let (server, llm) = setup(ProviderKind::Gemini).await;
+    server.push(
+        "POST",
+        &chat_path(ProviderKind::Gemini),
+        gemini_stream(&["hi"], Duration::ZERO),
+    );
+    run(&llm, request()).await;
+    let sent = &server.requests()[0];
+    assert_eq!(
+        sent.path,
+        format!("/v1beta/models/{MODEL}:streamGenerateContent?alt=sse")
+    );
+    let expected = json!({
+        "contents": [{ "role": "user", "parts": [{ "text": "Say hello" }] }],
+        "systemInstruction": { "parts": [{ "text": "You are terse." }] },
+        "generationConfig": { "maxOutputTokens": 256 },
+    });
+    assert_eq!(sent.body, expected);
+    assert_eq!(sent.header("x-goog-api-key"), Some("test-key"));
+}
+
+#[tokio::test]
+async fn reasoning_arrives_as_reasoning_events_before_the_text() {
+    let (server, llm) = setup(ProviderKind::Ollama).await;
+    let thinking = ollama_thinking_stream(&["Let me ", "think."], &["Answer."], Duration::ZERO);
+    server.push("POST", "/api/chat", thinking);
+    let outcome = run(&llm, request()).await;
+    assert_complete(ProviderKind::Ollama, &outcome);
+    assert_eq!(outcome.reasoning, ["Let me ", "think."]);
+    assert_eq!(outcome.events[2], StreamEvent::Text("Answer.".into()));
+
+    let (server, llm) = setup(ProviderKind::Openai).await;
+    let reasoning = openai_reasoning_stream(&["Hmm."], &["Answer."], Duration::ZERO);
+    server.push("POST", "/v1/chat/completions", reasoning);
+    let outcome = run(&llm, request()).await;
+    assert_complete(ProviderKind::Openai, &outcome);
+    assert_eq!(outcome.events[0], StreamEvent::Reasoning("Hmm.".into()));
+    assert_eq!(outcome.text, ["Answer."]);
+}
+
+#[tokio::test]
+async fn each_provider_lists_its_models() {
+    let cases = [
+        (
+            ProviderKind::Ollama,
+            "/api/tags",
+            json!({ "models": [{ "name": "llama3.2:3b" }, { "name": "qwen3:8b" }] }),
+        ),
+        (
+            ProviderKind::Openai,
+            "/v1/models",
+            json!({ "object": "list", "data": [{ "id": "gpt-x" }, { "id": "gpt-y", "context_length": 128000 }] }),
+        ),
+        (
+            ProviderKind::Anthropic,
+            "/v1/models",
+            json!({ "data": [{ "id": "claude-a", "type": "model" }, { "id": "claude-b", "type": "model" }] }),
+        ),
+        (
+            ProviderKind::Gemini,
+            "/v1beta/models",
+            json!({ "models": [
+            { "name": "models/gemini-a", "inputTokenLimit": 1048576, "supportedGenerationMethods": ["generateContent"] },
+            { "name": "models/embedding-001", "supportedGenerationMethods": ["embedContent"] },
+            { "name": "models/gemini-b", "inputTokenLimit": 32768, "supportedGenerationMethods": ["generateContent", "countTokens"] },
+        ] }),
+        ),
+    ];
+    for (kind, path, body) in cases {
+        let (server, llm) = setup(kind).await;
+        server.push("GET", path, Reply::json(200, body));
+        let models = tokio::time::timeout(BOUND, llm.list_models())
+            .await
+            .unwrap()
+            .unwrap();
+        let ids: Vec<_> = models.iter().map(|m| m.id.as_str()).collect();
+        assert_eq!(ids.len(), 2, "{kind:?}: {ids:?}");
+        assert!(
+            !ids.iter()
+                .any(|id| id.starts_with("models/") || id.contains("embedding")),
+            "{kind:?}"
+        );
+        if kind == ProviderKind::Gemini {
+            assert_eq!(models[0].context_length, Some(1048576));
+        }
+        assert_eq!(server.requests()[0].method, "GET");
+    }
+}
+
+#[tokio::test]
+async fn ollama_show_gives_context_length_and_capabilities() {
+    let (server, llm) = setup(ProviderKind::Ollama).await;
+    let show = json!({
+        "details": { "family": "qwen3" },
+        "model_info": { "general.architecture": "qwen3", "qwen3.context_length": 40960, "qwen3.embedding_length": 4096 },
+        "capabilities": ["completion", "tools", "thinking"],
+    });
+    server.push("POST", "/api/show", Reply::json(200, show));
+    let info = tokio::time::timeout(BOUND, llm.model_info("qwen3:8b"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(info.id, "qwen3:8b");
+    assert_eq!(info.context_length, Some(40960));
+    assert!(info.supports_tools && info.supports_reasoning && !info.supports_images);
+    assert_eq!(server.requests()[0].body, json!({ "model": "qwen3:8b" }));
+
+    server.push(
+        "POST",
+        "/api/show",
+        Reply::json(404, json!({ "error": "model 'nope' not found" })),
+    );
+    let error = llm.model_info("nope").await.unwrap_err();
+    assert_eq!(
+        error,
+        LlmError::ModelNotPulled {
+            model: "nope".into()
+        }
+    );
+}
+
+#[tokio::test]
+async fn openai_model_info_reads_a_listed_context_length() {
+    let (server, llm) = setup(ProviderKind::Openai).await;
+    let list = json!({ "data": [{ "id": "local", "max_model_len": 32768 }] });
+    server.push("GET", "/v1/models", Reply::json(200, list.clone()));
+    let info = llm.model_info("local").await.unwrap();
+    assert_eq!(info.context_length, Some(32768));
+    server.push("GET", "/v1/models", Reply::json(200, list));
+    let unknown = llm.model_info("other").await.unwrap();
+    assert_eq!(
+        (unknown.id.as_str(), unknown.context_length),
+        ("other", None)
+    );
+}
