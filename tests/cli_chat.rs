@@ -226,3 +226,83 @@ async fn ctrl_c_cancels_and_keeps_the_partial_reply() {
     assert!(content.starts_with("word0 word1 word2 word3 "), "{content}");
     assert!(!content.contains("word199"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_key_is_stored_outside_sqlite_and_sent_to_the_provider() {
+    let (dir, root, cli, server) = setup().await;
+    cli.json(&[
+        "provider",
+        "add",
+        "--name",
+        "cloud",
+        "--kind",
+        "openai",
+        "--base-url",
+        &format!("{}/v1", server.url()),
+        "--api-key-env",
+        "TANDEM_TEST_UNSET_KEY",
+        "--default-model",
+        "gpt-test",
+    ])
+    .await;
+    let mut child = cli
+        .command(&["--json", "provider", "set-key", "cloud"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use tokio::io::AsyncWriteExt;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"sk-test-secret-123\n").await.unwrap();
+    }
+    let output = child.wait_with_output().await.unwrap();
+    assert!(output.status.success());
+    let stored: Value = serde_json::from_slice(&output.stdout).unwrap();
+    // No keychain service runs on CI machines: the 0600 file is used, and said so.
+    if let Some(path) = stored["stored"]["File"].as_str() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert!(stored["keychain_unavailable"].is_string());
+    }
+    server.push(
+        "POST",
+        "/v1/chat/completions",
+        fake_provider::openai_stream(&["hello"], Duration::ZERO),
+    );
+    let out = cli
+        .json(&[
+            "chat",
+            "--project",
+            root.to_str().unwrap(),
+            "--provider",
+            "cloud",
+            "hi",
+        ])
+        .await;
+    assert_eq!(out["status"], "complete");
+    let request = server
+        .requests()
+        .into_iter()
+        .find(|r| r.path.ends_with("/chat/completions"))
+        .unwrap();
+    assert_eq!(
+        request.header("authorization"),
+        Some("Bearer sk-test-secret-123")
+    );
+    // The key is nowhere in the database files.
+    for entry in std::fs::read_dir(dir.path().join("data")).unwrap() {
+        let path = entry.unwrap().path();
+        if path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("tandem.db")
+        {
+            let bytes = std::fs::read(&path).unwrap();
+            let found = bytes.windows(18).any(|w| w == b"sk-test-secret-123");
+            assert!(!found, "key found in {}", path.display());
+        }
+    }
+}

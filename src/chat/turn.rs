@@ -170,10 +170,8 @@ impl ChatService {
                 outcome.breakdown = Some(breakdown);
                 self.stream(&turn, request, &mut outcome).await;
             }
-            Err(e) if turn.cancel.is_cancelled() => {
-                outcome.status = MessageStatus::Cancelled;
-                let _ = e;
-            }
+            // Cancelled while preparing: nothing was sent.
+            Err(_) if turn.cancel.is_cancelled() => outcome.status = MessageStatus::Cancelled,
             Err(e) => outcome.error = Some(e.to_string()),
         }
         let store = self.engine.store();

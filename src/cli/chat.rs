@@ -144,10 +144,22 @@ pub fn provider_cmd(ctx: &Ctx, command: ProviderCommand) -> Result<()> {
             if key.is_empty() {
                 bail!("no key on standard input");
             }
-            let location = ctx.service().secrets().set(&record.name, key)?;
+            let service = ctx.service();
+            let location = service.secrets().set(&record.name, key)?;
+            let why = service
+                .secrets()
+                .keychain_unavailable_reason()
+                .map(str::to_string);
+            let text = match (&location, &why) {
+                (tandem::llm::secrets::SecretLocation::File(path), Some(why)) => format!(
+                    "stored the key for {name} in {} (mode 0600): no OS keychain is available ({why})\n",
+                    path.display()
+                ),
+                _ => format!("stored the key for {name}: {location:?}\n"),
+            };
             ctx.out(
-                json!({"stored": location}),
-                format!("stored the key for {name}: {location:?}\n"),
+                json!({"stored": location, "keychain_unavailable": why}),
+                text,
             );
         }
         ProviderCommand::Remove { name } => {
