@@ -36,6 +36,7 @@ pub mod edits;
 pub mod engine;
 pub mod llm;
 pub mod store;
+pub mod ui;
 pub mod vcs;
 pub mod workspace;
 

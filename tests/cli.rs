@@ -209,8 +209,11 @@ fn a_plain_folder_becomes_a_repository_and_errors_are_clear() {
 }
 
 #[test]
-fn no_arguments_prints_help() {
-    let output = Command::new(env!("CARGO_BIN_EXE_tandem")).output().unwrap();
+fn help_lists_the_commands() {
+    let output = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .arg("--help")
+        .output()
+        .unwrap();
     assert!(output.status.success());
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::{Duration, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 use serde_json::json;
 
 mod chat;
@@ -33,6 +33,9 @@ struct Cli {
     /// Print one JSON object on stdout instead of text.
     #[arg(long, global = true)]
     json: bool,
+    /// With no command: open this folder as a project in the window.
+    #[arg(long, value_name = "FOLDER")]
+    open: Option<PathBuf>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -171,8 +174,15 @@ enum ProjectCommand {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let Some(command) = cli.command else {
-        let _ = Cli::command().print_help();
-        return ExitCode::SUCCESS;
+        // No command: the desktop app.
+        return match tandem::ui::run(cli.data_dir, cli.open) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: cannot open the window: {e}");
+                eprintln!("(the headless commands still work: tandem --help)");
+                ExitCode::FAILURE
+            }
+        };
     };
     match run(cli.data_dir, cli.json, command) {
         Ok(()) => ExitCode::SUCCESS,

@@ -5,6 +5,7 @@
 //! background runtime. Operations that change a project's files (apply, save, restore, undo)
 //! hold that project's lock, so they run one at a time per project.
 
+mod files;
 mod proposals;
 mod versions;
 

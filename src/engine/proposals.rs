@@ -11,7 +11,7 @@ use crate::store::{
     ApprovalState, Chat, ChatMode, Message, MessageStatus, NewMessage, PlanBase, Project, Role,
 };
 use crate::vcs::{self, PathContent};
-use crate::workspace::{FileState, read_state, resolve};
+use crate::workspace::{FileState, read_state};
 
 /// A stored reply with its plan.
 #[derive(Debug, Clone, Serialize)]
@@ -271,39 +271,6 @@ impl Engine {
         self.store
             .set_approval(message_id, ApprovalState::Rejected, None)?;
         Ok(())
-    }
-
-    /// Saves a file the person edited and commits it as `[tandem] Edit <path>`. Returns the
-    /// commit, `None` when the content was already committed.
-    pub fn save_file(
-        &self,
-        project: &Project,
-        path: &str,
-        contents: &[u8],
-    ) -> Result<Option<String>> {
-        self.locked(project.id, || {
-            let resolved = resolve(&project.path, path)?;
-            let io = |source| EngineError::Io {
-                path: resolved.rel.clone(),
-                source,
-            };
-            let mode = read_state(&resolved.abs)
-                .map_err(io)?
-                .mode()
-                .unwrap_or(0o644);
-            self.fs
-                .write(&resolved.abs, contents, Some(mode))
-                .map_err(io)?;
-            let repo = vcs::open(&project.path)?;
-            let message = format!("[tandem] Edit {}", resolved.rel);
-            let commit = vcs::commit_paths(
-                &repo,
-                &[(resolved.rel.as_str(), Some((contents, mode)))],
-                &message,
-            )?;
-            let _ = vcs::refresh_index(&repo, &[resolved.rel.as_str()]);
-            Ok(commit.map(|oid| oid.to_string()))
-        })
     }
 
     fn pending_project(&self, message_id: i64) -> Result<Project> {

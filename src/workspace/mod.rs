@@ -3,7 +3,9 @@
 
 pub mod context;
 mod files;
+mod listing;
 mod paths;
 
 pub use files::{FileState, Fs, RealFs, blob_hash, read_state, remove_file, write_file_atomic};
+pub use listing::{ListError, list_files};
 pub use paths::{PathError, ResolvedPath, normalize_relative, resolve};

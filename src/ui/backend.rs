@@ -1,0 +1,273 @@
+//! The bridge between the window and the engine. Every slow thing (database, git, disk,
+//! network) runs here, on a Tokio runtime, and reports back through [`Event`]s that the UI
+//! drains once per frame. Nothing here blocks the caller.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use crate::chat::{ChatEvent, ChatService, TurnOutcome, ensure_default_provider};
+use crate::edits::EditPlan;
+use crate::engine::{ApproveOutcome, Engine, RestoreOutcome, UndoOutcome};
+use crate::llm::ModelInfo;
+use crate::store::{Chat, Message, Project, ProviderRecord};
+use crate::vcs::Version;
+
+/// Bounded so a runaway producer cannot eat memory; producers wait, the UI never does.
+const EVENT_QUEUE: usize = 4096;
+
+/// What the background reports.
+#[derive(Debug)]
+pub enum Event {
+    Ready {
+        projects: Vec<Project>,
+        providers: Vec<ProviderRecord>,
+        settings: LoadedSettings,
+    },
+    ProjectOpened {
+        project: Project,
+        chats: Vec<Chat>,
+        files: Vec<String>,
+        history: Vec<Version>,
+    },
+    ChatsChanged(Vec<Chat>),
+    ChatLoaded {
+        chat: Chat,
+        messages: Vec<Message>,
+        review: Option<(i64, EditPlan)>,
+    },
+    Chat(ChatEvent),
+    TurnStarted {
+        chat_id: i64,
+        user: Option<Message>,
+        reply_id: i64,
+    },
+    TurnFinished(Box<TurnOutcome>),
+    Approved {
+        message_id: i64,
+        outcome: ApproveOutcome,
+    },
+    Rejected(i64),
+    FileOpened {
+        path: String,
+        content: FileContent,
+    },
+    FileSaved {
+        path: String,
+        text: String,
+        commit: Option<String>,
+    },
+    Files(Vec<String>),
+    History(Vec<Version>),
+    VersionDiff {
+        commit: String,
+        diff: String,
+    },
+    Restored(RestoreOutcome),
+    Undone(UndoOutcome),
+    Providers(Vec<ProviderRecord>),
+    Models {
+        provider: String,
+        models: Result<Vec<ModelInfo>, String>,
+    },
+    /// A background failure, with what was being done.
+    Error {
+        action: String,
+        message: String,
+    },
+    /// A line for the Log tab.
+    Log(String),
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct LoadedSettings {
+    pub default_provider: Option<String>,
+    pub default_model: Option<String>,
+    pub auto_approve: bool,
+    pub history_turns: Option<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileContent {
+    Text(String),
+    /// Shown read-only, with why.
+    ReadOnly {
+        text: String,
+        reason: String,
+    },
+    Binary {
+        bytes: u64,
+    },
+}
+
+/// Files larger than this open read-only.
+pub const EDITABLE_LIMIT: u64 = 2 * 1024 * 1024;
+
+pub struct Backend {
+    runtime: tokio::runtime::Runtime,
+    tx: mpsc::Sender<Event>,
+    rx: mpsc::Receiver<Event>,
+    repaint: Arc<dyn Fn() + Send + Sync>,
+    data_dir: Option<PathBuf>,
+    service: Arc<tokio::sync::OnceCell<Arc<ChatService>>>,
+}
+
+impl Backend {
+    /// Starts the runtime and opens the database in the background. `repaint` wakes the UI.
+    pub fn start(data_dir: Option<PathBuf>, repaint: Arc<dyn Fn() + Send + Sync>) -> Backend {
+        crate::llm::init_tls();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("tandem-bg")
+            .enable_all()
+            .build()
+            .unwrap_or_else(|e| panic!("cannot start the background runtime: {e}"));
+        let (tx, rx) = mpsc::channel(EVENT_QUEUE);
+        let backend = Backend {
+            runtime,
+            tx,
+            rx,
+            repaint,
+            data_dir,
+            service: Arc::new(tokio::sync::OnceCell::new()),
+        };
+        backend.open();
+        backend
+    }
+
+    /// Events that arrived since the last call (never waits).
+    pub fn drain(&mut self) -> Vec<Event> {
+        let mut events = Vec::new();
+        while let Ok(event) = self.rx.try_recv() {
+            events.push(event);
+        }
+        events
+    }
+
+    /// Runs `job` in the background; its events (or its error) are sent to the UI.
+    fn spawn<F>(&self, action: &str, job: F)
+    where
+        F: FnOnce(Arc<ChatService>, Emit) -> anyhow::Result<()> + Send + 'static,
+    {
+        let emit = Emit {
+            tx: self.tx.clone(),
+            repaint: Arc::clone(&self.repaint),
+        };
+        let service = Arc::clone(&self.service);
+        let action = action.to_string();
+        self.runtime.spawn(async move {
+            let Some(service) = service.get().cloned() else {
+                let message = "the database is still opening".to_string();
+                emit.send_async(Event::Error { action, message }).await;
+                return;
+            };
+            let error_emit = emit.clone();
+            let result = tokio::task::spawn_blocking(move || job(service, emit)).await;
+            let message = match result {
+                Ok(Ok(())) => return,
+                Ok(Err(e)) => format!("{e:#}"),
+                Err(e) => format!("the task failed: {e}"),
+            };
+            error_emit
+                .send_async(Event::Error { action, message })
+                .await;
+        });
+    }
+
+    fn open(&self) {
+        let emit = Emit {
+            tx: self.tx.clone(),
+            repaint: Arc::clone(&self.repaint),
+        };
+        let cell = Arc::clone(&self.service);
+        let data_dir = self.data_dir.clone();
+        self.runtime.spawn(async move {
+            let opened = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
+                let dir = crate::store::data_dir(data_dir.as_deref())?;
+                let engine = Arc::new(Engine::open(Some(&dir))?);
+                ensure_default_provider(engine.store())?;
+                Ok((engine, dir))
+            })
+            .await;
+            let (engine, dir) = match opened {
+                Ok(Ok(pair)) => pair,
+                Ok(Err(e)) => {
+                    let message = format!("{e:#}");
+                    emit.send_async(Event::Error {
+                        action: "opening the database".into(),
+                        message,
+                    })
+                    .await;
+                    return;
+                }
+                Err(e) => {
+                    let message = e.to_string();
+                    emit.send_async(Event::Error {
+                        action: "opening the database".into(),
+                        message,
+                    })
+                    .await;
+                    return;
+                }
+            };
+            let service = ChatService::with_data_dir(engine, dir);
+            let _ = cell.set(Arc::clone(&service));
+            // Forward chat events to the UI.
+            let mut events = service.subscribe();
+            let forward = emit.clone();
+            tokio::spawn(async move {
+                loop {
+                    match events.recv().await {
+                        Ok(event) => forward.send_async(Event::Chat(event)).await,
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                        Err(_) => break,
+                    }
+                }
+            });
+            let store = service.engine().store();
+            let ready = (|| -> anyhow::Result<Event> {
+                Ok(Event::Ready {
+                    projects: store.projects()?,
+                    providers: store.providers()?,
+                    settings: LoadedSettings {
+                        default_provider: store.setting("chat.default_provider")?,
+                        default_model: store.setting("chat.default_model")?,
+                        auto_approve: store.setting("chat.auto_approve")?.unwrap_or(false),
+                        history_turns: store.setting("chat.history_turns")?,
+                    },
+                })
+            })();
+            let event = ready.unwrap_or_else(|e| Event::Error {
+                action: "loading projects".into(),
+                message: format!("{e:#}"),
+            });
+            emit.send_async(event).await;
+        });
+    }
+}
+
+/// Sends events to the UI and wakes it.
+#[derive(Clone)]
+pub struct Emit {
+    tx: mpsc::Sender<Event>,
+    repaint: Arc<dyn Fn() + Send + Sync>,
+}
+
+impl Emit {
+    /// From blocking code (jobs run on blocking threads).
+    pub fn send(&self, event: Event) {
+        if self.tx.blocking_send(event).is_ok() {
+            (self.repaint)();
+        }
+    }
+
+    async fn send_async(&self, event: Event) {
+        if self.tx.send(event).await.is_ok() {
+            (self.repaint)();
+        }
+    }
+}
+
+#[path = "jobs.rs"]
+mod jobs;

@@ -1,0 +1,106 @@
+//! The bottom panel: the project's history (versions, their diffs, restore, undo) and the log.
+
+use super::command::Command;
+use super::state::{AppState, BottomTab};
+use super::theme;
+
+pub fn show(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
+    ui.horizontal(|ui| {
+        for (tab, label) in [(BottomTab::History, "History"), (BottomTab::Log, "Log")] {
+            if ui.selectable_label(state.bottom == tab, label).clicked() {
+                commands.push(Command::ShowBottom(tab));
+            }
+        }
+        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+            if state.bottom == BottomTab::History
+                && ui
+                    .button("⟲ Undo last change")
+                    .on_hover_text("Reverts the newest approved AI change as a new commit")
+                    .clicked()
+            {
+                commands.push(Command::Undo);
+            }
+        });
+    });
+    ui.separator();
+    match state.bottom {
+        BottomTab::History => history(ui, state, commands),
+        BottomTab::Log => log(ui, state),
+    }
+}
+
+fn history(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
+    let Some(project) = &state.project else {
+        return;
+    };
+    ui.columns(2, |columns| {
+        egui::ScrollArea::vertical()
+            .id_salt("versions")
+            .auto_shrink([false, false])
+            .show(&mut columns[0], |ui| {
+                for (index, version) in project.history.iter().enumerate() {
+                    let selected =
+                        project.selected_version.as_deref() == Some(version.hash.as_str());
+                    let summary = version.message.lines().next().unwrap_or("");
+                    let when = humantime::format_rfc3339_seconds(
+                        std::time::UNIX_EPOCH
+                            + std::time::Duration::from_secs(
+                                u64::try_from(version.time).unwrap_or(0),
+                            ),
+                    );
+                    ui.horizontal(|ui| {
+                        let response = ui.selectable_label(
+                            selected,
+                            format!("{}  {summary}", crate::vcs::short(&version.hash)),
+                        );
+                        if response.clicked() {
+                            commands.push(Command::SelectVersion(version.hash.clone()));
+                        }
+                        response.on_hover_text(format!(
+                            "{when}\n{}",
+                            version
+                                .files
+                                .iter()
+                                .map(|f| format!("{:?} {}", f.kind, f.path))
+                                .collect::<Vec<_>>()
+                                .join("\n")
+                        ));
+                        if index > 0 && ui.small_button("Restore").clicked() {
+                            commands.push(Command::Restore(version.hash.clone()));
+                        }
+                    });
+                }
+                if project.history.is_empty() {
+                    ui.weak("No commits yet");
+                }
+            });
+        let ui = &mut columns[1];
+        match &project.version_diff {
+            Some((hash, diff)) if project.selected_version.as_deref() == Some(hash.as_str()) => {
+                super::diff_view::show_unified_text(ui, diff);
+            }
+            _ => {
+                ui.weak("Select a version to see what it changed");
+            }
+        }
+    });
+}
+
+fn log(ui: &mut egui::Ui, state: &AppState) {
+    egui::ScrollArea::vertical()
+        .id_salt("log")
+        .stick_to_bottom(true)
+        .auto_shrink([false, false])
+        .show(ui, |ui| {
+            for line in &state.log {
+                if line.starts_with("error:") {
+                    ui.colored_label(theme::ERROR, line);
+                } else {
+                    ui.monospace(line);
+                }
+            }
+            if state.log.is_empty() {
+                ui.weak("Dependency installs and background errors appear here");
+            }
+        });
+}

@@ -1,0 +1,499 @@
+//! The chat: messages as markdown with highlighted code, thinking collapsed, each edit tag as a
+//! card; the live reply; errors with Retry; the composer and the context meter.
+
+use egui_commonmark::{CommonMarkCache, CommonMarkViewer};
+
+use super::command::Command;
+use super::highlight::HighlightCache;
+use super::state::{AppState, ChatState, MessageView};
+use super::theme;
+use crate::edits::{OpStatus, Operation, Segment, Tag, TagKind};
+use crate::store::{ApprovalState, MessageStatus, Role};
+
+pub fn show(
+    ui: &mut egui::Ui,
+    state: &mut AppState,
+    markdown: &mut CommonMarkCache,
+    highlight: &mut HighlightCache,
+    commands: &mut Vec<Command>,
+) {
+    let send_key = state.prefs.send_key;
+    let Some(chat) = state.chat() else {
+        ui.vertical_centered(|ui| {
+            ui.add_space(40.0);
+            ui.label("Start a chat to ask for changes.");
+            if ui.button("+ New chat").clicked() {
+                commands.push(Command::NewChat);
+            }
+        });
+        return;
+    };
+    let title = if chat.chat.title.is_empty() {
+        "New chat"
+    } else {
+        &chat.chat.title
+    };
+    ui.horizontal(|ui| {
+        ui.strong(title);
+    });
+    context_meter(ui, chat);
+    ui.separator();
+    let streaming = chat.streaming.is_some();
+    let composer_height = 110.0;
+    egui::ScrollArea::vertical()
+        .id_salt("messages")
+        .stick_to_bottom(true)
+        .auto_shrink([false, false])
+        .max_height((ui.available_height() - composer_height).max(80.0))
+        .show(ui, |ui| messages(ui, chat, markdown, highlight, commands));
+    ui.separator();
+    composer(ui, state, streaming, send_key, commands);
+}
+
+fn context_meter(ui: &mut egui::Ui, chat: &ChatState) {
+    let Some(b) = &chat.breakdown else {
+        ui.weak("Context: measured when you send");
+        return;
+    };
+    let used = b.total() + b.reply_reserve;
+    let fraction = used as f32 / b.window.max(1) as f32;
+    let color = if !b.fits() {
+        theme::ERROR
+    } else if fraction > 0.85 {
+        theme::WARN
+    } else {
+        theme::ACCENT
+    };
+    let bar = egui::ProgressBar::new(fraction.min(1.0))
+        .fill(color)
+        .desired_height(6.0)
+        .text(egui::RichText::new(format!("{} / {} tokens", b.total(), b.window)).small());
+    ui.add(bar).on_hover_text(format!(
+        "system {}\ncodebase {} ({} files, {} by path only)\nhistory {} ({} turns left out)\nprompt {}\nreserved for the reply {}",
+        b.system,
+        b.codebase,
+        b.files_included,
+        b.files_listed.len(),
+        b.history,
+        b.turns_dropped,
+        b.prompt,
+        b.reply_reserve
+    ));
+    if b.turns_dropped > 0 || !b.files_listed.is_empty() {
+        ui.colored_label(
+            theme::WARN,
+            format!(
+                "To fit the window: {} older turn(s) left out, {} file(s) sent by path only",
+                b.turns_dropped,
+                b.files_listed.len()
+            ),
+        );
+    }
+}
+
+fn messages(
+    ui: &mut egui::Ui,
+    chat: &ChatState,
+    markdown: &mut CommonMarkCache,
+    highlight: &mut HighlightCache,
+    commands: &mut Vec<Command>,
+) {
+    let review_ops = chat
+        .review
+        .as_ref()
+        .map(|r| (r.message_id, &r.plan.operations));
+    let streaming_id = chat.streaming.as_ref().map(|s| s.message_id);
+    for view in &chat.messages {
+        if Some(view.message.id) == streaming_id {
+            continue;
+        }
+        let ops = review_ops
+            .filter(|(id, _)| *id == view.message.id)
+            .map(|(_, ops)| ops);
+        message(ui, view, ops, markdown, highlight, commands);
+        ui.add_space(6.0);
+    }
+    if let Some(streaming) = &chat.streaming {
+        bubble(ui, false, |ui| {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.weak(match streaming.tokens_per_second() {
+                    Some(rate) => format!("streaming · {rate:.0} tok/s"),
+                    None => "waiting for the model…".to_string(),
+                });
+            });
+            if !streaming.reasoning.is_empty() {
+                egui::CollapsingHeader::new("Thinking…")
+                    .id_salt(("thinking-live", streaming.message_id))
+                    .default_open(false)
+                    .show(ui, |ui| ui.weak(&streaming.reasoning));
+            }
+            let mut segments: Vec<Segment> = streaming.parser.completed().to_vec();
+            segments.extend(streaming.parser.pending());
+            render_segments(
+                ui,
+                streaming.message_id,
+                &segments,
+                None,
+                false,
+                markdown,
+                highlight,
+            );
+        });
+    }
+}
+
+fn message(
+    ui: &mut egui::Ui,
+    view: &MessageView,
+    ops: Option<&Vec<Operation>>,
+    markdown: &mut CommonMarkCache,
+    highlight: &mut HighlightCache,
+    commands: &mut Vec<Command>,
+) {
+    let m = &view.message;
+    let user = m.role == Role::User;
+    bubble(ui, user, |ui| {
+        ui.horizontal(|ui| {
+            ui.strong(if user { "You" } else { "Tandem" });
+            if let Some(model) = &m.model {
+                ui.weak(model);
+            }
+            match m.approval_state {
+                Some(ApprovalState::Pending) => {
+                    ui.colored_label(theme::WARN, "waiting for review");
+                }
+                Some(ApprovalState::Approved) => {
+                    let commit = m
+                        .commit_hash
+                        .as_deref()
+                        .map(crate::vcs::short)
+                        .unwrap_or("no changes");
+                    ui.colored_label(theme::OK, format!("applied · {commit}"));
+                }
+                Some(ApprovalState::Rejected) => {
+                    ui.weak("rejected");
+                }
+                None => {}
+            }
+        });
+        if user {
+            ui.label(&m.content);
+            return;
+        }
+        let applied = m.approval_state == Some(ApprovalState::Approved);
+        render_segments(ui, m.id, &view.segments, ops, applied, markdown, highlight);
+        match m.status {
+            MessageStatus::Complete | MessageStatus::Streaming => {}
+            MessageStatus::Cancelled => {
+                ui.colored_label(theme::MUTED, "⏹ cancelled — the text so far is kept");
+            }
+            MessageStatus::Interrupted => {
+                ui.colored_label(
+                    theme::WARN,
+                    "⚠ interrupted — Tandem stopped while this streamed",
+                );
+            }
+            MessageStatus::Error => {
+                ui.horizontal_wrapped(|ui| {
+                    ui.colored_label(
+                        theme::ERROR,
+                        format!("⚠ {}", m.error.as_deref().unwrap_or("the reply failed")),
+                    );
+                    if ui.button("Retry").clicked() {
+                        commands.push(Command::Redo);
+                    }
+                });
+            }
+        }
+    });
+}
+
+fn bubble(ui: &mut egui::Ui, user: bool, content: impl FnOnce(&mut egui::Ui)) {
+    let fill = if user {
+        ui.visuals().faint_bg_color
+    } else {
+        ui.visuals().extreme_bg_color
+    };
+    egui::Frame::new()
+        .fill(fill)
+        .corner_radius(6.0)
+        .inner_margin(8.0)
+        .show(ui, |ui| {
+            ui.set_width(ui.available_width());
+            content(ui);
+        });
+}
+
+fn render_segments(
+    ui: &mut egui::Ui,
+    message_id: i64,
+    segments: &[Segment],
+    ops: Option<&Vec<Operation>>,
+    applied: bool,
+    markdown: &mut CommonMarkCache,
+    highlight: &mut HighlightCache,
+) {
+    let mut op_index = 0;
+    for (i, segment) in segments.iter().enumerate() {
+        match segment {
+            Segment::Text { text, .. } => prose(ui, (message_id, i), text, markdown, highlight),
+            Segment::Tag(tag) if tag.kind == TagKind::Think => {
+                egui::CollapsingHeader::new("Thinking")
+                    .id_salt(("think", message_id, i))
+                    .default_open(false)
+                    .show(ui, |ui| ui.weak(tag.body.trim()));
+            }
+            Segment::Tag(tag) => {
+                let is_op = matches!(
+                    tag.kind,
+                    TagKind::Write
+                        | TagKind::Rename
+                        | TagKind::Delete
+                        | TagKind::SearchReplace
+                        | TagKind::AddDependency
+                );
+                let op = if is_op && tag.complete {
+                    let op = ops.and_then(|o| o.get(op_index));
+                    op_index += 1;
+                    op
+                } else {
+                    None
+                };
+                card(ui, tag, op, applied);
+            }
+        }
+    }
+}
+
+/// Markdown prose, with fenced code blocks drawn by our highlighter (with a copy button).
+fn prose(
+    ui: &mut egui::Ui,
+    id: (i64, usize),
+    text: &str,
+    markdown: &mut CommonMarkCache,
+    highlight: &mut HighlightCache,
+) {
+    for (i, block) in split_code(text).into_iter().enumerate() {
+        match block {
+            Block::Markdown(md) if !md.trim().is_empty() => {
+                CommonMarkViewer::new().show(ui, markdown, md);
+            }
+            Block::Markdown(_) => {}
+            Block::Code { lang, code } => {
+                let dark = ui.visuals().dark_mode;
+                let size = ui
+                    .style()
+                    .text_styles
+                    .get(&egui::TextStyle::Monospace)
+                    .map_or(13.0, |f| f.size);
+                let job = highlight.code_job(lang, code, dark, size);
+                egui::Frame::new()
+                    .fill(ui.visuals().code_bg_color)
+                    .corner_radius(4.0)
+                    .inner_margin(6.0)
+                    .show(ui, |ui| {
+                        ui.horizontal(|ui| {
+                            ui.weak(if lang.is_empty() { "code" } else { lang });
+                            if ui.small_button("Copy").clicked() {
+                                ui.ctx().copy_text(code.to_string());
+                            }
+                        });
+                        egui::ScrollArea::horizontal()
+                            .id_salt(("code", id.0, id.1, i))
+                            .show(ui, |ui| ui.label(job));
+                    });
+            }
+        }
+    }
+}
+
+enum Block<'a> {
+    Markdown(&'a str),
+    Code { lang: &'a str, code: &'a str },
+}
+
+/// Splits prose at top-level ``` fences (a closing fence ends the block; an unclosed one runs
+/// to the end, as while streaming).
+fn split_code(text: &str) -> Vec<Block<'_>> {
+    let mut blocks = Vec::new();
+    let mut rest = text;
+    while let Some(start) = fence_at_line_start(rest, 0) {
+        let (before, from) = rest.split_at(start);
+        blocks.push(Block::Markdown(before));
+        let line_end = from.find('\n').map_or(from.len(), |i| i + 1);
+        let lang = from[3..line_end].split_whitespace().next().unwrap_or("");
+        let body = &from[line_end..];
+        match fence_at_line_start(body, 0) {
+            Some(end) => {
+                blocks.push(Block::Code {
+                    lang,
+                    code: body[..end].trim_end_matches('\n'),
+                });
+                let after = &body[end..];
+                rest = after.find('\n').map_or("", |i| &after[i + 1..]);
+            }
+            None => {
+                blocks.push(Block::Code { lang, code: body });
+                rest = "";
+            }
+        }
+    }
+    if !rest.is_empty() {
+        blocks.push(Block::Markdown(rest));
+    }
+    blocks
+}
+
+fn fence_at_line_start(text: &str, from: usize) -> Option<usize> {
+    let mut offset = from;
+    for line in text[from..].split_inclusive('\n') {
+        if line.starts_with("```") {
+            return Some(offset);
+        }
+        offset += line.len();
+    }
+    None
+}
+
+fn card(ui: &mut egui::Ui, tag: &Tag, op: Option<&Operation>, applied: bool) {
+    let (icon, title) = match tag.kind {
+        TagKind::Write => ("✏", tag.attr("path").unwrap_or("?").to_string()),
+        TagKind::SearchReplace => ("✂", tag.attr("path").unwrap_or("?").to_string()),
+        TagKind::Rename => (
+            "➡",
+            format!(
+                "{} ➡ {}",
+                tag.attr("from").unwrap_or("?"),
+                tag.attr("to").unwrap_or("?")
+            ),
+        ),
+        TagKind::Delete => ("🗑", tag.attr("path").unwrap_or("?").to_string()),
+        TagKind::AddDependency => (
+            "📦",
+            format!("install {}", tag.attr("packages").unwrap_or("")),
+        ),
+        TagKind::ChatSummary => ("✔", tag.body.trim().to_string()),
+        TagKind::ExecuteSql => ("🗄", "SQL (shown, not executed)".to_string()),
+        TagKind::SecurityFinding => (
+            "🛡",
+            tag.attr("title").unwrap_or("Security finding").to_string(),
+        ),
+        TagKind::ProblemReport => ("⚠", "Problem report".to_string()),
+        TagKind::Think => ("", String::new()),
+    };
+    let (status, color) = match (tag.complete, op) {
+        (false, _) => ("in progress…".to_string(), theme::MUTED),
+        (true, Some(op)) if op.status == OpStatus::Error => (
+            format!("failed: {}", op.error.as_deref().unwrap_or("")),
+            theme::ERROR,
+        ),
+        (true, Some(op)) if op.status == OpStatus::AlreadyApplied => {
+            ("already applied".into(), theme::MUTED)
+        }
+        (true, Some(op)) => (
+            format!("ready · +{} −{}", op.added, op.removed),
+            theme::ACCENT,
+        ),
+        (true, None) if applied => ("applied".into(), theme::OK),
+        (true, None) => (String::new(), theme::MUTED),
+    };
+    egui::Frame::new()
+        .stroke(egui::Stroke::new(
+            1.0,
+            ui.visuals().widgets.noninteractive.bg_stroke.color,
+        ))
+        .corner_radius(4.0)
+        .inner_margin(6.0)
+        .show(ui, |ui| {
+            ui.set_width(ui.available_width());
+            ui.horizontal_wrapped(|ui| {
+                ui.label(icon);
+                ui.monospace(title);
+                if let Some(description) = tag.attr("description") {
+                    ui.weak(description);
+                }
+            });
+            if !status.is_empty() {
+                ui.colored_label(color, status);
+            }
+            if tag.kind == TagKind::SecurityFinding
+                || tag.kind == TagKind::ProblemReport
+                || tag.kind == TagKind::ExecuteSql
+            {
+                ui.weak(tag.body.trim());
+            }
+        });
+}
+
+fn composer(
+    ui: &mut egui::Ui,
+    state: &mut AppState,
+    streaming: bool,
+    send_key: super::state::SendKey,
+    commands: &mut Vec<Command>,
+) {
+    let hint = match send_key {
+        super::state::SendKey::Enter => "Ask for a change… (Enter sends, Shift+Enter new line)",
+        super::state::SendKey::CtrlEnter => "Ask for a change… (Ctrl+Enter sends)",
+    };
+    let response = ui.add(
+        egui::TextEdit::multiline(&mut state.composer)
+            .id_salt("composer")
+            .hint_text(hint)
+            .desired_rows(3)
+            .desired_width(f32::INFINITY),
+    );
+    if response.has_focus() && super::send_pressed(ui, send_key) {
+        // The key also inserted a newline: drop it.
+        if send_key == super::state::SendKey::Enter && state.composer.ends_with('\n') {
+            state.composer.pop();
+        }
+        commands.push(Command::Send);
+    }
+    ui.horizontal(|ui| {
+        if streaming {
+            if ui.button("⏹ Cancel").on_hover_text("Esc").clicked() {
+                commands.push(Command::Cancel);
+            }
+        } else if ui
+            .add_enabled(!state.composer.trim().is_empty(), egui::Button::new("Send"))
+            .clicked()
+        {
+            commands.push(Command::Send);
+        }
+        if ui
+            .button("↻ Redo")
+            .on_hover_text("Run the last prompt again")
+            .clicked()
+        {
+            commands.push(Command::Redo);
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_fences_are_split_out_of_prose() {
+        let blocks = split_code("Intro\n```rust\nfn a() {}\n```\nAfter\n```\nopen");
+        let kinds: Vec<String> = blocks
+            .iter()
+            .map(|b| match b {
+                Block::Markdown(t) => format!("md:{t}"),
+                Block::Code { lang, code } => format!("code:{lang}:{code}"),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "md:Intro\n",
+                "code:rust:fn a() {}",
+                "md:After\n",
+                "code::open"
+            ]
+        );
+    }
+}

@@ -1,0 +1,459 @@
+//! Every user action is a [`Command`]: buttons, shortcuts, the command palette and tests all
+//! send the same values, applied in one place after the frame's UI has been laid out.
+
+use std::path::PathBuf;
+
+use super::backend::Backend;
+use super::state::{AppState, BottomTab, Confirm, Palette, Review, SendKey, Theme};
+use crate::chat::SendOptions;
+use crate::store::ChatMode;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    OpenFolderDialog,
+    OpenProject(PathBuf),
+    NewProject(PathBuf),
+    SwitchProject(i64),
+    NewChat,
+    SelectChat(i64),
+    RenameChat(i64, String),
+    DeleteChat(i64),
+    SetMode(ChatMode),
+    SelectModel {
+        provider: String,
+        model: String,
+    },
+    RefreshModels,
+    ToggleAutoApprove,
+    Send,
+    Cancel,
+    Redo,
+    ToggleFile(usize),
+    ToggleHunk(usize, usize),
+    ToggleDependencies,
+    NextHunk,
+    PrevHunk,
+    ToggleSideBySide,
+    Approve,
+    Reject,
+    OpenFile(String),
+    CloseTab(usize),
+    SelectTab(usize),
+    Save,
+    ToggleFind,
+    CreateFile(String),
+    DeleteFile(String),
+    SelectVersion(String),
+    Restore(String),
+    Undo,
+    Confirm,
+    Dismiss,
+    ShowBottom(BottomTab),
+    ToggleBottom,
+    OpenSettings,
+    CloseSettings,
+    SetTheme(Theme),
+    SetFontSize(f32),
+    SetSendKey(SendKey),
+    OpenPalette,
+    ClosePalette,
+    /// Saves the provider form (adds, or updates the one being edited).
+    SaveProvider,
+    EditProvider(i64),
+    DeleteProvider(i64),
+    TestProvider(String),
+    SaveKey(String),
+    SaveHistoryTurns,
+    SaveContextGlobs,
+}
+
+impl Command {
+    /// Commands the palette offers, with their shortcuts.
+    pub fn palette() -> Vec<(&'static str, &'static str, Command)> {
+        vec![
+            ("Open folder…", "Ctrl+O", Command::OpenFolderDialog),
+            ("New chat", "Ctrl+N", Command::NewChat),
+            ("Send prompt", "Enter", Command::Send),
+            ("Cancel reply", "Esc", Command::Cancel),
+            ("Redo last reply", "Ctrl+R", Command::Redo),
+            (
+                "Approve checked changes",
+                "Ctrl+Shift+Enter",
+                Command::Approve,
+            ),
+            ("Reject proposal", "", Command::Reject),
+            ("Next hunk", "N", Command::NextHunk),
+            ("Previous hunk", "P", Command::PrevHunk),
+            ("Toggle side-by-side diff", "", Command::ToggleSideBySide),
+            ("Save file", "Ctrl+S", Command::Save),
+            ("Find in file", "Ctrl+F", Command::ToggleFind),
+            ("Undo last AI change", "", Command::Undo),
+            ("Mode: Build", "", Command::SetMode(ChatMode::Build)),
+            ("Mode: Ask", "", Command::SetMode(ChatMode::Ask)),
+            ("Toggle auto-approve", "", Command::ToggleAutoApprove),
+            ("Refresh models", "", Command::RefreshModels),
+            ("Show history", "", Command::ShowBottom(BottomTab::History)),
+            ("Show log", "", Command::ShowBottom(BottomTab::Log)),
+            ("Toggle bottom panel", "Ctrl+J", Command::ToggleBottom),
+            ("Settings", "Ctrl+,", Command::OpenSettings),
+            ("Theme: dark", "", Command::SetTheme(Theme::Dark)),
+            ("Theme: light", "", Command::SetTheme(Theme::Light)),
+            ("Theme: follow system", "", Command::SetTheme(Theme::System)),
+        ]
+    }
+}
+
+impl AppState {
+    pub fn apply(&mut self, command: Command, backend: &Backend) {
+        match command {
+            Command::OpenFolderDialog => {
+                // The native dialog blocks its own thread, never the UI's.
+                backend.pick_folder();
+            }
+            Command::OpenProject(path) => backend.open_project(path),
+            Command::NewProject(path) => backend.new_project(path),
+            Command::SwitchProject(id) => backend.switch_project(id),
+            Command::NewChat => {
+                if let Some(project) = &self.project {
+                    backend.new_chat(project.project.id, self.mode);
+                }
+            }
+            Command::SelectChat(id) => {
+                self.prefs.last_chat = Some(id);
+                backend.load_chat(id);
+            }
+            Command::RenameChat(id, title) => {
+                if let Some(project) = &mut self.project {
+                    project.renaming_chat = None;
+                }
+                backend.rename_chat(id, title);
+            }
+            Command::DeleteChat(id) => self.confirm = Some(Confirm::DeleteChat(id)),
+            Command::SetMode(mode) => {
+                self.mode = mode;
+                if let Some(chat) = self.chat() {
+                    backend.set_chat_mode(chat.chat.id, mode);
+                }
+            }
+            Command::SelectModel { provider, model } => {
+                backend.save_setting("chat.default_provider", provider.clone().into());
+                backend.save_setting("chat.default_model", model.clone().into());
+                self.provider = Some(provider);
+                self.model = Some(model);
+            }
+            Command::RefreshModels => {
+                for provider in &self.providers {
+                    backend.refresh_models(provider.name.clone());
+                }
+            }
+            Command::ToggleAutoApprove => {
+                self.auto_approve = !self.auto_approve;
+                backend.save_setting("chat.auto_approve", self.auto_approve.into());
+            }
+            Command::Send => self.send(backend, false),
+            Command::Redo => self.send(backend, true),
+            Command::Cancel => {
+                if self.palette.take().is_some() {
+                } else if let Some(chat) = self.chat().filter(|c| c.streaming.is_some()) {
+                    backend.cancel(chat.chat.id);
+                }
+            }
+            Command::ToggleFile(file) => {
+                if let Some(choice) = self.review_mut().and_then(|r| r.files.get_mut(file)) {
+                    choice.checked = !choice.checked;
+                    let checked = choice.checked;
+                    choice.hunks.iter_mut().for_each(|h| *h = checked);
+                }
+            }
+            Command::ToggleHunk(file, hunk) => {
+                if let Some(choice) = self.review_mut().and_then(|r| r.files.get_mut(file)) {
+                    if let Some(h) = choice.hunks.get_mut(hunk) {
+                        *h = !*h;
+                    }
+                    choice.checked = choice.hunks.iter().any(|h| *h);
+                }
+            }
+            Command::ToggleDependencies => {
+                if let Some(review) = self.review_mut() {
+                    review.dependencies = !review.dependencies;
+                }
+            }
+            Command::NextHunk => self.move_cursor(1),
+            Command::PrevHunk => self.move_cursor(-1),
+            Command::ToggleSideBySide => self.prefs.side_by_side = !self.prefs.side_by_side,
+            Command::Approve => {
+                let (Some(project), Some(review)) = (&self.project, self.review()) else {
+                    return;
+                };
+                if !review.anything_checked() {
+                    self.toast("Nothing is checked to apply", true);
+                    return;
+                }
+                if let Some(chat) = &project.chat {
+                    backend.approve(
+                        project.project.clone(),
+                        chat.chat.id,
+                        review.message_id,
+                        review.selection(),
+                    );
+                }
+            }
+            Command::Reject => {
+                if let (Some(chat), Some(review)) = (self.chat(), self.review()) {
+                    backend.reject(chat.chat.id, review.message_id);
+                }
+            }
+            Command::OpenFile(path) => {
+                self.show_review = false;
+                let Some(project) = &mut self.project else {
+                    return;
+                };
+                match project.tabs.iter().position(|t| t.path == path) {
+                    Some(index) => project.active_tab = Some(index),
+                    None => backend.open_file(project.project.clone(), path),
+                }
+            }
+            Command::CloseTab(index) => {
+                if let Some(project) = &mut self.project
+                    && index < project.tabs.len()
+                {
+                    project.tabs.remove(index);
+                    project.active_tab =
+                        (!project.tabs.is_empty()).then(|| index.min(project.tabs.len() - 1));
+                }
+            }
+            Command::SelectTab(index) => {
+                if let Some(project) = &mut self.project {
+                    project.active_tab = (index < project.tabs.len()).then_some(index);
+                }
+            }
+            Command::Save => {
+                let Some(project) = &self.project else { return };
+                let Some(tab) = project.active_tab.and_then(|i| project.tabs.get(i)) else {
+                    return;
+                };
+                if tab.read_only.is_none() {
+                    backend.save_file(project.project.clone(), tab.path.clone(), tab.text.clone());
+                }
+            }
+            Command::ToggleFind => {
+                let tab = self.project.as_mut().and_then(|p| {
+                    let index = p.active_tab?;
+                    p.tabs.get_mut(index)
+                });
+                if let Some(tab) = tab {
+                    tab.find = match tab.find.take() {
+                        Some(_) => None,
+                        None => Some(String::new()),
+                    };
+                }
+            }
+            Command::CreateFile(path) => {
+                if let Some(project) = &mut self.project {
+                    project.new_file = None;
+                    backend.create_file(project.project.clone(), path.clone());
+                    backend.open_file(project.project.clone(), path);
+                }
+            }
+            Command::DeleteFile(path) => self.confirm = Some(Confirm::DeleteFile(path)),
+            Command::SelectVersion(hash) => {
+                if let Some(project) = &mut self.project {
+                    project.selected_version = Some(hash.clone());
+                    backend.version_diff(project.project.clone(), hash);
+                }
+            }
+            Command::Restore(hash) => self.confirm = Some(Confirm::Restore(hash)),
+            Command::Undo => {
+                if let Some(project) = &self.project {
+                    let chat = project.chat.as_ref().map(|c| c.chat.id);
+                    backend.undo(project.project.clone(), chat);
+                }
+            }
+            Command::Confirm => self.confirmed(backend),
+            Command::Dismiss => {
+                self.confirm = None;
+                self.palette = None;
+            }
+            Command::ShowBottom(tab) => {
+                self.bottom = tab;
+                self.prefs.show_bottom = true;
+            }
+            Command::ToggleBottom => self.prefs.show_bottom = !self.prefs.show_bottom,
+            Command::OpenSettings => self.settings_open = true,
+            Command::CloseSettings => self.settings_open = false,
+            Command::SetTheme(theme) => self.prefs.theme = theme,
+            Command::SetFontSize(size) => self.prefs.font_size = size.clamp(9.0, 28.0),
+            Command::SetSendKey(key) => self.prefs.send_key = key,
+            Command::OpenPalette => self.palette = Some(Palette::default()),
+            Command::SaveProvider => self.save_provider(backend),
+            Command::EditProvider(id) => {
+                if let Some(p) = self.providers.iter().find(|p| p.id == id) {
+                    let form = &mut self.settings;
+                    form.editing = Some(id);
+                    form.name = p.name.clone();
+                    form.kind_index = super::settings::KINDS
+                        .iter()
+                        .position(|k| *k == p.kind)
+                        .unwrap_or(0);
+                    form.base_url = p.base_url.clone();
+                    form.model = p.settings.default_model.clone().unwrap_or_default();
+                    form.context_length = p
+                        .settings
+                        .context_length
+                        .map(|c| c.to_string())
+                        .unwrap_or_default();
+                }
+            }
+            Command::DeleteProvider(id) => {
+                if let Some(p) = self.providers.iter().find(|p| p.id == id) {
+                    backend.delete_provider(id, p.name.clone());
+                }
+            }
+            Command::TestProvider(name) => backend.refresh_models(name),
+            Command::SaveKey(provider) => {
+                let key = std::mem::take(&mut self.settings.key);
+                if !key.trim().is_empty() {
+                    backend.set_key(provider, key);
+                }
+            }
+            Command::SaveHistoryTurns => {
+                match self.settings.history_turns.trim().parse::<usize>() {
+                    Ok(turns) => backend.save_setting("chat.history_turns", turns.into()),
+                    Err(_) => self.toast("History turns must be a whole number", true),
+                }
+            }
+            Command::SaveContextGlobs => {
+                if let Some(project) = &mut self.project {
+                    let split = |text: &str| -> Vec<String> {
+                        text.split([',', '\n'])
+                            .map(str::trim)
+                            .filter(|g| !g.is_empty())
+                            .map(str::to_string)
+                            .collect()
+                    };
+                    project.project.settings.context_include = split(&self.settings.include);
+                    project.project.settings.context_exclude = split(&self.settings.exclude);
+                    backend.save_project_settings(project.project.clone());
+                }
+            }
+            Command::ClosePalette => self.palette = None,
+        }
+    }
+
+    fn save_provider(&mut self, backend: &Backend) {
+        let form = &self.settings;
+        let kind = super::settings::KINDS
+            .get(form.kind_index)
+            .copied()
+            .unwrap_or(crate::llm::ProviderKind::Ollama);
+        let context_length = match form.context_length.trim() {
+            "" => None,
+            text => match text.parse::<u32>() {
+                Ok(n) => Some(n),
+                Err(_) => {
+                    self.toast("Context length must be a whole number of tokens", true);
+                    return;
+                }
+            },
+        };
+        let settings = crate::store::ProviderSettings {
+            default_model: Some(form.model.trim().to_string()).filter(|m| !m.is_empty()),
+            context_length,
+        };
+        let base_url = match form.base_url.trim() {
+            "" => crate::llm::default_base_url(kind),
+            url => url.to_string(),
+        };
+        if form.name.trim().is_empty() {
+            self.toast("A provider needs a name", true);
+            return;
+        }
+        match form
+            .editing
+            .and_then(|id| self.providers.iter().find(|p| p.id == id))
+        {
+            Some(existing) => {
+                let mut record = existing.clone();
+                record.name = form.name.trim().to_string();
+                record.kind = kind;
+                record.base_url = base_url;
+                record.settings = settings;
+                backend.update_provider(record);
+            }
+            None => backend.add_provider(form.name.trim().to_string(), kind, base_url, settings),
+        }
+        self.settings = super::state::SettingsForm::default();
+    }
+
+    fn send(&mut self, backend: &Backend, redo: bool) {
+        let prompt = self.composer.trim().to_string();
+        let Some(project) = &self.project else {
+            self.toast("Open a project first", true);
+            return;
+        };
+        let Some(chat) = &project.chat else {
+            if !redo && !prompt.is_empty() {
+                // No chat yet: make one, then send into it when it arrives.
+                backend.new_chat(project.project.id, self.mode);
+                self.toast("Started a new chat: press send again", false);
+            }
+            return;
+        };
+        if !redo && prompt.is_empty() {
+            return;
+        }
+        let options = SendOptions {
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            auto_approve: Some(self.auto_approve),
+        };
+        backend.send(chat.chat.id, prompt, options, redo);
+        if !redo {
+            self.composer.clear();
+        }
+    }
+
+    fn move_cursor(&mut self, step: isize) {
+        let Some(review) = self.review_mut() else {
+            return;
+        };
+        let positions = review.positions();
+        if positions.is_empty() {
+            return;
+        }
+        let current = positions
+            .iter()
+            .position(|p| *p == review.cursor)
+            .unwrap_or(0) as isize;
+        let next = (current + step).rem_euclid(positions.len() as isize) as usize;
+        review.cursor = positions[next];
+        if let Some(choice) = review.files.get_mut(review.cursor.0) {
+            choice.expanded = true;
+        }
+    }
+
+    fn confirmed(&mut self, backend: &Backend) {
+        let Some(confirm) = self.confirm.take() else {
+            return;
+        };
+        let Some(project) = &self.project else { return };
+        match confirm {
+            Confirm::Restore(hash) => {
+                let chat = project.chat.as_ref().map(|c| c.chat.id);
+                backend.restore(project.project.clone(), chat, hash);
+            }
+            Confirm::DeleteChat(id) => backend.delete_chat(id),
+            Confirm::DeleteFile(path) => backend.delete_file(project.project.clone(), path),
+        }
+    }
+
+    /// Starts a fresh review of a plan (after a reply, or when a chat loads).
+    pub fn set_review(&mut self, review: Option<(i64, crate::edits::EditPlan)>) {
+        if review.is_some() {
+            self.show_review = true;
+        }
+        if let Some(chat) = self.chat_mut() {
+            chat.review = review.map(|(id, plan)| Review::new(id, plan));
+        }
+    }
+}

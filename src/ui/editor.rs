@@ -1,0 +1,859 @@
+//! The editor: a tab bar, a find bar and the active buffer.
+//!
+//! Design. Two views share one [`HighlightCache`] (which keeps per-line colour spans of the
+//! text at `tab.revision` and re-highlights only from the checkpoint before an edit):
+//!
+//! - Files up to [`LARGE_FILE_LINES`] lines use `TextEdit::multiline`, so selection, clipboard,
+//!   IME and undo are egui's. The buffer is wrapped in [`Tracked`], which bumps the revision on
+//!   every insert and delete, so the layouter always sees a revision that matches the text and
+//!   the cache never has to compare text to know whether anything changed. The layouter clones
+//!   the cached whole-file job (rebuilt only when the revision, the find marks or the
+//!   highlighting frontier change) and hands it to egui, whose galley cache lays out each line
+//!   separately: typing re-lays out one line and re-highlights at most two checkpoint intervals.
+//! - Larger files, and every read-only file, use a virtualised view (`ScrollArea::show_rows`):
+//!   only the visible rows are highlighted and laid out, so an unchanged 50,000-line file costs
+//!   the same per frame as a 50-line one. Editing there is per line: click a line to edit it in
+//!   a single-line `TextEdit`; Enter splits it (keeping the indentation), Backspace at its start
+//!   and Delete at its end join lines, Up/Down move, Esc or a click elsewhere stops. Each
+//!   change is spliced into `tab.text` (the only O(file) step, and only on an edit).
+//!
+//! Highlighting works to a per-frame time budget and asks for another frame while behind, so
+//! opening or jumping deep into a big file shows plain text for a moment, never a stall.
+
+use std::cell::Cell;
+use std::collections::BTreeSet;
+use std::ops::Range;
+use std::time::{Duration, Instant};
+
+use egui::text::{CCursor, CCursorRange, CharIndex, TextFormat};
+use egui::text_edit::TextEditState;
+use egui::{Color32, Event, FontId, Id, Key, Modifiers, Sense, TextBuffer, TextEdit};
+
+use super::command::Command;
+use super::highlight::{FindMarks, HighlightCache};
+use super::state::{Prefs, ProjectState, Tab};
+
+/// Above this many lines the editor switches to the virtualised view.
+pub const LARGE_FILE_LINES: usize = 5_000;
+/// Highlighting time allowed per frame.
+const BUDGET: Duration = Duration::from_millis(4);
+
+/// Per-file view state kept in egui's memory (the app state stays plain data).
+#[derive(Clone, Default)]
+struct View {
+    /// Index of the current find match.
+    current: usize,
+    /// The query the matches were counted for (a new query starts at the first match).
+    query: String,
+    /// Scroll the current match into view this frame.
+    reveal: bool,
+    find_was_open: bool,
+    /// Virtualised view: the line being edited, and where to put the cursor on it.
+    editing: Option<usize>,
+    place_cursor: Option<usize>,
+}
+
+pub fn show(
+    ui: &mut egui::Ui,
+    project: &mut ProjectState,
+    highlighter: &mut HighlightCache,
+    prefs: &Prefs,
+    proposed: &BTreeSet<&str>,
+    commands: &mut Vec<Command>,
+) {
+    highlighter.set_repaint_context(ui.ctx());
+    highlighter.retain(|path| project.tabs.iter().any(|t| t.path == path));
+    tab_bar(ui, project, proposed, commands);
+    let Some(tab) = project.active_tab.and_then(|i| project.tabs.get_mut(i)) else {
+        ui.centered_and_justified(|ui| ui.weak("Open a file from the tree"));
+        return;
+    };
+    let view_id = Id::unique(("tandem-editor-view", tab.path.as_str()));
+    let find_id = view_id.with("find");
+    let mut view: View = ui.data(|d| d.get_temp(view_id)).unwrap_or_default();
+    shortcuts(ui, tab, find_id, commands);
+
+    if let Some(reason) = &tab.read_only {
+        egui::Frame::new()
+            .fill(ui.visuals().faint_bg_color)
+            .inner_margin(6.0)
+            .show(ui, |ui| {
+                ui.set_width(ui.available_width());
+                ui.colored_label(ui.visuals().warn_fg_color, format!("Read-only: {reason}"));
+            });
+        if tab.text.is_empty() {
+            // A binary file: there is nothing to show.
+            return;
+        }
+    }
+
+    let dark = ui.visuals().dark_mode;
+    highlighter.sync(&tab.path, tab.revision, &tab.text, dark);
+    let marks = match &mut tab.find {
+        Some(query) => {
+            let count = highlighter.find(&tab.path, query).len();
+            find_bar(ui, query, count, find_id, &mut view, commands);
+            let current = highlighter
+                .find(&tab.path, query)
+                .get(view.current)
+                .cloned();
+            Some((query.clone(), current))
+        }
+        None => None,
+    };
+    view.find_was_open = tab.find.is_some();
+    let reveal = marks
+        .as_ref()
+        .and_then(|(_, m)| m.clone())
+        .filter(|_| view.reveal);
+    view.reveal = false;
+    let colors = mark_colors(dark);
+    let marks = marks.as_ref().map(|(query, _)| FindMarks {
+        query,
+        current: view.current,
+        color: colors.0,
+        current_color: colors.1,
+    });
+
+    let font = FontId::monospace(prefs.font_size);
+    if tab.read_only.is_some() || highlighter.line_count(&tab.path) > LARGE_FILE_LINES {
+        large_view(ui, tab, highlighter, &font, marks, reveal, &mut view);
+    } else {
+        small_view(ui, tab, highlighter, &font, marks, reveal);
+    }
+    ui.data_mut(|d| d.insert_temp(view_id, view));
+}
+
+fn mark_colors(dark: bool) -> (Color32, Color32) {
+    if dark {
+        (
+            Color32::from_rgba_unmultiplied(230, 190, 60, 55),
+            Color32::from_rgba_unmultiplied(255, 140, 0, 150),
+        )
+    } else {
+        (
+            Color32::from_rgba_unmultiplied(250, 220, 80, 120),
+            Color32::from_rgba_unmultiplied(255, 150, 30, 200),
+        )
+    }
+}
+
+fn tab_bar(
+    ui: &mut egui::Ui,
+    project: &ProjectState,
+    proposed: &BTreeSet<&str>,
+    commands: &mut Vec<Command>,
+) {
+    if project.tabs.is_empty() {
+        return;
+    }
+    egui::ScrollArea::horizontal()
+        .id_salt("tandem-editor-tabs")
+        .auto_shrink([false, true])
+        .show(ui, |ui| {
+            ui.horizontal(|ui| {
+                for (index, tab) in project.tabs.iter().enumerate() {
+                    if proposed.contains(tab.path.as_str()) {
+                        ui.colored_label(super::theme::WARN, "✏")
+                            .on_hover_text("Changed by the pending proposal");
+                    }
+                    let name = tab.path.rsplit('/').next().unwrap_or(&tab.path);
+                    let label = if tab.dirty() {
+                        format!("{name} •")
+                    } else {
+                        name.to_string()
+                    };
+                    let response = ui
+                        .selectable_label(project.active_tab == Some(index), label)
+                        .on_hover_text(&tab.path);
+                    if response.clicked() {
+                        commands.push(Command::SelectTab(index));
+                    }
+                    if response.middle_clicked()
+                        || ui.small_button("×").on_hover_text("Close").clicked()
+                    {
+                        commands.push(Command::CloseTab(index));
+                    }
+                    ui.add_space(6.0);
+                }
+            });
+        });
+    ui.separator();
+}
+
+fn shortcuts(ui: &egui::Ui, tab: &Tab, find_id: Id, commands: &mut Vec<Command>) {
+    let (save, find) = ui.input_mut(|i| {
+        (
+            i.consume_key(Modifiers::COMMAND, Key::S),
+            i.consume_key(Modifiers::COMMAND, Key::F),
+        )
+    });
+    if save {
+        commands.push(Command::Save);
+    }
+    let find_focused = ui.memory(|m| m.has_focus(find_id));
+    if find {
+        if tab.find.is_some() && !find_focused {
+            ui.memory_mut(|m| m.request_focus(find_id));
+        } else {
+            commands.push(Command::ToggleFind);
+        }
+    }
+    // The app's own shortcuts consume Esc (cancel), so look at the raw events.
+    let focus = ui.memory(|m| m.focused());
+    let ours = focus.is_none_or(|id| id == find_id || id == editor_id(&tab.path));
+    if tab.find.is_some() && ours && escape_pressed(ui) {
+        commands.push(Command::ToggleFind);
+    }
+}
+
+fn escape_pressed(ui: &egui::Ui) -> bool {
+    ui.input(|i| {
+        i.raw.events.iter().any(|e| {
+            matches!(
+                e,
+                Event::Key {
+                    key: Key::Escape,
+                    pressed: true,
+                    ..
+                }
+            )
+        })
+    })
+}
+
+fn editor_id(path: &str) -> Id {
+    Id::unique(("tandem-editor", path))
+}
+
+fn find_bar(
+    ui: &mut egui::Ui,
+    query: &mut String,
+    count: usize,
+    find_id: Id,
+    view: &mut View,
+    commands: &mut Vec<Command>,
+) {
+    if *query != view.query {
+        view.query = query.clone();
+        view.current = 0;
+        view.reveal = true;
+    }
+    if view.current >= count {
+        view.current = 0;
+    }
+    let step = |view: &mut View, forward: bool| {
+        if count > 0 {
+            view.current = if forward {
+                (view.current + 1) % count
+            } else {
+                (view.current + count - 1) % count
+            };
+            view.reveal = true;
+        }
+    };
+    ui.horizontal(|ui| {
+        // Enter / Shift+Enter in the field step through matches instead of leaving it.
+        if ui.memory(|m| m.has_focus(find_id)) {
+            let (back, forward) = ui.input_mut(|i| {
+                (
+                    i.consume_key(Modifiers::SHIFT, Key::Enter),
+                    i.consume_key(Modifiers::NONE, Key::Enter),
+                )
+            });
+            if back || forward {
+                step(view, forward);
+            }
+        }
+        let field = TextEdit::singleline(query)
+            .id(find_id)
+            .hint_text("Find in file")
+            .desired_width(240.0)
+            .return_key(None);
+        let response = ui.add(field);
+        if !view.find_was_open {
+            response.request_focus();
+        }
+        let status = match (query.is_empty(), count) {
+            (true, _) => String::new(),
+            (false, 0) => "No matches".to_string(),
+            (false, n) => format!("{} of {n}", view.current + 1),
+        };
+        ui.label(status);
+        if ui
+            .small_button("⬆")
+            .on_hover_text("Previous (Shift+Enter)")
+            .clicked()
+        {
+            step(view, false);
+        }
+        if ui.small_button("⬇").on_hover_text("Next (Enter)").clicked() {
+            step(view, true);
+        }
+        if ui.small_button("×").on_hover_text("Close (Esc)").clicked() {
+            commands.push(Command::ToggleFind);
+        }
+    });
+    ui.separator();
+}
+
+/// The text buffer seen by `TextEdit`: every change bumps the revision the layouter reads.
+struct Tracked<'a> {
+    text: &'a mut String,
+    revision: &'a Cell<u64>,
+}
+
+impl TextBuffer for Tracked<'_> {
+    fn is_mutable(&self) -> bool {
+        true
+    }
+
+    fn as_str(&self) -> &str {
+        self.text.as_str()
+    }
+
+    fn insert_text(&mut self, text: &str, char_index: CharIndex) -> usize {
+        if !text.is_empty() {
+            self.revision.set(self.revision.get() + 1);
+        }
+        <String as TextBuffer>::insert_text(self.text, text, char_index)
+    }
+
+    fn delete_char_range(&mut self, char_range: Range<CharIndex>) {
+        if char_range.start < char_range.end {
+            self.revision.set(self.revision.get() + 1);
+        }
+        <String as TextBuffer>::delete_char_range(self.text, char_range);
+    }
+
+    fn type_id(&self) -> std::any::TypeId {
+        std::any::TypeId::of::<Tracked<'static>>()
+    }
+}
+
+fn gutter_width(ui: &egui::Ui, font: &FontId, lines: usize) -> f32 {
+    let digits = lines.max(1).ilog10() as f32 + 1.0;
+    digits * ui.fonts_mut(|f| f.glyph_width(font, '0')) + 14.0
+}
+
+fn small_view(
+    ui: &mut egui::Ui,
+    tab: &mut Tab,
+    cache: &mut HighlightCache,
+    font: &FontId,
+    marks: Option<FindMarks<'_>>,
+    reveal: Option<Range<usize>>,
+) {
+    let Tab {
+        path,
+        text,
+        revision,
+        ..
+    } = tab;
+    let shared_revision = Cell::new(*revision);
+    let dark = ui.visuals().dark_mode;
+    let base = TextFormat::simple(font.clone(), ui.visuals().text_color());
+    let gutter = gutter_width(ui, font, cache.line_count(path));
+    let mut layouter = |ui: &egui::Ui, buffer: &dyn TextBuffer, _wrap_width: f32| {
+        cache.sync(path, shared_revision.get(), buffer.as_str(), dark);
+        if !cache.advance(path, usize::MAX, Some(Instant::now() + BUDGET)) {
+            ui.ctx().request_repaint();
+        }
+        let mut job = cache.document_job(path, &base, marks);
+        job.keep_trailing_whitespace = true;
+        ui.fonts_mut(|f| f.layout_job(job))
+    };
+    let mut buffer = Tracked {
+        text,
+        revision: &shared_revision,
+    };
+    egui::ScrollArea::both()
+        .id_salt(("tandem-editor-scroll", path.as_str()))
+        .auto_shrink(false)
+        .show(ui, |ui| {
+            ui.horizontal_top(|ui| {
+                let (gutter_rect, _) =
+                    ui.allocate_exact_size(egui::vec2(gutter, 0.0), Sense::hover());
+                let output = TextEdit::multiline(&mut buffer)
+                    .id(editor_id(path))
+                    .font(font.clone())
+                    .frame(egui::Frame::NONE)
+                    .desired_width(f32::INFINITY)
+                    .lock_focus(true)
+                    .layouter(&mut layouter)
+                    .show(ui);
+                name_for_screen_readers(ui, editor_id(path), path);
+                // Line numbers for the visible rows only (no wrapping: one row per line).
+                let (galley, origin) = (&output.galley, output.galley_pos);
+                let clip = ui.clip_rect();
+                let first = galley
+                    .rows
+                    .partition_point(|r| origin.y + r.rect().max.y < clip.min.y);
+                let color = ui.visuals().weak_text_color();
+                for (line, row) in galley.rows.iter().enumerate().skip(first) {
+                    let y = origin.y + row.rect().min.y;
+                    if y > clip.max.y {
+                        break;
+                    }
+                    let at = egui::pos2(gutter_rect.right() - 8.0, y);
+                    ui.painter().text(
+                        at,
+                        egui::Align2::RIGHT_TOP,
+                        (line + 1).to_string(),
+                        font.clone(),
+                        color,
+                    );
+                }
+                if let Some(found) = reveal {
+                    let chars = galley
+                        .text()
+                        .get(..found.start)
+                        .map_or(0, |s| s.chars().count());
+                    let rect = galley
+                        .pos_from_cursor(CCursor::new(chars))
+                        .translate(origin.to_vec2());
+                    ui.scroll_to_rect(rect.expand(24.0), Some(egui::Align::Center));
+                }
+            });
+        });
+    *revision = shared_revision.get();
+}
+
+fn large_view(
+    ui: &mut egui::Ui,
+    tab: &mut Tab,
+    cache: &mut HighlightCache,
+    font: &FontId,
+    marks: Option<FindMarks<'_>>,
+    reveal: Option<Range<usize>>,
+    view: &mut View,
+) {
+    let editable = tab.read_only.is_none();
+    if !editable {
+        view.editing = None;
+    }
+    let path = tab.path.as_str();
+    let lines = cache.line_count(path);
+    let (row_height, char_width) = ui.fonts_mut(|f| (f.row_height(font), f.glyph_width(font, '0')));
+    let gutter = gutter_width(ui, font, lines);
+    let width = gutter + cache.longest_line(path) as f32 * char_width + 40.0;
+    let base = TextFormat::simple(font.clone(), ui.visuals().text_color());
+    let number_color = ui.visuals().weak_text_color();
+    let mut area = egui::ScrollArea::both()
+        .id_salt(("tandem-editor-rows", path))
+        .auto_shrink(false);
+    if let Some(found) = reveal {
+        let line = cache.line_of(path, found.start);
+        let offset = line as f32 * row_height - ui.available_height() / 2.0;
+        area = area.vertical_scroll_offset(offset.max(0.0));
+    }
+    let mut splice = None;
+    ui.scope(|ui| {
+        // Rows are exactly `row_height` apart, so a line's offset is `line * row_height`.
+        ui.spacing_mut().item_spacing.y = 0.0;
+        area.show_rows(ui, row_height, lines, |ui, rows| {
+            ui.set_min_width(width);
+            if !cache.advance(path, rows.end, Some(Instant::now() + BUDGET)) {
+                ui.ctx().request_repaint();
+            }
+            // Keep the line being edited on screen when the keyboard moves it.
+            if let (Some(line), Some(_)) = (view.editing, view.place_cursor)
+                && !(rows.start + 1..rows.end.saturating_sub(1)).contains(&line)
+            {
+                let top = ui.max_rect().top() + (line as f32 - rows.start as f32) * row_height;
+                let x = ui.max_rect().x_range();
+                ui.scroll_to_rect(egui::Rect::from_x_y_ranges(x, top..=top + row_height), None);
+            }
+            for line in rows {
+                let sense = if editable {
+                    Sense::click()
+                } else {
+                    Sense::hover()
+                };
+                let (rect, response) = ui.allocate_exact_size(egui::vec2(width, row_height), sense);
+                let at = egui::pos2(rect.left() + gutter - 8.0, rect.top());
+                let number = (line + 1).to_string();
+                ui.painter().text(
+                    at,
+                    egui::Align2::RIGHT_TOP,
+                    number,
+                    font.clone(),
+                    number_color,
+                );
+                let text_rect = rect.with_min_x(rect.left() + gutter);
+                // After a change, rows below show the old text until the next frame.
+                if view.editing == Some(line) && splice.is_none() {
+                    let range = cache.line_range(path, line).unwrap_or(0..0);
+                    let text = tab.text.get(range.clone()).unwrap_or("");
+                    let edit = EditLine {
+                        path,
+                        text,
+                        range,
+                        index: line,
+                        count: lines,
+                    };
+                    splice = edit_line(ui, edit, text_rect, font, view);
+                    continue;
+                }
+                let job = cache.line_job(path, line, &base, marks.as_ref());
+                let galley = ui.fonts_mut(|f| f.layout_job(job));
+                if response.clicked() {
+                    let column = response.interact_pointer_pos();
+                    let column =
+                        column.map_or(0, |p| galley.cursor_from_pos(p - text_rect.min).index.0);
+                    move_to(view, line, column);
+                }
+                ui.painter().galley(text_rect.min, galley, base.color);
+            }
+        });
+    });
+    if let Some((range, replacement)) = splice {
+        tab.text.replace_range(range, &replacement);
+        tab.revision += 1;
+    }
+}
+
+/// A line of the file being edited in the virtualised view.
+struct EditLine<'a> {
+    path: &'a str,
+    text: &'a str,
+    /// Its byte range in the file, without the newline.
+    range: Range<usize>,
+    index: usize,
+    count: usize,
+}
+
+/// The line being edited, as a single-line `TextEdit`. Returns a change (byte range,
+/// replacement) to splice into the file once the rows are drawn.
+fn edit_line(
+    ui: &mut egui::Ui,
+    line: EditLine<'_>,
+    rect: egui::Rect,
+    font: &FontId,
+    view: &mut View,
+) -> Option<(Range<usize>, String)> {
+    let EditLine {
+        path,
+        text,
+        range,
+        index,
+        count,
+    } = line;
+    let id = Id::unique(("tandem-line-edit", path));
+    let ctx = ui.ctx().clone();
+    let placed = view.place_cursor.take();
+    if let Some(column) = placed {
+        let mut state = TextEditState::load(&ctx, id).unwrap_or_default();
+        state
+            .cursor
+            .set_char_range(Some(CCursorRange::one(CCursor::new(column))));
+        state.store(&ctx, id);
+        ctx.memory_mut(|m| m.request_focus(id));
+    }
+    let chars = text.chars().count();
+    let cursor = TextEditState::load(&ctx, id).and_then(|s| s.cursor.char_range());
+    let column = cursor.map_or(chars, |r| r.primary.index.0.min(chars));
+    let collapsed = cursor.is_none_or(|r| r.primary == r.secondary);
+    if ctx.memory(|m| m.has_focus(id)) {
+        if escape_pressed(ui) {
+            view.editing = None;
+            return None;
+        }
+        // Line-crossing keys are taken before the TextEdit sees them.
+        let [enter, up, down, join_up, join_down] = ui.input_mut(|i| {
+            let mut key = |key| i.consume_key(Modifiers::NONE, key);
+            [
+                key(Key::Enter),
+                index > 0 && key(Key::ArrowUp),
+                index + 1 < count && key(Key::ArrowDown),
+                collapsed && column == 0 && index > 0 && key(Key::Backspace),
+                collapsed && column == chars && index + 1 < count && key(Key::Delete),
+            ]
+        });
+        if enter {
+            let at = range.start
+                + text
+                    .char_indices()
+                    .nth(column)
+                    .map_or(text.len(), |(i, _)| i);
+            let indent: String = text
+                .chars()
+                .take_while(|c| *c == ' ' || *c == '\t')
+                .collect();
+            move_to(view, index + 1, indent.chars().count());
+            return Some((at..at, format!("\n{indent}")));
+        }
+        if up || down {
+            move_to(view, if up { index - 1 } else { index + 1 }, column);
+        }
+        if join_up {
+            // The cursor lands where the lines meet: the end of the line above (the TextEdit
+            // clamps the column to the line).
+            move_to(view, index - 1, usize::MAX);
+            return Some((range.start - 1..range.start, String::new()));
+        }
+        if join_down {
+            return Some((range.end..range.end + 1, String::new()));
+        }
+    } else if placed.is_none() {
+        // Focus went elsewhere (a click outside): stop editing after this frame.
+        view.editing = None;
+    }
+    let mut edited = text.to_string();
+    let output = TextEdit::singleline(&mut edited)
+        .id(id)
+        .font(font.clone())
+        .frame(egui::Frame::NONE)
+        .desired_width(rect.width())
+        .return_key(None)
+        .show(&mut ui.new_child(egui::UiBuilder::new().max_rect(rect)));
+    name_for_screen_readers(ui, id, &format!("{path} line {}", index + 1));
+    (output.response.changed() && edited != text).then_some((range, edited))
+}
+
+fn name_for_screen_readers(ui: &egui::Ui, id: Id, name: &str) {
+    ui.ctx()
+        .accesskit_node_builder(id, |node| node.set_label(name));
+}
+
+fn move_to(view: &mut View, line: usize, column: usize) {
+    view.editing = Some(line);
+    view.place_cursor = Some(column);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Project, ProjectSettings};
+    use crate::ui::highlight::Highlighter;
+    use egui::accesskit::Role;
+    use egui_kittest::Harness;
+    use egui_kittest::kittest::Queryable;
+
+    struct Fixture {
+        project: ProjectState,
+        cache: HighlightCache,
+        commands: Vec<Command>,
+    }
+
+    fn tab(path: &str, text: &str, find: Option<&str>) -> Tab {
+        Tab {
+            path: path.to_string(),
+            text: text.to_string(),
+            saved: text.to_string(),
+            read_only: None,
+            revision: 0,
+            find: find.map(str::to_string),
+        }
+    }
+
+    fn harness_fn(tabs: Vec<Tab>) -> Harness<'static, Fixture> {
+        harness(tabs)
+    }
+
+    fn harness(tabs: Vec<Tab>) -> Harness<'static, Fixture> {
+        let project = ProjectState {
+            project: Project {
+                id: 1,
+                name: "p".into(),
+                path: "/tmp/p".into(),
+                settings: ProjectSettings::default(),
+                created_at: 0,
+                updated_at: 0,
+            },
+            chats: Vec::new(),
+            chat_filter: String::new(),
+            chat: None,
+            files: Vec::new(),
+            expanded: BTreeSet::new(),
+            active_tab: (!tabs.is_empty()).then_some(0),
+            tabs,
+            history: Vec::new(),
+            selected_version: None,
+            version_diff: None,
+            renaming_chat: None,
+            new_file: None,
+            chat_requested: false,
+        };
+        let fixture = Fixture {
+            project,
+            cache: HighlightCache::with_highlighter(Highlighter::new()),
+            commands: Vec::new(),
+        };
+        Harness::new_ui_state(
+            |ui, f: &mut Fixture| {
+                let proposed = BTreeSet::from(["src/lib.rs"]);
+                show(
+                    ui,
+                    &mut f.project,
+                    &mut f.cache,
+                    &Prefs::default(),
+                    &proposed,
+                    &mut f.commands,
+                );
+            },
+            fixture,
+        )
+    }
+
+    #[test]
+    fn typing_marks_the_tab_dirty_and_ctrl_s_saves() {
+        let mut harness = harness(vec![
+            tab("src/main.rs", "fn main() {}\n", None),
+            tab("src/lib.rs", "", None),
+        ]);
+        harness.run();
+        harness.get_by_label("main.rs");
+        harness.get_by_label("✏");
+        harness.get_by_role(Role::MultilineTextInput).focus();
+        harness.step();
+        harness
+            .get_by_role(Role::MultilineTextInput)
+            .type_text("// hi\n");
+        harness.run();
+        let edited = &harness.state().project.tabs[0];
+        assert_eq!(edited.text, "fn main() {}\n// hi\n");
+        assert!(edited.revision >= 1);
+        harness.get_by_label("main.rs •");
+        harness.key_press_modifiers(Modifiers::COMMAND, Key::S);
+        harness.run();
+        assert_eq!(harness.state().commands, [Command::Save]);
+        harness.get_by_label("lib.rs").click();
+        harness.run();
+        assert_eq!(
+            harness.state().commands.last(),
+            Some(&Command::SelectTab(1))
+        );
+    }
+
+    #[test]
+    fn find_counts_and_steps_through_matches() {
+        let text = "one\n".repeat(17);
+        let mut harness = harness(vec![tab("a.txt", &text, Some("one"))]);
+        harness.run();
+        harness.get_by_label("1 of 17");
+        harness.key_press(Key::Enter);
+        harness.run();
+        harness.get_by_label("2 of 17");
+        harness.key_press_modifiers(Modifiers::SHIFT, Key::Enter);
+        harness.key_press_modifiers(Modifiers::SHIFT, Key::Enter);
+        harness.run();
+        harness.get_by_label("17 of 17");
+        harness.key_press(Key::Escape);
+        harness.run();
+        assert_eq!(harness.state().commands, [Command::ToggleFind]);
+    }
+
+    #[test]
+    fn a_huge_file_only_highlights_what_is_visible() {
+        let text: String = (0..50_000).map(|i| format!("let x{i} = {i};\n")).collect();
+        let mut harness = harness(vec![tab("big.rs", &text, None)]);
+        harness.run();
+        let done = harness.state().cache.stats().lines_highlighted;
+        assert!(done > 0 && done < 500, "highlighted {done} lines");
+        harness.run_steps(3);
+        assert_eq!(harness.state().cache.stats().lines_highlighted, done);
+    }
+
+    #[test]
+    fn lines_of_a_large_file_are_edited_in_place() {
+        let text: String = (0..6_000).map(|i| format!("  line {i}\n")).collect();
+        let mut harness = harness(vec![tab("big.txt", &text, None)]);
+        harness.run();
+        let view = View {
+            editing: Some(1),
+            place_cursor: Some(2),
+            ..View::default()
+        };
+        let id = Id::unique(("tandem-editor-view", "big.txt"));
+        harness.ctx.data_mut(|d| d.insert_temp(id, view));
+        harness.run();
+        harness.get_by_label("big.txt line 2").type_text("X");
+        harness.run();
+        let line = |h: &Harness<'_, Fixture>, n: usize| {
+            h.state().project.tabs[0]
+                .text
+                .lines()
+                .nth(n)
+                .map(str::to_string)
+        };
+        assert_eq!(line(&harness, 1).as_deref(), Some("  Xline 1"));
+        harness.key_press(Key::Enter);
+        harness.run();
+        assert_eq!(line(&harness, 1).as_deref(), Some("  X"));
+        assert_eq!(line(&harness, 2).as_deref(), Some("  line 1"));
+        harness.get_by_label("big.txt line 3").type_text("Y");
+        harness.run();
+        assert_eq!(line(&harness, 2).as_deref(), Some("  Yline 1"));
+        harness.key_press(Key::ArrowUp);
+        harness.run();
+        harness.get_by_label("big.txt line 2");
+        // At the end of "  X": Delete joins the next line.
+        harness.key_press(Key::Delete);
+        harness.run();
+        assert_eq!(line(&harness, 1).as_deref(), Some("  X  Yline 1"));
+        harness.key_press(Key::Escape);
+        harness.run();
+        assert!(harness.query_by_label("big.txt line 2").is_none());
+        let tab = &harness.state().project.tabs[0];
+        assert_eq!(tab.text.len(), text.len() + 4);
+        assert!(tab.revision >= 3);
+    }
+
+    #[test]
+    fn zz_timing() {
+        let text: String = (0..50_000)
+            .map(|i| format!("fn f{i}() -> u32 {{ /* n */ {i} }}\n"))
+            .collect();
+        let mut harness = harness(vec![tab("big.rs", &text, Some("f4"))]);
+        harness.run();
+        let t = Instant::now();
+        for _ in 0..20 {
+            harness.step();
+        }
+        eprintln!("TIMING 50k idle frame {:?}", t.elapsed() / 20);
+        let text: String = (0..4_999)
+            .map(|i| format!("fn f{i}() -> u32 {{ /* n */ {i} }}\n"))
+            .collect();
+        let mut harness = harness_fn(vec![tab("mid.rs", &text, None)]);
+        let t = Instant::now();
+        let mut frames = 0;
+        while harness.state().cache.stats().lines_highlighted < 4_999 { harness.step(); frames += 1; }
+        eprintln!("TIMING frames {frames}");
+        eprintln!(
+            "TIMING 5k open {:?} lines {}",
+            t.elapsed(),
+            harness.state().cache.stats().lines_highlighted
+        );
+        let t = Instant::now();
+        for _ in 0..20 {
+            harness.step();
+        }
+        eprintln!("TIMING 5k idle frame {:?}", t.elapsed() / 20);
+        harness.get_by_role(Role::MultilineTextInput).focus();
+        harness.step();
+        let t = Instant::now();
+        for _ in 0..20 {
+            harness.get_by_role(Role::MultilineTextInput).type_text("x");
+            harness.step();
+        }
+        eprintln!(
+            "TIMING 5k typing frame {:?} lines {}",
+            t.elapsed() / 20,
+            harness.state().cache.stats().lines_highlighted
+        );
+    }
+
+    #[test]
+    fn empty_and_binary_tabs() {
+        let mut harness = harness(Vec::new());
+        harness.run();
+        harness.get_by_label("Open a file from the tree");
+        let mut binary = tab("logo.png", "", None);
+        binary.read_only = Some("binary file (10 bytes): not shown".into());
+        let mut harness = self::harness(vec![binary]);
+        harness.run();
+        harness.get_by_label("Read-only: binary file (10 bytes): not shown");
+        assert!(harness.query_by_role(Role::MultilineTextInput).is_none());
+    }
+}

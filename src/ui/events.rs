@@ -1,0 +1,280 @@
+//! Background events applied to the state, once per frame, before the UI is laid out.
+
+use super::backend::{Event, FileContent};
+use super::state::{AppState, ChatState, MessageView, ProjectState, Status, Streaming, Tab};
+use crate::chat::ChatEventKind;
+use crate::store::MessageStatus;
+
+impl AppState {
+    pub fn on_event(&mut self, event: Event) {
+        match event {
+            Event::Ready {
+                projects,
+                providers,
+                settings,
+            } => {
+                self.status = Status::Ready;
+                self.projects = projects;
+                self.providers = providers;
+                self.provider = settings.default_provider;
+                self.model = settings.default_model.or_else(|| {
+                    self.providers
+                        .first()
+                        .and_then(|p| p.settings.default_model.clone())
+                });
+                self.auto_approve = settings.auto_approve;
+            }
+            Event::ProjectOpened {
+                project,
+                chats,
+                files,
+                history,
+            } => {
+                self.prefs.last_project = Some(project.id);
+                if !self.projects.iter().any(|p| p.id == project.id) {
+                    self.projects.insert(0, project.clone());
+                }
+                self.project = Some(ProjectState {
+                    project,
+                    chats,
+                    chat_filter: String::new(),
+                    chat: None,
+                    files,
+                    expanded: Default::default(),
+                    tabs: Vec::new(),
+                    active_tab: None,
+                    history,
+                    selected_version: None,
+                    version_diff: None,
+                    renaming_chat: None,
+                    new_file: None,
+                    chat_requested: false,
+                });
+            }
+            Event::ChatsChanged(chats) => {
+                if let Some(project) = &mut self.project {
+                    if let Some(chat) = &mut project.chat
+                        && let Some(fresh) = chats.iter().find(|c| c.id == chat.chat.id)
+                    {
+                        chat.chat = fresh.clone();
+                    }
+                    project.chats = chats;
+                }
+            }
+            Event::ChatLoaded {
+                chat,
+                messages,
+                review,
+            } => {
+                let Some(project) = &mut self.project else {
+                    return;
+                };
+                if chat.project_id != project.project.id {
+                    return;
+                }
+                self.prefs.last_chat = Some(chat.id);
+                self.mode = chat.mode;
+                let same = project.chat.as_ref().is_some_and(|c| c.chat.id == chat.id);
+                let (streaming, breakdown) = match project.chat.take() {
+                    Some(old) if same => (old.streaming, old.breakdown),
+                    _ => (None, None),
+                };
+                // A reply still streaming keeps its live view.
+                let streaming = streaming.filter(|s| {
+                    messages
+                        .iter()
+                        .any(|m| m.id == s.message_id && m.status == MessageStatus::Streaming)
+                });
+                project.chat = Some(ChatState {
+                    chat,
+                    messages: messages.into_iter().map(MessageView::new).collect(),
+                    streaming,
+                    review: None,
+                    breakdown,
+                });
+                self.set_review(review);
+            }
+            Event::TurnStarted {
+                chat_id,
+                user,
+                reply_id,
+            } => {
+                let Some(chat) = self.chat_mut().filter(|c| c.chat.id == chat_id) else {
+                    return;
+                };
+                if let Some(user) = user {
+                    chat.messages.push(MessageView::new(user));
+                }
+                chat.review = None;
+                if chat.streaming.as_ref().map(|s| s.message_id) != Some(reply_id) {
+                    chat.streaming = Some(Streaming::new(reply_id));
+                }
+            }
+            Event::Chat(event) => self.on_chat_event(event),
+            Event::TurnFinished(outcome) => {
+                if let Some(error) = &outcome.approve_error {
+                    self.toast(format!("The changes were not applied: {error}"), true);
+                }
+                if let Some(commit) = outcome.approval.as_ref().and_then(|a| a.commit.as_ref()) {
+                    self.toast(
+                        format!("Applied as commit {}", crate::vcs::short(commit)),
+                        false,
+                    );
+                }
+            }
+            Event::Approved { outcome, .. } => match outcome.commit {
+                Some(commit) => self.toast(
+                    format!("Applied as commit {}", crate::vcs::short(&commit)),
+                    false,
+                ),
+                None => self.toast("Nothing needed changing", false),
+            },
+            Event::Rejected(_) => self.toast("Proposal rejected; nothing changed", false),
+            Event::FileOpened { path, content } => self.open_tab(path, content),
+            Event::FileSaved { path, text, commit } => {
+                if let Some(project) = &mut self.project
+                    && let Some(tab) = project.tabs.iter_mut().find(|t| t.path == path)
+                {
+                    tab.saved = text;
+                }
+                let note = match commit {
+                    Some(c) => format!("Saved {path} (commit {})", crate::vcs::short(&c)),
+                    None => format!("Saved {path} (unchanged)"),
+                };
+                self.toast(note, false);
+            }
+            Event::Files(files) => {
+                if let Some(project) = &mut self.project {
+                    project.files = files;
+                }
+            }
+            Event::History(history) => {
+                if let Some(project) = &mut self.project {
+                    project.history = history;
+                }
+            }
+            Event::VersionDiff { commit, diff } => {
+                if let Some(project) = &mut self.project {
+                    project.version_diff = Some((commit, diff));
+                }
+            }
+            Event::Restored(outcome) => {
+                let text = match outcome.commit {
+                    Some(_) => format!(
+                        "Restored {}; {} later message(s) removed",
+                        crate::vcs::short(&outcome.restored),
+                        outcome.removed_messages
+                    ),
+                    None => "Already at that version".to_string(),
+                };
+                self.toast(text, false);
+                self.reload_open_tabs();
+            }
+            Event::Undone(outcome) => {
+                self.toast(
+                    format!("Undid {}", crate::vcs::short(&outcome.reverted)),
+                    false,
+                );
+                self.reload_open_tabs();
+            }
+            Event::Providers(providers) => self.providers = providers,
+            Event::Models { provider, models } => {
+                // With no model chosen yet, take the first one the default provider serves.
+                let default = self
+                    .provider
+                    .clone()
+                    .or_else(|| self.providers.first().map(|p| p.name.clone()));
+                if self.model.is_none()
+                    && default.as_deref() == Some(provider.as_str())
+                    && let Some(first) = models.as_ref().ok().and_then(|m| m.first())
+                {
+                    self.provider = Some(provider.clone());
+                    self.model = Some(first.id.clone());
+                }
+                self.models.insert(provider, models);
+            }
+            Event::Error { action, message } => {
+                if self.status == Status::Loading {
+                    self.status = Status::Failed(message.clone());
+                }
+                self.toast(format!("Error {action}: {message}"), true);
+            }
+            Event::Log(line) => self.log.push(line),
+        }
+    }
+
+    fn on_chat_event(&mut self, event: crate::chat::ChatEvent) {
+        let Some(chat) = self.chat_mut().filter(|c| c.chat.id == event.chat_id) else {
+            return;
+        };
+        match event.kind {
+            ChatEventKind::Started { breakdown, .. } => {
+                chat.breakdown = Some(breakdown);
+                if chat.streaming.is_none() {
+                    chat.streaming = Some(Streaming::new(event.message_id));
+                }
+            }
+            ChatEventKind::Delta { text, reasoning } => {
+                let streaming = chat
+                    .streaming
+                    .get_or_insert_with(|| Streaming::new(event.message_id));
+                if streaming.first_token.is_none() {
+                    streaming.first_token = Some(std::time::Instant::now());
+                }
+                streaming.chars += text.chars().count() + reasoning.chars().count();
+                streaming.reasoning.push_str(&reasoning);
+                streaming.parser.push(&text);
+            }
+            ChatEventKind::Finished { .. } => {
+                // The reloaded chat (sent right after) replaces the live view.
+            }
+            ChatEventKind::TitleChanged { title } => chat.chat.title = title,
+        }
+    }
+
+    fn open_tab(&mut self, path: String, content: FileContent) {
+        let Some(project) = &mut self.project else {
+            return;
+        };
+        let (text, read_only) = match content {
+            FileContent::Text(text) => (text, None),
+            FileContent::ReadOnly { text, reason } => (text, Some(reason)),
+            FileContent::Binary { bytes } => (
+                String::new(),
+                Some(format!("binary file ({bytes} bytes): not shown")),
+            ),
+        };
+        match project.tabs.iter().position(|t| t.path == path) {
+            Some(index) => {
+                let tab = &mut project.tabs[index];
+                if !tab.dirty() {
+                    tab.text = text.clone();
+                    tab.saved = text;
+                    tab.revision += 1;
+                }
+                project.active_tab = Some(index);
+            }
+            None => {
+                project.tabs.push(Tab {
+                    path,
+                    saved: text.clone(),
+                    text,
+                    read_only,
+                    revision: 0,
+                    find: None,
+                });
+                project.active_tab = Some(project.tabs.len() - 1);
+            }
+        }
+        self.prefs.open_tabs = project.tabs.iter().map(|t| t.path.clone()).collect();
+    }
+
+    /// After a restore or undo, open files may have changed on disk.
+    fn reload_open_tabs(&mut self) {
+        self.pending_reloads = self
+            .project
+            .as_ref()
+            .map(|p| p.tabs.iter().map(|t| t.path.clone()).collect())
+            .unwrap_or_default();
+    }
+}

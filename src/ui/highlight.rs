@@ -1,0 +1,851 @@
+//! Syntax highlighting (syntect) turned into egui [`LayoutJob`]s, with a cache that makes an
+//! unchanged buffer free and an edited one cheap.
+//!
+//! - [`Highlighter`] holds syntect's bundled syntaxes and themes. Loading them costs ~10–50 ms
+//!   (more in debug builds), so [`HighlightCache::default`] is free and starts the load on a
+//!   background thread the first time it is used; until it arrives everything is plain text.
+//! - Per open file ([`HighlightCache::sync`]) the cache keeps a copy of the text, the line start
+//!   offsets, the colour spans of every line highlighted so far (the *frontier*) and the parser
+//!   state at checkpoints every [`CHECKPOINT_EVERY`] lines. Same revision ➡ nothing is done.
+//! - A new revision is diffed against the copy (common prefix and suffix): spans before the edit
+//!   are kept, highlighting resumes at the checkpoint before the edit, and the old lines after the
+//!   edit are parked as a *tail*. When the re-highlighting reaches a parked checkpoint with an
+//!   identical parser state, the rest of the tail is reused as is, so typing costs at most about
+//!   two checkpoint intervals of highlighting, whatever the file size.
+//! - [`HighlightCache::advance`] highlights lazily, only up to the line the view needs and within
+//!   a time budget; lines past the frontier show plain until a later frame reaches them.
+//! - Lines longer than [`LONG_LINE`] bytes are shown plain and skipped by the parser (a minified
+//!   line would stall the regex engine); files without a known syntax are plain.
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::ops::Range;
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Instant;
+
+use egui::text::{LayoutJob, TextFormat};
+use egui::{Color32, FontId, Stroke};
+use syntect::highlighting::{
+    FontStyle, HighlightIterator, HighlightState, Highlighter as Styler, Theme, ThemeSet,
+};
+use syntect::parsing::{ParseState, ScopeStack, SyntaxSet};
+
+/// Parser state is saved every this many lines.
+pub const CHECKPOINT_EVERY: usize = 128;
+/// Lines longer than this (in bytes) are shown plain.
+pub const LONG_LINE: usize = 2_000;
+/// Snippets kept by [`HighlightCache::code_job`] before the cache is emptied.
+const SNIPPET_CACHE: usize = 256;
+
+/// syntect's bundled syntaxes and the two themes the app uses.
+pub struct Highlighter {
+    syntaxes: SyntaxSet,
+    dark: Theme,
+    light: Theme,
+}
+
+impl Highlighter {
+    /// Loads the bundled syntaxes and themes: ~10–50 ms, so never on the UI thread during a
+    /// frame (the cache loads it on a background thread).
+    pub fn new() -> Highlighter {
+        let mut themes = ThemeSet::load_defaults().themes;
+        Highlighter {
+            syntaxes: SyntaxSet::load_defaults_newlines(),
+            dark: themes.remove("base16-ocean.dark").unwrap_or_default(),
+            light: themes.remove("InspiredGitHub").unwrap_or_default(),
+        }
+    }
+
+    /// The syntax for a path (`src/main.rs`, `Makefile`) or a code-fence token (`rust`, `py`).
+    fn syntax_index(&self, path_or_ext: &str) -> Option<usize> {
+        let name = path_or_ext
+            .rsplit(['/', '\\'])
+            .next()
+            .unwrap_or(path_or_ext);
+        let ext = name.rsplit_once('.').map_or(name, |(_, ext)| ext);
+        let set = &self.syntaxes;
+        let found = set
+            .find_syntax_by_extension(ext)
+            .or_else(|| set.find_syntax_by_extension(name))
+            .or_else(|| set.find_syntax_by_token(name))?;
+        if found.name == "Plain Text" {
+            return None;
+        }
+        set.syntaxes().iter().position(|s| std::ptr::eq(s, found))
+    }
+
+    fn theme(&self, dark: bool) -> &Theme {
+        if dark { &self.dark } else { &self.light }
+    }
+}
+
+impl Default for Highlighter {
+    /// Same cost as [`Highlighter::new`].
+    fn default() -> Self {
+        Highlighter::new()
+    }
+}
+
+/// One coloured run of a line, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Span {
+    len: u32,
+    color: Color32,
+    italic: bool,
+    underline: bool,
+}
+
+type State = (ParseState, HighlightState);
+
+/// The old lines after an edit, renumbered to the new text, waiting to be reused.
+struct Tail {
+    first: usize,
+    spans: Vec<Vec<Span>>,
+    checkpoints: Vec<(usize, State)>,
+    /// The state at the end of `spans` (the old frontier).
+    end_state: State,
+}
+
+struct Doc {
+    revision: u64,
+    dark: bool,
+    syntax: Option<usize>,
+    text: String,
+    line_starts: Vec<usize>,
+    longest_line: usize,
+    spans: Vec<Vec<Span>>,
+    /// (line, state at the start of that line), sorted by line.
+    checkpoints: Vec<(usize, State)>,
+    /// The state at the start of line `spans.len()`.
+    state: Option<State>,
+    tail: Option<Tail>,
+    find: Option<(String, Vec<Range<usize>>)>,
+    job: Option<(u64, LayoutJob)>,
+}
+
+/// Counters, so tests (and a debug overlay) can see how much work was done.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HighlightStats {
+    /// Lines run through the parser.
+    pub lines_highlighted: u64,
+    /// The line the most recent highlighting run started at.
+    pub last_start: Option<usize>,
+    /// Snippets highlighted by [`HighlightCache::code_job`] (cache misses).
+    pub snippets_highlighted: u64,
+}
+
+enum Loader {
+    Idle,
+    Loading(mpsc::Receiver<Highlighter>),
+    Ready(Box<Highlighter>),
+    Failed,
+}
+
+/// Highlighted lines of open files and chat snippets. See the module docs.
+pub struct HighlightCache {
+    loader: Loader,
+    /// Asked to repaint when the background load finishes.
+    repaint: Arc<Mutex<Option<egui::Context>>>,
+    docs: HashMap<String, Doc>,
+    snippets: HashMap<u64, LayoutJob>,
+    last_snippet: Option<(String, Doc)>,
+    stats: HighlightStats,
+}
+
+impl Default for HighlightCache {
+    /// Free: the highlighter is loaded in the background on first use.
+    fn default() -> Self {
+        HighlightCache {
+            loader: Loader::Idle,
+            repaint: Arc::default(),
+            docs: HashMap::new(),
+            snippets: HashMap::new(),
+            last_snippet: None,
+            stats: HighlightStats::default(),
+        }
+    }
+}
+
+impl HighlightCache {
+    /// A cache with the highlighter already loaded (tests, or an app that loaded it itself).
+    pub fn with_highlighter(highlighter: Highlighter) -> Self {
+        HighlightCache {
+            loader: Loader::Ready(Box::new(highlighter)),
+            ..HighlightCache::default()
+        }
+    }
+
+    pub fn stats(&self) -> HighlightStats {
+        self.stats
+    }
+
+    /// Whether the highlighter has loaded (before that, everything is plain).
+    pub fn is_ready(&mut self) -> bool {
+        self.poll();
+        matches!(self.loader, Loader::Ready(_))
+    }
+
+    /// Who to wake when the background load is done.
+    pub fn set_repaint_context(&mut self, ctx: &egui::Context) {
+        if let Ok(mut slot) = self.repaint.lock()
+            && slot.is_none()
+        {
+            *slot = Some(ctx.clone());
+        }
+    }
+
+    /// Starts the background load on first use; picks up its result once it is there.
+    fn poll(&mut self) {
+        match &self.loader {
+            Loader::Idle => {
+                let (send, receive) = mpsc::channel();
+                let repaint = Arc::clone(&self.repaint);
+                let spawned = std::thread::Builder::new()
+                    .name("syntect-load".into())
+                    .spawn(move || {
+                        let _ = send.send(Highlighter::new());
+                        if let Ok(Some(ctx)) = repaint.lock().as_deref() {
+                            ctx.request_repaint();
+                        }
+                    });
+                self.loader = match spawned {
+                    Ok(_) => Loader::Loading(receive),
+                    Err(_) => Loader::Failed,
+                };
+            }
+            Loader::Loading(receive) => match receive.try_recv() {
+                Ok(highlighter) => self.loader = Loader::Ready(Box::new(highlighter)),
+                Err(mpsc::TryRecvError::Empty) => {}
+                Err(mpsc::TryRecvError::Disconnected) => self.loader = Loader::Failed,
+            },
+            Loader::Ready(_) | Loader::Failed => {}
+        }
+    }
+
+    fn highlighter(&self) -> Option<&Highlighter> {
+        match &self.loader {
+            Loader::Ready(h) => Some(h),
+            _ => None,
+        }
+    }
+
+    /// A highlighted snippet (chat code blocks), cached by content. `path_or_ext` is a path or
+    /// a fence token (`rs`, `rust`); unknown or empty ➡ plain.
+    pub fn code_job(
+        &mut self,
+        path_or_ext: &str,
+        code: &str,
+        dark: bool,
+        font_size: f32,
+    ) -> LayoutJob {
+        self.poll();
+        let mut hasher = DefaultHasher::new();
+        (path_or_ext, code, dark, font_size.to_bits()).hash(&mut hasher);
+        let key = hasher.finish();
+        if let Some(job) = self.snippets.get(&key) {
+            return job.clone();
+        }
+        let base = TextFormat::simple(FontId::monospace(font_size), plain_color(dark));
+        let mut job = LayoutJob::default();
+        let Loader::Ready(h) = &self.loader else {
+            // Not loaded yet: plain, and not cached, so it is coloured once the load is done.
+            job.append(code, 0.0, base);
+            return job;
+        };
+        let syntax = h.syntax_index(path_or_ext);
+        // A block being streamed grows at the end: continue its last document instead of
+        // starting over, so each delta only highlights the new lines.
+        let mut doc = match self.last_snippet.take() {
+            Some((lang, mut doc))
+                if lang == path_or_ext
+                    && doc.dark == dark
+                    && doc.syntax == syntax
+                    && code.starts_with(doc.text.as_str()) =>
+            {
+                doc.edit(doc.revision + 1, code);
+                doc
+            }
+            _ => Doc::new(0, dark, syntax, code),
+        };
+        doc.advance(h, usize::MAX, None, &mut self.stats);
+        for line in 0..doc.line_count() {
+            if line > 0 {
+                job.append("\n", 0.0, base.clone());
+            }
+            doc.push_line(&mut job, line, &base, None);
+        }
+        self.last_snippet = Some((path_or_ext.to_string(), doc));
+        self.stats.snippets_highlighted += 1;
+        if self.snippets.len() >= SNIPPET_CACHE {
+            self.snippets.clear();
+        }
+        self.snippets.insert(key, job.clone());
+        job
+    }
+
+    /// Makes the cache current for `path` at `revision`. O(1) when nothing changed; otherwise
+    /// O(file size) to diff, then highlighting resumes from the checkpoint before the edit.
+    pub fn sync(&mut self, path: &str, revision: u64, text: &str, dark: bool) {
+        self.poll();
+        let syntax = self.highlighter().and_then(|h| h.syntax_index(path));
+        match self.docs.get_mut(path) {
+            Some(doc) if doc.dark == dark && doc.syntax == syntax => {
+                if doc.revision != revision {
+                    doc.edit(revision, text);
+                }
+            }
+            _ => {
+                self.docs
+                    .insert(path.to_string(), Doc::new(revision, dark, syntax, text));
+            }
+        }
+    }
+
+    /// Highlights `path` up to line `upto` (exclusive), stopping at `deadline`. Returns whether
+    /// those lines are done (a plain file always is).
+    pub fn advance(&mut self, path: &str, upto: usize, deadline: Option<Instant>) -> bool {
+        let (Some(doc), Loader::Ready(h)) = (self.docs.get_mut(path), &self.loader) else {
+            // Nothing to colour until the highlighter has loaded.
+            return !matches!(self.loader, Loader::Idle | Loader::Loading(_));
+        };
+        doc.advance(h, upto, deadline, &mut self.stats)
+    }
+
+    /// Drops files no longer open.
+    pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
+        self.docs.retain(|path, _| keep(path));
+    }
+
+    pub fn line_count(&self, path: &str) -> usize {
+        self.docs.get(path).map_or(0, Doc::line_count)
+    }
+
+    /// The longest line, in bytes (sizes the horizontal scroll range).
+    pub fn longest_line(&self, path: &str) -> usize {
+        self.docs.get(path).map_or(0, |d| d.longest_line)
+    }
+
+    /// Byte range of a line, without its newline.
+    pub fn line_range(&self, path: &str, line: usize) -> Option<Range<usize>> {
+        self.docs.get(path)?.line_range(line)
+    }
+
+    /// The line holding byte `offset`.
+    pub fn line_of(&self, path: &str, offset: usize) -> usize {
+        self.docs.get(path).map_or(0, |d| d.line_of(offset))
+    }
+
+    /// Byte ranges of `query` in the synced text: case-insensitive unless the query has
+    /// capitals. Cached until the revision or the query changes.
+    pub fn find(&mut self, path: &str, query: &str) -> &[Range<usize>] {
+        let Some(doc) = self.docs.get_mut(path) else {
+            return &[];
+        };
+        if doc.find.as_ref().is_none_or(|(q, _)| q != query) {
+            doc.find = Some((query.to_string(), find_all(&doc.text, query)));
+        }
+        doc.find.as_ref().map_or(&[], |(_, m)| m.as_slice())
+    }
+
+    /// One line as a job, with find matches behind it.
+    pub fn line_job(
+        &self,
+        path: &str,
+        line: usize,
+        base: &TextFormat,
+        marks: Option<&FindMarks<'_>>,
+    ) -> LayoutJob {
+        let mut job = LayoutJob::default();
+        if let Some(doc) = self.docs.get(path) {
+            doc.push_line(&mut job, line, base, marks);
+        }
+        job
+    }
+
+    /// The whole synced text as one job (the small-file editor). Rebuilt only when the
+    /// revision, the highlighting frontier, the format or the marks change.
+    pub fn document_job(
+        &mut self,
+        path: &str,
+        base: &TextFormat,
+        marks: Option<FindMarks<'_>>,
+    ) -> LayoutJob {
+        let Some(doc) = self.docs.get_mut(path) else {
+            return LayoutJob::default();
+        };
+        let mut hasher = DefaultHasher::new();
+        (doc.revision, doc.spans.len(), base, marks).hash(&mut hasher);
+        let key = hasher.finish();
+        if let Some((k, job)) = &doc.job
+            && *k == key
+        {
+            return job.clone();
+        }
+        let mut job = LayoutJob::default();
+        for line in 0..doc.line_count() {
+            if line > 0 {
+                job.append("\n", 0.0, base.clone());
+            }
+            doc.push_line(&mut job, line, base, marks.as_ref());
+        }
+        doc.job = Some((key, job.clone()));
+        job
+    }
+}
+
+/// Find matches to paint behind the text; `query` must have been passed to
+/// [`HighlightCache::find`] for the current revision.
+#[derive(Debug, Clone, Copy, Hash)]
+pub struct FindMarks<'a> {
+    pub query: &'a str,
+    /// Index of the current match, painted in `current_color`.
+    pub current: usize,
+    pub color: Color32,
+    pub current_color: Color32,
+}
+
+fn plain_color(dark: bool) -> Color32 {
+    if dark {
+        Color32::from_gray(210)
+    } else {
+        Color32::from_gray(40)
+    }
+}
+
+/// Every occurrence of `query` (smart case: case-insensitive unless it has capitals).
+fn find_all(text: &str, query: &str) -> Vec<Range<usize>> {
+    if query.is_empty() {
+        return Vec::new();
+    }
+    let matches = |hay: &str, needle: &str| -> Vec<Range<usize>> {
+        hay.match_indices(needle)
+            .map(|(i, m)| i..i + m.len())
+            .take(100_000)
+            .collect()
+    };
+    if query.chars().any(char::is_uppercase) {
+        matches(text, query)
+    } else {
+        // ASCII lowering keeps byte offsets (and char boundaries) identical.
+        matches(&text.to_ascii_lowercase(), &query.to_ascii_lowercase())
+    }
+}
+
+fn line_starts(text: &str) -> (Vec<usize>, usize) {
+    let mut starts = vec![0];
+    starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+    let longest = starts
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .chain([text.len() - starts[starts.len() - 1]])
+        .max()
+        .unwrap_or(0);
+    (starts, longest)
+}
+
+impl Doc {
+    fn new(revision: u64, dark: bool, syntax: Option<usize>, text: &str) -> Doc {
+        let (line_starts, longest_line) = line_starts(text);
+        Doc {
+            revision,
+            dark,
+            syntax,
+            text: text.to_string(),
+            line_starts,
+            longest_line,
+            spans: Vec::new(),
+            checkpoints: Vec::new(),
+            state: None,
+            tail: None,
+            find: None,
+            job: None,
+        }
+    }
+
+    fn line_count(&self) -> usize {
+        self.line_starts.len()
+    }
+
+    fn line_of(&self, offset: usize) -> usize {
+        self.line_starts
+            .partition_point(|s| *s <= offset)
+            .saturating_sub(1)
+    }
+
+    fn line_range(&self, line: usize) -> Option<Range<usize>> {
+        let start = *self.line_starts.get(line)?;
+        let end = self
+            .line_starts
+            .get(line + 1)
+            .map_or(self.text.len(), |next| next - 1);
+        Some(start..end)
+    }
+
+    /// Takes a new revision: keeps what precedes the edit, parks what follows it.
+    fn edit(&mut self, revision: u64, text: &str) {
+        self.revision = revision;
+        self.find = None;
+        self.job = None;
+        let (old, new) = (self.text.as_bytes(), text.as_bytes());
+        let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+        if prefix == old.len() && prefix == new.len() {
+            return;
+        }
+        let max_suffix = old.len().min(new.len()) - prefix;
+        let suffix = old
+            .iter()
+            .rev()
+            .zip(new.iter().rev())
+            .take(max_suffix)
+            .take_while(|(a, b)| a == b)
+            .count();
+        let first_changed = self.line_of(prefix);
+        let (new_starts, longest) = line_starts(text);
+        // New lines starting strictly inside the unchanged suffix are identical to old lines.
+        let tail_new = new_starts.partition_point(|s| *s <= new.len() - suffix);
+        let tail_old = self
+            .line_starts
+            .partition_point(|s| *s <= old.len() - suffix);
+        let shift = |line: usize| line + tail_new - tail_old;
+        let resume = self
+            .checkpoints
+            .iter()
+            .rposition(|(line, _)| *line <= first_changed);
+        let old_state = self.state.take();
+        if let (Some(resume), Some(end_state)) = (resume, old_state) {
+            let parked = self.spans.split_off(tail_old.min(self.spans.len()));
+            let checkpoints: Vec<_> = self
+                .checkpoints
+                .drain(resume + 1..)
+                .filter(|(line, _)| *line >= tail_old)
+                .map(|(line, state)| (shift(line), state))
+                .collect();
+            self.tail = (!checkpoints.is_empty()).then_some(Tail {
+                first: tail_new,
+                spans: parked,
+                checkpoints,
+                end_state,
+            });
+            let (line, state) = &self.checkpoints[resume];
+            self.spans.truncate(*line);
+            self.state = Some(state.clone());
+        } else {
+            self.spans.clear();
+            self.checkpoints.clear();
+            self.tail = None;
+        }
+        self.text = text.to_string();
+        self.line_starts = new_starts;
+        self.longest_line = longest;
+    }
+
+    fn advance(
+        &mut self,
+        h: &Highlighter,
+        upto: usize,
+        deadline: Option<Instant>,
+        stats: &mut HighlightStats,
+    ) -> bool {
+        let upto = upto.min(self.line_count());
+        let Some(syntax) = self.syntax.and_then(|i| h.syntaxes.syntaxes().get(i)) else {
+            return true;
+        };
+        if self.spans.len() >= upto {
+            return true;
+        }
+        let styler = Styler::new(h.theme(self.dark));
+        let (mut parse, mut style) = self.state.take().unwrap_or_else(|| {
+            (
+                ParseState::new(syntax),
+                HighlightState::new(&styler, ScopeStack::new()),
+            )
+        });
+        stats.last_start = Some(self.spans.len());
+        let mut done = 0usize;
+        while self.spans.len() < upto {
+            let line = self.spans.len();
+            if let Some(tail) = self.tail.as_mut() {
+                while tail.checkpoints.first().is_some_and(|(at, _)| *at < line) {
+                    tail.checkpoints.remove(0);
+                }
+                let converged = tail
+                    .checkpoints
+                    .first()
+                    .is_some_and(|(at, saved)| *at == line && saved.0 == parse && saved.1 == style);
+                if converged && let Some(mut tail) = self.tail.take() {
+                    // Same state on the same text: the old highlighting is still right.
+                    let skip = line - tail.first;
+                    self.spans.extend(tail.spans.drain(..).skip(skip));
+                    self.checkpoints.append(&mut tail.checkpoints);
+                    (parse, style) = tail.end_state;
+                    continue;
+                }
+            }
+            if self.tail.as_ref().is_some_and(|t| t.checkpoints.is_empty()) {
+                self.tail = None;
+            }
+            if self
+                .checkpoints
+                .last()
+                .is_none_or(|(at, _)| line >= at + CHECKPOINT_EVERY)
+            {
+                self.checkpoints
+                    .push((line, (parse.clone(), style.clone())));
+            }
+            let range = self.line_range(line).unwrap_or(0..0);
+            let with_newline = &self.text[range.start..(range.end + 1).min(self.text.len())];
+            let mut spans = Vec::new();
+            if range.len() <= LONG_LINE {
+                if let Ok(ops) = parse.parse_line(with_newline, &h.syntaxes) {
+                    for (s, piece) in
+                        HighlightIterator::new(&mut style, &ops, with_newline, &styler)
+                    {
+                        let c = s.foreground;
+                        spans.push(Span {
+                            len: piece.len() as u32,
+                            color: Color32::from_rgba_unmultiplied(c.r, c.g, c.b, c.a),
+                            italic: s.font_style.contains(FontStyle::ITALIC),
+                            underline: s.font_style.contains(FontStyle::UNDERLINE),
+                        });
+                    }
+                }
+                stats.lines_highlighted += 1;
+            }
+            self.spans.push(spans);
+            done += 1;
+            if done.is_multiple_of(16) && deadline.is_some_and(|d| Instant::now() >= d) {
+                break;
+            }
+        }
+        self.state = Some((parse, style));
+        self.spans.len() >= upto
+    }
+
+    /// Find matches overlapping `range`, relative to its start, with their colours.
+    fn marks_in(
+        &self,
+        range: &Range<usize>,
+        marks: Option<&FindMarks<'_>>,
+    ) -> Vec<(Range<usize>, Color32)> {
+        let (Some(marks), Some((query, found))) = (marks, &self.find) else {
+            return Vec::new();
+        };
+        if query != marks.query {
+            return Vec::new();
+        }
+        let first = found.partition_point(|f| f.end <= range.start);
+        found[first..]
+            .iter()
+            .zip(first..)
+            .take_while(|(f, _)| f.start < range.end)
+            .map(|(f, i)| {
+                let color = if i == marks.current {
+                    marks.current_color
+                } else {
+                    marks.color
+                };
+                (
+                    f.start.max(range.start) - range.start..f.end.min(range.end) - range.start,
+                    color,
+                )
+            })
+            .collect()
+    }
+
+    /// Appends line `line` (without its newline) to `job`, coloured if highlighted.
+    fn push_line(
+        &self,
+        job: &mut LayoutJob,
+        line: usize,
+        base: &TextFormat,
+        marks: Option<&FindMarks<'_>>,
+    ) {
+        let Some(range) = self.line_range(line) else {
+            return;
+        };
+        let marks = self.marks_in(&range, marks);
+        let text = &self.text[range];
+        let spans = self.spans.get(line).map_or(&[][..], Vec::as_slice);
+        let mut cuts: Vec<usize> = vec![0, text.len()];
+        let mut at = 0;
+        for span in spans {
+            at += span.len as usize;
+            cuts.push(at.min(text.len()));
+        }
+        cuts.extend(
+            marks
+                .iter()
+                .flat_map(|(m, _)| [m.start.min(text.len()), m.end.min(text.len())]),
+        );
+        cuts.sort_unstable();
+        cuts.dedup();
+        let (mut span_index, mut span_end) =
+            (0, spans.first().map_or(usize::MAX, |s| s.len as usize));
+        for cut in cuts.windows(2) {
+            let (a, b) = (cut[0], cut[1]);
+            while a >= span_end && span_index + 1 < spans.len() {
+                span_index += 1;
+                span_end += spans[span_index].len as usize;
+            }
+            let mut format = base.clone();
+            if let Some(span) = spans.get(span_index).filter(|_| a < span_end) {
+                format.color = span.color;
+                format.italics = span.italic;
+                if span.underline {
+                    format.underline = Stroke::new(1.0, span.color);
+                }
+            }
+            if let Some((_, bg)) = marks.iter().rev().find(|(m, _)| m.start <= a && a < m.end) {
+                format.background = *bg;
+            }
+            // Spans and matches fall on char boundaries; `get` keeps a bad cut from panicking.
+            if let Some(piece) = text.get(a..b) {
+                job.append(piece, 0.0, format);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rust_file(lines: usize) -> String {
+        (0..lines)
+            .map(|i| format!("fn f{i}() -> u32 {{ /* n */ {i} }}\n"))
+            .collect()
+    }
+
+    fn cache() -> HighlightCache {
+        HighlightCache::with_highlighter(Highlighter::new())
+    }
+
+    #[test]
+    fn same_revision_does_no_work() {
+        let mut cache = cache();
+        let text = rust_file(300);
+        cache.sync("a.rs", 1, &text, true);
+        assert!(cache.advance("a.rs", usize::MAX, None));
+        let first = cache.stats().lines_highlighted;
+        assert_eq!(first, 301);
+        cache.sync("a.rs", 1, &text, true);
+        assert!(cache.advance("a.rs", usize::MAX, None));
+        assert_eq!(cache.stats().lines_highlighted, first);
+        let base = TextFormat::simple(FontId::monospace(14.0), Color32::WHITE);
+        let job = cache.line_job("a.rs", 5, &base, None);
+        assert_eq!(job.text, "fn f5() -> u32 { /* n */ 5 }");
+        assert!(job.sections.len() > 3, "coloured: {:?}", job.sections.len());
+    }
+
+    #[test]
+    fn an_edit_rehighlights_from_the_checkpoint_before_it() {
+        let mut cache = cache();
+        let text = rust_file(12_000);
+        cache.sync("big.rs", 1, &text, true);
+        cache.advance("big.rs", usize::MAX, None);
+        let before = cache.stats().lines_highlighted;
+        let line = cache.line_range("big.rs", 10_000).unwrap();
+        let mut edited = text.clone();
+        edited.insert_str(line.start + 3, "oo");
+        cache.sync("big.rs", 2, &edited, true);
+        assert!(cache.advance("big.rs", usize::MAX, None));
+        let stats = cache.stats();
+        assert_eq!(
+            stats.last_start,
+            Some(10_000 / CHECKPOINT_EVERY * CHECKPOINT_EVERY)
+        );
+        let redone = stats.lines_highlighted - before;
+        assert!(
+            redone <= 2 * CHECKPOINT_EVERY as u64,
+            "re-highlighted {redone} lines"
+        );
+        let base = TextFormat::simple(FontId::monospace(14.0), Color32::WHITE);
+        assert_eq!(
+            cache.line_job("big.rs", 10_000, &base, None).text,
+            "fn oof10000() -> u32 { /* n */ 10000 }"
+        );
+        assert_eq!(
+            cache.line_job("big.rs", 11_999, &base, None).text,
+            "fn f11999() -> u32 { /* n */ 11999 }"
+        );
+
+        // Opening a block comment changes every later line's state: all of them are redone
+        // (lazily, only as far as asked).
+        let mut commented = edited.clone();
+        commented.insert_str(line.start, "/*");
+        cache.sync("big.rs", 3, &commented, true);
+        let before = cache.stats().lines_highlighted;
+        assert!(cache.advance("big.rs", 10_500, None));
+        assert!(cache.stats().lines_highlighted - before <= 500 + CHECKPOINT_EVERY as u64);
+        let comment = cache.line_job("big.rs", 10_400, &base, None);
+        let colors: std::collections::HashSet<_> =
+            comment.sections.iter().map(|s| s.format.color).collect();
+        assert_eq!(colors.len(), 1, "a comment is one colour");
+    }
+
+    #[test]
+    fn long_lines_and_unknown_files_are_plain() {
+        let mut cache = cache();
+        let text = format!(
+            "let a = 1;\nlet s = \"{}\";\nlet b = 2;\n",
+            "x".repeat(3_000)
+        );
+        cache.sync("m.rs", 1, &text, false);
+        cache.advance("m.rs", usize::MAX, None);
+        let base = TextFormat::simple(FontId::monospace(14.0), Color32::WHITE);
+        assert_eq!(cache.line_job("m.rs", 1, &base, None).sections.len(), 1);
+        assert!(cache.line_job("m.rs", 2, &base, None).sections.len() > 1);
+        assert_eq!(
+            cache.stats().lines_highlighted,
+            3,
+            "the long line is skipped"
+        );
+
+        cache.sync("notes.unknownext", 1, "fn main() {}\n", true);
+        assert!(cache.advance("notes.unknownext", usize::MAX, None));
+        assert_eq!(
+            cache
+                .line_job("notes.unknownext", 0, &base, None)
+                .sections
+                .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn snippets_are_cached_and_marks_split_sections() {
+        let mut cache = cache();
+        let a = cache.code_job("rust", "let x = 1;\n", true, 13.0);
+        let b = cache.code_job("rust", "let x = 1;\n", true, 13.0);
+        assert_eq!(a, b);
+        assert_eq!(cache.stats().snippets_highlighted, 1);
+        assert!(a.sections.len() > 2);
+
+        cache.sync("t.txt", 1, "one two one\nthree one", true);
+        assert_eq!(cache.find("t.txt", "one"), &[0..3, 8..11, 18..21]);
+        assert_eq!(cache.find("t.txt", "ONE"), &[] as &[Range<usize>]);
+        cache.find("t.txt", "one");
+        let base = TextFormat::simple(FontId::monospace(14.0), Color32::WHITE);
+        let marks = FindMarks {
+            query: "one",
+            current: 2,
+            color: Color32::RED,
+            current_color: Color32::BLUE,
+        };
+        let job = cache.document_job("t.txt", &base, Some(marks));
+        assert_eq!(job.text, "one two one\nthree one");
+        let red: Vec<_> = job
+            .sections
+            .iter()
+            .filter(|s| s.format.background == Color32::RED)
+            .map(|s| &job.text[s.byte_range.start.0..s.byte_range.end.0])
+            .collect();
+        assert_eq!(red, ["one", "one"]);
+        let blue = job
+            .sections
+            .iter()
+            .filter(|s| s.format.background == Color32::BLUE)
+            .count();
+        assert_eq!(blue, 1);
+    }
+}

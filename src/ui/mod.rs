@@ -1,0 +1,346 @@
+//! The desktop window (eframe/egui). It renders [`state::AppState`] every frame and turns
+//! clicks, keys and palette choices into [`command::Command`]s; all work happens in
+//! [`backend::Backend`] on the background runtime, reported back as events drained each frame.
+//! One file per panel.
+
+pub mod backend;
+pub mod command;
+pub mod diff_view;
+pub mod editor;
+mod events;
+pub mod highlight;
+pub mod review;
+pub mod state;
+
+mod bottom;
+mod chat_panel;
+mod palette;
+mod settings;
+mod sidebar;
+mod theme;
+mod top_bar;
+mod welcome;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use backend::Backend;
+use command::Command;
+use state::{AppState, Confirm, Prefs, SendKey, Status};
+
+const PREFS_KEY: &str = "tandem.prefs";
+
+pub struct TandemApp {
+    pub state: AppState,
+    pub backend: Backend,
+    pub highlight: highlight::HighlightCache,
+    markdown: egui_commonmark::CommonMarkCache,
+    restored: bool,
+    /// A folder to open at start (`tandem --open PATH`), instead of the last project.
+    pub open_at_start: Option<PathBuf>,
+}
+
+impl TandemApp {
+    /// Builds the app without touching disk, git, the database or the network: the backend
+    /// opens the database on its own thread and reports when ready.
+    pub fn new(cc: &eframe::CreationContext<'_>, data_dir: Option<PathBuf>) -> Self {
+        let prefs: Prefs = cc
+            .storage
+            .and_then(|s| eframe::get_value(s, PREFS_KEY))
+            .unwrap_or_default();
+        Self::with_prefs(&cc.egui_ctx, data_dir, prefs)
+    }
+
+    /// For tests and embedding: an app on `ctx` with the database in `data_dir`.
+    pub fn with_prefs(ctx: &egui::Context, data_dir: Option<PathBuf>, prefs: Prefs) -> Self {
+        let repaint_ctx = ctx.clone();
+        let backend = Backend::start(data_dir, Arc::new(move || repaint_ctx.request_repaint()));
+        theme::apply(ctx, &prefs);
+        TandemApp {
+            state: AppState::new(prefs),
+            backend,
+            highlight: highlight::HighlightCache::default(),
+            markdown: egui_commonmark::CommonMarkCache::default(),
+            restored: false,
+            open_at_start: None,
+        }
+    }
+
+    /// Applies background events; called before each frame's UI.
+    pub fn update_state(&mut self, ctx: &egui::Context) {
+        for event in self.backend.drain() {
+            self.state.on_event(event);
+        }
+        if !self.restored && self.state.status == Status::Ready {
+            self.restored = true;
+            // Probe the providers: the welcome view and the model picker show what is there.
+            self.state.apply(Command::RefreshModels, &self.backend);
+            if let Some(path) = self.open_at_start.take() {
+                self.backend.open_project(path);
+            } else if let Some(id) = self.state.prefs.last_project
+                && self.state.projects.iter().any(|p| p.id == id)
+            {
+                self.backend.switch_project(id);
+            }
+        }
+        // When a project has loaded, reopen its last chat (else its most recent one) once.
+        if let Some(project) = &mut self.state.project
+            && project.chat.is_none()
+            && !project.chat_requested
+        {
+            project.chat_requested = true;
+            let last = self
+                .state
+                .prefs
+                .last_chat
+                .filter(|id| project.chats.iter().any(|c| c.id == *id));
+            if let Some(chat) = last.or_else(|| project.chats.first().map(|c| c.id)) {
+                self.backend.load_chat(chat);
+            }
+            for path in std::mem::take(&mut self.state.prefs.open_tabs) {
+                if project.files.contains(&path) {
+                    self.backend.open_file(project.project.clone(), path);
+                }
+            }
+        }
+        for path in std::mem::take(&mut self.state.pending_reloads) {
+            if let Some(project) = &self.state.project {
+                self.backend.open_file(project.project.clone(), path);
+            }
+        }
+        let now = std::time::Instant::now();
+        self.state
+            .toasts
+            .retain(|t| now.duration_since(t.at).as_secs() < if t.error { 8 } else { 4 });
+        if !self.state.toasts.is_empty() || self.state.chat().is_some_and(|c| c.streaming.is_some())
+        {
+            ctx.request_repaint_after(std::time::Duration::from_millis(250));
+        }
+    }
+
+    /// Lays out one frame and applies the commands it produced.
+    pub fn frame(&mut self, ui: &mut egui::Ui) {
+        let mut commands = Vec::new();
+        shortcuts(ui, &self.state, &mut commands);
+        let state = &mut self.state;
+        top_bar::show(ui, state, &mut commands);
+        if state.project.is_none() {
+            egui::CentralPanel::default().show(ui, |ui| welcome::show(ui, state, &mut commands));
+        } else {
+            if state.prefs.show_bottom {
+                egui::Panel::bottom("bottom")
+                    .resizable(true)
+                    .default_size(200.0)
+                    .show(ui, |ui| bottom::show(ui, state, &mut commands));
+            }
+            egui::Panel::left("sidebar")
+                .resizable(true)
+                .default_size(250.0)
+                .show(ui, |ui| sidebar::show(ui, state, &mut commands));
+            egui::Panel::right("chat")
+                .resizable(true)
+                .default_size(460.0)
+                .show(ui, |ui| {
+                    chat_panel::show(
+                        ui,
+                        state,
+                        &mut self.markdown,
+                        &mut self.highlight,
+                        &mut commands,
+                    )
+                });
+            let prefs = state.prefs.clone();
+            let proposed: std::collections::BTreeSet<String> = state
+                .proposed_paths()
+                .into_iter()
+                .map(str::to_string)
+                .collect();
+            let review = state.chat().and_then(|c| c.review.as_ref()).is_some();
+            egui::CentralPanel::default().show(ui, |ui| {
+                if review {
+                    ui.horizontal(|ui| {
+                        let files = state.review().map_or(0, |r| r.plan.files.len());
+                        ui.selectable_value(
+                            &mut state.show_review,
+                            true,
+                            format!("Proposal ({files} files)"),
+                        );
+                        ui.selectable_value(&mut state.show_review, false, "Editor");
+                    });
+                    ui.separator();
+                }
+                if review && state.show_review {
+                    if let Some(review) = state.review() {
+                        review::show(ui, review, prefs.side_by_side, &mut commands);
+                    }
+                } else if let Some(project) = &mut state.project {
+                    let proposed = proposed.iter().map(String::as_str).collect();
+                    editor::show(
+                        ui,
+                        project,
+                        &mut self.highlight,
+                        &prefs,
+                        &proposed,
+                        &mut commands,
+                    );
+                }
+            });
+        }
+        settings::show(ui.ctx(), state, &mut commands);
+        palette::show(ui.ctx(), state, &mut commands);
+        confirm_dialog(ui.ctx(), state, &mut commands);
+        toasts(ui.ctx(), state);
+        let theme_before = (state.prefs.theme, state.prefs.font_size);
+        for command in commands {
+            state.apply(command, &self.backend);
+        }
+        if theme_before != (state.prefs.theme, state.prefs.font_size) {
+            theme::apply(ui.ctx(), &state.prefs);
+        }
+    }
+
+    /// Runs a command as if the person had clicked it (tests, the palette).
+    pub fn command(&mut self, command: Command) {
+        self.state.apply(command, &self.backend);
+    }
+}
+
+impl eframe::App for TandemApp {
+    fn logic(&mut self, ctx: &egui::Context, _frame: &mut eframe::Frame) {
+        self.update_state(ctx);
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        self.frame(ui);
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        if let Some(project) = &self.state.project {
+            self.state.prefs.open_tabs = project.tabs.iter().map(|t| t.path.clone()).collect();
+            self.state.prefs.last_chat = project.chat.as_ref().map(|c| c.chat.id);
+        }
+        eframe::set_value(storage, PREFS_KEY, &self.state.prefs);
+    }
+}
+
+/// Opens the window. `data_dir` overrides where the database lives; `open` is a folder to
+/// open as a project.
+pub fn run(data_dir: Option<PathBuf>, open: Option<PathBuf>) -> eframe::Result {
+    let options = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_title("Tandem")
+            .with_inner_size([1400.0, 880.0])
+            .with_min_inner_size([800.0, 500.0]),
+        persist_window: true,
+        ..Default::default()
+    };
+    eframe::run_native(
+        "Tandem",
+        options,
+        Box::new(move |cc| {
+            let mut app = TandemApp::new(cc, data_dir);
+            app.open_at_start = open;
+            Ok(Box::new(app))
+        }),
+    )
+}
+
+fn shortcuts(ui: &egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
+    use egui::{Key, KeyboardShortcut, Modifiers};
+    let typing = ui.ctx().text_edit_focused();
+    ui.input_mut(|input| {
+        let mut take = |mods: Modifiers, key: Key, command: Command| {
+            if input.consume_shortcut(&KeyboardShortcut::new(mods, key)) {
+                commands.push(command);
+            }
+        };
+        take(
+            Modifiers::COMMAND | Modifiers::SHIFT,
+            Key::P,
+            Command::OpenPalette,
+        );
+        take(
+            Modifiers::COMMAND | Modifiers::SHIFT,
+            Key::Enter,
+            Command::Approve,
+        );
+        take(Modifiers::COMMAND, Key::O, Command::OpenFolderDialog);
+        take(Modifiers::COMMAND, Key::N, Command::NewChat);
+        take(Modifiers::COMMAND, Key::J, Command::ToggleBottom);
+        take(Modifiers::COMMAND, Key::Comma, Command::OpenSettings);
+        if state.palette.is_none() && state.confirm.is_none() {
+            take(Modifiers::NONE, Key::Escape, Command::Cancel);
+        }
+        if !typing && state.review().is_some() {
+            take(Modifiers::NONE, Key::N, Command::NextHunk);
+            take(Modifiers::NONE, Key::P, Command::PrevHunk);
+        }
+    });
+}
+
+fn confirm_dialog(ctx: &egui::Context, state: &AppState, commands: &mut Vec<Command>) {
+    let Some(confirm) = &state.confirm else {
+        return;
+    };
+    let text = match confirm {
+        Confirm::Restore(hash) => format!(
+            "Restore the project to version {}?\n\nThe current files are committed first, so nothing is lost. \
+             Messages of the chat that come after that version will be removed.",
+            crate::vcs::short(hash)
+        ),
+        Confirm::DeleteChat(_) => {
+            "Delete this chat and its messages? Files are not touched.".to_string()
+        }
+        Confirm::DeleteFile(path) => {
+            format!("Delete {path}? It is committed, so Restore brings it back.")
+        }
+    };
+    egui::Modal::new(egui::Id::unique("confirm")).show(ctx, |ui| {
+        ui.set_max_width(420.0);
+        ui.label(text);
+        ui.add_space(8.0);
+        ui.horizontal(|ui| {
+            if ui.button("Confirm").clicked() {
+                commands.push(Command::Confirm);
+            }
+            if ui.button("Cancel").clicked() {
+                commands.push(Command::Dismiss);
+            }
+        });
+    });
+}
+
+fn toasts(ctx: &egui::Context, state: &AppState) {
+    if state.toasts.is_empty() {
+        return;
+    }
+    egui::Area::new(egui::Id::unique("toasts"))
+        .anchor(egui::Align2::RIGHT_BOTTOM, [-16.0, -16.0])
+        .order(egui::Order::Foreground)
+        .show(ctx, |ui| {
+            for toast in state.toasts.iter().rev().take(4) {
+                let color = if toast.error {
+                    theme::ERROR
+                } else {
+                    theme::ACCENT
+                };
+                egui::Frame::popup(ui.style())
+                    .stroke(egui::Stroke::new(1.0, color))
+                    .show(ui, |ui| {
+                        ui.set_max_width(380.0);
+                        ui.label(&toast.text);
+                    });
+            }
+        });
+}
+
+/// The send key as configured: (sends, inserts a newline).
+pub fn send_pressed(ui: &egui::Ui, key: SendKey) -> bool {
+    ui.input(|i| {
+        let enter = i.key_pressed(egui::Key::Enter);
+        match key {
+            SendKey::Enter => enter && !i.modifiers.shift && !i.modifiers.command,
+            SendKey::CtrlEnter => enter && i.modifiers.command,
+        }
+    })
+}

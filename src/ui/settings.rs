@@ -1,0 +1,218 @@
+//! The settings window: providers and keys, chat defaults, context globs, appearance.
+
+use super::command::Command;
+use super::state::{AppState, SendKey, Theme};
+use super::theme;
+use crate::llm::ProviderKind;
+
+pub const KINDS: [ProviderKind; 4] = [
+    ProviderKind::Ollama,
+    ProviderKind::Openai,
+    ProviderKind::Anthropic,
+    ProviderKind::Gemini,
+];
+
+pub fn show(ctx: &egui::Context, state: &mut AppState, commands: &mut Vec<Command>) {
+    if !state.settings_open {
+        return;
+    }
+    let mut open = true;
+    egui::Window::new("Settings")
+        .open(&mut open)
+        .default_width(560.0)
+        .vscroll(true)
+        .show(ctx, |ui| {
+            providers(ui, state, commands);
+            ui.separator();
+            chat(ui, state, commands);
+            ui.separator();
+            appearance(ui, state, commands);
+        });
+    if !open {
+        commands.push(Command::CloseSettings);
+    }
+}
+
+fn providers(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) {
+    ui.heading("Providers");
+    for provider in &state.providers {
+        ui.horizontal(|ui| {
+            ui.strong(&provider.name);
+            ui.label(format!("{} · {}", provider.kind, provider.base_url));
+            match state.models.get(&provider.name) {
+                Some(Ok(models)) => {
+                    ui.colored_label(theme::OK, format!("✔ {} models", models.len()));
+                }
+                Some(Err(e)) => {
+                    ui.colored_label(theme::ERROR, "✖").on_hover_text(e);
+                }
+                None => {}
+            }
+            if ui.small_button("Test connection").clicked() {
+                commands.push(Command::TestProvider(provider.name.clone()));
+            }
+            if ui.small_button("Edit").clicked() {
+                commands.push(Command::EditProvider(provider.id));
+            }
+            if ui.small_button("Remove").clicked() {
+                commands.push(Command::DeleteProvider(provider.id));
+            }
+        });
+        if let Some(Err(error)) = state.models.get(&provider.name) {
+            ui.colored_label(theme::ERROR, error);
+        }
+    }
+    ui.add_space(6.0);
+    let form = &mut state.settings;
+    ui.strong(if form.editing.is_some() {
+        "Edit provider"
+    } else {
+        "Add a provider"
+    });
+    egui::Grid::new("provider_form")
+        .num_columns(2)
+        .show(ui, |ui| {
+            ui.label("Name");
+            ui.text_edit_singleline(&mut form.name);
+            ui.end_row();
+            ui.label("Kind");
+            egui::ComboBox::new("kind", "")
+                .selected_text(KINDS[form.kind_index.min(3)].as_str())
+                .show_index(ui, &mut form.kind_index, KINDS.len(), |i| KINDS[i].as_str());
+            ui.end_row();
+            ui.label("Base URL");
+            ui.add(
+                egui::TextEdit::singleline(&mut form.base_url)
+                    .hint_text(crate::llm::default_base_url(KINDS[form.kind_index.min(3)])),
+            );
+            ui.end_row();
+            ui.label("Default model");
+            ui.text_edit_singleline(&mut form.model);
+            ui.end_row();
+            ui.label("Context length override");
+            ui.add(
+                egui::TextEdit::singleline(&mut form.context_length)
+                    .hint_text("tokens (empty: as reported)"),
+            );
+            ui.end_row();
+            ui.label("API key");
+            ui.add(
+                egui::TextEdit::singleline(&mut form.key)
+                    .password(true)
+                    .hint_text("stored in the OS keychain, else a 0600 file"),
+            );
+            ui.end_row();
+        });
+    ui.horizontal(|ui| {
+        if ui
+            .button(if form.editing.is_some() {
+                "Save provider"
+            } else {
+                "Add provider"
+            })
+            .clicked()
+        {
+            if !form.key.trim().is_empty() {
+                commands.push(Command::SaveKey(form.name.trim().to_string()));
+            }
+            commands.push(Command::SaveProvider);
+        }
+        if form.editing.is_some() && ui.button("Cancel").clicked() {
+            *form = Default::default();
+        }
+    });
+    ui.weak("Keys can also come from OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY. They are never stored in the database.");
+}
+
+fn chat(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) {
+    ui.heading("Chat");
+    ui.horizontal(|ui| {
+        ui.label("History turns sent with each prompt");
+        ui.add(
+            egui::TextEdit::singleline(&mut state.settings.history_turns)
+                .hint_text("10")
+                .desired_width(50.0),
+        );
+        if ui.button("Save").clicked() {
+            commands.push(Command::SaveHistoryTurns);
+        }
+    });
+    let mut auto = state.auto_approve;
+    if ui
+        .checkbox(
+            &mut auto,
+            "Auto-approve: apply each proposal when the reply ends",
+        )
+        .changed()
+    {
+        commands.push(Command::ToggleAutoApprove);
+    }
+    if let Some(project) = &state.project {
+        ui.strong(format!("Context for {}", project.project.name));
+        if state.settings.include.is_empty() && state.settings.exclude.is_empty() {
+            state.settings.include = project.project.settings.context_include.join(", ");
+            state.settings.exclude = project.project.settings.context_exclude.join(", ");
+        }
+        egui::Grid::new("globs").num_columns(2).show(ui, |ui| {
+            ui.label("Include globs");
+            ui.add(
+                egui::TextEdit::singleline(&mut state.settings.include)
+                    .hint_text("src/**, docs/*.md (empty: all)"),
+            );
+            ui.end_row();
+            ui.label("Exclude globs");
+            ui.add(
+                egui::TextEdit::singleline(&mut state.settings.exclude)
+                    .hint_text("**/*.snap, fixtures/**"),
+            );
+            ui.end_row();
+        });
+        if ui
+            .button("Save and count")
+            .on_hover_text("The file and token counts appear in the Log")
+            .clicked()
+        {
+            commands.push(Command::SaveContextGlobs);
+        }
+    }
+}
+
+fn appearance(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
+    ui.heading("Appearance and keys");
+    ui.horizontal(|ui| {
+        ui.label("Theme");
+        for (theme, label) in [
+            (Theme::Dark, "Dark"),
+            (Theme::Light, "Light"),
+            (Theme::System, "Follow system"),
+        ] {
+            if ui
+                .selectable_label(state.prefs.theme == theme, label)
+                .clicked()
+            {
+                commands.push(Command::SetTheme(theme));
+            }
+        }
+    });
+    ui.horizontal(|ui| {
+        ui.label("Font size");
+        let mut size = state.prefs.font_size;
+        if ui.add(egui::Slider::new(&mut size, 10.0..=24.0)).changed() {
+            commands.push(Command::SetFontSize(size));
+        }
+    });
+    ui.horizontal(|ui| {
+        ui.label("Send with");
+        for (key, label) in [
+            (SendKey::Enter, "Enter"),
+            (SendKey::CtrlEnter, "Ctrl+Enter"),
+        ] {
+            if ui
+                .selectable_label(state.prefs.send_key == key, label)
+                .clicked()
+            {
+                commands.push(Command::SetSendKey(key));
+            }
+        }
+    });
+}

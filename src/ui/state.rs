@@ -1,0 +1,370 @@
+//! Everything the window shows, as plain data. Panels render it; commands and background
+//! events change it. No egui here.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use crate::chat::ContextBreakdown;
+use crate::edits::{EditPlan, FileChange, Segment, StreamParser};
+use crate::llm::ModelInfo;
+use crate::store::{Chat, ChatMode, Message, Project, ProviderRecord};
+use crate::vcs::Version;
+
+/// Remembered between runs (eframe storage): layout and choices, never data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Prefs {
+    pub last_project: Option<i64>,
+    pub last_chat: Option<i64>,
+    pub open_tabs: Vec<String>,
+    pub theme: Theme,
+    pub font_size: f32,
+    pub send_key: SendKey,
+    pub side_by_side: bool,
+    pub show_bottom: bool,
+}
+
+impl Default for Prefs {
+    fn default() -> Self {
+        Prefs {
+            last_project: None,
+            last_chat: None,
+            open_tabs: Vec::new(),
+            theme: Theme::Dark,
+            font_size: 14.0,
+            send_key: SendKey::Enter,
+            side_by_side: false,
+            show_bottom: true,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Theme {
+    Dark,
+    Light,
+    System,
+}
+
+/// Which key sends the composer's text (the other inserts a newline).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SendKey {
+    Enter,
+    CtrlEnter,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    Loading,
+    Ready,
+    Failed(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BottomTab {
+    History,
+    Log,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Confirm {
+    Restore(String),
+    DeleteChat(i64),
+    DeleteFile(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct Toast {
+    pub text: String,
+    pub error: bool,
+    pub at: Instant,
+}
+
+pub struct AppState {
+    pub status: Status,
+    pub prefs: Prefs,
+    pub projects: Vec<Project>,
+    pub providers: Vec<ProviderRecord>,
+    pub models: BTreeMap<String, Result<Vec<ModelInfo>, String>>,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub auto_approve: bool,
+    pub project: Option<ProjectState>,
+    pub composer: String,
+    pub mode: ChatMode,
+    pub toasts: Vec<Toast>,
+    pub log: Vec<String>,
+    pub bottom: BottomTab,
+    pub settings_open: bool,
+    pub settings: SettingsForm,
+    pub palette: Option<Palette>,
+    pub confirm: Option<Confirm>,
+    /// The welcome view's folder field (usable where no file dialog runs).
+    pub path_input: String,
+    /// Open files to re-read from disk (after a restore or undo).
+    pub pending_reloads: Vec<String>,
+    /// The central area shows the pending proposal (else the editor).
+    pub show_review: bool,
+}
+
+/// The provider form and key field in settings. `editing` is the provider being edited
+/// (`None`: the form adds a new one).
+#[derive(Debug, Clone, Default)]
+pub struct SettingsForm {
+    pub editing: Option<i64>,
+    pub name: String,
+    pub kind_index: usize,
+    pub base_url: String,
+    pub model: String,
+    pub context_length: String,
+    pub key: String,
+    pub history_turns: String,
+    pub include: String,
+    pub exclude: String,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Palette {
+    pub query: String,
+    pub selected: usize,
+}
+
+pub struct ProjectState {
+    pub project: Project,
+    pub chats: Vec<Chat>,
+    pub chat_filter: String,
+    pub chat: Option<ChatState>,
+    pub files: Vec<String>,
+    pub expanded: BTreeSet<String>,
+    pub tabs: Vec<Tab>,
+    pub active_tab: Option<usize>,
+    pub history: Vec<Version>,
+    pub selected_version: Option<String>,
+    pub version_diff: Option<(String, String)>,
+    pub renaming_chat: Option<(i64, String)>,
+    pub new_file: Option<String>,
+    /// The chat to show on opening was asked for (once per project load).
+    pub chat_requested: bool,
+}
+
+pub struct ChatState {
+    pub chat: Chat,
+    pub messages: Vec<MessageView>,
+    pub streaming: Option<Streaming>,
+    pub review: Option<Review>,
+    pub breakdown: Option<ContextBreakdown>,
+}
+
+/// A message with its text parsed once (prose, tags, thinking) for rendering.
+pub struct MessageView {
+    pub message: Message,
+    pub segments: Vec<Segment>,
+}
+
+impl MessageView {
+    pub fn new(message: Message) -> Self {
+        let segments = crate::edits::parse(&message.content);
+        MessageView { message, segments }
+    }
+}
+
+/// The reply arriving now. Its text is parsed incrementally as deltas come.
+pub struct Streaming {
+    pub message_id: i64,
+    pub parser: StreamParser,
+    pub reasoning: String,
+    pub started: Instant,
+    pub first_token: Option<Instant>,
+    pub chars: usize,
+}
+
+impl Streaming {
+    pub fn new(message_id: i64) -> Self {
+        Streaming {
+            message_id,
+            parser: StreamParser::new(),
+            reasoning: String::new(),
+            started: Instant::now(),
+            first_token: None,
+            chars: 0,
+        }
+    }
+
+    /// Tokens per second since the first token (≈ 4 characters a token).
+    pub fn tokens_per_second(&self) -> Option<f32> {
+        let first = self.first_token?;
+        let secs = first.elapsed().as_secs_f32();
+        (secs > 0.2).then(|| self.chars as f32 / 4.0 / secs)
+    }
+}
+
+/// The pending proposal under review: what is checked, where the cursor is.
+pub struct Review {
+    pub message_id: i64,
+    pub plan: EditPlan,
+    pub files: Vec<FileChoice>,
+    pub dependencies: bool,
+    /// (file, hunk) with keyboard focus.
+    pub cursor: (usize, usize),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChoice {
+    pub checked: bool,
+    pub hunks: Vec<bool>,
+    pub expanded: bool,
+}
+
+impl Review {
+    pub fn new(message_id: i64, plan: EditPlan) -> Self {
+        let files = plan
+            .files
+            .iter()
+            .map(|f| FileChoice {
+                checked: f.applicable(),
+                hunks: vec![f.applicable(); f.hunks.len()],
+                expanded: true,
+            })
+            .collect();
+        Review {
+            message_id,
+            dependencies: !plan.dependencies.is_empty(),
+            plan,
+            files,
+            cursor: (0, 0),
+        }
+    }
+
+    pub fn file(&self, index: usize) -> Option<(&FileChange, &FileChoice)> {
+        Some((self.plan.files.get(index)?, self.files.get(index)?))
+    }
+
+    /// Whether anything is checked that can be applied.
+    pub fn anything_checked(&self) -> bool {
+        self.files.iter().zip(&self.plan.files).any(|(c, f)| {
+            c.checked && f.applicable() && (f.hunks.is_empty() || c.hunks.iter().any(|h| *h))
+        }) || (self.dependencies && !self.plan.dependencies.is_empty())
+    }
+
+    /// The selection to approve: checked, applicable files with their checked hunks.
+    pub fn selection(&self) -> crate::edits::Selection {
+        let files = self
+            .plan
+            .files
+            .iter()
+            .zip(&self.files)
+            .filter(|(f, c)| c.checked && f.applicable())
+            .map(|(f, c)| crate::edits::FileSelection {
+                path: f.path.clone(),
+                hunks: if c.hunks.iter().all(|h| *h) {
+                    None
+                } else {
+                    Some(
+                        c.hunks
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, h)| **h)
+                            .map(|(i, _)| i)
+                            .collect(),
+                    )
+                },
+            })
+            .collect();
+        crate::edits::Selection {
+            files,
+            dependencies: self.dependencies,
+        }
+    }
+
+    /// All (file, hunk) positions in order, for n / p navigation.
+    pub fn positions(&self) -> Vec<(usize, usize)> {
+        self.plan
+            .files
+            .iter()
+            .enumerate()
+            .flat_map(|(f, file)| (0..file.hunks.len().max(1)).map(move |h| (f, h)))
+            .collect()
+    }
+}
+
+/// An open file.
+pub struct Tab {
+    pub path: String,
+    pub text: String,
+    pub saved: String,
+    pub read_only: Option<String>,
+    /// Bumped on every edit: the highlighter caches by it.
+    pub revision: u64,
+    pub find: Option<String>,
+}
+
+impl Tab {
+    pub fn dirty(&self) -> bool {
+        self.read_only.is_none() && self.text != self.saved
+    }
+}
+
+impl AppState {
+    pub fn new(prefs: Prefs) -> Self {
+        AppState {
+            status: Status::Loading,
+            prefs,
+            projects: Vec::new(),
+            providers: Vec::new(),
+            models: BTreeMap::new(),
+            provider: None,
+            model: None,
+            auto_approve: false,
+            project: None,
+            composer: String::new(),
+            mode: ChatMode::Build,
+            toasts: Vec::new(),
+            log: Vec::new(),
+            bottom: BottomTab::History,
+            settings_open: false,
+            settings: SettingsForm::default(),
+            palette: None,
+            confirm: None,
+            path_input: String::new(),
+            pending_reloads: Vec::new(),
+            show_review: true,
+        }
+    }
+
+    pub fn chat(&self) -> Option<&ChatState> {
+        self.project.as_ref()?.chat.as_ref()
+    }
+
+    pub fn chat_mut(&mut self) -> Option<&mut ChatState> {
+        self.project.as_mut()?.chat.as_mut()
+    }
+
+    pub fn review(&self) -> Option<&Review> {
+        self.chat()?.review.as_ref()
+    }
+
+    pub fn review_mut(&mut self) -> Option<&mut Review> {
+        self.chat_mut()?.review.as_mut()
+    }
+
+    pub fn toast(&mut self, text: impl Into<String>, error: bool) {
+        let text = text.into();
+        if error {
+            self.log.push(format!("error: {text}"));
+        }
+        self.toasts.push(Toast {
+            text,
+            error,
+            at: Instant::now(),
+        });
+    }
+
+    /// Paths changed by the pending proposal (the file tree marks them).
+    pub fn proposed_paths(&self) -> BTreeSet<&str> {
+        self.review()
+            .map(|r| r.plan.files.iter().map(|f| f.path.as_str()).collect())
+            .unwrap_or_default()
+    }
+}

@@ -1,0 +1,150 @@
+//! The top bar: project switcher, mode, model picker, auto-approve, settings.
+
+use super::command::Command;
+use super::state::AppState;
+use super::theme;
+use crate::store::ChatMode;
+
+pub fn show(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
+    egui::Panel::top("top_bar").show(ui, |ui| {
+        ui.horizontal(|ui| {
+            ui.strong("Tandem");
+            ui.separator();
+            let current = state
+                .project
+                .as_ref()
+                .map_or("No project".to_string(), |p| p.project.name.clone());
+            egui::ComboBox::new("project", "Project")
+                .selected_text(current)
+                .width(180.0)
+                .show_ui(ui, |ui| {
+                    for project in &state.projects {
+                        let selected = state
+                            .project
+                            .as_ref()
+                            .is_some_and(|p| p.project.id == project.id);
+                        if ui
+                            .selectable_label(selected, &project.name)
+                            .on_hover_text(project.path.display().to_string())
+                            .clicked()
+                        {
+                            commands.push(Command::SwitchProject(project.id));
+                        }
+                    }
+                    ui.separator();
+                    if ui.button("Open folder…").clicked() {
+                        commands.push(Command::OpenFolderDialog);
+                    }
+                });
+            ui.separator();
+            for (mode, label) in [(ChatMode::Build, "Build"), (ChatMode::Ask, "Ask")] {
+                if ui
+                    .selectable_label(state.mode == mode, label)
+                    .on_hover_text(match mode {
+                        ChatMode::Ask => "The model explains; it never proposes changes",
+                        _ => "The model proposes file changes for review",
+                    })
+                    .clicked()
+                {
+                    commands.push(Command::SetMode(mode));
+                }
+            }
+            ui.separator();
+            model_picker(ui, state, commands);
+            if ui
+                .button("⟳")
+                .on_hover_text("Refresh the model lists")
+                .clicked()
+            {
+                commands.push(Command::RefreshModels);
+            }
+            ui.separator();
+            let mut auto = state.auto_approve;
+            if ui
+                .checkbox(&mut auto, "Auto-approve")
+                .on_hover_text("Apply each proposal as soon as the reply ends")
+                .changed()
+            {
+                commands.push(Command::ToggleAutoApprove);
+            }
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                if ui.button("⚙ Settings").clicked() {
+                    commands.push(Command::OpenSettings);
+                }
+                if ui
+                    .button("⌘ Commands")
+                    .on_hover_text("Ctrl+Shift+P")
+                    .clicked()
+                {
+                    commands.push(Command::OpenPalette);
+                }
+                if let Some(chat) = state.chat()
+                    && let Some(streaming) = &chat.streaming
+                {
+                    ui.spinner();
+                    let rate = streaming
+                        .tokens_per_second()
+                        .map(|r| format!("{r:.0} tok/s"))
+                        .unwrap_or_else(|| "waiting for the model…".into());
+                    ui.colored_label(theme::MUTED, rate);
+                }
+            });
+        });
+    });
+}
+
+fn model_picker(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
+    let label = match (&state.provider, &state.model) {
+        (Some(p), Some(m)) => format!("{p} · {m}"),
+        (None, Some(m)) => m.clone(),
+        _ => "Choose a model".to_string(),
+    };
+    egui::ComboBox::new("model", "Model")
+        .selected_text(label)
+        .width(240.0)
+        .show_ui(ui, |ui| {
+            if state.providers.is_empty() {
+                ui.label("No providers: add one in Settings");
+            }
+            for provider in &state.providers {
+                ui.label(egui::RichText::new(&provider.name).strong());
+                match state.models.get(&provider.name) {
+                    None => {
+                        if let Some(model) = &provider.settings.default_model {
+                            pick(ui, state, commands, &provider.name, model);
+                        }
+                        ui.weak("(refresh ⟳ to list models)");
+                    }
+                    Some(Ok(models)) if models.is_empty() => {
+                        ui.weak("no models");
+                    }
+                    Some(Ok(models)) => {
+                        for model in models {
+                            pick(ui, state, commands, &provider.name, &model.id);
+                        }
+                    }
+                    Some(Err(error)) => {
+                        ui.colored_label(theme::ERROR, error);
+                    }
+                }
+                ui.separator();
+            }
+        });
+}
+
+fn pick(
+    ui: &mut egui::Ui,
+    state: &AppState,
+    commands: &mut Vec<Command>,
+    provider: &str,
+    model: &str,
+) {
+    let selected =
+        state.provider.as_deref() == Some(provider) && state.model.as_deref() == Some(model);
+    if ui.selectable_label(selected, model).clicked() {
+        commands.push(Command::SelectModel {
+            provider: provider.to_string(),
+            model: model.to_string(),
+        });
+    }
+}
