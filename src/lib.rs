@@ -31,6 +31,7 @@
 //! assert!(normalize_relative(".git/hooks/pre-commit").is_err());
 //! ```
 
+pub mod agent;
 pub mod chat;
 pub mod edits;
 pub mod engine;

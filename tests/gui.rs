@@ -274,7 +274,10 @@ fn edit_and_save_a_file_then_restore_the_first_version() {
     // One frame applies the click's command, the next shows the confirmation.
     harness.step();
     harness.step();
-    assert!(app(&harness).state.confirm.is_some(), "the restore asks for confirmation");
+    assert!(
+        app(&harness).state.confirm.is_some(),
+        "the restore asks for confirmation"
+    );
     // The dialog fades in over a few frames.
     for _ in 0..30 {
         if harness.query_by_label("Confirm").is_some() {

@@ -53,6 +53,11 @@ pub enum Event {
         path: String,
         content: FileContent,
     },
+    /// An open file's content on disk differs from what the tab last loaded or saved.
+    FileChangedOnDisk {
+        path: String,
+        text: String,
+    },
     FileSaved {
         path: String,
         text: String,

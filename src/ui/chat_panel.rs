@@ -45,7 +45,9 @@ pub fn show(
         .stick_to_bottom(true)
         .auto_shrink([false, false])
         .max_height((ui.available_height() - composer_height).max(80.0))
-        .show(ui, |ui| messages(ui, chat, markdown, highlight, commands));
+        .show_viewport(ui, |ui, viewport| {
+            messages(ui, viewport, chat, markdown, highlight, commands)
+        });
     ui.separator();
     composer(ui, state, streaming, send_key, commands);
 }
@@ -91,8 +93,18 @@ fn context_meter(ui: &mut egui::Ui, chat: &ChatState) {
     }
 }
 
+/// Message heights measured when last shown, by message id and panel width: messages outside
+/// the viewport are not laid out, only their space is kept (a 500-message chat costs what
+/// the visible ones cost).
+type Heights = std::collections::HashMap<(i64, u32), f32>;
+
+/// Height assumed for a message never shown at this width.
+const ESTIMATED_HEIGHT: f32 = 90.0;
+const GAP: f32 = 6.0;
+
 fn messages(
     ui: &mut egui::Ui,
+    viewport: egui::Rect,
     chat: &ChatState,
     markdown: &mut CommonMarkCache,
     highlight: &mut HighlightCache,
@@ -103,16 +115,32 @@ fn messages(
         .as_ref()
         .map(|r| (r.message_id, &r.plan.operations));
     let streaming_id = chat.streaming.as_ref().map(|s| s.message_id);
+    let heights_id = egui::Id::unique(("message_heights", chat.chat.id));
+    let mut heights: Heights = ui.data_mut(|d| d.get_temp(heights_id)).unwrap_or_default();
+    let width = ui.available_width().round() as u32;
+    // Positions are relative to the content's top, like the viewport.
+    let top = ui.min_rect().top();
     for view in &chat.messages {
         if Some(view.message.id) == streaming_id {
             continue;
         }
-        let ops = review_ops
-            .filter(|(id, _)| *id == view.message.id)
-            .map(|(_, ops)| ops);
-        message(ui, view, ops, markdown, highlight, commands);
-        ui.add_space(6.0);
+        let key = (view.message.id, width);
+        let y = ui.cursor().top() - top;
+        let height = heights.get(&key).copied().unwrap_or(ESTIMATED_HEIGHT);
+        let visible = y + height >= viewport.top() - 200.0 && y <= viewport.bottom() + 200.0;
+        if visible {
+            let ops = review_ops
+                .filter(|(id, _)| *id == view.message.id)
+                .map(|(_, ops)| ops);
+            let start = ui.cursor().top();
+            message(ui, view, ops, markdown, highlight, commands);
+            heights.insert(key, ui.cursor().top() - start);
+        } else {
+            ui.allocate_space(egui::vec2(ui.available_width(), height));
+        }
+        ui.add_space(GAP);
     }
+    ui.data_mut(|d| d.insert_temp(heights_id, heights));
     if let Some(streaming) = &chat.streaming {
         bubble(ui, false, |ui| {
             ui.horizontal(|ui| {

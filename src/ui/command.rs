@@ -57,6 +57,8 @@ pub enum Command {
     SetSendKey(SendKey),
     OpenPalette,
     ClosePalette,
+    /// The open file changed on disk: take the disk's text (`true`) or keep the buffer.
+    ResolveDiskChange(bool),
     /// Saves the provider form (adds, or updates the one being edited).
     SaveProvider,
     EditProvider(i64),
@@ -286,6 +288,22 @@ impl AppState {
             Command::SetSendKey(key) => self.prefs.send_key = key,
             Command::OpenPalette => self.palette = Some(Palette::default()),
             Command::SaveProvider => self.save_provider(backend),
+            Command::ResolveDiskChange(reload) => {
+                let tab = self
+                    .project
+                    .as_mut()
+                    .and_then(|p| p.active_tab.and_then(|i| p.tabs.get_mut(i)));
+                if let Some(tab) = tab
+                    && let Some(disk) = tab.disk_changed.take()
+                {
+                    if reload {
+                        tab.text = disk.clone();
+                        tab.revision += 1;
+                    }
+                    // Either way the buffer now knows what is on disk.
+                    tab.saved = disk;
+                }
+            }
             Command::EditProvider(id) => {
                 if let Some(p) = self.providers.iter().find(|p| p.id == id) {
                     let form = &mut self.settings;

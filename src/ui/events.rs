@@ -131,6 +131,25 @@ impl AppState {
             },
             Event::Rejected(_) => self.toast("Proposal rejected; nothing changed", false),
             Event::FileOpened { path, content } => self.open_tab(path, content),
+            Event::FileChangedOnDisk { path, text } => {
+                let Some(project) = &mut self.project else {
+                    return;
+                };
+                let Some(tab) = project.tabs.iter_mut().find(|t| t.path == path) else {
+                    return;
+                };
+                if tab.read_only.is_some() || tab.saved == text {
+                    return;
+                }
+                if tab.dirty() {
+                    tab.disk_changed = Some(text);
+                } else {
+                    tab.text = text.clone();
+                    tab.saved = text;
+                    tab.revision += 1;
+                    self.log.push(format!("{path} changed on disk: reloaded"));
+                }
+            }
             Event::FileSaved { path, text, commit } => {
                 if let Some(project) = &mut self.project
                     && let Some(tab) = project.tabs.iter_mut().find(|t| t.path == path)
@@ -262,6 +281,7 @@ impl AppState {
                     read_only,
                     revision: 0,
                     find: None,
+                    disk_changed: None,
                 });
                 project.active_tab = Some(project.tabs.len() - 1);
             }

@@ -6,7 +6,7 @@
 //!   background thread the first time it is used; until it arrives everything is plain text.
 //! - Per open file ([`HighlightCache::sync`]) the cache keeps a copy of the text, the line start
 //!   offsets, the colour spans of every line highlighted so far (the *frontier*) and the parser
-//!   state at checkpoints every [`CHECKPOINT_EVERY`] lines. Same revision ➡ nothing is done.
+//!   state at checkpoints every [`CHECKPOINT_EVERY`] lines. The same revision costs nothing.
 //! - A new revision is diffed against the copy (common prefix and suffix): spans before the edit
 //!   are kept, highlighting resumes at the checkpoint before the edit, and the old lines after the
 //!   edit are parked as a *tail*. When the re-highlighting reaches a parked checkpoint with an
@@ -18,12 +18,12 @@
 //!   line would stall the regex engine); files without a known syntax are plain.
 
 use std::collections::HashMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
+use std::hash::{BuildHasherDefault, DefaultHasher, Hash, Hasher};
 use std::ops::Range;
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Instant;
 
-use egui::text::{LayoutJob, TextFormat};
+use egui::text::{Galley, LayoutJob, TextFormat};
 use egui::{Color32, FontId, Stroke};
 use syntect::highlighting::{
     FontStyle, HighlightIterator, HighlightState, Highlighter as Styler, Theme, ThemeSet,
@@ -87,7 +87,7 @@ impl Default for Highlighter {
 }
 
 /// One coloured run of a line, in bytes.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Hash)]
 struct Span {
     len: u32,
     color: Color32,
@@ -109,6 +109,8 @@ struct Tail {
 struct Doc {
     revision: u64,
     dark: bool,
+    /// Made after the highlighter loaded (else it is plain and is replaced once it has).
+    ready: bool,
     syntax: Option<usize>,
     text: String,
     line_starts: Vec<usize>,
@@ -120,7 +122,11 @@ struct Doc {
     state: Option<State>,
     tail: Option<Tail>,
     find: Option<(String, Vec<Range<usize>>)>,
-    job: Option<(u64, LayoutJob)>,
+    /// The small-file editor's galley by key, the line galleys it was stacked from by content,
+    /// and the font atlas fill ratio they were laid out at.
+    galley: Option<(u64, Arc<Galley>)>,
+    line_galleys: HashMap<u64, Arc<Galley>, BuildHasherDefault<QuickHasher>>,
+    atlas_fill: f32,
 }
 
 /// Counters, so tests (and a debug overlay) can see how much work was done.
@@ -230,7 +236,7 @@ impl HighlightCache {
     }
 
     /// A highlighted snippet (chat code blocks), cached by content. `path_or_ext` is a path or
-    /// a fence token (`rs`, `rust`); unknown or empty ➡ plain.
+    /// a fence token (`rs`, `rust`); unknown or empty is plain.
     pub fn code_job(
         &mut self,
         path_or_ext: &str,
@@ -272,7 +278,7 @@ impl HighlightCache {
             if line > 0 {
                 job.append("\n", 0.0, base.clone());
             }
-            doc.push_line(&mut job, line, &base, None);
+            doc.push_line(&mut job, line, &base, &[]);
         }
         self.last_snippet = Some((path_or_ext.to_string(), doc));
         self.stats.snippets_highlighted += 1;
@@ -287,18 +293,19 @@ impl HighlightCache {
     /// O(file size) to diff, then highlighting resumes from the checkpoint before the edit.
     pub fn sync(&mut self, path: &str, revision: u64, text: &str, dark: bool) {
         self.poll();
-        let syntax = self.highlighter().and_then(|h| h.syntax_index(path));
-        match self.docs.get_mut(path) {
-            Some(doc) if doc.dark == dark && doc.syntax == syntax => {
-                if doc.revision != revision {
-                    doc.edit(revision, text);
-                }
+        let ready = self.highlighter().is_some();
+        if let Some(doc) = self.docs.get_mut(path)
+            && (doc.dark, doc.ready) == (dark, ready)
+        {
+            if doc.revision != revision {
+                doc.edit(revision, text);
             }
-            _ => {
-                self.docs
-                    .insert(path.to_string(), Doc::new(revision, dark, syntax, text));
-            }
+            return;
         }
+        let syntax = self.highlighter().and_then(|h| h.syntax_index(path));
+        let mut doc = Doc::new(revision, dark, syntax, text);
+        doc.ready = ready;
+        self.docs.insert(path.to_string(), doc);
     }
 
     /// Highlights `path` up to line `upto` (exclusive), stopping at `deadline`. Returns whether
@@ -357,39 +364,117 @@ impl HighlightCache {
     ) -> LayoutJob {
         let mut job = LayoutJob::default();
         if let Some(doc) = self.docs.get(path) {
-            doc.push_line(&mut job, line, base, marks);
+            let range = doc.line_range(line).unwrap_or(0..0);
+            doc.push_line(&mut job, line, base, &doc.marks_in(&range, marks));
         }
         job
     }
 
-    /// The whole synced text as one job (the small-file editor). Rebuilt only when the
-    /// revision, the highlighting frontier, the format or the marks change.
-    pub fn document_job(
+    /// The whole synced text as one galley, for the small-file editor. Each line is laid out
+    /// on its own (by `layout`) and kept by content; the lines are stacked with
+    /// `Galley::concat`. So an edit lays out only the lines whose text, colours or marks
+    /// changed, and an unchanged frame returns the previous galley at no cost.
+    ///
+    /// `atlas_fill` is the font atlas fill ratio: egui empties a full atlas, which invalidates
+    /// every kept galley, and a drop in the ratio is how that shows.
+    pub fn document_galley(
         &mut self,
         path: &str,
         base: &TextFormat,
         marks: Option<FindMarks<'_>>,
-    ) -> LayoutJob {
+        (pixels_per_point, atlas_fill): (f32, f32),
+        layout: &mut dyn FnMut(LayoutJob) -> Arc<Galley>,
+    ) -> Arc<Galley> {
         let Some(doc) = self.docs.get_mut(path) else {
-            return LayoutJob::default();
+            return layout(LayoutJob::default());
         };
-        let mut hasher = DefaultHasher::new();
-        (doc.revision, doc.spans.len(), base, marks).hash(&mut hasher);
-        let key = hasher.finish();
-        if let Some((k, job)) = &doc.job
+        if doc.atlas_fill > atlas_fill {
+            doc.line_galleys.clear();
+            doc.galley = None;
+        }
+        doc.atlas_fill = atlas_fill;
+        let ppp = pixels_per_point.to_bits();
+        let base_key = hash_of(&(base, ppp));
+        let key = hash_of(&(doc.revision, doc.spans.len(), base_key, marks));
+        if let Some((k, galley)) = &doc.galley
             && *k == key
         {
-            return job.clone();
+            return Arc::clone(galley);
         }
-        let mut job = LayoutJob::default();
+        let mut kept = std::mem::take(&mut doc.line_galleys);
+        let mut galleys = Vec::with_capacity(doc.line_count());
         for line in 0..doc.line_count() {
-            if line > 0 {
-                job.append("\n", 0.0, base.clone());
-            }
-            doc.push_line(&mut job, line, base, marks.as_ref());
+            let range = doc.line_range(line).unwrap_or(0..0);
+            let line_marks = doc.marks_in(&range, marks.as_ref());
+            let spans = doc.spans.get(line).map_or(&[][..], Vec::as_slice);
+            let key = hash_of(&(&doc.text[range.clone()], spans, &line_marks, base_key));
+            let reused = kept
+                .remove(&key)
+                .or_else(|| doc.line_galleys.get(&key).cloned());
+            // A hash collision must never show another line's text.
+            let galley = match reused.filter(|g| g.text() == &doc.text[range.clone()]) {
+                Some(galley) => galley,
+                None => {
+                    // Trailing spaces take room, or the cursor could not sit after them.
+                    let mut job = LayoutJob {
+                        keep_trailing_whitespace: true,
+                        ..LayoutJob::default()
+                    };
+                    doc.push_line(&mut job, line, base, &line_marks);
+                    layout(job)
+                }
+            };
+            doc.line_galleys.insert(key, Arc::clone(&galley));
+            galleys.push(galley);
         }
-        doc.job = Some((key, job.clone()));
-        job
+        let mut job = LayoutJob::single_section(doc.text.clone(), base.clone());
+        job.keep_trailing_whitespace = true;
+        let galley = Arc::new(Galley::concat(Arc::new(job), &galleys, pixels_per_point));
+        doc.galley = Some((key, Arc::clone(&galley)));
+        galley
+    }
+}
+
+/// Keys for the line galleys: every line of a file is hashed on each edit, so this uses
+/// [`QuickHasher`] rather than the (DoS-resistant, slower) default.
+fn hash_of(value: &impl Hash) -> u64 {
+    let mut hasher = QuickHasher::default();
+    value.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// A small multiply-rotate hasher (the Fx scheme): a few cycles per 8 bytes. Only for keys
+/// of our own data, where collisions cannot be forced by an attacker.
+#[derive(Default)]
+struct QuickHasher(u64);
+
+impl Hasher for QuickHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u64(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_u8(&mut self, value: u8) {
+        self.write_u64(value.into());
+    }
+
+    fn write_u32(&mut self, value: u32) {
+        self.write_u64(value.into());
+    }
+
+    fn write_usize(&mut self, value: usize) {
+        self.write_u64(value as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 
@@ -449,6 +534,7 @@ impl Doc {
         Doc {
             revision,
             dark,
+            ready: true,
             syntax,
             text: text.to_string(),
             line_starts,
@@ -458,7 +544,9 @@ impl Doc {
             state: None,
             tail: None,
             find: None,
-            job: None,
+            galley: None,
+            line_galleys: HashMap::default(),
+            atlas_fill: 0.0,
         }
     }
 
@@ -485,7 +573,6 @@ impl Doc {
     fn edit(&mut self, revision: u64, text: &str) {
         self.revision = revision;
         self.find = None;
-        self.job = None;
         let (old, new) = (self.text.as_bytes(), text.as_bytes());
         let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
         if prefix == old.len() && prefix == new.len() {
@@ -658,13 +745,16 @@ impl Doc {
         job: &mut LayoutJob,
         line: usize,
         base: &TextFormat,
-        marks: Option<&FindMarks<'_>>,
+        marks: &[(Range<usize>, Color32)],
     ) {
         let Some(range) = self.line_range(line) else {
             return;
         };
-        let marks = self.marks_in(&range, marks);
         let text = &self.text[range];
+        if text.is_empty() {
+            // An empty section still gives the row its height.
+            job.append("", 0.0, base.clone());
+        }
         let spans = self.spans.get(line).map_or(&[][..], Vec::as_slice);
         let mut cuts: Vec<usize> = vec![0, text.len()];
         let mut at = 0;
@@ -832,20 +922,49 @@ mod tests {
             color: Color32::RED,
             current_color: Color32::BLUE,
         };
-        let job = cache.document_job("t.txt", &base, Some(marks));
-        assert_eq!(job.text, "one two one\nthree one");
-        let red: Vec<_> = job
-            .sections
-            .iter()
-            .filter(|s| s.format.background == Color32::RED)
-            .map(|s| &job.text[s.byte_range.start.0..s.byte_range.end.0])
-            .collect();
-        assert_eq!(red, ["one", "one"]);
-        let blue = job
-            .sections
-            .iter()
-            .filter(|s| s.format.background == Color32::BLUE)
-            .count();
-        assert_eq!(blue, 1);
+        let background = |line: usize, color: Color32| -> Vec<String> {
+            let job = cache.line_job("t.txt", line, &base, Some(&marks));
+            let pieces = job.sections.iter().filter(|s| s.format.background == color);
+            pieces
+                .map(|s| job.text[s.byte_range.start.0..s.byte_range.end.0].to_string())
+                .collect()
+        };
+        assert_eq!(background(0, Color32::RED), ["one", "one"]);
+        assert_eq!(background(1, Color32::BLUE), ["one"]);
+    }
+
+    #[test]
+    fn the_document_galley_lays_out_only_changed_lines() {
+        let ctx = egui::Context::default();
+        let mut cache = cache();
+        let text = rust_file(200);
+        let mut output = ctx.run_ui(egui::RawInput::default(), |ui| {
+            let base = TextFormat::simple(FontId::monospace(14.0), Color32::WHITE);
+            ui.fonts_mut(|fonts| {
+                let calls = std::cell::Cell::new(0);
+                let mut layout = |job| {
+                    calls.set(calls.get() + 1);
+                    fonts.layout_job(job)
+                };
+                cache.sync("a.rs", 1, &text, true);
+                cache.advance("a.rs", usize::MAX, None);
+                let first = cache.document_galley("a.rs", &base, None, (1.0, 0.1), &mut layout);
+                assert_eq!((calls.get(), first.rows.len()), (201, 201));
+                let again = cache.document_galley("a.rs", &base, None, (1.0, 0.1), &mut layout);
+                assert!(Arc::ptr_eq(&first, &again));
+                assert_eq!(calls.get(), 201);
+
+                let edited = text.replacen("f100()", "f100(x)", 1);
+                cache.sync("a.rs", 2, &edited, true);
+                cache.advance("a.rs", usize::MAX, None);
+                let galley = cache.document_galley("a.rs", &base, None, (1.0, 0.1), &mut layout);
+                assert_eq!((calls.get(), galley.text()), (202, edited.as_str()));
+
+                // A refilled font atlas invalidates every kept line.
+                cache.document_galley("a.rs", &base, None, (1.0, 0.0), &mut layout);
+                assert_eq!(calls.get(), 403);
+            });
+        });
+        output.textures_delta.clear();
     }
 }

@@ -186,6 +186,26 @@ impl Backend {
         });
     }
 
+    /// Compares open files with what their tabs last loaded or saved (`known`); reports
+    /// the ones that changed on disk.
+    pub fn check_open_files(&self, project: Project, known: Vec<(String, String)>) {
+        self.spawn("checking open files", move |_service, emit| {
+            for (path, saved) in known {
+                let Ok(resolved) = crate::workspace::resolve(&project.path, &path) else {
+                    continue;
+                };
+                // A file that is gone or unreadable is left to the person: nothing reloads.
+                let Ok(text) = std::fs::read_to_string(&resolved.abs) else {
+                    continue;
+                };
+                if text != saved {
+                    emit.send(Event::FileChangedOnDisk { path, text });
+                }
+            }
+            Ok(())
+        });
+    }
+
     pub fn save_file(&self, project: Project, path: String, text: String) {
         self.spawn("saving the file", move |service, emit| {
             let commit = service

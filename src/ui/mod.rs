@@ -38,6 +38,7 @@ pub struct TandemApp {
     restored: bool,
     /// A folder to open at start (`tandem --open PATH`), instead of the last project.
     pub open_at_start: Option<PathBuf>,
+    last_disk_check: std::time::Instant,
 }
 
 impl TandemApp {
@@ -63,6 +64,7 @@ impl TandemApp {
             markdown: egui_commonmark::CommonMarkCache::default(),
             restored: false,
             open_at_start: None,
+            last_disk_check: std::time::Instant::now(),
         }
     }
 
@@ -109,6 +111,23 @@ impl TandemApp {
             }
         }
         let now = std::time::Instant::now();
+        // Every 2 s, look for open files changed on disk (by another editor, git, a formatter).
+        if now.duration_since(self.last_disk_check) > std::time::Duration::from_secs(2) {
+            self.last_disk_check = now;
+            if let Some(project) = &self.state.project {
+                let known: Vec<(String, String)> = project
+                    .tabs
+                    .iter()
+                    .filter(|t| t.read_only.is_none() && t.disk_changed.is_none())
+                    .map(|t| (t.path.clone(), t.saved.clone()))
+                    .collect();
+                if !known.is_empty() {
+                    self.backend
+                        .check_open_files(project.project.clone(), known);
+                }
+            }
+            ctx.request_repaint_after(std::time::Duration::from_secs(2));
+        }
         self.state
             .toasts
             .retain(|t| now.duration_since(t.at).as_secs() < if t.error { 8 } else { 4 });

@@ -298,6 +298,9 @@ pub struct Tab {
     /// Bumped on every edit: the highlighter caches by it.
     pub revision: u64,
     pub find: Option<String>,
+    /// The file changed on disk while this buffer had unsaved edits: the disk's text, until
+    /// the person reloads or keeps theirs.
+    pub disk_changed: Option<String>,
 }
 
 impl Tab {

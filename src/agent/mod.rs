@@ -1,0 +1,3 @@
+//! Agent mode: tools, the approval policy, and the loop.
+
+pub mod policy;
