@@ -539,7 +539,8 @@ fn large_view(
             }
         });
     });
-    if let Some((range, replacement)) = splice {
+    // The range comes from this frame's line index of this text; `get` only guards the splice.
+    if let Some((range, replacement)) = splice.filter(|(r, _)| tab.text.get(r.clone()).is_some()) {
         tab.text.replace_range(range, &replacement);
         tab.revision += 1;
     }
