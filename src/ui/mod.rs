@@ -287,7 +287,10 @@ fn shortcuts(ui: &egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
         take(Modifiers::COMMAND, Key::N, Command::NewChat);
         take(Modifiers::COMMAND, Key::J, Command::ToggleBottom);
         take(Modifiers::COMMAND, Key::Comma, Command::OpenSettings);
-        if state.palette.is_none() && state.confirm.is_none() {
+        // Esc cancels a streaming reply; otherwise it belongs to the focused widget (the find
+        // bar, a dialog).
+        let streaming = state.chat().is_some_and(|c| c.streaming.is_some());
+        if streaming && state.palette.is_none() && state.confirm.is_none() {
             take(Modifiers::NONE, Key::Escape, Command::Cancel);
         }
         if !typing && state.review().is_some() {

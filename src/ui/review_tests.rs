@@ -1,0 +1,162 @@
+//! Tests for `review`.
+use std::time::{Duration, Instant};
+
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+
+use super::*;
+use crate::edits::build_plan;
+
+fn review(files: &[(&str, &str)], reply: &str) -> Review {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        std::fs::write(dir.path().join(path), text).unwrap();
+    }
+    Review::new(7, build_plan(dir.path(), reply).unwrap())
+}
+
+type State = (Review, Vec<Command>);
+
+fn harness(review: Review, side_by_side: bool) -> Harness<'static, State> {
+    tall_harness(review, side_by_side, 700.0)
+}
+
+fn tall_harness(review: Review, side_by_side: bool, height: f32) -> Harness<'static, State> {
+    Harness::builder()
+        .with_size(vec2(1000.0, height))
+        .build_ui_state(
+            move |ui, (review, commands): &mut State| show(ui, review, side_by_side, commands),
+            (review, Vec::new()),
+        )
+}
+
+fn numbered(n: usize) -> String {
+    (1..=n).map(|i| format!("line {i}\n")).collect()
+}
+
+#[test]
+fn buttons_links_and_extras_push_commands() {
+    let old = numbered(30);
+    let reply = format!(
+        "<tandem-write path=\"a.txt\">{}</tandem-write>\n\
+         <tandem-write path=\"new.txt\">hi\n</tandem-write>\n\
+         <tandem-add-dependency packages=\"serde\"/>\n\
+         <tandem-execute-sql>DROP TABLE x;</tandem-execute-sql>\n\
+         <tandem-chat-summary>Tidy up</tandem-chat-summary>",
+        old.replace("line 5\n", "line five\n")
+    );
+    for side_by_side in [false, true] {
+        let mut h = harness(review(&[("a.txt", &old)], &reply), side_by_side);
+        h.run();
+        h.get_by_label("Tidy up");
+        h.get_by_label_contains("Not executed");
+        for label in ["Approve", "Reject", "a.txt", "Install these packages"] {
+            h.get_by_label(label).click();
+            h.run();
+        }
+        let other = if side_by_side {
+            "Unified"
+        } else {
+            "Side-by-side"
+        };
+        h.get_by_label(other).click();
+        h.run();
+        assert_eq!(
+            h.state().1,
+            [
+                Command::Approve,
+                Command::Reject,
+                Command::OpenFile("a.txt".into()),
+                Command::ToggleDependencies,
+                Command::ToggleSideBySide,
+            ]
+        );
+    }
+}
+
+#[test]
+fn a_failed_file_cannot_be_approved() {
+    let reply = "<tandem-write path=\"a.txt\">one\ntwo\n</tandem-write>\n\
+        <tandem-search-replace path=\"a.txt\">\n<<<<<<< SEARCH\nmissing\n=======\nx\n>>>>>>> REPLACE\n</tandem-search-replace>";
+    let mut h = harness(review(&[("a.txt", "zero\n")], reply), false);
+    h.run();
+    assert!(!h.state().0.anything_checked());
+    h.get_by_label("Failed operations");
+    h.get_by_label("Approve").click();
+    h.run();
+    assert!(h.state().1.is_empty(), "{:?}", h.state().1);
+}
+
+#[test]
+fn moving_the_cursor_scrolls_its_hunk_into_view() {
+    let old = numbered(2000);
+    let reply = format!(
+        "<tandem-write path=\"a.txt\">{}</tandem-write>",
+        old.replace("0\n", "0 changed\n")
+    );
+    let mut h = harness(review(&[("a.txt", &old)], &reply), false);
+    h.run();
+    let hunks = &h.state().0.plan.files[0].hunks;
+    assert!(hunks.len() > 150);
+    let header = diff_view::hunk_header(&hunks[150]);
+    assert!(
+        h.query_by_label(&header).is_none(),
+        "off-screen hunks are not laid out"
+    );
+    h.state_mut().0.cursor = (0, 150);
+    h.run();
+    h.get_by_label(&header);
+}
+
+#[test]
+fn very_long_hunks_fold_behind_a_button() {
+    let old = numbered(500);
+    let reply = format!(
+        "<tandem-write path=\"a.txt\">{}</tandem-write>",
+        old.replace("line", "LINE")
+    );
+    for side_by_side in [false, true] {
+        let review = review(&[("a.txt", &old)], &reply);
+        let mut h = tall_harness(review, side_by_side, 9000.0);
+        h.run();
+        let more = if side_by_side { 100 } else { 600 };
+        h.get_by_label(&format!("Show {more} more lines")).click();
+        h.run();
+        assert!(h.query_by_label_contains("more lines").is_none());
+    }
+}
+
+/// A big proposal lays out only what is on screen: the shapes drawn stay bounded and a
+/// frame stays fast even in a debug build.
+#[test]
+fn large_diffs_lay_out_only_visible_rows() {
+    let old = numbered(3000);
+    let new = old
+        .replace("line 1", "LINE 1")
+        .replace("5\n", "5 changed\n");
+    let reply = format!("<tandem-write path=\"big.txt\">{new}</tandem-write>");
+    let review = review(&[("big.txt", &old)], &reply);
+    assert!(review.plan.files[0].added > 1000);
+    let ctx = egui::Context::default();
+    let input = || egui::RawInput {
+        screen_rect: Some(Rect::from_min_size(pos2(0.0, 0.0), vec2(1200.0, 800.0))),
+        ..Default::default()
+    };
+    for side_by_side in [false, true] {
+        let mut slowest = Duration::ZERO;
+        for frame in 0..4 {
+            let start = Instant::now();
+            let mut output = ctx.run_ui(input(), |ui| {
+                show(ui, &review, side_by_side, &mut Vec::new());
+            });
+            if frame > 0 {
+                slowest = slowest.max(start.elapsed());
+            }
+            output.textures_delta.clear();
+            eprintln!("{} shapes", output.shapes.len());
+            assert!(output.shapes.len() < 3000, "{} shapes", output.shapes.len());
+        }
+        eprintln!("side_by_side={side_by_side}: slowest frame {slowest:?}");
+        assert!(slowest < Duration::from_millis(150), "{slowest:?}");
+    }
+}
