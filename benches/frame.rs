@@ -112,36 +112,31 @@ fn main() {
     // Reference: the welcome screen.
     let welcome = stats(measure(&ctx, &mut app, FRAMES, |_, _| {}));
 
-    app.state.project = Some(ProjectState {
-        project: project.clone(),
-        chats: vec![chat.clone()],
-        chat_filter: String::new(),
-        chat: Some(ChatState {
-            chat: chat.clone(),
-            messages,
-            streaming: None,
-            review: Some(Review::new(1, plan)),
-            breakdown: None,
-        }),
-        files: vec!["src/big.rs".into(), "src/diff.rs".into()],
-        expanded: Default::default(),
-        tabs: vec![Tab {
-            path: "src/big.rs".into(),
-            saved: big.clone(),
-            text: big,
-            read_only: None,
-            revision: 0,
-            find: None,
-            disk_changed: None,
-        }],
-        active_tab: Some(0),
-        history: Vec::new(),
-        selected_version: None,
-        version_diff: None,
-        renaming_chat: None,
-        new_file: None,
-        chat_requested: true,
+    let mut view = ProjectState::new(
+        project.clone(),
+        vec![chat.clone()],
+        vec!["src/big.rs".into(), "src/diff.rs".into()],
+        Vec::new(),
+    );
+    view.chat = Some(ChatState {
+        chat: chat.clone(),
+        messages,
+        streaming: None,
+        review: Some(Review::new(1, plan)),
+        breakdown: None,
     });
+    view.tabs = vec![Tab {
+        path: "src/big.rs".into(),
+        saved: big.clone(),
+        text: big,
+        read_only: None,
+        revision: 0,
+        find: None,
+        disk_changed: None,
+    }];
+    view.active_tab = Some(0);
+    view.chat_requested = true;
+    app.state.project = Some(view);
     app.state.show_review = true;
     let review = stats(measure(&ctx, &mut app, FRAMES, |_, _| {}));
     app.state.show_review = false;

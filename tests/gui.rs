@@ -81,6 +81,9 @@ fn harness(data: &Path, prefs: Prefs) -> Harness<'static, App> {
     let data = data.to_path_buf();
     Harness::builder()
         .with_size(egui::vec2(1400.0, 900.0))
+        // Commit messages and chat text are anyone's Unicode: the real app shows a box for a
+        // glyph the fonts lack. Tandem's own UI strings are checked by tests/glyphs.rs.
+        .allow_missing_glyphs()
         .build_ui_state(
             move |ui, app: &mut App| {
                 let app = app.get_or_insert_with(|| {
@@ -305,4 +308,39 @@ fn edit_and_save_a_file_then_restore_the_first_version() {
             .as_ref()
             .is_some_and(|p| p.tabs[0].text == ORIGINAL)
     });
+}
+
+#[test]
+fn renaming_a_file_from_the_tree_commits_the_rename() {
+    let (world, prefs) = world();
+    let mut harness = harness(&world.data, prefs);
+    wait_until(&mut harness, "the project", |a| a.state.project.is_some());
+    harness.get_by_label_contains("notes.txt").click_secondary();
+    harness.step();
+    harness.step();
+    harness.get_by_label("Rename").click();
+    harness.step();
+    harness.step();
+    // The field starts with the old path selected for editing: replace it.
+    let field = || {
+        |n: &egui_kittest::kittest::AccessKitNode<'_>| {
+            n.role() == Role::TextInput && n.value().as_deref() == Some("notes.txt")
+        }
+    };
+    harness.get_by(field()).focus();
+    harness.step();
+    harness.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    harness.get_by(field()).type_text("docs/notes.md");
+    harness.step();
+    harness.key_press(egui::Key::Enter);
+    wait_until(&mut harness, "the rename commit", |a| {
+        a.state.project.as_ref().is_some_and(|p| {
+            p.history
+                .first()
+                .is_some_and(|v| v.message == "[tandem] Rename notes.txt -> docs/notes.md")
+        })
+    });
+    assert!(world.root.join("docs/notes.md").exists());
+    assert!(!world.root.join("notes.txt").exists());
+    assert_eq!(common::git(&world.root, &["status", "--porcelain"]), "");
 }

@@ -33,7 +33,7 @@ impl Engine {
         })
     }
 
-    /// Renames a file and commits `[tandem] Rename <from> → <to>`.
+    /// Renames a file and commits `[tandem] Rename <from> -> <to>`.
     pub fn rename_file(&self, project: &Project, from: &str, to: &str) -> Result<Option<String>> {
         self.locked(project.id, || {
             let source = resolve(&project.path, from)?;
@@ -60,7 +60,7 @@ impl Engine {
                 let _ = self.fs.remove(&target.abs);
                 return Err(io_error(&source.rel, e));
             }
-            let message = format!("[tandem] Rename {} → {}", source.rel, target.rel);
+            let message = format!("[tandem] Rename {} -> {}", source.rel, target.rel);
             self.commit(
                 project,
                 &[

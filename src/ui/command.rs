@@ -43,6 +43,10 @@ pub enum Command {
     ToggleFind,
     CreateFile(String),
     DeleteFile(String),
+    RenameFile {
+        from: String,
+        to: String,
+    },
     SelectVersion(String),
     Restore(String),
     Undo,
@@ -258,6 +262,17 @@ impl AppState {
                 }
             }
             Command::DeleteFile(path) => self.confirm = Some(Confirm::DeleteFile(path)),
+            Command::RenameFile { from, to } => {
+                if let Some(project) = &mut self.project {
+                    project.renaming_file = None;
+                    if from != to && !to.trim().is_empty() {
+                        for tab in project.tabs.iter_mut().filter(|t| t.path == from) {
+                            tab.path = to.clone();
+                        }
+                        backend.rename_file(project.project.clone(), from, to);
+                    }
+                }
+            }
             Command::SelectVersion(hash) => {
                 if let Some(project) = &mut self.project {
                     project.selected_version = Some(hash.clone());

@@ -25,8 +25,8 @@ fn tab(path: &str, text: &str, find: Option<&str>) -> Tab {
 }
 
 fn harness(tabs: Vec<Tab>) -> Harness<'static, Fixture> {
-    let project = ProjectState {
-        project: Project {
+    let mut project = ProjectState::new(
+        Project {
             id: 1,
             name: "p".into(),
             path: "/tmp/p".into(),
@@ -34,20 +34,12 @@ fn harness(tabs: Vec<Tab>) -> Harness<'static, Fixture> {
             created_at: 0,
             updated_at: 0,
         },
-        chats: Vec::new(),
-        chat_filter: String::new(),
-        chat: None,
-        files: Vec::new(),
-        expanded: BTreeSet::new(),
-        active_tab: (!tabs.is_empty()).then_some(0),
-        tabs,
-        history: Vec::new(),
-        selected_version: None,
-        version_diff: None,
-        renaming_chat: None,
-        new_file: None,
-        chat_requested: false,
-    };
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+    );
+    project.active_tab = (!tabs.is_empty()).then_some(0);
+    project.tabs = tabs;
     let fixture = Fixture {
         project,
         cache: HighlightCache::with_highlighter(Highlighter::new()),

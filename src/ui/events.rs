@@ -34,22 +34,7 @@ impl AppState {
                 if !self.projects.iter().any(|p| p.id == project.id) {
                     self.projects.insert(0, project.clone());
                 }
-                self.project = Some(ProjectState {
-                    project,
-                    chats,
-                    chat_filter: String::new(),
-                    chat: None,
-                    files,
-                    expanded: Default::default(),
-                    tabs: Vec::new(),
-                    active_tab: None,
-                    history,
-                    selected_version: None,
-                    version_diff: None,
-                    renaming_chat: None,
-                    new_file: None,
-                    chat_requested: false,
-                });
+                self.project = Some(ProjectState::new(project, chats, files, history));
             }
             Event::ChatsChanged(chats) => {
                 if let Some(project) = &mut self.project {

@@ -171,6 +171,32 @@ fn tree(
         }
         let depth = parts.len() - 1;
         let name = parts[depth];
+        if let Some((from, to)) = &mut project.renaming_file
+            && from == path
+        {
+            {
+                let field = ui.add(egui::TextEdit::singleline(to).desired_width(f32::INFINITY));
+                field.request_focus();
+                let (enter, escape) = ui.input(|i| {
+                    (
+                        i.key_pressed(egui::Key::Enter),
+                        i.key_pressed(egui::Key::Escape),
+                    )
+                });
+                if enter {
+                    commands.push(Command::RenameFile {
+                        from: from.clone(),
+                        to: to.trim().to_string(),
+                    });
+                } else if escape {
+                    commands.push(Command::RenameFile {
+                        from: from.clone(),
+                        to: from.clone(),
+                    });
+                }
+                continue;
+            }
+        }
         let mark = if proposed.contains(path) { " •" } else { "" };
         let label = format!("{}{} {name}{mark}", indent(depth), theme::file_icon(path));
         let text = if mark.is_empty() {
@@ -183,6 +209,10 @@ fn tree(
             commands.push(Command::OpenFile(path.clone()));
         }
         response.context_menu(|ui| {
+            if ui.button("Rename").clicked() {
+                project.renaming_file = Some((path.clone(), path.clone()));
+                ui.close();
+            }
             if ui.button("Delete").clicked() {
                 commands.push(Command::DeleteFile(path.clone()));
                 ui.close();

@@ -145,8 +145,37 @@ pub struct ProjectState {
     pub version_diff: Option<(String, String)>,
     pub renaming_chat: Option<(i64, String)>,
     pub new_file: Option<String>,
+    /// A file being renamed in the tree: (old path, the new path as typed).
+    pub renaming_file: Option<(String, String)>,
     /// The chat to show on opening was asked for (once per project load).
     pub chat_requested: bool,
+}
+
+impl ProjectState {
+    pub fn new(
+        project: Project,
+        chats: Vec<Chat>,
+        files: Vec<String>,
+        history: Vec<Version>,
+    ) -> Self {
+        ProjectState {
+            project,
+            chats,
+            chat_filter: String::new(),
+            chat: None,
+            files,
+            expanded: BTreeSet::new(),
+            tabs: Vec::new(),
+            active_tab: None,
+            history,
+            selected_version: None,
+            version_diff: None,
+            renaming_chat: None,
+            new_file: None,
+            renaming_file: None,
+            chat_requested: false,
+        }
+    }
 }
 
 pub struct ChatState {
