@@ -1,3 +1,8 @@
 //! Agent mode: tools, the approval policy, and the loop.
 
+// The policy's internals, split by concern; `policy` re-exports their public functions.
+mod facts;
+mod patterns;
 pub mod policy;
+mod shell;
+mod shell_rules;

@@ -1,0 +1,456 @@
+//! The shell lexer: splits a command line into simple commands, following quotes, escapes,
+//! operators (`;`, `&&`, `||`, `|`, `&`), subshells, `$(…)`, backticks, `<(…)` and
+//! here-documents; and the helpers that read a simple command's words (wrappers such as `sudo`
+//! and `env`, options, operands). It only parses: what a command does is `shell_rules`' call.
+
+use std::mem::take;
+use std::path::Path;
+
+use super::shell_rules::{classify_shell, is_download};
+
+const RESERVED: &str = "{ } ! if then else elif fi do done while until esac";
+const BIN_DIRS: &str = "/bin /sbin /usr/bin /usr/sbin /usr/local/bin /usr/local/sbin \
+                        /opt/homebrew/bin";
+/// Subshells and substitutions nested deeper than this are not parsed (the command is then
+/// unknown, so high risk): the parser recurses, and input must not overflow the stack.
+const MAX_NESTING: usize = 12;
+
+/// The parts of a chained command in source order (an inner command after its holder).
+///
+/// This goes through the classifier, not just the lexer: only classifying finds the commands
+/// hidden in arguments (`sh -c`, `eval`, `find -exec`, `xargs`). The root does not change the
+/// parts, so any will do.
+pub fn split_command(command: &str) -> Vec<String> {
+    classify_shell(command, Path::new("/")).1
+}
+
+/// Whether `word` is in `list`, a space-separated table like the ones here and in `shell_rules`.
+pub(super) fn among(word: &str, list: &str) -> bool {
+    list.split_whitespace().any(|w| w == word)
+}
+
+/// One simple command: its words (unquoted), redirections and how its input is fed.
+#[derive(Default)]
+pub(super) struct Cmd {
+    pub(super) start: usize,
+    end: usize,
+    pub(super) text: String,
+    pub(super) words: Vec<String>,
+    starts: Vec<usize>,
+    pub(super) redirects: Vec<(String, String)>,
+    pub(super) heredocs: Vec<usize>,
+    /// The commands (ranges of `out`) before it in its pipelines: they feed its input.
+    pub(super) upstream: Vec<(usize, usize)>,
+    /// A `$(…)`, backtick or `<(…)` in it runs a download.
+    pub(super) sub_download: bool,
+}
+
+impl Cmd {
+    fn begin(&mut self, at: usize) {
+        if self.words.is_empty() && self.redirects.is_empty() {
+            self.start = at;
+        }
+    }
+}
+
+pub(super) struct Parser<'a> {
+    s: &'a [char],
+    i: usize,
+    pub(super) out: Vec<Cmd>,
+    /// Here-documents whose bodies start after the next newline: (body slot, delimiter).
+    pending: Vec<(usize, String)>,
+    /// Here-document bodies, and whether `$(…)` in them runs.
+    pub(super) bodies: Vec<(String, bool)>,
+}
+
+impl<'a> Parser<'a> {
+    pub(super) fn new(s: &'a [char]) -> Parser<'a> {
+        Parser {
+            s,
+            i: 0,
+            out: Vec::new(),
+            pending: Vec::new(),
+            bodies: Vec::new(),
+        }
+    }
+
+    fn at(&self, k: usize) -> Option<char> {
+        self.s.get(self.i + k).copied()
+    }
+
+    fn slice(&self, from: usize, to: usize) -> String {
+        self.s.get(from..to).unwrap_or_default().iter().collect()
+    }
+
+    /// A command list, up to `end` (consumed) or the end of the input.
+    pub(super) fn list(&mut self, end: Option<char>, depth: usize, feeders: &[(usize, usize)]) {
+        if depth > MAX_NESTING {
+            self.i = self.s.len();
+            let text = "(nested too deeply)".to_string();
+            self.out.push(Cmd {
+                words: vec![text.clone()],
+                text,
+                ..Cmd::default()
+            });
+            return;
+        }
+        let (mut cur, mut feed) = (Cmd::default(), feeders.to_vec());
+        let mut pipeline = self.out.len();
+        while let Some(c) = self.at(0) {
+            let next = self.at(1);
+            if Some(c) == end {
+                self.i += 1;
+                break;
+            }
+            match c {
+                ' ' | '\t' | '\r' | ')' => self.i += 1,
+                '\\' if next == Some('\n') => self.i += 2,
+                '#' => self.i += self.s[self.i..].iter().take_while(|&&c| c != '\n').count(),
+                '&' if next == Some('>') => self.redirect(&mut cur, end, depth),
+                '\n' | ';' | '&' | '|' => {
+                    self.finish(&mut cur, &feed);
+                    let pipe = c == '|' && next != Some('|');
+                    feed = feeders.to_vec();
+                    if pipe {
+                        feed.push((pipeline, self.out.len()));
+                    } else {
+                        pipeline = self.out.len();
+                    }
+                    let two = if pipe {
+                        next == Some('&')
+                    } else {
+                        c != '\n' && next == Some(c)
+                    };
+                    self.i += 1 + usize::from(two);
+                    if c == '\n' {
+                        self.heredoc_bodies();
+                    }
+                }
+                '(' => {
+                    self.finish(&mut cur, &feed);
+                    self.i += 1;
+                    self.list(Some(')'), depth + 1, &feed);
+                }
+                '<' | '>' if next != Some('(') => self.redirect(&mut cur, end, depth),
+                _ if c.is_ascii_digit() && self.fd_redirect() => {
+                    self.redirect(&mut cur, end, depth)
+                }
+                _ => {
+                    let start = self.i;
+                    let word = self.word(&mut cur, end, depth, false);
+                    if self.i == start {
+                        self.i += 1;
+                        continue;
+                    }
+                    cur.begin(start);
+                    cur.words.push(word);
+                    cur.starts.push(start);
+                    cur.end = self.i;
+                }
+            }
+        }
+        self.finish(&mut cur, &feed);
+    }
+
+    /// Ends the current command: leading reserved words (`if`, `then`, `{`…) are dropped.
+    fn finish(&mut self, cur: &mut Cmd, feed: &[(usize, usize)]) {
+        let mut cmd = take(cur);
+        let skip = cmd.words.iter().take_while(|w| among(w, RESERVED)).count();
+        cmd.words.drain(..skip);
+        cmd.starts.drain(..skip);
+        if let (true, Some(&s)) = (skip > 0, cmd.starts.first()) {
+            cmd.start = s;
+        }
+        if cmd.words.is_empty() && cmd.redirects.is_empty() {
+            return;
+        }
+        cmd.text = self.slice(cmd.start, cmd.end).trim().to_string();
+        cmd.upstream = feed.to_vec();
+        self.out.push(cmd);
+    }
+
+    fn fd_redirect(&self) -> bool {
+        let digits = self.s[self.i..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        matches!(self.at(digits), Some('<' | '>'))
+    }
+
+    fn redirect(&mut self, cur: &mut Cmd, end: Option<char>, depth: usize) {
+        cur.begin(self.i);
+        self.i += self.s[self.i..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        let mut op = String::new();
+        while let Some(c) = self.at(0) {
+            let more = match op.as_str() {
+                "" => "<>&",
+                "&" | "&>" => ">",
+                ">" => ">|&",
+                "<" => "<&>",
+                "<<" => "<-",
+                _ => "",
+            };
+            if !more.contains(c) {
+                break;
+            }
+            op.push(c);
+            self.i += 1;
+        }
+        self.i += self.s[self.i..]
+            .iter()
+            .take_while(|&&c| c == ' ' || c == '\t')
+            .count();
+        let from = self.i;
+        let target = match self.at(0) {
+            Some(c) if !";&|<>()\n".contains(c) => self.word(cur, end, depth, false),
+            _ => String::new(),
+        };
+        if op == "<<" || op == "<<-" {
+            let quoted = self.slice(from, self.i).contains(['\'', '"', '\\']);
+            cur.heredocs.push(self.bodies.len());
+            self.pending.push((self.bodies.len(), target.clone()));
+            self.bodies.push((String::new(), !quoted));
+        }
+        cur.redirects.push((op, target));
+        cur.end = self.i;
+    }
+
+    fn heredoc_bodies(&mut self) {
+        for (slot, delim) in take(&mut self.pending) {
+            let mut body = String::new();
+            while self.i < self.s.len() {
+                let len = self.s[self.i..].iter().take_while(|&&c| c != '\n').count();
+                let line = self.slice(self.i, self.i + len);
+                self.i = (self.i + len + 1).min(self.s.len());
+                if line.trim() == delim {
+                    break;
+                }
+                body.push_str(&line);
+                body.push('\n');
+            }
+            if let Some(b) = self.bodies.get_mut(slot) {
+                b.0 = body;
+            }
+        }
+    }
+
+    /// One word, unquoted; `body` reads a here-document body to the end instead. Commands in
+    /// substitutions go to `out`; the word keeps their text.
+    pub(super) fn word(
+        &mut self,
+        cur: &mut Cmd,
+        end: Option<char>,
+        depth: usize,
+        body: bool,
+    ) -> String {
+        let (mut w, mut dq, mut braces) = (String::new(), body, 0usize);
+        while let Some(c) = self.at(0) {
+            let (next, open, quoted) = (self.at(1), self.i, dq || braces > 0);
+            let escapes = !dq || matches!(next, Some('$' | '`' | '"' | '\\' | '\n'));
+            match c {
+                '<' | '>' if !quoted && w.is_empty() && next == Some('(') => {
+                    self.i += 2;
+                    self.sub(cur, open, ')', depth, &mut w);
+                }
+                ' ' | '\t' | '\r' | '\n' | ';' | '&' | '|' | '<' | '>' | '(' | ')' if !quoted => {
+                    break;
+                }
+                '`' if end == Some('`') => break,
+                '\'' if !dq => {
+                    let rest = self.s.get(open + 1..).unwrap_or_default();
+                    let len = rest.iter().take_while(|&&q| q != '\'').count();
+                    w.extend(&rest[..len]);
+                    self.i = (open + len + 2).min(self.s.len());
+                }
+                '"' if !body => (dq, self.i) = (!dq, self.i + 1),
+                '\\' if escapes => {
+                    w.extend(next.filter(|&n| n != '\n'));
+                    self.i = (open + 2).min(self.s.len());
+                }
+                '$' if next == Some('{') => (w, braces, self.i) = (w + "${", braces + 1, open + 2),
+                '}' if braces > 0 => (w, braces, self.i) = (w + "}", braces - 1, open + 1),
+                '$' if next == Some('(') => {
+                    if self.at(2) != Some('(') || !self.arithmetic(&mut w) {
+                        self.i += 2;
+                        self.sub(cur, open, ')', depth, &mut w);
+                    }
+                }
+                '`' => {
+                    self.i += 1;
+                    self.sub(cur, open, '`', depth, &mut w);
+                }
+                _ => (w, self.i) = (w + c.encode_utf8(&mut [0; 4]), open + 1),
+            }
+        }
+        w
+    }
+
+    /// `$((…))` with no parentheses or backticks inside: arithmetic, copied as text. (Bash
+    /// reads `$((a) )` as a command substitution; anything unusual is parsed as one here too.)
+    fn arithmetic(&mut self, w: &mut String) -> bool {
+        let rest = self.s.get(self.i + 3..).unwrap_or_default();
+        let len = rest.iter().take_while(|&&c| !"()`".contains(c)).count();
+        if rest.get(len..len + 2) != Some(&[')', ')']) {
+            return false;
+        }
+        w.extend(&self.s[self.i..self.i + len + 5]);
+        self.i += len + 5;
+        true
+    }
+
+    fn sub(&mut self, cur: &mut Cmd, open: usize, close: char, depth: usize, w: &mut String) {
+        let mark = self.out.len();
+        self.list(Some(close), depth + 1, &[]);
+        let inner = self.out.get(mark..).unwrap_or_default();
+        cur.sub_download |= inner.iter().any(is_download);
+        w.push_str(&self.slice(open, self.i));
+    }
+}
+
+/// The program a word names: `/usr/bin/rm` is `rm`, but `./ls` is a script, not `ls`.
+pub(super) fn program(word: &str) -> &str {
+    match word.rsplit_once('/') {
+        Some((dir, name)) if among(dir, BIN_DIRS) => name,
+        _ => word,
+    }
+}
+
+fn is_assignment(word: &str) -> bool {
+    let name = word.split_once('=').map_or("", |(k, _)| k);
+    let ident = name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    ident && name.starts_with(|c: char| !c.is_ascii_digit())
+}
+
+/// How many leading `-options` (with the values of `with_value` ones) `rest` has.
+fn options(rest: &[String], with_value: &str) -> usize {
+    let mut k = 0;
+    while let Some(a) = rest.get(k) {
+        if a == "--" {
+            return k + 1;
+        }
+        if !a.starts_with('-') || a == "-" {
+            break;
+        }
+        k += if among(a, with_value) { 2 } else { 1 };
+    }
+    k.min(rest.len())
+}
+
+/// Skips assignments and wrappers (`env`, `sudo`, `nohup`, `time`, `xargs`…): the index of
+/// the program that really runs, and whether it runs as root.
+pub(super) fn unwrap(words: &[String]) -> (usize, bool) {
+    let (mut i, mut elevated) = (0, false);
+    while let Some(w) = words.get(i) {
+        let rest = words.get(i + 1..).unwrap_or_default();
+        i += 1 + match program(w) {
+            _ if is_assignment(w) => 0,
+            "sudo" | "doas" => {
+                elevated = true;
+                options(rest, "-u -g -h -p -C -U -r -t -D")
+            }
+            "env" => {
+                let k = options(rest, "-u -C -S --unset --chdir --split-string");
+                k + rest[k..].iter().take_while(|a| is_assignment(a)).count()
+            }
+            "command" if rest.first().is_some_and(|a| a == "-v" || a == "-V") => break,
+            "nohup" | "exec" | "builtin" | "command" | "unbuffer" => options(rest, "-a"),
+            "time" => options(rest, "-f -o"),
+            "nice" | "ionice" | "stdbuf" => options(rest, "-n -c -p"),
+            "timeout" => {
+                let k = options(rest, "-s -k --signal --kill-after");
+                k + usize::from(k < rest.len())
+            }
+            "xargs" => options(rest, "-I -n -P -L -d -E -s -a --delimiter --arg-file"),
+            _ => break,
+        };
+    }
+    (i.min(words.len()), elevated)
+}
+
+/// The non-option arguments, skipping the values of `with_value` options.
+pub(super) fn operands(args: &[String], with_value: &str) -> Vec<String> {
+    let (mut out, mut i, mut only) = (Vec::new(), 0, false);
+    while let Some(a) = args.get(i) {
+        if a == "--" && !only {
+            only = true;
+        } else if only || !a.starts_with('-') {
+            out.push(a.clone());
+        } else if among(a, with_value) {
+            i += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+pub(super) fn option_value(args: &[String], names: &str) -> Option<String> {
+    args.iter()
+        .enumerate()
+        .find_map(|(i, a)| match among(a, names) {
+            true => args.get(i + 1).cloned(),
+            false => names
+                .split(' ')
+                .find_map(|n| a.strip_prefix(&format!("{n}=")))
+                .map(Into::into),
+        })
+}
+
+pub(super) fn quote(word: &str) -> String {
+    let plain = word
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%{}".contains(c));
+    match plain && !word.is_empty() {
+        true => word.to_string(),
+        false => format!("'{}'", word.replace('\'', r"'\''")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_command_respects_quotes_escapes_and_nesting() {
+        let cases: &[(&str, &[&str])] = &[
+            (
+                "cargo build && rm -rf target",
+                &["cargo build", "rm -rf target"],
+            ),
+            (
+                "a || b; c | d & e\nf |& g",
+                &["a", "b", "c", "d", "e", "f", "g"],
+            ),
+            ("echo \"a && b\" 'c; d'", &["echo \"a && b\" 'c; d'"]),
+            ("echo a\\&\\&b", &["echo a\\&\\&b"]),
+            ("echo $(curl x)", &["echo $(curl x)", "curl x"]),
+            ("echo `date`; ls", &["echo `date`", "date", "ls"]),
+            ("echo \"$(whoami)\"", &["echo \"$(whoami)\"", "whoami"]),
+            ("(cd src && ls) | wc -l", &["cd src", "ls", "wc -l"]),
+            (
+                "diff <(ls a) <(ls b)",
+                &["diff <(ls a) <(ls b)", "ls a", "ls b"],
+            ),
+            ("sh -c 'ls && pwd'", &["sh -c 'ls && pwd'", "ls", "pwd"]),
+            (
+                "find . -exec cat {} \\;",
+                &["find . -exec cat {} \\;", "cat ./{}"],
+            ),
+            ("if true; then ls; fi", &["true", "ls"]),
+            ("{ ls; pwd; }", &["ls", "pwd"]),
+            ("ls # && rm -rf /", &["ls"]),
+            (
+                "cat > f <<'EOF'\nrm -rf /\nEOF\necho done",
+                &["cat > f <<'EOF'", "echo done"],
+            ),
+            ("ls \\\n  -la", &["ls \\\n  -la"]),
+            ("", &[]),
+            ("   ;;  && ", &[]),
+        ];
+        for (command, parts) in cases {
+            assert_eq!(split_command(command), *parts, "{command:?}");
+        }
+    }
+}

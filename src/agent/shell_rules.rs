@@ -1,0 +1,417 @@
+//! What each program does: the risk table (`RULES`), the programs that need a closer look at
+//! their arguments (`sed`, `grep`, `cp`, `rm`, `find`, `dd`, shells, formatters, and the
+//! subcommands of git, cargo, npm, go and pip), and `classify_shell`, which judges a whole
+//! command line through `facts`.
+
+use std::path::Path;
+
+use super::facts::{Ctx, Kind};
+use super::policy::Risk::{self, High, Low, Medium};
+use super::shell::{Cmd, among, operands, option_value, program, quote, unwrap};
+
+/// `risk|why|programs`; subcommands of git, cargo, npm (pnpm, yarn, bun), go and pip are
+/// `family:sub`. Programs not listed are unknown, so high risk. "reads files" programs read
+/// their operands (checked against the project).
+const RULES: &str = "\
+L|read-only|echo printf pwd which whereis type date whoami uname true false : test [ [[ basename
+L|read-only|dirname sleep id hostname printenv export unset set read seq nproc ps wait cd pushd
+L|read-only|popd command tr for select case shift local sed grep egrep fgrep rg ag
+L|reads files|ls cat head tail wc tree stat file du df less more sort uniq cut diff cmp comm
+L|reads files|realpath readlink md5sum sha1sum sha256sum xxd hexdump od nl tac column jq bat fd
+L|reads files|strings paste pytest jest vitest mocha mypy pyright pylint flake8 shellcheck
+M|writes files|touch mkdir tee truncate mv cp ln install rsync tsc patch
+M|runs build recipes|make cmake ninja
+H|deletes files|rm rmdir unlink shred git:rm git:clean
+H|changes permissions or ownership|chmod chown chgrp
+H|stops processes|kill pkill killall
+H|uses the network|curl wget ssh scp sftp nc ncat netcat telnet ftp aria2c http https git:push
+H|uses the network|git:pull git:fetch git:clone git:ls-remote git:submodule npm:publish
+H|uses the network|npm:audit cargo:publish cargo:login cargo:owner cargo:yank cargo:search
+H|installs packages|apt apt-get aptitude brew dnf yum pacman zypper apk snap flatpak port gem
+H|installs packages|choco winget nix-env pip:install pip:uninstall pip:download pip:wheel
+H|installs packages|cargo:install cargo:add cargo:update cargo:uninstall cargo:binstall go:get
+H|installs packages|go:install go:mod npm:install npm:i npm:ci npm:add npm:update npm:up
+H|installs packages|npm:upgrade npm:remove npm:rm npm:uninstall npm:un npm:link npm:dedupe
+H|downloads and runs a package|npx pnpx bunx npm:exec npm:x npm:dlx npm:create npm:init
+H|runs code|python python3 node ruby perl php deno lua
+H|runs a script in this shell|source .
+H|copies raw data|dd
+L|reads the repository|git git:status git:log git:diff git:show git:blame git:rev-parse
+L|reads the repository|git:ls-files git:ls-tree git:describe git:shortlog git:grep git:cat-file
+L|reads the repository|git:rev-list git:merge-base git:show-ref git:for-each-ref git:version
+L|reads the repository|git:help git:reflog git:count-objects git:check-ignore git:branch git:tag
+L|reads the repository|git:remote git:config
+M|changes the repository|git:add git:commit git:checkout git:switch git:restore git:reset
+M|changes the repository|git:merge git:rebase git:cherry-pick git:revert git:mv git:init
+M|changes the repository|git:apply git:am git:notes git:worktree git:bisect git:stash
+L|builds or checks the project|cargo cargo:check cargo:c cargo:build cargo:b cargo:test cargo:t
+L|builds or checks the project|cargo:bench cargo:doc cargo:tree cargo:metadata cargo:nextest
+L|builds or checks the project|cargo:version cargo:help cargo:clippy go go:test go:vet
+L|builds or checks the project|go:version go:env go:list go:doc
+M|changes files in the project|cargo:fmt cargo:fix cargo:new cargo:init cargo:clean cargo:rm
+M|changes files in the project|cargo:remove cargo:generate-lockfile go:build go:fmt go:generate
+M|runs the project's program|cargo:run cargo:r go:run npm:start
+L|runs the tests|npm:test npm:t
+L|read-only|npm npm:ls npm:list npm:why npm:help pip pip:list pip:show pip:freeze pip:check";
+const SHELLS: &str = "sh bash zsh dash ksh fish csh tcsh";
+/// Programs that run the code they are given (on their input, too).
+pub(super) const RUNNERS: &str = "sh bash zsh dash ksh fish csh tcsh python python3 node ruby perl php deno \
+                       lua eval source .";
+const DOWNLOADERS: &str = "curl wget aria2c http https fetch";
+const FORMATTERS: &str = "rustfmt prettier black gofmt isort clang-format ruff eslint biome";
+
+const SHUTDOWN: &str = "shuts down or reboots the machine";
+
+/// The risk of a shell command run in `project_root`, its parts and the reasons per part.
+pub fn classify_shell(command: &str, project_root: &Path) -> (Risk, Vec<String>, Vec<String>) {
+    let mut ctx = Ctx::new(project_root, Kind::Shell);
+    ctx.run(command, 0, None);
+    let facts = ctx.finish();
+    let parts = facts.parts.into_iter().map(|p| p.text).collect();
+    (facts.risk, parts, facts.reasons)
+}
+
+/// What a program reads, writes (recursively or not), runs, or does that is never allowed.
+#[derive(Default)]
+pub(super) struct Effects {
+    pub(super) reads: Vec<String>,
+    pub(super) writes: Vec<String>,
+    pub(super) recursive: bool,
+    pub(super) hard: Option<&'static str>,
+    pub(super) inner: Vec<String>,
+}
+
+/// Whether `cmd` runs a downloader (`curl`, `wget`…), even behind `sudo` or `env`.
+pub(super) fn is_download(cmd: &Cmd) -> bool {
+    let (at, _) = unwrap(&cmd.words);
+    cmd.words
+        .get(at)
+        .is_some_and(|w| among(program(w), DOWNLOADERS))
+}
+
+fn rule(key: &str) -> Option<(Risk, &'static str)> {
+    RULES.lines().find_map(|line| {
+        let (risk, rest) = line.split_once('|')?;
+        let (why, keys) = rest.split_once('|')?;
+        let risk = match risk {
+            "L" => Low,
+            "M" => Medium,
+            _ => High,
+        };
+        among(key, keys).then_some((risk, why))
+    })
+}
+
+/// The risk of running `name args`, noting what it reads, writes and runs in `fx`.
+pub(super) fn classify(name: &str, args: &[String], fx: &mut Effects) -> (Risk, &'static str) {
+    let has = |flags: &str| args.iter().any(|a| among(a, flags));
+    match name {
+        "sed" | "grep" | "egrep" | "fgrep" | "rg" | "ag" => {
+            // The first operand is the script or pattern, unless one came with -e or -f.
+            let script = "-e --expression --regexp -f --file";
+            let mut files = operands(args, script);
+            let given = args.windows(2).filter(|w| among(&w[0], "-e --expression"));
+            let mut code: Vec<String> = given.map(|w| w[1].clone()).collect();
+            if !args.iter().any(|a| among(a, script)) && !files.is_empty() {
+                code.push(files.remove(0));
+            }
+            let sed_file = name == "sed" && has("-f --file");
+            if sed_file || (name == "sed" && code.iter().any(|c| sed_acts(c))) {
+                return (High, "a sed script that runs commands or writes files");
+            }
+            if name == "rg" && args.iter().any(|a| a.starts_with("--pre")) {
+                return (High, "runs a preprocessor command");
+            }
+            let in_place = |a: &String| a.starts_with("-i") || a == "--in-place";
+            if name == "sed" && args.iter().any(in_place) {
+                fx.writes = files;
+                return (Medium, "edits files in place");
+            }
+            fx.reads = files;
+        }
+        "sort" => fx.writes.extend(option_value(args, "-o --output")),
+        "touch" | "mkdir" | "tee" | "truncate" | "mv" => fx.writes = operands(args, "-s -m"),
+        "cp" | "ln" | "install" | "rsync" => {
+            let mut files = operands(args, "-t --target-directory -S -m -o -g -e");
+            let remote = |f: &String| f.split_once(':').is_some_and(|(h, _)| !h.contains('/'));
+            if name == "rsync" && files.iter().any(remote) {
+                return (High, "copies over the network");
+            }
+            let target = option_value(args, "-t --target-directory");
+            fx.writes.extend(target.or_else(|| files.pop()));
+            fx.reads = files;
+        }
+        "rm" | "rmdir" | "unlink" | "shred" | "chmod" | "chown" | "chgrp" => {
+            let perms = name.starts_with("ch");
+            fx.writes = operands(args, "")
+                .into_iter()
+                .skip(usize::from(perms))
+                .collect();
+            let short = |a: &String| a.starts_with('-') && !a.starts_with("--");
+            let letter = |a: &String| a.contains('R') || (!perms && a.contains('r'));
+            fx.recursive = args
+                .iter()
+                .any(|a| a == "--recursive" || (short(a) && letter(a)));
+        }
+        "curl" | "wget" => {
+            let out = if name == "curl" {
+                "-o --output"
+            } else {
+                "-O --output-document"
+            };
+            fx.writes
+                .extend(option_value(args, out).filter(|f| f != "-"));
+        }
+        "dd" => {
+            for a in args {
+                match a.split_once('=') {
+                    Some(("of", file)) => fx.writes.push(file.into()),
+                    Some(("if", file)) => fx.reads.push(file.into()),
+                    _ => {}
+                }
+            }
+        }
+        "find" => return find(args, fx),
+        "shutdown" | "reboot" | "halt" | "poweroff" => return never(fx, SHUTDOWN),
+        "init" | "telinit" if has("0 6") => return never(fx, SHUTDOWN),
+        "systemctl" if has("reboot poweroff halt kexec") => return never(fx, SHUTDOWN),
+        _ if name == "mkfs" || name.starts_with("mkfs.") => return never(fx, "formats a disk"),
+        "python" | "python3" if args.len() > 1 && args[0] == "-m" => {
+            return classify(&args[1], &args[2..], fx);
+        }
+        _ if among(name, RUNNERS) && has("--version -V") => return (Low, "read-only"),
+        "eval" => {
+            let code = args.join(" ");
+            if code.contains(['$', '`']) {
+                return (High, "evaluates code built at run time");
+            }
+            fx.inner.push(code);
+            return (Low, "evaluates a command");
+        }
+        _ if among(name, SHELLS) => return shell(args, fx),
+        _ if among(name, FORMATTERS) => return formatter(name, args),
+        _ if among(name, "git cargo npm pnpm yarn bun go pip pip3 make") => {
+            // `git -C dir`, `make -C dir`: the work happens in `dir`.
+            let found = if name == "make" {
+                (Medium, "runs build recipes")
+            } else {
+                family(name, args)
+            };
+            let dir = option_value(args, "-C").into_iter();
+            if found.0 > Low {
+                fx.writes.extend(dir)
+            } else {
+                fx.reads.extend(dir)
+            }
+            return found;
+        }
+        _ => {}
+    }
+    let found = rule(name).unwrap_or((High, "unknown command"));
+    if found.1 == "reads files" {
+        fx.reads = operands(args, "-n -c -o");
+    }
+    found
+}
+
+fn never(fx: &mut Effects, why: &'static str) -> (Risk, &'static str) {
+    fx.hard = Some(why);
+    (High, why)
+}
+
+fn shell(args: &[String], fx: &mut Effects) -> (Risk, &'static str) {
+    let flag = |a: &String| a.starts_with('-') && !a.starts_with("--") && a.contains('c');
+    match args.iter().position(flag).and_then(|c| args.get(c + 1)) {
+        Some(code) => {
+            fx.inner.push(code.clone());
+            (Low, "runs a command in a shell")
+        }
+        None if operands(args, "").is_empty() => (High, "runs shell commands from its input"),
+        None => (High, "runs a shell script"),
+    }
+}
+
+fn formatter(name: &str, args: &[String]) -> (Risk, &'static str) {
+    let has = |flags: &str| args.iter().any(|a| among(a, flags));
+    let ruff_format = name == "ruff" && args.first().is_some_and(|a| a == "format");
+    let by_default = among(name, "rustfmt black isort") || ruff_format;
+    let check = has("--check -l --list-different -d --diff --dry-run");
+    match has("-w --write -i --fix --in-place") || (by_default && !check) {
+        true => (Medium, "formats files"),
+        false => (Low, "checks formatting or lints"),
+    }
+}
+
+fn find(args: &[String], fx: &mut Effects) -> (Risk, &'static str) {
+    let n = args
+        .iter()
+        .take_while(|a| !a.starts_with('-') && !among(a, "( !"))
+        .count();
+    let mut starts = args[..n].to_vec();
+    if starts.is_empty() {
+        starts.push(".".into());
+    }
+    fx.reads.clone_from(&starts);
+    // What find acts on lies below its starting points.
+    let below: Vec<String> = starts
+        .iter()
+        .map(|s| format!("{}/{{}}", s.trim_end_matches('/')))
+        .collect();
+    let (mut risk, mut i) = ((Low, "read-only"), n);
+    while let Some(a) = args.get(i) {
+        match a.as_str() {
+            "-delete" => {
+                fx.writes.extend(below.iter().cloned());
+                fx.recursive = true;
+                risk = (High, "deletes files");
+            }
+            "-exec" | "-execdir" | "-ok" | "-okdir" => {
+                let rest = &args[i + 1..];
+                let len = rest.iter().take_while(|a| !among(a, "; +")).count();
+                let words = rest[..len].iter().map(|w| {
+                    if w == "{}" {
+                        below[0].clone()
+                    } else {
+                        quote(w)
+                    }
+                });
+                fx.inner.push(words.collect::<Vec<_>>().join(" "));
+                i += len + 1;
+            }
+            "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
+                fx.writes.extend(args.get(i + 1).cloned());
+                risk = risk.max((Medium, "writes files"));
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    risk
+}
+
+/// git, cargo, npm (pnpm, yarn, bun), go, pip: by subcommand and a few telling flags.
+fn family(name: &str, args: &[String]) -> (Risk, &'static str) {
+    let fam = match name {
+        "pnpm" | "yarn" | "bun" => "npm",
+        "pip3" => "pip",
+        _ => name,
+    };
+    let ops = operands(args, "-C -c --git-dir --work-tree --namespace");
+    let mut ops = ops
+        .iter()
+        .map(String::as_str)
+        .filter(|o| !o.starts_with('+'));
+    let (sub, second) = (
+        ops.next().unwrap_or_default(),
+        ops.next().unwrap_or_default(),
+    );
+    let before = args.iter().take_while(|a| *a != sub);
+    let tail = args.iter().skip_while(|a| *a != sub).skip(1);
+    let has = |flags: &str| tail.clone().any(|a| among(a, flags));
+    let discard = Some((High, "discards uncommitted changes"));
+    let special = match (fam, sub) {
+        ("git", _) if before.clone().any(|a| among(a, "-c --config-env")) => {
+            Some((High, "overrides git configuration"))
+        }
+        ("git", "branch" | "tag") if has("-d -D --delete") => {
+            Some((High, "deletes a branch or tag"))
+        }
+        ("git", "branch" | "tag") if !second.is_empty() || has("-m -M -c -C") => {
+            Some((Medium, "creates or renames a branch or tag"))
+        }
+        ("git", "stash") if among(second, "list show") => Some((Low, "reads the repository")),
+        ("git", "stash") if among(second, "drop clear") => Some((High, "drops stashed changes")),
+        ("git", "remote") if among(second, "add rename remove rm set-url set-head") => {
+            Some((Medium, "changes git settings"))
+        }
+        ("git", "remote") if !among(second, "get-url") && !second.is_empty() => {
+            Some((High, "uses the network"))
+        }
+        ("git", "config") if !has("--get --get-all --get-regexp --list -l") => {
+            Some((Medium, "changes git settings"))
+        }
+        ("git", "clean") if has("-n --dry-run") => Some((Low, "previews a clean")),
+        ("git", "reset") if has("--hard --merge --keep") => discard,
+        ("git", "checkout") if has("-- . -f --force") => discard,
+        ("git", "restore") if has("--worktree -W") || !has("--staged -S") => discard,
+        ("git", "rm") if has("--cached") => Some((Medium, "changes the repository")),
+        ("git", "reflog") if !among(second, "show") && !second.is_empty() => {
+            Some((High, "rewrites history"))
+        }
+        ("cargo", "clippy") if has("--fix") => Some((Medium, "changes files in the project")),
+        ("cargo", "fmt") if has("--check") => Some((Low, "checks formatting")),
+        ("npm", "") if name == "yarn" => Some((High, "installs packages")),
+        ("npm", "run" | "run-script") => Some(script(second)),
+        _ => None,
+    };
+    let key = if sub.is_empty() {
+        fam.to_string()
+    } else {
+        format!("{fam}:{sub}")
+    };
+    let scripts = fam == "npm" && name != "npm";
+    let fallback = if scripts {
+        script(sub)
+    } else {
+        (High, "unknown command")
+    };
+    special.or_else(|| rule(&key)).unwrap_or(fallback)
+}
+
+/// Whether a sed script may run commands (`e`, `s///e`) or write files (`w`, `W`, `s///w`).
+fn sed_acts(code: &str) -> bool {
+    let c: Vec<char> = code.chars().collect();
+    // The index after a field ending in an unescaped `d`.
+    let field = |mut k: usize, d: char| {
+        while k < c.len() && c[k] != d {
+            k += 1 + usize::from(c[k] == '\\');
+        }
+        k + 1
+    };
+    let mut k = 0;
+    while let Some(&ch) = c.get(k) {
+        k = match ch {
+            '/' => field(k + 1, '/'),
+            '\\' => c.get(k + 1).map_or(c.len(), |&d| field(k + 2, d)),
+            's' | 'y' => {
+                let Some(&d) = c.get(k + 1) else { return false };
+                let mut end = field(field(k + 2, d), d);
+                while end < c.len() && !";\n}".contains(c[end]) {
+                    if ch == 's' && "ew".contains(c[end]) {
+                        return true;
+                    }
+                    end += 1;
+                }
+                end
+            }
+            'e' | 'w' | 'W' => return true,
+            // Commands whose argument (text, label, file) runs to the end of the command.
+            'a' | 'i' | 'c' | ':' | 'b' | 't' | 'T' | 'r' | 'R' | 'q' | 'Q' | 'l' | 'L' => {
+                let len = c[k..]
+                    .iter()
+                    .take_while(|&&x| x != ';' && x != '\n')
+                    .count();
+                k + len + 1
+            }
+            _ => k + 1,
+        };
+    }
+    false
+}
+
+/// A package.json script: checks (`test`, `lint`, `typecheck`, `…:check`) are low risk.
+fn script(name: &str) -> (Risk, &'static str) {
+    let head = name.split(':').next().unwrap_or_default();
+    let checks =
+        among(head, "test lint check typecheck type-check tsc") || name.ends_with(":check");
+    let changes = ["fix", "write", "update"].iter().any(|w| name.contains(w));
+    match name {
+        "" => (Low, "lists scripts"),
+        _ if checks && !changes => (Low, "runs a check script"),
+        _ => (Medium, "runs a project script"),
+    }
+}
+
+#[cfg(test)]
+#[path = "shell_rules_tests.rs"]
+mod tests;
