@@ -174,28 +174,26 @@ fn tree(
         if let Some((from, to)) = &mut project.renaming_file
             && from == path
         {
-            {
-                let field = ui.add(egui::TextEdit::singleline(to).desired_width(f32::INFINITY));
-                field.request_focus();
-                let (enter, escape) = ui.input(|i| {
-                    (
-                        i.key_pressed(egui::Key::Enter),
-                        i.key_pressed(egui::Key::Escape),
-                    )
+            let field = ui.add(egui::TextEdit::singleline(to).desired_width(f32::INFINITY));
+            field.request_focus();
+            let (enter, escape) = ui.input(|i| {
+                (
+                    i.key_pressed(egui::Key::Enter),
+                    i.key_pressed(egui::Key::Escape),
+                )
+            });
+            if enter {
+                commands.push(Command::RenameFile {
+                    from: from.clone(),
+                    to: to.trim().to_string(),
                 });
-                if enter {
-                    commands.push(Command::RenameFile {
-                        from: from.clone(),
-                        to: to.trim().to_string(),
-                    });
-                } else if escape {
-                    commands.push(Command::RenameFile {
-                        from: from.clone(),
-                        to: from.clone(),
-                    });
-                }
-                continue;
+            } else if escape {
+                commands.push(Command::RenameFile {
+                    from: from.clone(),
+                    to: from.clone(),
+                });
             }
+            continue;
         }
         let mark = if proposed.contains(path) { " •" } else { "" };
         let label = format!("{}{} {name}{mark}", indent(depth), theme::file_icon(path));
