@@ -40,12 +40,7 @@ fn authorize(request: RequestBuilder, key: &str) -> RequestBuilder {
 
 /// System messages go in the top-level `system` field; the API has no system role.
 fn chat_body(request: &ChatRequest) -> Value {
-    let system: Vec<&str> = request
-        .messages
-        .iter()
-        .filter(|m| m.role == ChatRole::System)
-        .map(|m| m.content.as_str())
-        .collect();
+    let system = request.system_texts();
     let messages: Vec<Value> = request
         .messages
         .iter()

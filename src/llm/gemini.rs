@@ -99,12 +99,7 @@ fn bare_model(model: &str) -> &str {
 }
 
 fn chat_body(request: &ChatRequest) -> Value {
-    let system: Vec<&str> = request
-        .messages
-        .iter()
-        .filter(|m| m.role == ChatRole::System)
-        .map(|m| m.content.as_str())
-        .collect();
+    let system = request.system_texts();
     let contents: Vec<Value> = request
         .messages
         .iter()

@@ -74,6 +74,18 @@ pub struct ChatRequest {
     pub temperature: Option<f32>,
 }
 
+impl ChatRequest {
+    /// The system messages' texts, for APIs that take the system prompt outside the
+    /// conversation (Anthropic, Gemini).
+    pub fn system_texts(&self) -> Vec<&str> {
+        self.messages
+            .iter()
+            .filter(|m| m.role == ChatRole::System)
+            .map(|m| m.content.as_str())
+            .collect()
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     pub input_tokens: u64,
