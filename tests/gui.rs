@@ -252,12 +252,14 @@ fn edit_and_save_a_file_then_restore_the_first_version() {
     wait_until(&mut harness, "the open tab", |a| {
         a.state.project.as_ref().is_some_and(|p| !p.tabs.is_empty())
     });
-    // Type at the start of the buffer and save with Ctrl+S.
-    harness.get_by_role(Role::MultilineTextInput).focus();
+    // Type at the start of the buffer and save with Ctrl+S. (The composer is a multi-line
+    // input too: the editor is the one holding the file's text.)
+    let editor = |n: &egui_kittest::kittest::AccessKitNode<'_>| {
+        n.role() == Role::MultilineTextInput && n.value().is_some_and(|v| v.starts_with("line 1"))
+    };
+    harness.get_by(editor).focus();
     harness.step();
-    harness
-        .get_by_role(Role::MultilineTextInput)
-        .type_text("edited ");
+    harness.get_by(editor).type_text("edited ");
     harness.step();
     assert!(app(&harness).state.project.as_ref().unwrap().tabs[0].dirty());
     harness.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::S);
@@ -343,4 +345,28 @@ fn renaming_a_file_from_the_tree_commits_the_rename() {
     assert!(world.root.join("docs/notes.md").exists());
     assert!(!world.root.join("notes.txt").exists());
     assert_eq!(common::git(&world.root, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn sending_without_a_chat_starts_one() {
+    let (world, prefs) = world();
+    world.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&["Hello there."], Duration::ZERO),
+    );
+    let mut harness = harness(&world.data, prefs);
+    wait_until(&mut harness, "the project", |a| a.state.project.is_some());
+    send(&mut harness, "hi");
+    wait_until(&mut harness, "the reply in a new chat", |a| {
+        a.state.chat().is_some_and(|c| {
+            c.streaming.is_none()
+                && c.messages
+                    .iter()
+                    .any(|m| m.message.content == "Hello there.")
+        })
+    });
+    let project = app(&harness).state.project.as_ref().unwrap();
+    assert_eq!(project.chats.len(), 1);
+    assert_eq!(project.chats[0].title, "hi");
 }

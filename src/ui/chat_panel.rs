@@ -21,11 +21,10 @@ pub fn show(
     let Some(chat) = state.chat() else {
         ui.vertical_centered(|ui| {
             ui.add_space(40.0);
-            ui.label("Start a chat to ask for changes.");
-            if ui.button("+ New chat").clicked() {
-                commands.push(Command::NewChat);
-            }
+            ui.label("Ask for a change below: sending starts a new chat.");
         });
+        ui.add_space((ui.available_height() - 120.0).max(0.0));
+        composer(ui, state, false, send_key, commands);
         return;
     };
     let title = if chat.chat.title.is_empty() {

@@ -424,22 +424,22 @@ impl AppState {
             self.toast("Open a project first", true);
             return;
         };
+        let options = SendOptions {
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            auto_approve: Some(self.auto_approve),
+        };
         let Some(chat) = &project.chat else {
             if !redo && !prompt.is_empty() {
-                // No chat yet: make one, then send into it when it arrives.
-                backend.new_chat(project.project.id, self.mode);
-                self.toast("Started a new chat: press send again", false);
+                // No chat yet: start one with this prompt.
+                backend.start_chat(project.project.id, self.mode, prompt, options);
+                self.composer.clear();
             }
             return;
         };
         if !redo && prompt.is_empty() {
             return;
         }
-        let options = SendOptions {
-            provider: self.provider.clone(),
-            model: self.model.clone(),
-            auto_approve: Some(self.auto_approve),
-        };
         backend.send(chat.chat.id, prompt, options, redo);
         if !redo {
             self.composer.clear();

@@ -93,32 +93,26 @@ impl Backend {
     pub fn send(&self, chat_id: i64, prompt: String, options: SendOptions, redo: bool) {
         let handle = self.runtime.handle().clone();
         self.spawn("sending", move |service, emit| {
-            let started = handle.block_on(async {
-                if redo {
-                    service.redo(chat_id, None, options).await
-                } else {
-                    service.send(chat_id, &prompt, options).await
-                }
-            })?;
-            let store = service.engine().store();
-            let user = match started.user_message_id {
-                Some(id) if !redo => Some(store.message(id)?),
-                _ => None,
-            };
-            emit.send(Event::TurnStarted {
-                chat_id,
-                user,
-                reply_id: started.message_id,
-            });
-            let outcome = handle
-                .block_on(started.outcome)
-                .context("the reply task failed")?;
-            emit.send(Event::TurnFinished(Box::new(outcome)));
-            send_chat(&service, &emit, chat_id)?;
-            if let Ok(chat) = store.chat(chat_id) {
-                emit.send(Event::ChatsChanged(store.chats(chat.project_id)?));
-            }
-            Ok(())
+            run_turn(&service, &emit, &handle, chat_id, &prompt, options, redo)
+        });
+    }
+
+    /// Starts a chat in the project and sends the first prompt into it.
+    pub fn start_chat(
+        &self,
+        project_id: i64,
+        mode: ChatMode,
+        prompt: String,
+        options: SendOptions,
+    ) {
+        let handle = self.runtime.handle().clone();
+        self.spawn("starting a chat", move |service, emit| {
+            let chat = service.new_chat(project_id, mode)?;
+            emit.send(Event::ChatsChanged(
+                service.engine().store().chats(project_id)?,
+            ));
+            send_chat(&service, &emit, chat.id)?;
+            run_turn(&service, &emit, &handle, chat.id, &prompt, options, false)
         });
     }
 
@@ -365,6 +359,44 @@ impl Backend {
             Ok(())
         });
     }
+}
+
+/// Sends (or redoes) a turn and reports it from start to finish.
+fn run_turn(
+    service: &std::sync::Arc<crate::chat::ChatService>,
+    emit: &super::Emit,
+    handle: &tokio::runtime::Handle,
+    chat_id: i64,
+    prompt: &str,
+    options: SendOptions,
+    redo: bool,
+) -> anyhow::Result<()> {
+    let started = handle.block_on(async {
+        if redo {
+            service.redo(chat_id, None, options).await
+        } else {
+            service.send(chat_id, prompt, options).await
+        }
+    })?;
+    let store = service.engine().store();
+    let user = match started.user_message_id {
+        Some(id) if !redo => Some(store.message(id)?),
+        _ => None,
+    };
+    emit.send(Event::TurnStarted {
+        chat_id,
+        user,
+        reply_id: started.message_id,
+    });
+    let outcome = handle
+        .block_on(started.outcome)
+        .context("the reply task failed")?;
+    emit.send(Event::TurnFinished(Box::new(outcome)));
+    send_chat(service, emit, chat_id)?;
+    if let Ok(chat) = store.chat(chat_id) {
+        emit.send(Event::ChatsChanged(store.chats(chat.project_id)?));
+    }
+    Ok(())
 }
 
 fn load_project(
