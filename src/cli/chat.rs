@@ -66,7 +66,7 @@ impl Ctx {
         ChatService::with_data_dir(Arc::clone(&self.engine), self.data_dir.clone())
     }
 
-    fn out(&self, value: serde_json::Value, text: String) {
+    pub fn out(&self, value: serde_json::Value, text: String) {
         if self.json {
             println!("{value}");
         } else {
@@ -215,14 +215,27 @@ pub fn models(ctx: &Ctx, provider_name: Option<String>) -> Result<()> {
     Ok(())
 }
 
+#[derive(clap::Args)]
 pub struct ChatArgs {
+    #[arg(long)]
     pub project: String,
+    /// Continue this chat (default: a new one).
+    #[arg(long)]
     pub chat: Option<i64>,
+    #[arg(long, value_parser = parse_mode)]
     pub mode: Option<ChatMode>,
+    #[arg(long)]
     pub provider: Option<String>,
+    #[arg(long)]
     pub model: Option<String>,
+    /// Apply the proposal at once (auto-approve for this turn).
+    #[arg(long)]
     pub approve: bool,
     pub prompt: String,
+}
+
+fn parse_mode(text: &str) -> Result<ChatMode, String> {
+    text.parse()
 }
 
 pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {

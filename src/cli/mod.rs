@@ -17,7 +17,6 @@ use std::sync::Arc;
 use tandem::Engine;
 use tandem::edits::plan::EditPlan;
 use tandem::edits::{FileSelection, OpStatus, Selection};
-use tandem::store::ChatMode;
 use tandem::vcs;
 
 #[derive(Parser)]
@@ -54,23 +53,7 @@ enum Command {
         provider: Option<String>,
     },
     /// Send a prompt; the reply streams to stdout, then its proposal is summarised.
-    Chat {
-        #[arg(long)]
-        project: String,
-        /// Continue this chat (default: a new one).
-        #[arg(long)]
-        chat: Option<i64>,
-        #[arg(long, value_parser = parse_mode)]
-        mode: Option<ChatMode>,
-        #[arg(long)]
-        provider: Option<String>,
-        #[arg(long)]
-        model: Option<String>,
-        /// Apply the proposal at once (auto-approve for this turn).
-        #[arg(long)]
-        approve: bool,
-        prompt: String,
-    },
+    Chat(chat::ChatArgs),
     /// Show what would be sent to the model: tokens per part, files included and left out.
     Context {
         #[arg(long)]
@@ -204,37 +187,15 @@ fn read_input(path: &PathBuf) -> Result<Vec<u8>> {
     std::fs::read(path).with_context(|| format!("reading {}", path.display()))
 }
 
-fn parse_mode(text: &str) -> Result<ChatMode, String> {
-    text.parse()
-}
-
 fn run(data_dir: Option<PathBuf>, json: bool, command: Command) -> Result<()> {
     let data_dir = tandem::store::data_dir(data_dir.as_deref())?;
-    let engine = Engine::open(Some(&data_dir))?;
-    let command = match command {
-        Command::Provider(_)
-        | Command::Models { .. }
-        | Command::Chat { .. }
-        | Command::Context { .. }
-        | Command::Show { .. }
-        | Command::Chats { .. }
-        | Command::Messages { .. } => {
-            let ctx = chat::Ctx {
-                engine: Arc::new(engine),
-                data_dir,
-                json,
-            };
-            return run_chat(&ctx, command);
-        }
-        other => other,
+    let ctx = chat::Ctx {
+        engine: Arc::new(Engine::open(Some(&data_dir))?),
+        data_dir,
+        json,
     };
-    let out = |value: serde_json::Value, text: String| {
-        if json {
-            println!("{value}");
-        } else {
-            print!("{text}");
-        }
-    };
+    let engine = &ctx.engine;
+    let out = |value: serde_json::Value, text: String| ctx.out(value, text);
     match command {
         Command::Project(ProjectCommand::Add { path, name }) => {
             let added = engine.add_project(&path, name.as_deref())?;
@@ -393,50 +354,20 @@ fn run(data_dir: Option<PathBuf>, json: bool, command: Command) -> Result<()> {
             };
             out(json!({"commit": commit}), text);
         }
-        _ => return unreachable_command(),
-    }
-    Ok(())
-}
-
-fn run_chat(ctx: &chat::Ctx, command: Command) -> Result<()> {
-    match command {
-        Command::Provider(command) => chat::provider_cmd(ctx, command),
-        Command::Models { provider } => chat::models(ctx, provider),
-        Command::Chat {
-            project,
-            chat: chat_id,
-            mode,
-            provider,
-            model,
-            approve,
-            prompt,
-        } => chat::chat(
-            ctx,
-            chat::ChatArgs {
-                project,
-                chat: chat_id,
-                mode,
-                provider,
-                model,
-                approve,
-                prompt,
-            },
-        ),
+        Command::Provider(command) => chat::provider_cmd(&ctx, command)?,
+        Command::Models { provider } => chat::models(&ctx, provider)?,
+        Command::Chat(args) => chat::chat(&ctx, args)?,
         Command::Context {
             project,
             prompt,
             provider,
             model,
-        } => chat::context(ctx, &project, &prompt, provider, model),
-        Command::Show { message_id } => chat::show(ctx, message_id),
-        Command::Chats { project } => chat::chats(ctx, &project),
-        Command::Messages { chat: chat_id } => chat::messages(ctx, chat_id),
-        _ => unreachable_command(),
+        } => chat::context(&ctx, &project, &prompt, provider, model)?,
+        Command::Show { message_id } => chat::show(&ctx, message_id)?,
+        Command::Chats { project } => chat::chats(&ctx, &project)?,
+        Command::Messages { chat: chat_id } => chat::messages(&ctx, chat_id)?,
     }
-}
-
-fn unreachable_command() -> Result<()> {
-    bail!("internal: command routed to the wrong handler")
+    Ok(())
 }
 
 /// `--only PATH[:1,3]` (hunks 1-based, as shown by `tandem diff`).
