@@ -76,6 +76,8 @@ pub enum Event {
         provider: String,
         models: Result<Vec<ModelInfo>, String>,
     },
+    /// The folder chosen in the native dialog, to open as a project.
+    FolderPicked(PathBuf),
     /// A background failure, with what was being done.
     Error {
         action: String,

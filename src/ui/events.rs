@@ -204,6 +204,8 @@ impl AppState {
                 self.toast(format!("Error {action}: {message}"), true);
             }
             Event::Log(line) => self.log.push(line),
+            // Handled by the app, which owns the backend.
+            Event::FolderPicked(_) => {}
         }
     }
 

@@ -454,14 +454,14 @@ fn send_chat(
 }
 
 impl Backend {
-    /// Shows the native folder dialog on a background thread; the chosen folder is opened.
+    /// Shows the native folder dialog on a background thread; the chosen folder comes back
+    /// as [`Event::FolderPicked`].
     /// Where no desktop portal runs the dialog returns nothing and the path field remains.
     pub fn pick_folder(&self) {
         let emit = super::Emit {
             tx: self.tx.clone(),
             repaint: std::sync::Arc::clone(&self.repaint),
         };
-        let service = std::sync::Arc::clone(&self.service);
         self.runtime.spawn(async move {
             let picked = rfd::AsyncFileDialog::new()
                 .set_title("Open a project folder")
@@ -474,26 +474,8 @@ impl Backend {
                 .await;
                 return;
             };
-            let path = folder.path().to_path_buf();
-            let Some(service) = service.get().cloned() else {
-                return;
-            };
-            let errors = emit.clone();
-            let result = tokio::task::spawn_blocking(move || {
-                let added = service.engine().add_project(&path, None)?;
-                load_project(&service, &emit, added.project)
-            })
-            .await;
-            let message = match result {
-                Ok(Ok(())) => return,
-                Ok(Err(e)) => format!("{e:#}"),
-                Err(e) => e.to_string(),
-            };
-            errors
-                .send_async(Event::Error {
-                    action: "opening the project".into(),
-                    message,
-                })
+            // Opened like a typed path: one code path adds and loads a project.
+            emit.send_async(Event::FolderPicked(folder.path().to_path_buf()))
                 .await;
         });
     }

@@ -71,7 +71,10 @@ impl TandemApp {
     /// Applies background events; called before each frame's UI.
     pub fn update_state(&mut self, ctx: &egui::Context) {
         for event in self.backend.drain() {
-            self.state.on_event(event);
+            match event {
+                backend::Event::FolderPicked(path) => self.backend.open_project(path),
+                event => self.state.on_event(event),
+            }
         }
         if !self.restored && self.state.status == Status::Ready {
             self.restored = true;
