@@ -81,6 +81,7 @@ fn request() -> ChatRequest {
         max_output_tokens: Some(256),
         context_window: Some(16384),
         temperature: None,
+        tools: Vec::new(),
     }
 }
 

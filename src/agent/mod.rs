@@ -6,3 +6,10 @@ mod patterns;
 pub mod policy;
 mod shell;
 mod shell_rules;
+
+pub mod exec;
+pub mod gateway;
+pub mod mcp;
+pub mod protocol;
+mod sandbox;
+pub mod tools;

@@ -311,6 +311,7 @@ impl ChatService {
             max_output_tokens: None,
             context_window,
             temperature: None,
+            tools: Vec::new(),
         };
         Ok((request, breakdown))
     }
@@ -458,6 +459,7 @@ async fn generate_title(choice: &ModelChoice, prompt: &str) -> Option<String> {
         max_output_tokens: Some(40),
         context_window: None,
         temperature: Some(0.2),
+        tools: Vec::new(),
     };
     let mut stream = choice.provider.stream(request);
     let mut text = String::new();

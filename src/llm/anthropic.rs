@@ -364,6 +364,7 @@ mod tests {
             max_output_tokens: None,
             context_window: None,
             temperature: None,
+            tools: Vec::new(),
         };
         let body = chat_body(&request);
         assert_eq!(body["system"], "a\n\nb");

@@ -108,6 +108,7 @@ fn chat_body(request: &ChatRequest) -> Value {
                 ChatRole::System => return None,
                 ChatRole::User => "user",
                 ChatRole::Assistant => "model",
+                ChatRole::Tool => "user",
             };
             Some(json!({ "role": role, "parts": [{ "text": m.content }] }))
         })
@@ -354,6 +355,7 @@ mod tests {
             max_output_tokens: Some(50),
             context_window: None,
             temperature: None,
+            tools: Vec::new(),
         };
         let body = chat_body(&request);
         assert_eq!(

@@ -43,12 +43,24 @@ pub enum ChatRole {
     System,
     User,
     Assistant,
+    /// The result of a tool call, answering an assistant message's `tool_calls`.
+    Tool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChatMessage {
     pub role: ChatRole,
     pub content: String,
+    /// Assistant messages: the tool calls the model made in this turn (native tool calling).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// Tool messages: the id of the call this answers (OpenAI `tool_call_id`, Anthropic
+    /// `tool_use_id`); `None` when the provider gave the call no id (Ollama).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// Tool messages: the tool's name (Gemini's `functionResponse` and Ollama need it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
 }
 
 impl ChatMessage {
@@ -56,8 +68,37 @@ impl ChatMessage {
         ChatMessage {
             role,
             content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            tool_name: None,
         }
     }
+
+    /// An assistant turn that called tools (its text may be empty).
+    pub fn assistant_with_calls(content: impl Into<String>, calls: Vec<ToolCall>) -> Self {
+        ChatMessage {
+            tool_calls: calls,
+            ..ChatMessage::new(ChatRole::Assistant, content)
+        }
+    }
+
+    /// A tool's result, answering `call`.
+    pub fn tool_result(call: &ToolCall, content: impl Into<String>) -> Self {
+        ChatMessage {
+            tool_call_id: call.id.clone(),
+            tool_name: Some(call.name.clone()),
+            ..ChatMessage::new(ChatRole::Tool, content)
+        }
+    }
+}
+
+/// A tool the model may call (native tool calling): name, what it does, and its parameters as
+/// a JSON Schema object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: serde_json::Value,
 }
 
 /// One request: the whole conversation to send, system prompt first.
@@ -72,6 +113,8 @@ pub struct ChatRequest {
     /// prompts longer than its default context, so the chat turn always sets this.
     pub context_window: Option<u32>,
     pub temperature: Option<f32>,
+    /// Tools offered for native tool calling; empty sends none.
+    pub tools: Vec<ToolSpec>,
 }
 
 impl ChatRequest {

@@ -273,6 +273,7 @@ mod tests {
             max_output_tokens: None,
             context_window: None,
             temperature: None,
+            tools: Vec::new(),
         };
         assert!(chat_body(&request).get("options").is_none());
         request.context_window = Some(8192);

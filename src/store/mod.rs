@@ -5,7 +5,10 @@
 //! behind a mutex: every call is a short statement, and the GUI calls the store from the
 //! background runtime, never from a frame.
 
+mod agent_steps;
+mod approvals;
 mod chats;
+mod mcp_servers;
 mod messages;
 mod projects;
 mod providers;
@@ -29,6 +32,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/002_providers_prompts_usage.sql"),
     include_str!("../../migrations/003_proposal_review.sql"),
     include_str!("../../migrations/004_streaming_parts.sql"),
+    include_str!("../../migrations/005_agent.sql"),
 ];
 
 /// The file name of the database inside the data directory.
