@@ -6,102 +6,15 @@
 mod common;
 mod fake_provider;
 
-use std::sync::Arc;
 use std::time::Duration;
 
+use fake_provider::setup::{add_provider, setup};
 use fake_provider::{Chunk, End, FakeProvider, Reply, ollama_stream, openai_stream};
-use tandem::Engine;
-use tandem::chat::{ChatEventKind, ChatService, SendOptions};
+use tandem::chat::{ChatEventKind, SendOptions};
 use tandem::llm::ProviderKind;
-use tandem::llm::secrets::Secrets;
 use tandem::store::{ApprovalState, ChatMode, MessageStatus, ProviderSettings};
 
 const BOUND: Duration = Duration::from_secs(20);
-
-struct Setup {
-    _dir: tempfile::TempDir,
-    root: std::path::PathBuf,
-    engine: Arc<Engine>,
-    service: Arc<ChatService>,
-    project: tandem::store::Project,
-    server: FakeProvider,
-}
-
-fn base_url(kind: ProviderKind, url: &str) -> String {
-    match kind {
-        ProviderKind::Ollama => url.to_string(),
-        ProviderKind::Openai | ProviderKind::Anthropic => format!("{url}/v1"),
-        ProviderKind::Gemini => format!("{url}/v1beta"),
-    }
-}
-
-async fn setup(kind: ProviderKind) -> Setup {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("project");
-    common::repo_with(
-        &root,
-        &[
-            ("src/main.rs", "fn main() {}\n"),
-            ("AI_RULES.md", "Always use tabs.\n"),
-        ],
-    );
-    let engine = Arc::new(Engine::open(Some(&dir.path().join("data"))).unwrap());
-    let project = engine.add_project(&root, None).unwrap().project;
-    let server = FakeProvider::start().await;
-    add_provider(&engine, "fake", kind, &server);
-    let store = engine.store();
-    store.set_setting("chat.default_provider", "fake").unwrap();
-    store.set_setting("chat.generate_titles", &false).unwrap();
-    let service = ChatService::new(
-        Arc::clone(&engine),
-        Secrets::file_only(&dir.path().join("secrets.json")),
-    );
-    Setup {
-        root: root.canonicalize().unwrap(),
-        _dir: dir,
-        engine,
-        service,
-        project,
-        server,
-    }
-}
-
-fn add_provider(engine: &Engine, name: &str, kind: ProviderKind, server: &FakeProvider) {
-    let settings = ProviderSettings {
-        default_model: Some("test-model".into()),
-        context_length: Some(32_768),
-    };
-    engine
-        .store()
-        .insert_provider(name, kind, &base_url(kind, &server.url()), None, &settings)
-        .unwrap();
-}
-
-impl Setup {
-    fn chat(&self, mode: ChatMode) -> i64 {
-        self.service.new_chat(self.project.id, mode).unwrap().id
-    }
-
-    /// Every reply has settled: nothing streaming, no leftover parts.
-    fn assert_settled(&self, chat: i64) {
-        for message in self.engine.store().messages(chat).unwrap() {
-            assert_ne!(message.status, MessageStatus::Streaming, "{message:?}");
-        }
-    }
-
-    fn chat_requests(&self) -> Vec<fake_provider::Recorded> {
-        self.server
-            .requests()
-            .into_iter()
-            .filter(|r| {
-                r.method == "POST"
-                    && (r.path.contains("chat")
-                        || r.path.contains("messages")
-                        || r.path.contains("Generate"))
-            })
-            .collect()
-    }
-}
 
 const REPLY: [&str; 6] = [
     "I'll add a greeting.\n",

@@ -25,7 +25,6 @@
 //! `shell_rules` says what each program does, `facts` turns a call into parts with risks and
 //! reasons, and `patterns` matches the user's patterns.
 
-use std::fmt;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -114,11 +113,7 @@ pub struct ToolCallView<'a> {
     pub arguments: &'a Value,
 }
 
-impl fmt::Display for Risk {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(["low", "medium", "high"][*self as usize])
-    }
-}
+// `Risk`'s `Display`, `FromStr` and SQLite conversions come from `store::agent_steps`.
 
 impl Decision {
     pub fn reason(&self) -> &str {

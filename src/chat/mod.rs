@@ -6,11 +6,15 @@
 //! text to SQLite in linear bytes — then plans the reply's edits and, with auto-approve, applies
 //! them. Several chats stream at once; a second send to a busy chat cancels the first.
 
+mod agent_turn;
 mod models;
 mod prompt;
 mod turn;
 mod writer;
 
+pub use agent_turn::{
+    PendingApproval, POLICY_SETTING, SHELL_TIMEOUT_SETTING, TOOL_CALLING_SETTING,
+};
 pub use models::{ModelChoice, ensure_default_provider, provider_config};
 pub use prompt::{ContextBreakdown, PromptError, history, strip_for_history, system_prompt};
 pub use turn::TurnOutcome;
@@ -91,6 +95,18 @@ pub enum ChatEventKind {
     TitleChanged {
         title: String,
     },
+    /// Agent mode: a step was recorded (plan, tool call with its result, step done…).
+    Step {
+        step: crate::store::AgentStep,
+    },
+    /// Agent mode: a call waits for the person ([`ChatService::answer`]).
+    Approval {
+        approval: PendingApproval,
+    },
+    /// The approval was answered, or the turn stopped waiting.
+    ApprovalSettled {
+        id: u64,
+    },
 }
 
 /// Options for one send.
@@ -100,6 +116,9 @@ pub struct SendOptions {
     pub model: Option<String>,
     /// Overrides the auto-approve setting (and the project's override) for this turn.
     pub auto_approve: Option<bool>,
+    /// Agent mode: pre-approve calls up to this risk (hard denies, trust and the sandbox
+    /// still apply).
+    pub allow_risk: Option<crate::agent::policy::Risk>,
 }
 
 struct Active {
@@ -115,6 +134,7 @@ pub struct ChatService {
     cache: Arc<ContextCache>,
     events: broadcast::Sender<ChatEvent>,
     active: Mutex<HashMap<i64, Active>>,
+    approvals: agent_turn::Approvals,
 }
 
 /// A started turn: its reply's message id, and the task's result.
@@ -134,6 +154,7 @@ impl ChatService {
             cache: Arc::new(ContextCache::default()),
             events,
             active: Mutex::new(HashMap::new()),
+            approvals: agent_turn::Approvals::default(),
         })
     }
 

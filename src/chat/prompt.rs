@@ -19,6 +19,8 @@ use crate::workspace::context::{
 
 pub const BUILD_PROMPT: &str = include_str!("../../prompts/build.md");
 pub const ASK_PROMPT: &str = include_str!("../../prompts/ask.md");
+pub const AGENT_PROMPT: &str = include_str!("../../prompts/agent.md");
+pub const PLAN_PROMPT: &str = include_str!("../../prompts/plan.md");
 pub const RULES_HEADER: &str = include_str!("../../prompts/rules_header.md");
 pub const TITLE_PROMPT: &str = include_str!("../../prompts/title.md");
 
@@ -67,8 +69,10 @@ pub enum PromptError {
 /// The system prompt for a mode, with the project's `AI_RULES.md` when it has one.
 pub fn system_prompt(mode: ChatMode, rules: Option<&str>) -> String {
     let base = match mode {
-        ChatMode::Ask | ChatMode::Plan => ASK_PROMPT,
-        ChatMode::Build | ChatMode::Agent => BUILD_PROMPT,
+        ChatMode::Ask => ASK_PROMPT,
+        ChatMode::Build => BUILD_PROMPT,
+        ChatMode::Agent => AGENT_PROMPT,
+        ChatMode::Plan => PLAN_PROMPT,
     };
     match rules.map(str::trim).filter(|r| !r.is_empty()) {
         Some(rules) => format!("{base}\n{RULES_HEADER}\n{rules}\n"),

@@ -38,16 +38,17 @@ pub struct TurnOutcome {
     pub approve_error: Option<String>,
 }
 
-struct Turn {
-    chat: Chat,
-    project: Project,
-    choice: ModelChoice,
+pub(super) struct Turn {
+    pub(super) chat: Chat,
+    pub(super) project: Project,
+    pub(super) choice: ModelChoice,
     prompt: String,
     /// Messages before this id are history.
     history_before: i64,
-    message_id: i64,
-    cancel: CancellationToken,
+    pub(super) message_id: i64,
+    pub(super) cancel: CancellationToken,
     auto_approve: bool,
+    pub(super) allow_risk: Option<crate::agent::policy::Risk>,
 }
 
 impl ChatService {
@@ -103,6 +104,7 @@ impl ChatService {
             prompt,
             cancel,
             auto_approve,
+            allow_risk: options.allow_risk,
         };
         let service = Arc::clone(self);
         let outcome = tokio::spawn(async move {
@@ -133,7 +135,7 @@ impl ChatService {
         })
     }
 
-    fn event(&self, turn: &Turn, kind: ChatEventKind) {
+    pub(super) fn event(&self, turn: &Turn, kind: ChatEventKind) {
         self.publish(ChatEvent {
             chat_id: turn.chat.id,
             message_id: turn.message_id,
@@ -168,7 +170,14 @@ impl ChatService {
                     },
                 );
                 outcome.breakdown = Some(breakdown);
-                self.stream(&turn, request, &mut outcome).await;
+                match turn.chat.mode {
+                    ChatMode::Agent | ChatMode::Plan => {
+                        self.agent(&turn, request, &mut outcome).await
+                    }
+                    ChatMode::Build | ChatMode::Ask => {
+                        self.stream(&turn, request, &mut outcome).await
+                    }
+                }
             }
             // Cancelled while preparing: nothing was sent.
             Err(_) if turn.cancel.is_cancelled() => outcome.status = MessageStatus::Cancelled,
@@ -277,6 +286,11 @@ impl ChatService {
                 exclude: settings.context_exclude.clone(),
                 ..ContextOptions::default()
             };
+            if matches!(mode, ChatMode::Agent | ChatMode::Plan) {
+                // The agent reads files through its tools: it gets the file list only, and
+                // the window stays free for tool results.
+                options.budget_tokens = 0;
+            }
             let everything = cache.collect(&root, &options)?;
             let candidates: Vec<String> = everything
                 .included
@@ -492,7 +506,7 @@ fn recently_edited(root: &std::path::Path) -> Vec<String> {
     paths
 }
 
-async fn sleep_until(at: Option<std::time::Instant>) {
+pub(super) async fn sleep_until(at: Option<std::time::Instant>) {
     if let Some(at) = at {
         tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
     }

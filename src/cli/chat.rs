@@ -9,10 +9,13 @@ use serde_json::json;
 
 use tandem::Engine;
 use tandem::chat::{
+    PendingApproval,
     ChatEventKind, ChatService, SendOptions, ensure_default_provider, provider_config,
 };
 use tandem::llm::{ProviderKind, provider};
-use tandem::store::{ChatMode, MessageStatus, ProviderSettings};
+use tandem::agent::policy::Risk;
+use tandem::agent::runner::Answer;
+use tandem::store::{AgentStep, ChatMode, MessageStatus, ProviderSettings, StepKind};
 
 #[derive(Subcommand)]
 pub enum ProviderCommand {
@@ -231,7 +234,15 @@ pub struct ChatArgs {
     /// Apply the proposal at once (auto-approve for this turn).
     #[arg(long)]
     pub approve: bool,
+    /// Agent mode: pre-approve tool calls up to this risk (low, medium, high) instead of
+    /// asking on the terminal. Hard denies, the trust level and the sandbox still apply.
+    #[arg(long, value_parser = parse_risk)]
+    pub allow_risk: Option<Risk>,
     pub prompt: String,
+}
+
+fn parse_risk(text: &str) -> Result<Risk, String> {
+    text.parse()
 }
 
 fn parse_mode(text: &str) -> Result<ChatMode, String> {
@@ -261,6 +272,7 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
         provider: args.provider,
         model: args.model,
         auto_approve: args.approve.then_some(true),
+        allow_risk: args.allow_risk,
     };
     let json = ctx.json;
     let outcome = runtime.block_on(async {
@@ -275,8 +287,16 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
                 _ = tokio::signal::ctrl_c() => { service.cancel(chat.id); }
                 event = events.recv() => {
                     let Ok(event) = event else { continue };
-                    if event.message_id != message_id || json { continue; }
+                    if event.message_id != message_id { continue; }
+                    if let ChatEventKind::Approval { approval } = &event.kind {
+                        ask_on_terminal(&service, approval.clone());
+                        continue;
+                    }
+                    if json { continue; }
                     match event.kind {
+                        ChatEventKind::Step { step } => {
+                            println!("\n{}", step_line(&step));
+                        }
                         ChatEventKind::Delta { text, reasoning } => {
                             if !reasoning.is_empty() { eprint!("{reasoning}"); }
                             print!("{text}");
@@ -315,6 +335,9 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
         }
         if let Some(usage) = &outcome.usage {
             value["usage"] = json!(usage);
+        }
+        if matches!(chat.mode, ChatMode::Agent | ChatMode::Plan) || args.mode.is_some() {
+            value["steps"] = steps_json(&store.agent_steps(outcome.message_id)?);
         }
         println!("{value}");
     } else {
@@ -370,7 +393,7 @@ pub fn context(
     let options = SendOptions {
         provider: provider_name,
         model,
-        auto_approve: None,
+        ..SendOptions::default()
     };
     let breakdown = runtime()?.block_on(service.preview(&project, prompt, &options))?;
     let mut text = format!(
@@ -445,4 +468,80 @@ pub fn messages(ctx: &Ctx, chat: i64) -> Result<()> {
         .collect();
     ctx.out(json!({"messages": messages}), text);
     Ok(())
+}
+
+/// One line per agent step for the terminal.
+fn step_line(step: &AgentStep) -> String {
+    let args = step.arguments.as_ref().map(|a| a.to_string()).unwrap_or_default();
+    let result = step.result.as_deref().unwrap_or_default();
+    let first = result.lines().next().unwrap_or_default();
+    match step.kind {
+        StepKind::Plan => format!("[plan]\n{result}"),
+        StepKind::StepDone => format!("[step done] {args} {result}"),
+        StepKind::Correction => format!("[protocol correction] {first}"),
+        StepKind::Final => "[final]".to_string(),
+        StepKind::Tool => {
+            let decision = step.decision.map(|d| d.as_str()).unwrap_or("?");
+            let exit = step
+                .exit_code
+                .map(|c| format!(" exit {c}"))
+                .unwrap_or_default();
+            let lines = result.lines().count();
+            format!(
+                "[{}] {args} -> {decision}{exit} ({lines} line(s) of output){}",
+                step.tool.as_deref().unwrap_or("?"),
+                if step.is_error { format!(": {first}") } else { String::new() }
+            )
+        }
+    }
+}
+
+/// The `steps` array of `--json`: every tool call with its decision and exit code.
+fn steps_json(steps: &[AgentStep]) -> serde_json::Value {
+    let calls = steps.iter().filter(|s| s.kind == StepKind::Tool).map(|s| {
+        let mut call = json!({
+            "tool": s.tool,
+            "arguments": s.arguments,
+            "decision": s.decision,
+        });
+        if let Some(code) = s.exit_code {
+            call["exit_code"] = json!(code);
+        }
+        call
+    });
+    serde_json::Value::Array(calls.collect())
+}
+
+/// Asks about a pending call on the terminal (stderr + a line from stdin) without blocking
+/// the event loop; end of input or anything but yes/always rejects.
+fn ask_on_terminal(service: &std::sync::Arc<tandem::chat::ChatService>, approval: PendingApproval) {
+    let service = std::sync::Arc::clone(service);
+    tokio::task::spawn_blocking(move || {
+        let what = match approval.arguments.get("command").and_then(|c| c.as_str()) {
+            Some(command) => format!("run `{command}`"),
+            None => format!("call {} {}", approval.tool, approval.arguments),
+        };
+        eprintln!("\n{} risk — {}", approval.risk, approval.reason);
+        for reason in &approval.reasons {
+            eprintln!("  {reason}");
+        }
+        eprint!(
+            "Allow the agent to {what}? [y]es / [n]o / [a]lways allow `{}`: ",
+            approval.always_pattern
+        );
+        let _ = std::io::stderr().flush();
+        let mut line = String::new();
+        let answer = match std::io::stdin().read_line(&mut line) {
+            Ok(n) if n > 0 => match line.trim().to_ascii_lowercase().as_str() {
+                "y" | "yes" => Answer::Approve,
+                "a" | "always" => Answer::AlwaysAllow,
+                _ => Answer::Reject,
+            },
+            _ => {
+                eprintln!("(no answer on stdin: rejected; pass --allow-risk to pre-approve)");
+                Answer::Reject
+            }
+        };
+        service.answer(approval.id, answer);
+    });
 }

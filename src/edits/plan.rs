@@ -177,12 +177,20 @@ impl EditPlan {
 
 /// Plans a complete reply against the project at `root`.
 pub fn build_plan(root: &Path, reply: &str) -> Result<EditPlan, PlanError> {
+    plan_actions(root, actions(&parse(reply)))
+}
+
+/// Plans actions in order (an agent's edit tool calls, a reply's tags) against `root`.
+pub fn plan_actions(
+    root: &Path,
+    actions: impl IntoIterator<Item = Result<Action, MissingAttribute>>,
+) -> Result<EditPlan, PlanError> {
     let root = root.canonicalize().map_err(|source| PlanError {
         path: root.to_path_buf(),
         source,
     })?;
     let mut planner = Planner::new(root);
-    for action in actions(&parse(reply)) {
+    for action in actions {
         planner.run(action);
     }
     Ok(planner.finish())

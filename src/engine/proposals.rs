@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::{Engine, EngineError, Result};
 use crate::edits::apply::{Selection, apply_writes};
 use crate::edits::deps::{InstallReport, MANIFESTS, install_command, run_install};
-use crate::edits::plan::{EditPlan, FileChangeKind, build_plan};
+use crate::edits::plan::{EditPlan, FileChangeKind, plan_actions};
 use crate::store::{
     ApprovalState, Chat, ChatMode, Message, MessageStatus, NewMessage, PlanBase, Project, Role,
 };
@@ -94,7 +94,7 @@ impl Engine {
     /// Plans a finished assistant reply and records it for review: the files' hashes as read
     /// now, and `pending` if it proposes anything. Ask-mode chats never propose.
     pub fn record_plan(&self, project: &Project, message: &Message) -> Result<EditPlan> {
-        let plan = build_plan(&project.path, &message.content)?;
+        let plan = self.plan_message(project, message)?;
         let chat = self.store.chat(message.chat_id)?;
         if plan.is_proposal() && chat.mode != ChatMode::Ask {
             self.store.set_plan_base(message.id, &plan.base)?;
@@ -104,12 +104,29 @@ impl Engine {
         Ok(plan)
     }
 
+    /// A reply's plan: the edit tool calls its agent steps made (those that ran), then the
+    /// edit tags in its text.
+    pub fn plan_message(&self, project: &Project, message: &Message) -> Result<EditPlan> {
+        let mut actions = Vec::new();
+        for step in self.store.agent_steps(message.id)? {
+            let (Some(tool), Some(arguments)) = (&step.tool, &step.arguments) else {
+                continue;
+            };
+            let ran = step.decision.is_some_and(|d| d.ran()) && !step.is_error;
+            if ran && let Ok(action) = crate::agent::tools::edit_action(tool, arguments) {
+                actions.push(Ok(action));
+            }
+        }
+        actions.extend(crate::edits::actions(&crate::edits::parse(&message.content)));
+        Ok(plan_actions(&project.path, actions)?)
+    }
+
     /// The message, its project and its plan recomputed now, conflicts marked.
     pub fn review(&self, message_id: i64) -> Result<Review> {
         let message = self.store.message(message_id)?;
         let chat = self.store.chat(message.chat_id)?;
         let project = self.store.project(chat.project_id)?;
-        let mut plan = build_plan(&project.path, &message.content)?;
+        let mut plan = self.plan_message(&project, &message)?;
         if let Some(base) = &message.plan_base {
             mark_conflicts(&mut plan, base);
         }

@@ -10,8 +10,7 @@ use serde_json::{Value, json};
 use super::framing::{Decode, Events, Item, drive, parse_frame};
 use super::http::{Http, snippet};
 use super::{
-    ChatRequest, ChatRole, LlmError, ModelInfo, Provider, ProviderConfig, StreamEvent, ToolCall,
-    Usage,
+    ChatRequest, LlmError, ModelInfo, Provider, ProviderConfig, StreamEvent, ToolCall, Usage,
 };
 
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com/v1";
@@ -41,12 +40,7 @@ fn authorize(request: RequestBuilder, key: &str) -> RequestBuilder {
 /// System messages go in the top-level `system` field; the API has no system role.
 fn chat_body(request: &ChatRequest) -> Value {
     let system = request.system_texts();
-    let messages: Vec<Value> = request
-        .messages
-        .iter()
-        .filter(|m| m.role != ChatRole::System)
-        .map(|m| json!({ "role": m.role, "content": m.content }))
-        .collect();
+    let messages = super::wire::anthropic_messages(request);
     let mut body = json!({
         "model": request.model,
         "max_tokens": request.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
@@ -58,6 +52,9 @@ fn chat_body(request: &ChatRequest) -> Value {
     }
     if let Some(temperature) = request.temperature {
         body["temperature"] = json!(temperature);
+    }
+    if let Some(tools) = super::wire::anthropic_tools(request) {
+        body["tools"] = tools;
     }
     body
 }
@@ -353,7 +350,7 @@ mod tests {
 
     #[test]
     fn system_messages_move_to_the_system_field() {
-        use crate::llm::ChatMessage;
+        use crate::llm::{ChatMessage, ChatRole};
         let request = ChatRequest {
             model: "claude".into(),
             messages: vec![

@@ -15,8 +15,7 @@ use serde_json::{Value, json};
 use super::framing::{Decode, Events, Item, drive, parse_frame};
 use super::http::{Http, snippet};
 use super::{
-    ChatRequest, ChatRole, LlmError, ModelInfo, Provider, ProviderConfig, StreamEvent, ToolCall,
-    Usage,
+    ChatRequest, LlmError, ModelInfo, Provider, ProviderConfig, StreamEvent, ToolCall, Usage,
 };
 
 pub const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
@@ -100,20 +99,11 @@ fn bare_model(model: &str) -> &str {
 
 fn chat_body(request: &ChatRequest) -> Value {
     let system = request.system_texts();
-    let contents: Vec<Value> = request
-        .messages
-        .iter()
-        .filter_map(|m| {
-            let role = match m.role {
-                ChatRole::System => return None,
-                ChatRole::User => "user",
-                ChatRole::Assistant => "model",
-                ChatRole::Tool => "user",
-            };
-            Some(json!({ "role": role, "parts": [{ "text": m.content }] }))
-        })
-        .collect();
+    let contents = super::wire::gemini_contents(request);
     let mut body = json!({ "contents": contents });
+    if let Some(tools) = super::wire::gemini_tools(request) {
+        body["tools"] = tools;
+    }
     if !system.is_empty() {
         body["systemInstruction"] = json!({ "parts": [{ "text": system.join("\n\n") }] });
     }
@@ -307,7 +297,7 @@ impl Provider for GeminiProvider {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::ChatMessage;
+    use crate::llm::{ChatMessage, ChatRole};
 
     fn feed(decoder: &mut GenerateDecoder, data: Value) -> Vec<Item> {
         let mut out = Vec::new();

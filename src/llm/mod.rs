@@ -19,6 +19,7 @@ use futures_util::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 
 pub mod secrets;
+mod wire;
 
 /// Default idle time allowed between two chunks of a streaming reply.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);

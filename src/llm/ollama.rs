@@ -87,11 +87,7 @@ impl OllamaProvider {
 }
 
 fn chat_body(request: &ChatRequest) -> Value {
-    let messages: Vec<Value> = request
-        .messages
-        .iter()
-        .map(|m| json!({ "role": m.role, "content": m.content }))
-        .collect();
+    let messages = super::wire::ollama_messages(request);
     let mut options = Map::new();
     if let Some(num_ctx) = request.context_window {
         options.insert("num_ctx".into(), json!(num_ctx));
@@ -105,6 +101,9 @@ fn chat_body(request: &ChatRequest) -> Value {
     let mut body = json!({ "model": request.model, "messages": messages, "stream": true });
     if !options.is_empty() {
         body["options"] = Value::Object(options);
+    }
+    if let Some(tools) = super::wire::function_tools(request) {
+        body["tools"] = tools;
     }
     body
 }

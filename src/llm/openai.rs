@@ -37,11 +37,7 @@ fn authorize(http: &Http, request: RequestBuilder) -> RequestBuilder {
 }
 
 fn chat_body(request: &ChatRequest) -> Value {
-    let messages: Vec<Value> = request
-        .messages
-        .iter()
-        .map(|m| json!({ "role": m.role, "content": m.content }))
-        .collect();
+    let messages = super::wire::openai_messages(request);
     let mut body = json!({
         "model": request.model,
         "messages": messages,
@@ -54,6 +50,9 @@ fn chat_body(request: &ChatRequest) -> Value {
     }
     if let Some(temperature) = request.temperature {
         body["temperature"] = json!(temperature);
+    }
+    if let Some(tools) = super::wire::function_tools(request) {
+        body["tools"] = tools;
     }
     body
 }

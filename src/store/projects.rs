@@ -19,6 +19,8 @@ pub struct ProjectSettings {
     pub check_command: Option<String>,
     /// Overrides the global auto-approve setting for this project.
     pub auto_approve: Option<bool>,
+    /// How far agent mode is trusted here (default: scoped to the project).
+    pub agent_trust: Option<crate::agent::policy::Trust>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -428,6 +428,7 @@ impl AppState {
             provider: self.provider.clone(),
             model: self.model.clone(),
             auto_approve: Some(self.auto_approve),
+            allow_risk: None,
         };
         let Some(chat) = &project.chat else {
             if !redo && !prompt.is_empty() {

@@ -235,6 +235,10 @@ impl AppState {
                 // The reloaded chat (sent right after) replaces the live view.
             }
             ChatEventKind::TitleChanged { title } => chat.chat.title = title,
+            // Agent steps and approvals: shown once the agent panels exist.
+            ChatEventKind::Step { .. }
+            | ChatEventKind::Approval { .. }
+            | ChatEventKind::ApprovalSettled { .. } => {}
         }
     }
 

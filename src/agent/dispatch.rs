@@ -1,0 +1,169 @@
+//! Running one approved tool call: read tools on a blocking thread, edit tools into the turn's
+//! proposal (checked against the edits before them, never written to disk), `run_shell`
+//! through the executor (sandboxed under scoped trust), MCP tools through their server.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::exec::{self, Sandbox, ShellRequest};
+use super::mcp::McpHub;
+use super::policy::Trust;
+use super::tools;
+use crate::edits::{Action, plan_actions};
+
+/// What a call needs from its turn.
+pub struct Context<'a> {
+    pub root: &'a Path,
+    pub trust: Trust,
+    pub shell_timeout: Duration,
+    pub mcp: Option<&'a McpHub>,
+    pub cancel: &'a CancellationToken,
+    /// The edits the turn has proposed so far (a new edit is checked on top of them).
+    pub edits: &'a [Action],
+}
+
+/// A call's result as the model will read it.
+#[derive(Debug, Clone, Default)]
+pub struct Dispatched {
+    pub text: String,
+    pub is_error: bool,
+    pub exit_code: Option<i64>,
+    /// An edit that joins the proposal.
+    pub edit: Option<Action>,
+}
+
+fn error(text: impl Into<String>) -> Dispatched {
+    Dispatched {
+        text: text.into(),
+        is_error: true,
+        ..Dispatched::default()
+    }
+}
+
+fn ok(text: String) -> Dispatched {
+    Dispatched {
+        text,
+        ..Dispatched::default()
+    }
+}
+
+pub async fn run(context: &Context<'_>, tool: &str, arguments: &Value) -> Dispatched {
+    let root = context.root.to_path_buf();
+    let args = arguments.clone();
+    match tool {
+        "list_files" | "read_file" | "grep" => {
+            let name = tool.to_string();
+            let result = tokio::task::spawn_blocking(move || match name.as_str() {
+                "list_files" => tools::list_files(&root, &args),
+                "read_file" => tools::read_file(&root, &args),
+                _ => tools::grep(&root, &args),
+            })
+            .await;
+            match result {
+                Ok(Ok(text)) => ok(text),
+                Ok(Err(e)) => error(format!("Error: {e}")),
+                Err(e) => error(format!("Error: the tool stopped unexpectedly: {e}")),
+            }
+        }
+        "write_file" | "search_replace" | "rename_file" | "delete_file" => {
+            edit(context, tool, arguments).await
+        }
+        "run_shell" => shell(context, arguments).await,
+        _ => match context
+            .mcp
+            .filter(|hub| hub.tools().iter().any(|t| t.qualified() == tool))
+        {
+            Some(hub) => match hub.call(tool, args, context.cancel.clone()).await {
+                Ok(output) => Dispatched {
+                    text: output.text,
+                    is_error: output.is_error,
+                    ..Dispatched::default()
+                },
+                Err(e) => error(format!("Error: {e}")),
+            },
+            None => error(format!(
+                "Error: there is no tool `{tool}`. Use one of the tools you were given."
+            )),
+        },
+    }
+}
+
+/// Checks an edit on top of the turn's earlier edits; a clean one joins the proposal.
+async fn edit(context: &Context<'_>, tool: &str, arguments: &Value) -> Dispatched {
+    let action = match tools::edit_action(tool, arguments) {
+        Ok(action) => action,
+        Err(e) => return error(format!("Error: {e}")),
+    };
+    let root = context.root.to_path_buf();
+    let mut all: Vec<Action> = context.edits.to_vec();
+    all.push(action.clone());
+    let checked = tokio::task::spawn_blocking(move || {
+        let plan = plan_actions(&root, all.into_iter().map(Ok)).map_err(|e| e.to_string())?;
+        let last = plan.operations.last().cloned();
+        Ok::<_, String>(last)
+    })
+    .await;
+    let op = match checked {
+        Ok(Ok(Some(op))) => op,
+        Ok(Ok(None)) => return error("Error: the edit did nothing"),
+        Ok(Err(e)) => return error(format!("Error: {e}")),
+        Err(e) => return error(format!("Error: the check stopped unexpectedly: {e}")),
+    };
+    if let Some(problem) = &op.error {
+        return error(format!(
+            "Error: this edit cannot be applied to {}: {problem}",
+            op.path
+        ));
+    }
+    let what = match &action {
+        Action::Rename { from, to } => format!("rename {from} to {to}"),
+        Action::Delete { path } => format!("delete {path}"),
+        _ => format!("{} (+{} −{} lines)", op.path, op.added, op.removed),
+    };
+    Dispatched {
+        text: format!(
+            "Added to the proposal: {what}. The user reviews all changes when your turn ends; \
+             until then the file on disk is unchanged."
+        ),
+        edit: Some(action),
+        ..Dispatched::default()
+    }
+}
+
+async fn shell(context: &Context<'_>, arguments: &Value) -> Dispatched {
+    let Some(command) = arguments.get("command").and_then(Value::as_str) else {
+        return error("Error: `command` (a string) is required");
+    };
+    let timeout = arguments
+        .get("timeout_secs")
+        .and_then(Value::as_u64)
+        .map(Duration::from_secs)
+        .map_or(context.shell_timeout, |t| t.min(context.shell_timeout));
+    // A private temp dir per call: the sandbox lets the command write there (and TMPDIR
+    // points at it); it is removed afterwards.
+    let temp = match tempfile::Builder::new().prefix("tandem-agent-").tempdir() {
+        Ok(temp) => temp,
+        Err(e) => return error(format!("Error: cannot create a temp dir: {e}")),
+    };
+    let sandbox = match context.trust {
+        Trust::Scoped => Sandbox::project(context.root, temp.path()),
+        Trust::Trusted | Trust::ReadOnly => Sandbox::None,
+    };
+    let request = ShellRequest {
+        timeout,
+        sandbox,
+        ..ShellRequest::new(command, context.root)
+    };
+    match exec::run_shell(request, context.cancel.clone()).await {
+        Ok(outcome) => Dispatched {
+            text: outcome.render_for_model(),
+            is_error: outcome.exit_code != Some(0),
+            exit_code: outcome.exit_code.map(i64::from),
+            edit: None,
+        },
+        Err(e) => error(format!("Error: {e}")),
+    }
+}

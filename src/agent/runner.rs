@@ -1,0 +1,460 @@
+//! The agent loop: the model works in steps until it answers without calling a tool (native
+//! tool calling) or sends `FINAL` (the text protocol for models without it).
+//!
+//! The loop knows nothing of the chat service, the GUI or the terminal: a [`Host`] streams
+//! each model reply, records each step, and asks the person when the policy says to ask.
+//! Every call is judged by [`policy::assess`] (the model's own words about safety never
+//! count), then runs through [`super::dispatch`].
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::dispatch::{self, Dispatched};
+use super::mcp::McpHub;
+use super::policy::{self, Assessment, Decision, PolicySettings, Risk, ToolCallView, Trust};
+use super::protocol::{self, Directive, ProtocolState};
+use super::tools::{AgentMode, builtin_specs};
+use crate::edits::Action;
+use crate::llm::{ChatMessage, ChatRole, ToolCall, ToolSpec};
+use crate::store::{NewStep, StepDecision, StepKind};
+
+/// Default and setting key for the most tool steps in one turn.
+pub const DEFAULT_MAX_STEPS: usize = 25;
+pub const MAX_STEPS_SETTING: &str = "agent.max_steps";
+/// The longest plan the text protocol accepts.
+pub const MAX_PLAN_STEPS: usize = 12;
+/// Protocol violations in a row before the turn gives up.
+pub const MAX_CORRECTIONS: usize = 3;
+
+/// What the loop needs to know about this turn.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    pub root: PathBuf,
+    pub mode: AgentMode,
+    /// The model takes `tools` natively; otherwise the text protocol is used.
+    pub native_tools: bool,
+    pub trust: Trust,
+    pub policy: PolicySettings,
+    pub max_steps: usize,
+    pub shell_timeout: Duration,
+}
+
+/// One model reply: its text and the tool calls it made natively.
+#[derive(Debug, Clone, Default)]
+pub struct ModelReply {
+    pub text: String,
+    pub calls: Vec<ToolCall>,
+}
+
+/// The person's answer to an approval question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    Approve,
+    Reject,
+    /// Approve, and add an allow pattern for calls like this one.
+    AlwaysAllow,
+}
+
+/// A call waiting for the person.
+#[derive(Debug, Clone)]
+pub struct Pending {
+    pub tool: String,
+    pub arguments: Value,
+    pub assessment: Assessment,
+}
+
+/// A recorded step as the host receives it.
+pub struct StepRecord<'a> {
+    pub kind: StepKind,
+    pub step: NewStep<'a>,
+}
+
+/// Where the loop meets the world.
+pub trait Host: Send + Sync {
+    /// Streams one reply to `messages`, offering `tools` natively (none for the text protocol).
+    /// `visible`: its text is part of what the person reads (native mode prose).
+    fn complete<'a>(
+        &'a self,
+        messages: &'a [ChatMessage],
+        tools: &'a [ToolSpec],
+        visible: bool,
+    ) -> BoxFuture<'a, Result<ModelReply, String>>;
+    /// Asks the person about a call; `Reject` when nobody can answer.
+    fn ask<'a>(&'a self, pending: &'a Pending) -> BoxFuture<'a, Answer>;
+    /// Persists (and publishes) a step.
+    fn record(&self, record: StepRecord<'_>);
+    /// Remembers an "always allow" pattern in the policy settings.
+    fn always_allow(&self, pattern: &str);
+}
+
+/// How the loop ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoopEnd {
+    /// The model answered: its final text.
+    Final(String),
+    Cancelled,
+    /// The step limit was reached; the text says so.
+    StepLimit(String),
+    Failed(String),
+}
+
+/// What the loop leaves behind: how it ended and the edits for the proposal.
+#[derive(Debug, Clone)]
+pub struct LoopOutcome {
+    pub end: LoopEnd,
+    pub steps: usize,
+    pub edits: Vec<Action>,
+}
+
+struct State<'a, H: Host> {
+    host: &'a H,
+    config: &'a AgentConfig,
+    mcp: Option<&'a McpHub>,
+    cancel: &'a CancellationToken,
+    policy: PolicySettings,
+    steps: usize,
+    edits: Vec<Action>,
+    next_id: usize,
+}
+
+/// Runs the loop. `messages` holds the system prompt, history and the prompt.
+pub async fn run<H: Host>(
+    host: &H,
+    config: &AgentConfig,
+    mut messages: Vec<ChatMessage>,
+    mcp: Option<&McpHub>,
+    cancel: &CancellationToken,
+) -> LoopOutcome {
+    let mut tools = builtin_specs(config.mode);
+    if config.mode == AgentMode::Agent
+        && let Some(hub) = mcp
+    {
+        tools.extend(hub.tools().iter().map(|t| t.spec()));
+    }
+    let mut state = State {
+        host,
+        config,
+        mcp,
+        cancel,
+        policy: config.policy.clone(),
+        steps: 0,
+        edits: Vec::new(),
+        next_id: 0,
+    };
+    let end = if config.native_tools {
+        state.native(&mut messages, &tools).await
+    } else {
+        let prompt = protocol::protocol_prompt(&tools, MAX_PLAN_STEPS);
+        match messages.iter_mut().find(|m| m.role == ChatRole::System) {
+            Some(system) => system.content = format!("{}\n\n{prompt}", system.content),
+            None => messages.insert(0, ChatMessage::new(ChatRole::System, prompt)),
+        }
+        state.text_protocol(&mut messages).await
+    };
+    LoopOutcome {
+        end,
+        steps: state.steps,
+        edits: state.edits,
+    }
+}
+
+impl<H: Host> State<'_, H> {
+    async fn complete(
+        &self,
+        messages: &[ChatMessage],
+        tools: &[ToolSpec],
+        visible: bool,
+    ) -> Result<ModelReply, LoopEnd> {
+        tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => Err(LoopEnd::Cancelled),
+            reply = self.host.complete(messages, tools, visible) => reply.map_err(|e| {
+                if self.cancel.is_cancelled() { LoopEnd::Cancelled } else { LoopEnd::Failed(e) }
+            }),
+        }
+    }
+
+    fn limit_reached(&self) -> Option<LoopEnd> {
+        (self.steps >= self.config.max_steps).then(|| {
+            LoopEnd::StepLimit(format!(
+                "Stopped after {} tool steps (the limit per turn; change it in settings).",
+                self.steps
+            ))
+        })
+    }
+
+    async fn native(&mut self, messages: &mut Vec<ChatMessage>, tools: &[ToolSpec]) -> LoopEnd {
+        loop {
+            let reply = match self.complete(messages, tools, true).await {
+                Ok(reply) => reply,
+                Err(end) => return end,
+            };
+            let mut calls = reply.calls;
+            if calls.is_empty() {
+                // Local models often write the call as text even when offered tools.
+                calls = protocol::tool_calls_in_text(&reply.text);
+            }
+            if calls.is_empty() {
+                return LoopEnd::Final(reply.text);
+            }
+            for call in &mut calls {
+                if call.id.is_none() {
+                    self.next_id += 1;
+                    call.id = Some(format!("call_{}", self.next_id));
+                }
+            }
+            messages.push(ChatMessage::assistant_with_calls(
+                reply.text,
+                calls.clone(),
+            ));
+            for call in &calls {
+                let result = match self.limit_reached() {
+                    Some(_) => "Not run: the step limit for this turn was reached.".to_string(),
+                    None => match self.call(call).await {
+                        Ok(result) => result,
+                        Err(end) => return end,
+                    },
+                };
+                messages.push(ChatMessage::tool_result(call, result));
+            }
+            if let Some(end) = self.limit_reached() {
+                return end;
+            }
+        }
+    }
+
+    async fn text_protocol(&mut self, messages: &mut Vec<ChatMessage>) -> LoopEnd {
+        let mut state = ProtocolState::new(MAX_PLAN_STEPS);
+        let mut corrections = 0;
+        loop {
+            let reply = match self.complete(messages, &[], false).await {
+                Ok(reply) => reply,
+                Err(end) => return end,
+            };
+            messages.push(ChatMessage::new(ChatRole::Assistant, reply.text.clone()));
+            let directive = protocol::parse_turn(&reply.text)
+                .map_err(|e| protocol::correction(&e))
+                .and_then(|d| state.accept(&d).map(|()| d));
+            let directive = match directive {
+                Ok(directive) => directive,
+                Err(correction) => {
+                    corrections += 1;
+                    self.record(StepKind::Correction, |s| {
+                        s.result = Some(&correction);
+                        s.is_error = true;
+                    });
+                    if corrections > MAX_CORRECTIONS {
+                        return LoopEnd::Failed(format!(
+                            "the model did not follow the step protocol after {MAX_CORRECTIONS} corrections; \
+                             try a larger model or one with native tool calling"
+                        ));
+                    }
+                    messages.push(ChatMessage::new(ChatRole::User, correction));
+                    continue;
+                }
+            };
+            corrections = 0;
+            let next = match directive {
+                Directive::Plan { steps } => {
+                    let plan = serde_json::json!(steps);
+                    let text = numbered(&steps);
+                    self.record(StepKind::Plan, |s| {
+                        s.arguments = Some(&plan);
+                        s.result = Some(&text);
+                    });
+                    "Plan accepted. Work on step 1 now: send one TOOL_CALL.".to_string()
+                }
+                Directive::ToolCall(mut call) => {
+                    if let Some(end) = self.limit_reached() {
+                        return end;
+                    }
+                    self.next_id += 1;
+                    call.id.get_or_insert_with(|| format!("call_{}", self.next_id));
+                    let result = match self.call(&call).await {
+                        Ok(result) => result,
+                        Err(end) => return end,
+                    };
+                    format!(
+                        "Result of {}:\n{result}\n\nReply with one directive: TOOL_CALL, STEP_DONE or FINAL.",
+                        call.name
+                    )
+                }
+                Directive::StepDone { index, note } => {
+                    let at = serde_json::json!({"index": index});
+                    self.record(StepKind::StepDone, |s| {
+                        s.arguments = Some(&at);
+                        s.result = note.as_deref();
+                    });
+                    match state.remaining().first() {
+                        Some(next) => format!("Step {index} done. Now work on step {next}."),
+                        None => "Every step is done. Send FINAL with a short summary for the user."
+                            .to_string(),
+                    }
+                }
+                Directive::Final { message } => {
+                    self.record(StepKind::Final, |s| s.result = Some(&message));
+                    return LoopEnd::Final(message);
+                }
+            };
+            messages.push(ChatMessage::new(ChatRole::User, next));
+        }
+    }
+
+    fn record<'s>(&self, kind: StepKind, fill: impl FnOnce(&mut NewStep<'s>)) {
+        let mut step = NewStep::default();
+        fill(&mut step);
+        self.host.record(StepRecord { kind, step });
+    }
+
+    /// Judges, maybe asks, runs and records one call; the text the model gets back.
+    async fn call(&mut self, call: &ToolCall) -> Result<String, LoopEnd> {
+        let arguments = normalize_arguments(&call.arguments);
+        let tool = match self.mcp.and_then(|hub| hub.resolve_wire_name(&call.name)) {
+            Some(mcp_tool) => mcp_tool.qualified(),
+            None => call.name.clone(),
+        };
+        let trust = match self.config.mode {
+            AgentMode::Plan => Trust::ReadOnly,
+            AgentMode::Agent => self.config.trust,
+        };
+        let view = ToolCallView {
+            tool: &tool,
+            arguments: &arguments,
+        };
+        let assessment = policy::assess(&view, trust, &self.policy, &self.config.root);
+        self.steps += 1;
+        let (decision, reason) = match &assessment.decision {
+            Decision::Allow { reason } => (StepDecision::Allowed, reason.clone()),
+            Decision::Deny { reason } => (StepDecision::Denied, reason.clone()),
+            Decision::Ask { reason } => {
+                let pending = Pending {
+                    tool: tool.clone(),
+                    arguments: arguments.clone(),
+                    assessment: assessment.clone(),
+                };
+                let answer = tokio::select! {
+                    biased;
+                    _ = self.cancel.cancelled() => None,
+                    answer = self.host.ask(&pending) => Some(answer),
+                };
+                match answer {
+                    None => (StepDecision::Cancelled, "the turn was cancelled".to_string()),
+                    Some(Answer::Reject) => (StepDecision::Rejected, reason.clone()),
+                    Some(Answer::Approve) => (StepDecision::Approved, reason.clone()),
+                    Some(Answer::AlwaysAllow) => {
+                        let pattern = always_pattern(&tool, &arguments);
+                        self.policy.allow.push(pattern.clone());
+                        self.host.always_allow(&pattern);
+                        (StepDecision::Approved, format!("always allowed: `{pattern}`"))
+                    }
+                }
+            }
+        };
+        let risk = assessment.risk;
+        let base = NewStep {
+            tool: Some(&tool),
+            call_id: call.id.as_deref(),
+            arguments: Some(&arguments),
+            risk: Some(risk),
+            decision: Some(decision),
+            reason: Some(&reason),
+            ..NewStep::default()
+        };
+        if !decision.ran() {
+            let text = match decision {
+                StepDecision::Denied => format!("Refused by the approval policy: {reason}."),
+                StepDecision::Cancelled => "Not run: the turn was cancelled.".to_string(),
+                _ => "The user rejected this call. Do not retry it; choose another way or explain what you need.".to_string(),
+            };
+            let step = NewStep {
+                result: Some(&text),
+                is_error: true,
+                ..base
+            };
+            self.host.record(StepRecord {
+                kind: StepKind::Tool,
+                step,
+            });
+            return match decision {
+                StepDecision::Cancelled => Err(LoopEnd::Cancelled),
+                _ => Ok(text),
+            };
+        }
+        let started = std::time::Instant::now();
+        let context = dispatch::Context {
+            root: &self.config.root,
+            trust,
+            shell_timeout: self.config.shell_timeout,
+            mcp: self.mcp,
+            cancel: self.cancel,
+            edits: &self.edits,
+        };
+        let Dispatched {
+            text,
+            is_error,
+            exit_code,
+            edit,
+        } = dispatch::run(&context, &tool, &arguments).await;
+        if let Some(edit) = edit {
+            self.edits.push(edit);
+        }
+        let duration = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+        let step = NewStep {
+            result: Some(&text),
+            exit_code,
+            is_error,
+            duration_ms: Some(duration),
+            ..base
+        };
+        self.host.record(StepRecord {
+            kind: StepKind::Tool,
+            step,
+        });
+        if self.cancel.is_cancelled() {
+            return Err(LoopEnd::Cancelled);
+        }
+        Ok(text)
+    }
+}
+
+/// Arguments as an object: some models send them as a JSON string.
+fn normalize_arguments(arguments: &Value) -> Value {
+    match arguments {
+        Value::String(text) => match serde_json::from_str::<Value>(text) {
+            Ok(parsed @ Value::Object(_)) => parsed,
+            _ => serde_json::json!({}),
+        },
+        Value::Null => serde_json::json!({}),
+        other => other.clone(),
+    }
+}
+
+/// The pattern "Always allow" adds: the command's program and subcommand for shell calls
+/// (`cargo test *`), the tool itself otherwise.
+pub fn always_pattern(tool: &str, arguments: &Value) -> String {
+    match arguments.get("command").and_then(Value::as_str) {
+        Some(command) if tool == "run_shell" => policy::allow_pattern_for(command),
+        _ => format!("tool:{tool}"),
+    }
+}
+
+fn numbered(steps: &[String]) -> String {
+    let lines: Vec<String> = steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| format!("{}. {s}", i + 1))
+        .collect();
+    lines.join("\n")
+}
+
+/// The risk the CLI's `--allow-risk` pre-approves up to, as the policy's auto-approve level.
+pub fn with_allow_risk(mut policy: PolicySettings, allow: Option<Risk>) -> PolicySettings {
+    if let Some(risk) = allow {
+        policy.auto_approve_up_to = Some(policy.auto_approve_up_to.map_or(risk, |r| r.max(risk)));
+    }
+    policy
+}

@@ -1,0 +1,356 @@
+//! Agent and Plan turns: the chat service as the agent loop's [`Host`]. Each model reply
+//! streams like a Build reply (native-mode prose is shown live; text-protocol directives are
+//! not prose and only their steps are shown), every step is stored and published, and calls
+//! the policy asks about wait for [`ChatService::answer`].
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
+use serde::Serialize;
+use tokio::sync::oneshot;
+
+use super::turn::{Turn, TurnOutcome, sleep_until};
+use super::writer::{Coalescer, DB_FLUSH_INTERVAL, EVENT_INTERVAL, StreamWriter};
+use super::{ChatEventKind, ChatService};
+use crate::agent::mcp::McpHub;
+use crate::agent::policy::{PolicySettings, Risk, Trust};
+use crate::agent::runner::{
+    self, AgentConfig, Answer, DEFAULT_MAX_STEPS, Host, LoopEnd, MAX_STEPS_SETTING, ModelReply,
+    Pending, StepRecord,
+};
+use crate::agent::tools::AgentMode;
+use crate::llm::{ChatMessage, ChatRequest, ProviderKind, StreamEvent, ToolSpec, Usage};
+use crate::store::{ChatMode, MessageStatus};
+
+/// Setting: the approval policy's patterns and auto-approve level (JSON `PolicySettings`).
+pub const POLICY_SETTING: &str = "agent.policy";
+/// Setting: `auto` (default: native when the model supports it), `native` or `text`.
+pub const TOOL_CALLING_SETTING: &str = "agent.tool_calling";
+/// Setting: `run_shell` timeout in seconds (default 120).
+pub const SHELL_TIMEOUT_SETTING: &str = "agent.shell_timeout_secs";
+const MCP_CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// A call waiting for the person, as subscribers see it.
+#[derive(Debug, Clone, Serialize)]
+pub struct PendingApproval {
+    pub id: u64,
+    pub chat_id: i64,
+    pub message_id: i64,
+    pub tool: String,
+    pub arguments: serde_json::Value,
+    pub risk: Risk,
+    pub reason: String,
+    /// Why this risk, one line per part of a command.
+    pub reasons: Vec<String>,
+    /// The pattern "Always allow" would add.
+    pub always_pattern: String,
+}
+
+/// The approvals waiting for an answer.
+#[derive(Default)]
+pub(super) struct Approvals {
+    next: AtomicU64,
+    waiting: Mutex<HashMap<u64, (PendingApproval, oneshot::Sender<Answer>)>>,
+}
+
+impl Approvals {
+    fn waiting(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<u64, (PendingApproval, oneshot::Sender<Answer>)>> {
+        self.waiting.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl ChatService {
+    /// Answers a pending approval. False when it is no longer waiting.
+    pub fn answer(&self, approval_id: u64, answer: Answer) -> bool {
+        match self.approvals.waiting().remove(&approval_id) {
+            Some((_, reply)) => reply.send(answer).is_ok(),
+            None => false,
+        }
+    }
+
+    /// The approvals waiting now (for a subscriber that arrives late).
+    pub fn pending_approvals(&self) -> Vec<PendingApproval> {
+        let mut all: Vec<_> = self
+            .approvals
+            .waiting()
+            .values()
+            .map(|(p, _)| p.clone())
+            .collect();
+        all.sort_by_key(|p| p.id);
+        all
+    }
+
+    /// Runs an Agent or Plan turn from its prepared first request.
+    pub(super) async fn agent(&self, turn: &Turn, request: ChatRequest, outcome: &mut TurnOutcome) {
+        let store = self.engine.store();
+        let policy = store
+            .setting::<PolicySettings>(POLICY_SETTING)
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let info = super::models::model_info(store, &turn.choice).await;
+        let tool_calling = store
+            .setting::<String>(TOOL_CALLING_SETTING)
+            .ok()
+            .flatten();
+        let native_tools = match tool_calling.as_deref() {
+            Some("native") => true,
+            Some("text") => false,
+            _ => info.supports_tools || native_by_kind(turn.choice.record.kind),
+        };
+        let shell_timeout = store
+            .setting::<u64>(SHELL_TIMEOUT_SETTING)
+            .ok()
+            .flatten()
+            .map_or(crate::agent::exec::DEFAULT_TIMEOUT, Duration::from_secs);
+        let config = AgentConfig {
+            root: turn.project.path.clone(),
+            mode: match turn.chat.mode {
+                ChatMode::Plan => AgentMode::Plan,
+                _ => AgentMode::Agent,
+            },
+            native_tools,
+            trust: turn.project.settings.agent_trust.unwrap_or(Trust::Scoped),
+            policy: runner::with_allow_risk(policy, turn.allow_risk),
+            max_steps: store
+                .setting::<usize>(MAX_STEPS_SETTING)
+                .ok()
+                .flatten()
+                .unwrap_or(DEFAULT_MAX_STEPS),
+            shell_timeout,
+        };
+        let mut notes = String::new();
+        let hub = match (config.mode, store.mcp_servers()) {
+            (AgentMode::Agent, Ok(servers)) if servers.iter().any(|s| s.enabled) => {
+                let (hub, errors) = McpHub::connect(&servers, MCP_CONNECT_TIMEOUT).await;
+                for error in errors {
+                    notes.push_str(&format!("> MCP: {error}\n\n"));
+                }
+                Some(hub)
+            }
+            _ => None,
+        };
+        let host = AgentHost {
+            service: self,
+            turn,
+            base: ChatRequest {
+                messages: Vec::new(),
+                tools: Vec::new(),
+                ..request.clone()
+            },
+            stream: Mutex::new(Streamed {
+                content: notes,
+                writer: StreamWriter::new(store, turn.message_id, DB_FLUSH_INTERVAL),
+                usage: None,
+            }),
+        };
+        let result = runner::run(&host, &config, request.messages, hub.as_ref(), &turn.cancel).await;
+        if let Some(hub) = hub {
+            hub.shutdown().await;
+        }
+        let streamed = host.stream.into_inner().unwrap_or_else(|p| p.into_inner());
+        outcome.content = streamed.content;
+        outcome.usage = streamed.usage;
+        let mut append = |text: &str| {
+            if !outcome.content.is_empty() && !text.is_empty() {
+                outcome.content.push_str("\n\n");
+            }
+            outcome.content.push_str(text);
+        };
+        outcome.status = match result.end {
+            LoopEnd::Final(text) => {
+                // Native prose was streamed already; a text-protocol answer was not.
+                if !native_tools {
+                    append(&text);
+                }
+                MessageStatus::Complete
+            }
+            LoopEnd::StepLimit(note) => {
+                append(&format!("_{note}_"));
+                MessageStatus::Complete
+            }
+            LoopEnd::Cancelled => MessageStatus::Cancelled,
+            LoopEnd::Failed(error) => {
+                outcome.error = Some(error);
+                MessageStatus::Error
+            }
+        };
+    }
+}
+
+/// Cloud APIs whose current models all take tools.
+fn native_by_kind(kind: ProviderKind) -> bool {
+    matches!(kind, ProviderKind::Anthropic | ProviderKind::Gemini)
+}
+
+struct Streamed<'a> {
+    content: String,
+    writer: StreamWriter<'a>,
+    usage: Option<Usage>,
+}
+
+struct AgentHost<'a> {
+    service: &'a ChatService,
+    turn: &'a Turn,
+    /// Model, window and limits for every request of the turn.
+    base: ChatRequest,
+    stream: Mutex<Streamed<'a>>,
+}
+
+impl<'s> AgentHost<'s> {
+    fn streamed(&self) -> std::sync::MutexGuard<'_, Streamed<'s>> {
+        self.stream.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    async fn stream_reply(
+        &self,
+        messages: &[ChatMessage],
+        tools: &[ToolSpec],
+        visible: bool,
+    ) -> Result<ModelReply, String> {
+        let request = ChatRequest {
+            messages: messages.to_vec(),
+            tools: tools.to_vec(),
+            ..self.base.clone()
+        };
+        let mut stream = self.turn.choice.provider.stream(request);
+        let mut reply = ModelReply::default();
+        let mut deltas = Coalescer::new(EVENT_INTERVAL);
+        let mut separated = false;
+        loop {
+            let due = deltas.due_at();
+            let next = tokio::select! {
+                _ = sleep_until(due), if due.is_some() => None,
+                next = stream.next() => Some(next),
+            };
+            match next {
+                None => {}
+                Some(Some(Ok(StreamEvent::Text(text)))) => {
+                    reply.text.push_str(&text);
+                    if visible {
+                        let mut s = self.streamed();
+                        if !separated && !s.content.is_empty() {
+                            s.content.push_str("\n\n");
+                            deltas.text.push_str("\n\n");
+                        }
+                        separated = true;
+                        s.content.push_str(&text);
+                        deltas.text.push_str(&text);
+                    }
+                }
+                Some(Some(Ok(StreamEvent::Reasoning(text)))) => deltas.reasoning.push_str(&text),
+                Some(Some(Ok(StreamEvent::ToolCall(call)))) => reply.calls.push(call),
+                Some(Some(Ok(StreamEvent::Usage(usage)))) => {
+                    let mut s = self.streamed();
+                    let total = s.usage.get_or_insert_with(Usage::default);
+                    total.input_tokens += usage.input_tokens;
+                    total.output_tokens += usage.output_tokens;
+                }
+                Some(Some(Ok(StreamEvent::Done { .. }))) | Some(None) => break,
+                Some(Some(Err(e))) => return Err(e.to_string()),
+            }
+            {
+                let mut guard = self.streamed();
+                let s = &mut *guard;
+                if let Err(e) = s.writer.update(&s.content) {
+                    return Err(format!("the reply could not be saved: {e}"));
+                }
+            }
+            if let Some((text, reasoning)) = deltas.take(false) {
+                self.service
+                    .event(self.turn, ChatEventKind::Delta { text, reasoning });
+            }
+        }
+        if let Some((text, reasoning)) = deltas.take(true) {
+            self.service
+                .event(self.turn, ChatEventKind::Delta { text, reasoning });
+        }
+        Ok(reply)
+    }
+}
+
+struct Settled<'a, 'b> {
+    host: &'a AgentHost<'b>,
+    id: u64,
+}
+
+impl Drop for Settled<'_, '_> {
+    fn drop(&mut self) {
+        self.host.service.approvals.waiting().remove(&self.id);
+        let id = self.id;
+        self.host
+            .service
+            .event(self.host.turn, ChatEventKind::ApprovalSettled { id });
+    }
+}
+
+impl Host for AgentHost<'_> {
+    fn complete<'a>(
+        &'a self,
+        messages: &'a [ChatMessage],
+        tools: &'a [ToolSpec],
+        visible: bool,
+    ) -> BoxFuture<'a, Result<ModelReply, String>> {
+        Box::pin(self.stream_reply(messages, tools, visible))
+    }
+
+    fn ask<'a>(&'a self, pending: &'a Pending) -> BoxFuture<'a, Answer> {
+        Box::pin(async move {
+            let approvals = &self.service.approvals;
+            let id = approvals.next.fetch_add(1, Ordering::Relaxed) + 1;
+            let approval = PendingApproval {
+                id,
+                chat_id: self.turn.chat.id,
+                message_id: self.turn.message_id,
+                tool: pending.tool.clone(),
+                arguments: pending.arguments.clone(),
+                risk: pending.assessment.risk,
+                reason: pending.assessment.decision.reason().to_string(),
+                reasons: pending.assessment.reasons.clone(),
+                always_pattern: runner::always_pattern(&pending.tool, &pending.arguments),
+            };
+            let (reply, answer) = oneshot::channel();
+            approvals.waiting().insert(id, (approval.clone(), reply));
+            self.service
+                .event(self.turn, ChatEventKind::Approval { approval });
+            // Removes the entry and tells subscribers however the wait ends: answered, or
+            // dropped because the turn was cancelled.
+            let _settled = Settled { host: self, id };
+            // A dropped sender (the service went away) counts as a rejection.
+            answer.await.unwrap_or(Answer::Reject)
+        })
+    }
+
+    fn record(&self, record: StepRecord<'_>) {
+        let store = self.service.engine.store();
+        match store.add_agent_step(self.turn.message_id, record.kind, &record.step) {
+            Ok(step) => self
+                .service
+                .event(self.turn, ChatEventKind::Step { step }),
+            Err(e) => {
+                let mut s = self.streamed();
+                s.content
+                    .push_str(&format!("\n\n> A step could not be saved: {e}\n\n"));
+            }
+        }
+    }
+
+    fn always_allow(&self, pattern: &str) {
+        let store = self.service.engine.store();
+        let mut policy = store
+            .setting::<PolicySettings>(POLICY_SETTING)
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        if !policy.allow.iter().any(|p| p == pattern) {
+            policy.allow.push(pattern.to_string());
+            let _ = store.set_setting(POLICY_SETTING, &policy);
+        }
+    }
+}

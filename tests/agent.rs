@@ -1,0 +1,442 @@
+//! Agent and Plan turns end to end: the loop against the fake provider server, scripted turn
+//! by turn in the real wire formats (native tool calls over Ollama NDJSON and OpenAI SSE, and
+//! the text protocol, malformed turns included), with approvals answered as the GUI and the
+//! CLI answer them.
+
+#![allow(clippy::unwrap_used)] // tests state their expectations with unwrap
+
+mod common;
+mod fake_provider;
+
+use std::time::Duration;
+
+use fake_provider::setup::{Setup, setup};
+use fake_provider::{Chunk, End, Reply, ndjson_line, ollama_stream, sse_event};
+use serde_json::{Value, json};
+use tandem::agent::policy::{PolicySettings, Risk};
+use tandem::agent::runner::Answer;
+use tandem::chat::{ChatEventKind, POLICY_SETTING, SendOptions, TOOL_CALLING_SETTING, TurnOutcome};
+use tandem::llm::ProviderKind;
+use tandem::store::{ApprovalState, ChatMode, MessageStatus, StepDecision, StepKind};
+
+const BOUND: Duration = Duration::from_secs(30);
+const PAUSE: Duration = Duration::from_millis(5);
+
+fn chunks(content_type: &str, pieces: Vec<Vec<u8>>) -> Reply {
+    Reply::Stream {
+        status: 200,
+        content_type: content_type.into(),
+        chunks: pieces
+            .into_iter()
+            .map(|bytes| Chunk {
+                delay: PAUSE,
+                bytes,
+            })
+            .collect(),
+        end: End::Finish,
+    }
+}
+
+/// An Ollama reply that calls one tool natively.
+fn ollama_call(name: &str, arguments: Value) -> Reply {
+    let call = json!({"model": "fake-model", "created_at": "2025-01-01T00:00:00Z",
+        "message": {"role": "assistant", "content": "",
+                    "tool_calls": [{"function": {"name": name, "arguments": arguments}}]},
+        "done": false});
+    let done = json!({"model": "fake-model", "created_at": "2025-01-01T00:00:00Z",
+        "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop",
+        "prompt_eval_count": 10, "eval_count": 5});
+    chunks(
+        "application/x-ndjson",
+        vec![ndjson_line(&call), ndjson_line(&done)],
+    )
+}
+
+/// An OpenAI-compatible reply that calls one tool, its arguments split over two chunks.
+fn openai_call(id: &str, name: &str, arguments: Value) -> Reply {
+    let text = arguments.to_string();
+    let (a, b) = text.split_at(text.len() / 2);
+    let delta = |d: Value, finish: Value| {
+        sse_event(
+            None,
+            &json!({"id": "x", "object": "chat.completion.chunk", "model": "fake-model",
+                    "choices": [{"index": 0, "delta": d, "finish_reason": finish}]}),
+        )
+    };
+    chunks(
+        "text/event-stream",
+        vec![
+            delta(
+                json!({"role": "assistant", "tool_calls": [{"index": 0, "id": id, "type": "function",
+                        "function": {"name": name, "arguments": a}}]}),
+                Value::Null,
+            ),
+            delta(
+                json!({"tool_calls": [{"index": 0, "function": {"arguments": b}}]}),
+                json!("tool_calls"),
+            ),
+            b"data: [DONE]\n\n".to_vec(),
+        ],
+    )
+}
+
+fn text(reply: &str) -> Reply {
+    ollama_stream(&[reply], PAUSE)
+}
+
+impl Setup {
+    fn tool_calling(&self, how: &str) {
+        self.engine
+            .store()
+            .set_setting(TOOL_CALLING_SETTING, how)
+            .unwrap();
+    }
+
+    fn script(&self, path: &str, replies: Vec<Reply>) {
+        for reply in replies {
+            self.server.push("POST", path, reply);
+        }
+    }
+
+    /// Sends `prompt` in a new chat of `mode`, answering each approval with the next of
+    /// `answers` (or cancelling the turn when they run out and `cancel_when_out`).
+    async fn turn(
+        &self,
+        mode: ChatMode,
+        prompt: &str,
+        options: SendOptions,
+        answers: &[Answer],
+        cancel_when_out: bool,
+    ) -> (TurnOutcome, usize) {
+        let chat = self.chat(mode);
+        let mut events = self.service.subscribe();
+        let handle = self.service.send(chat, prompt, options).await.unwrap();
+        let mut outcome = handle.outcome;
+        let mut asked = 0;
+        let result = tokio::time::timeout(BOUND, async {
+            loop {
+                tokio::select! {
+                    done = &mut outcome => break done.unwrap(),
+                    event = events.recv() => {
+                        let Ok(event) = event else { continue };
+                        if let ChatEventKind::Approval { approval } = event.kind {
+                            match answers.get(asked) {
+                                Some(answer) => assert!(self.service.answer(approval.id, *answer)),
+                                None if cancel_when_out => assert!(self.service.cancel(chat)),
+                                None => panic!("unexpected approval: {approval:?}"),
+                            }
+                            asked += 1;
+                        }
+                    }
+                }
+            }
+        })
+        .await
+        .unwrap();
+        self.assert_settled(chat);
+        (result, asked)
+    }
+
+    fn steps(&self, message_id: i64) -> Vec<tandem::store::AgentStep> {
+        self.engine.store().agent_steps(message_id).unwrap()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn native_calls_read_then_propose_an_edit_that_waits_for_review() {
+    let s = setup(ProviderKind::Ollama).await;
+    s.tool_calling("native");
+    s.script(
+        "/api/chat",
+        vec![
+            ollama_call("read_file", json!({"path": "src/main.rs"})),
+            ollama_call(
+                "write_file",
+                json!({"path": "src/greet.rs", "content": "pub fn greet() {}\n"}),
+            ),
+            text("I added `src/greet.rs`."),
+        ],
+    );
+    let (outcome, asked) = s
+        .turn(
+            ChatMode::Agent,
+            "add a greeting",
+            SendOptions::default(),
+            &[Answer::Approve],
+            false,
+        )
+        .await;
+    assert_eq!(outcome.status, MessageStatus::Complete, "{:?}", outcome.error);
+    assert_eq!(asked, 1, "reading is low risk; the edit is asked about");
+    assert_eq!(outcome.content, "I added `src/greet.rs`.");
+
+    let steps = s.steps(outcome.message_id);
+    let tools: Vec<_> = steps.iter().map(|s| (s.tool.clone(), s.decision)).collect();
+    assert_eq!(
+        tools,
+        vec![
+            (Some("read_file".into()), Some(StepDecision::Allowed)),
+            (Some("write_file".into()), Some(StepDecision::Approved)),
+        ]
+    );
+    assert!(steps[0].result.as_deref().unwrap().contains("fn main() {}"));
+    assert_eq!(steps[1].risk, Some(Risk::Medium));
+
+    // The edit waits for review: nothing on disk yet.
+    let message = s.engine.store().message(outcome.message_id).unwrap();
+    assert_eq!(message.approval_state, Some(ApprovalState::Pending));
+    assert!(!s.root.join("src/greet.rs").exists());
+    let review = s.engine.review(outcome.message_id).unwrap();
+    let paths: Vec<_> = review.plan.files.iter().map(|f| f.path.clone()).collect();
+    assert_eq!(paths, vec!["src/greet.rs"]);
+
+    // The wire: tools offered, the call answered with a tool message.
+    let requests = s.chat_requests();
+    assert_eq!(requests.len(), 3);
+    let tools = requests[0].body["tools"].as_array().unwrap();
+    assert!(tools.iter().any(|t| t["function"]["name"] == "run_shell"));
+    let second = requests[1].body["messages"].as_array().unwrap();
+    let assistant = &second[second.len() - 2];
+    assert_eq!(assistant["tool_calls"][0]["function"]["name"], "read_file");
+    let result = second.last().unwrap();
+    assert_eq!(result["role"], "tool");
+    assert_eq!(result["tool_name"], "read_file");
+    assert!(result["content"].as_str().unwrap().contains("fn main() {}"));
+
+    // Approving applies it as one commit.
+    let approved = s.engine.approve(outcome.message_id, None).unwrap();
+    assert!(approved.commit.is_some());
+    assert_eq!(
+        std::fs::read_to_string(s.root.join("src/greet.rs")).unwrap(),
+        "pub fn greet() {}\n"
+    );
+    let log = common::git(&s.root, &["log", "--format=%s", "-1"]);
+    assert!(log.starts_with("[tandem]"), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_text_protocol_corrects_malformed_turns_and_refuses_an_early_final() {
+    let s = setup(ProviderKind::Ollama).await;
+    s.tool_calling("text");
+    s.script(
+        "/api/chat",
+        vec![
+            text("Let me look around first."),
+            text("PLAN {\"steps\": [\"Read main\", \"Answer\"]}"),
+            text("TOOL_CALL {\"name\": \"read_file\", \"arguments\": {\"path\": \"src/main.rs\"}}"),
+            text("FINAL {\"message\": \"too early\"}"),
+            text("STEP_DONE {\"index\": 1}"),
+            text("<think>ok</think>\nSTEP_DONE {\"index\": 2, \"note\": \"answered\"}"),
+            text("FINAL {\"message\": \"`main` is empty.\"}"),
+        ],
+    );
+    let (outcome, _) = s
+        .turn(
+            ChatMode::Agent,
+            "what does main do?",
+            SendOptions::default(),
+            &[],
+            false,
+        )
+        .await;
+    assert_eq!(outcome.status, MessageStatus::Complete, "{:?}", outcome.error);
+    assert_eq!(outcome.content, "`main` is empty.");
+    let kinds: Vec<_> = s.steps(outcome.message_id).iter().map(|s| s.kind).collect();
+    use StepKind::*;
+    assert_eq!(
+        kinds,
+        vec![Correction, Plan, Tool, Correction, StepDone, StepDone, Final]
+    );
+    let requests = s.chat_requests();
+    assert_eq!(requests.len(), 7);
+    // No native tools: the protocol and the tools are in the system prompt.
+    assert!(requests[0].body.get("tools").is_none());
+    let system = requests[0].body["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("TOOL_CALL") && system.contains("read_file"));
+    // The correction went back as the next user turn.
+    let last = |i: usize| {
+        let m = requests[i].body["messages"].as_array().unwrap().clone();
+        m.last().unwrap()["content"].as_str().unwrap().to_string()
+    };
+    assert!(last(1).contains("PLAN"), "{}", last(1));
+    assert!(last(3).contains("fn main() {}"), "the tool result: {}", last(3));
+    assert!(last(4).contains('2'), "the early FINAL names the open step: {}", last(4));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_protocol_gives_up_after_repeated_violations() {
+    let s = setup(ProviderKind::Ollama).await;
+    s.tool_calling("text");
+    s.script("/api/chat", (0..4).map(|_| text("just chatting")).collect());
+    let (outcome, _) = s
+        .turn(ChatMode::Agent, "hi", SendOptions::default(), &[], false)
+        .await;
+    assert_eq!(outcome.status, MessageStatus::Error);
+    assert!(outcome.error.unwrap().contains("did not follow"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shell_calls_hard_denied_or_preapproved_by_risk_and_run_in_the_project() {
+    let s = setup(ProviderKind::Ollama).await;
+    s.tool_calling("native");
+    s.script(
+        "/api/chat",
+        vec![
+            ollama_call("run_shell", json!({"command": "rm -rf /"})),
+            ollama_call(
+                "run_shell",
+                json!({"command": "echo hello > made.txt && cat made.txt && exit 3"}),
+            ),
+            text("Done."),
+        ],
+    );
+    let options = SendOptions {
+        allow_risk: Some(Risk::High),
+        ..SendOptions::default()
+    };
+    let (outcome, asked) = s.turn(ChatMode::Agent, "go", options, &[], false).await;
+    assert_eq!(outcome.status, MessageStatus::Complete, "{:?}", outcome.error);
+    assert_eq!(asked, 0);
+    let steps = s.steps(outcome.message_id);
+    assert_eq!(steps[0].decision, Some(StepDecision::Denied), "hard denies win");
+    assert!(steps[0].reason.as_deref().unwrap().contains("never allowed"));
+    assert_eq!(steps[1].decision, Some(StepDecision::Allowed));
+    assert_eq!(steps[1].exit_code, Some(3));
+    assert!(steps[1].result.as_deref().unwrap().contains("hello"));
+    assert_eq!(
+        std::fs::read_to_string(s.root.join("made.txt")).unwrap(),
+        "hello\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openai_native_calls_pair_results_by_id_and_a_rejection_reaches_the_model() {
+    let s = setup(ProviderKind::Openai).await;
+    s.tool_calling("native");
+    s.script(
+        "/v1/chat/completions",
+        vec![
+            openai_call("c1", "run_shell", json!({"command": "touch x.txt"})),
+            fake_provider::openai_stream(&["OK, I will not."], PAUSE),
+        ],
+    );
+    let (outcome, asked) = s
+        .turn(
+            ChatMode::Agent,
+            "make x",
+            SendOptions::default(),
+            &[Answer::Reject],
+            false,
+        )
+        .await;
+    assert_eq!(outcome.status, MessageStatus::Complete, "{:?}", outcome.error);
+    assert_eq!(asked, 1);
+    assert!(!s.root.join("x.txt").exists());
+    let steps = s.steps(outcome.message_id);
+    assert_eq!(steps[0].decision, Some(StepDecision::Rejected));
+    let second = &s.chat_requests()[1].body["messages"];
+    let messages = second.as_array().unwrap();
+    let call = &messages[messages.len() - 2];
+    assert_eq!(call["tool_calls"][0]["id"], "c1");
+    assert_eq!(
+        call["tool_calls"][0]["function"]["arguments"],
+        json!({"command": "touch x.txt"}).to_string()
+    );
+    let result = messages.last().unwrap();
+    assert_eq!(result["role"], "tool");
+    assert_eq!(result["tool_call_id"], "c1");
+    assert!(result["content"].as_str().unwrap().contains("rejected"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn always_allow_saves_a_pattern_that_approves_the_next_call() {
+    let s = setup(ProviderKind::Ollama).await;
+    s.tool_calling("native");
+    let call = || ollama_call("write_file", json!({"path": "a.txt", "content": "a"}));
+    s.script("/api/chat", vec![call(), call(), text("Twice.")]);
+    let (outcome, asked) = s
+        .turn(
+            ChatMode::Agent,
+            "write a",
+            SendOptions::default(),
+            &[Answer::AlwaysAllow],
+            false,
+        )
+        .await;
+    assert_eq!(outcome.status, MessageStatus::Complete, "{:?}", outcome.error);
+    assert_eq!(asked, 1, "the second call matched the saved pattern");
+    let policy: PolicySettings = s
+        .engine
+        .store()
+        .setting(POLICY_SETTING)
+        .unwrap()
+        .unwrap();
+    assert_eq!(policy.allow, vec!["tool:write_file".to_string()]);
+    let steps = s.steps(outcome.message_id);
+    assert_eq!(steps[1].decision, Some(StepDecision::Allowed));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_while_waiting_for_approval_stops_the_turn() {
+    let s = setup(ProviderKind::Ollama).await;
+    s.tool_calling("native");
+    s.script(
+        "/api/chat",
+        vec![ollama_call(
+            "delete_file",
+            json!({"path": "src/main.rs"}),
+        )],
+    );
+    let (outcome, asked) = s
+        .turn(ChatMode::Agent, "delete", SendOptions::default(), &[], true)
+        .await;
+    assert_eq!(asked, 1);
+    assert_eq!(outcome.status, MessageStatus::Cancelled);
+    let steps = s.steps(outcome.message_id);
+    assert_eq!(steps[0].decision, Some(StepDecision::Cancelled));
+    assert!(s.service.pending_approvals().is_empty());
+    assert!(s.root.join("src/main.rs").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_step_limit_ends_the_turn() {
+    let s = setup(ProviderKind::Ollama).await;
+    s.tool_calling("native");
+    s.engine.store().set_setting("agent.max_steps", &2).unwrap();
+    let read = || ollama_call("list_files", json!({}));
+    s.script("/api/chat", vec![read(), read(), read()]);
+    let (outcome, _) = s
+        .turn(ChatMode::Agent, "loop", SendOptions::default(), &[], false)
+        .await;
+    assert_eq!(outcome.status, MessageStatus::Complete);
+    assert!(outcome.content.contains("Stopped after 2 tool steps"), "{}", outcome.content);
+    assert_eq!(s.steps(outcome.message_id).len(), 2);
+    assert_eq!(s.chat_requests().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_mode_only_reads_and_ends_with_a_plan() {
+    let s = setup(ProviderKind::Ollama).await;
+    s.tool_calling("native");
+    s.script(
+        "/api/chat",
+        vec![
+            ollama_call("write_file", json!({"path": "a.txt", "content": "a"})),
+            text("1. **Goal** — greet.\n2. **Steps** — add `src/greet.rs`."),
+        ],
+    );
+    let (outcome, asked) = s
+        .turn(ChatMode::Plan, "plan a greeting", SendOptions::default(), &[], false)
+        .await;
+    assert_eq!(outcome.status, MessageStatus::Complete, "{:?}", outcome.error);
+    assert_eq!(asked, 0);
+    assert!(outcome.content.contains("**Goal**"));
+    let steps = s.steps(outcome.message_id);
+    assert_eq!(steps[0].decision, Some(StepDecision::Denied));
+    let message = s.engine.store().message(outcome.message_id).unwrap();
+    assert_eq!(message.approval_state, None, "a plan proposes nothing");
+    let tools = s.chat_requests()[0].body["tools"].as_array().unwrap().clone();
+    let names: Vec<_> = tools.iter().map(|t| t["function"]["name"].clone()).collect();
+    assert!(names.contains(&json!("read_file")));
+    assert!(!names.contains(&json!("write_file")) && !names.contains(&json!("run_shell")));
+}
