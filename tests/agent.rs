@@ -7,6 +7,8 @@
 
 mod common;
 mod fake_provider;
+#[path = "mcp_server/binary.rs"]
+mod mcp_binary;
 
 use std::time::Duration;
 
@@ -439,4 +441,46 @@ async fn plan_mode_only_reads_and_ends_with_a_plan() {
     let names: Vec<_> = tools.iter().map(|t| t["function"]["name"].clone()).collect();
     assert!(names.contains(&json!("read_file")));
     assert!(!names.contains(&json!("write_file")) && !names.contains(&json!("run_shell")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_tools_join_the_tool_set_and_go_through_the_policy() {
+    let s = setup(ProviderKind::Ollama).await;
+    s.tool_calling("native");
+    let command = mcp_binary::server_binary().to_string_lossy().into_owned();
+    s.engine
+        .store()
+        .add_mcp_server(
+            "testsrv",
+            tandem::store::McpTransport::Stdio {
+                command,
+                args: Vec::new(),
+                env: Default::default(),
+            },
+        )
+        .unwrap();
+    s.script(
+        "/api/chat",
+        vec![
+            ollama_call("testsrv__echo", json!({"text": "ping"})),
+            text("The server said ping."),
+        ],
+    );
+    let (outcome, asked) = s
+        .turn(
+            ChatMode::Agent,
+            "echo",
+            SendOptions::default(),
+            &[Answer::Approve],
+            false,
+        )
+        .await;
+    assert_eq!(outcome.status, MessageStatus::Complete, "{:?}", outcome.error);
+    assert_eq!(asked, 1, "MCP tools are asked about by default");
+    let steps = s.steps(outcome.message_id);
+    assert_eq!(steps[0].tool.as_deref(), Some("testsrv/echo"));
+    assert_eq!(steps[0].decision, Some(StepDecision::Approved));
+    assert!(steps[0].result.as_deref().unwrap().contains("ping"), "{steps:?}");
+    let tools = s.chat_requests()[0].body["tools"].as_array().unwrap().clone();
+    assert!(tools.iter().any(|t| t["function"]["name"] == "testsrv__echo"));
 }

@@ -2,6 +2,7 @@
 //! send, the events they yield, and how each fault ends (always within a bound).
 #![allow(clippy::unwrap_used)]
 
+mod common;
 mod fake_provider;
 #[path = "providers/faults.rs"]
 mod faults;

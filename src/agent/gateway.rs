@@ -1,1 +1,499 @@
-//! (in progress)
+//! The approval gateway: an optional WebSocket server through which an external agent asks the
+//! person at the desktop app before running code (a security evaluation) and before handing its
+//! output to a model (a code response). The protocol and its guarantees: `docs/gateway.md`.
+//!
+//! Only 127.0.0.1 can be bound (the config holds just a port); the handshake needs the token.
+//! Requests are persisted before the ack; those undecided when their client leaves stay pending
+//! (the person may still settle them) and [`GatewayEvent::ClientGone`] lists them.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{broadcast, mpsc};
+use tokio::task::{JoinHandle, JoinSet};
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request};
+use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode, header};
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+use tokio_util::sync::CancellationToken;
+
+use super::policy::{Risk, classify_shell};
+use crate::store::{ApprovalDecision, ApprovalKind, DecideError, DecidedBy, Store};
+
+/// A request's fingerprint, also how our agent recognises requests about its own tool calls.
+pub use crate::store::approval_fingerprint as fingerprint;
+
+/// The largest message (and frame) a client may send.
+pub const MAX_MESSAGE: usize = 1 << 20;
+/// A connection that has not finished its handshake by then is dropped.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Events a slow subscriber may fall behind by before it misses some (the store has them all).
+const EVENT_BUFFER: usize = 256;
+/// Languages whose code is a shell command, which `agent::policy` can judge for itself.
+const SHELLS: &[&str] = &["", "bash", "sh", "zsh", "shell", "console", "shellscript"];
+/// The client's directory is unknown: relative paths count as inside it, `/…`, `~` outside.
+const UNKNOWN_ROOT: &str = "/nonexistent/gateway-client";
+
+pub type Result<T, E = GatewayError> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum GatewayError {
+    #[error("the gateway token must not be empty")]
+    EmptyToken,
+    #[error("cannot listen on 127.0.0.1:{port}: {source}")]
+    Bind { port: u16, source: std::io::Error },
+    #[error("cannot read randomness for a token from /dev/urandom: {0}")]
+    NoRandomness(std::io::Error),
+    #[error(transparent)]
+    Decide(#[from] DecideError),
+}
+
+/// No `Debug`, so that the token cannot end up in a log by accident.
+#[derive(Clone)]
+pub struct GatewayConfig {
+    /// The port on 127.0.0.1; 0 picks any free port (see [`Gateway::local_addr`]).
+    pub port: u16,
+    /// Clients send it as `Authorization: Bearer <token>` or `?token=<token>`.
+    pub token: String,
+    pub auto: AutoApprove,
+}
+
+/// What needs no person. The default asks for everything.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AutoApprove {
+    /// Evaluations up to this (effective) risk are approved; `None` asks for all.
+    pub evaluations_up_to: Option<Risk>,
+    pub code_responses: CodeResponsePolicy,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CodeResponsePolicy {
+    Always,
+    /// Approved when the exit code is 0; asked otherwise.
+    OnSuccess,
+    /// Never auto-approved: always asked.
+    #[default]
+    Never,
+}
+
+impl AutoApprove {
+    /// Why `request` is approved without asking, or `None` when the person decides.
+    fn approves(&self, request: &GatewayRequest, risk: Option<Risk>) -> Option<String> {
+        let GatewayRequest::CodeResponse { exit_code, .. } = request else {
+            let (limit, risk) = (self.evaluations_up_to?, risk?);
+            return (risk <= limit).then(|| format!("auto-approved: {risk} risk, limit {limit}"));
+        };
+        match self.code_responses {
+            CodeResponsePolicy::Always => Some("auto-approved: all code responses".into()),
+            CodeResponsePolicy::OnSuccess if *exit_code == 0 => {
+                Some("auto-approved: exit 0".into())
+            }
+            CodeResponsePolicy::OnSuccess | CodeResponsePolicy::Never => None,
+        }
+    }
+}
+
+/// A request as the client's frame holds it (`type` included; see `docs/gateway.md`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum GatewayRequest {
+    #[serde(rename = "security_evaluation")]
+    Evaluation {
+        code: String,
+        language: Option<String>,
+        explanation: String,
+        /// As the client declared it.
+        risk: Risk,
+    },
+    CodeResponse {
+        code: Option<String>,
+        stdout: String,
+        stderr: String,
+        exit_code: i32,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GatewayEvent {
+    /// A request waits for the person. Auto-approved requests only produce `Decided`.
+    Requested {
+        id: i64,
+        client: Option<String>,
+        fingerprint: String,
+        request: GatewayRequest,
+        /// The effective risk of an evaluation (see [`effective_risk`]); `None` otherwise.
+        risk: Option<Risk>,
+    },
+    Decided {
+        id: i64,
+        approved: bool,
+        /// "auto" or "user".
+        decided_by: String,
+        reason: Option<String>,
+    },
+    ClientConnected {
+        conn: u64,
+        addr: SocketAddr,
+    },
+    /// `abandoned`: its requests still pending, whose answer nobody is waiting for now.
+    ClientGone {
+        conn: u64,
+        client: Option<String>,
+        abandoned: Vec<i64>,
+    },
+}
+
+/// A client connection: its number and the way to send it frames.
+#[derive(Clone)]
+struct Conn {
+    id: u64,
+    reply: mpsc::UnboundedSender<String>,
+}
+
+/// Request id → the connection waiting for its decision and the client's id for it.
+type Waiting = HashMap<i64, (Conn, String)>;
+
+struct Shared {
+    store: Arc<Store>,
+    token: String,
+    auto: Mutex<AutoApprove>,
+    events: broadcast::Sender<GatewayEvent>,
+    /// Held from a request's insert until its ack is queued and its waiter registered, and
+    /// while deciding: a decision can neither miss its waiter nor overtake the ack.
+    waiting: Mutex<Waiting>,
+    stop: CancellationToken,
+}
+
+/// A poisoned lock only means a panic elsewhere; the map and settings stay consistent.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Shared {
+    fn emit(&self, event: GatewayEvent) {
+        // No subscriber is no error: the store keeps everything.
+        let _ = self.events.send(event);
+    }
+
+    /// Records a decision, answers the waiting client if any, and tells subscribers.
+    fn settle(
+        &self,
+        waiting: &mut Waiting,
+        id: i64,
+        approved: bool,
+        by: DecidedBy,
+        reason: Option<String>,
+    ) -> Result<(), DecideError> {
+        use ApprovalDecision::{Approved, Rejected};
+        let decision = if approved { Approved } else { Rejected };
+        self.store
+            .decide_approval_request(id, decision, by, reason.as_deref())?;
+        if let Some((conn, client_id)) = waiting.remove(&id) {
+            let frame = json!({"type": "decision", "id": client_id, "request_id": id,
+                "approved": approved, "reason": reason, "decided_by": by.as_str()});
+            // A client gone since is no error: the decision is recorded.
+            let _ = conn.reply.send(frame.to_string());
+        }
+        self.emit(GatewayEvent::Decided {
+            id,
+            approved,
+            decided_by: by.to_string(),
+            reason,
+        });
+        Ok(())
+    }
+}
+
+/// The running gateway. Dropping it stops the server too, without waiting.
+pub struct Gateway {
+    shared: Arc<Shared>,
+    addr: SocketAddr,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Gateway {
+    /// Listens on 127.0.0.1:`config.port` and serves until [`Gateway::shutdown`].
+    pub async fn start(config: GatewayConfig, store: Arc<Store>) -> Result<Gateway> {
+        if config.token.trim().is_empty() {
+            return Err(GatewayError::EmptyToken);
+        }
+        let port = config.port;
+        let bind = |source| GatewayError::Bind { port, source };
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port));
+        let listener = listener.await.map_err(bind)?;
+        let addr = listener.local_addr().map_err(bind)?;
+        let shared = Arc::new(Shared {
+            store,
+            token: config.token,
+            auto: Mutex::new(config.auto),
+            events: broadcast::channel(EVENT_BUFFER).0,
+            waiting: Mutex::new(HashMap::new()),
+            stop: CancellationToken::new(),
+        });
+        let task = Some(tokio::spawn(serve(listener, Arc::clone(&shared))));
+        Ok(Gateway { shared, addr, task })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<GatewayEvent> {
+        self.shared.events.subscribe()
+    }
+
+    /// The person's decision: persisted, then sent to the waiting client if it is still
+    /// connected. A request already decided is [`DecideError::AlreadyDecided`].
+    pub fn decide(&self, id: i64, approved: bool, reason: Option<String>) -> Result<()> {
+        let (shared, by) = (&self.shared, DecidedBy::User);
+        Ok(shared.settle(&mut lock(&shared.waiting), id, approved, by, reason)?)
+    }
+
+    /// Applies to requests arriving from now on; those already waiting stay with the person.
+    pub fn set_auto(&self, auto: AutoApprove) {
+        *lock(&self.shared.auto) = auto;
+    }
+
+    /// Stops listening, closes every connection (close code 1001) and waits for them to end.
+    pub async fn shutdown(mut self) {
+        self.shared.stop.cancel();
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        self.shared.stop.cancel();
+    }
+}
+
+async fn serve(listener: TcpListener, shared: Arc<Shared>) {
+    let mut connections = JoinSet::new();
+    let mut next_conn = 0u64;
+    loop {
+        tokio::select! {
+            () = shared.stop.cancelled() => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) => {
+                    next_conn += 1;
+                    connections.spawn(connection(stream, peer, next_conn, Arc::clone(&shared)));
+                }
+                // Out of file descriptors and the like: breathe instead of spinning.
+                Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+            },
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+    drop(listener);
+    while connections.join_next().await.is_some() {}
+}
+
+async fn connection(stream: TcpStream, peer: SocketAddr, conn: u64, shared: Arc<Shared>) {
+    let limit = Some(MAX_MESSAGE);
+    let config = WebSocketConfig::default()
+        .max_message_size(limit)
+        .max_frame_size(limit);
+    let token = shared.token.clone();
+    // The callback's type, large error and all, is tungstenite's.
+    #[allow(clippy::result_large_err)]
+    let check = move |req: &Request, response| refusal(req, &token).map_or(Ok(response), Err);
+    let handshake = tokio_tungstenite::accept_hdr_async_with_config(stream, check, Some(config));
+    // A stalled handshake must not hold up shutdown either.
+    let handshake = tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake);
+    let Some(Ok(Ok(mut ws))) = shared.stop.run_until_cancelled(handshake).await else {
+        return;
+    };
+    shared.emit(GatewayEvent::ClientConnected { conn, addr: peer });
+    let (reply, mut replies) = mpsc::unbounded_channel();
+    let (client, shared, conn) = (None, &*shared, Conn { id: conn, reply });
+    let mut session = Session {
+        conn,
+        client,
+        shared,
+    };
+    loop {
+        tokio::select! {
+            () = shared.stop.cancelled() => {
+                close(&mut ws, CloseCode::Away, "tandem is shutting down").await;
+                break;
+            }
+            Some(frame) = replies.recv() => {
+                if ws.send(Message::text(frame)).await.is_err() {
+                    break;
+                }
+            }
+            // Pings are answered (and a close is acknowledged) by tungstenite as it reads.
+            incoming = ws.next() => match incoming {
+                Some(Ok(Message::Text(text))) => session.handle(text.as_str()),
+                Some(Ok(Message::Binary(_))) => session.error(None, "send JSON text frames"),
+                Some(Ok(_)) => {}
+                Some(Err(WsError::Capacity(_))) => {
+                    close(&mut ws, CloseCode::Size, "messages are limited to 1 MiB").await;
+                    break;
+                }
+                Some(Err(_)) | None => break,
+            },
+        }
+    }
+    let mut waiting = lock(&shared.waiting);
+    let gone = waiting.extract_if(|_, (waiter, _)| waiter.id == session.conn.id);
+    let mut abandoned: Vec<i64> = gone.map(|(id, _)| id).collect();
+    drop(waiting);
+    abandoned.sort_unstable();
+    let (conn, client) = (session.conn.id, session.client);
+    shared.emit(GatewayEvent::ClientGone {
+        conn,
+        client,
+        abandoned,
+    });
+}
+
+/// Sends a close frame and gives the client a moment to answer it.
+async fn close(ws: &mut WebSocketStream<TcpStream>, code: CloseCode, reason: &str) {
+    let reason = reason.into();
+    if ws.close(Some(CloseFrame { code, reason })).await.is_ok() {
+        let drain = async { while ws.next().await.is_some() {} };
+        let _ = tokio::time::timeout(Duration::from_secs(1), drain).await;
+    }
+}
+
+/// One connection's state: its client's name and the way back to it.
+struct Session<'a> {
+    conn: Conn,
+    client: Option<String>,
+    shared: &'a Shared,
+}
+
+impl Session<'_> {
+    fn error(&self, id: Option<String>, message: &str) {
+        let frame = json!({"type": "error", "id": id, "message": message});
+        // Fails only once the connection loop has ended, when nobody is left to tell.
+        let _ = self.conn.reply.send(frame.to_string());
+    }
+
+    fn handle(&mut self, text: &str) {
+        let frame: Value = match serde_json::from_str(text) {
+            Ok(frame) => frame,
+            Err(e) => return self.error(None, &format!("not JSON: {e}")),
+        };
+        let id = frame["id"].as_str().map(str::to_owned);
+        if frame["type"] == "hello" {
+            let client = frame["client"].as_str().map(str::to_owned);
+            match client {
+                Some(_) => self.client = client,
+                None => self.error(id, "a hello needs a string `client`"),
+            }
+            return;
+        }
+        match (id, GatewayRequest::deserialize(&frame)) {
+            (Some(id), Ok(request)) => self.request(id, request, &frame),
+            (None, _) => self.error(None, "a request needs a string `id`"),
+            (id, Err(e)) => self.error(id, &format!("malformed frame: {e}")),
+        }
+    }
+
+    /// Records the request (`frame` as its payload), acks it, and either approves it at once
+    /// or leaves it to the person.
+    fn request(&mut self, client_id: String, request: GatewayRequest, frame: &Value) {
+        use GatewayRequest::{CodeResponse, Evaluation};
+        let (shared, client) = (self.shared, self.client.clone());
+        let risk = effective_risk(&request);
+        let auto = lock(&shared.auto).approves(&request, risk);
+        let (kind, code) = match &request {
+            Evaluation { code, .. } => (ApprovalKind::Evaluation, Some(code)),
+            CodeResponse { code, .. } => (ApprovalKind::CodeResponse, code.as_ref()),
+        };
+        let fingerprint = fingerprint(code.map_or("", String::as_str));
+        let mut waiting = lock(&shared.waiting);
+        let store = &shared.store;
+        let added = store.add_approval_request(kind, client.as_deref(), &fingerprint, frame, risk);
+        let id = match added {
+            Ok(id) => id,
+            Err(e) => return self.error(Some(client_id), &format!("cannot record it: {e}")),
+        };
+        let ack = json!({"type": "ack", "id": client_id, "request_id": id});
+        let _ = self.conn.reply.send(ack.to_string());
+        waiting.insert(id, (self.conn.clone(), client_id));
+        // Should the auto-approval fail to be recorded, the person decides instead.
+        let by = DecidedBy::Auto;
+        if auto.is_some_and(|why| shared.settle(&mut waiting, id, true, by, Some(why)).is_ok()) {
+            return;
+        }
+        let event = GatewayEvent::Requested {
+            id,
+            client,
+            fingerprint,
+            request,
+            risk,
+        };
+        shared.emit(event);
+    }
+}
+
+/// The risk an evaluation is judged by: the declared risk, raised to our own classification
+/// of the command when the language is a shell (or not given). Other languages keep the
+/// declared risk, which is all there is to go on. `None` for code responses.
+pub fn effective_risk(request: &GatewayRequest) -> Option<Risk> {
+    let GatewayRequest::Evaluation {
+        code,
+        language,
+        risk,
+        ..
+    } = request
+    else {
+        return None;
+    };
+    let language = language.as_deref().map_or("", str::trim);
+    let shell = SHELLS
+        .iter()
+        .any(|shell| shell.eq_ignore_ascii_case(language));
+    let ours = shell.then(|| classify_shell(code, Path::new(UNKNOWN_ROOT)).0);
+    Some(ours.map_or(*risk, |ours| ours.max(*risk)))
+}
+
+/// `None` when the handshake carries the token, as a bearer header or a `token` query
+/// parameter (compared verbatim, not percent-decoded); else the 401 answer.
+fn refusal(request: &Request, token: &str) -> Option<ErrorResponse> {
+    let header = request.headers().get(header::AUTHORIZATION);
+    let header = header.and_then(|value| value.to_str().ok()?.trim().split_once(' '));
+    let bearer = header.filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"));
+    let pairs = request.uri().query().unwrap_or("").split('&');
+    let query = pairs.filter_map(|pair| pair.strip_prefix("token="));
+    let mut given = query.chain(bearer.map(|(_, token)| token.trim()));
+    if given.any(|given| same(given.as_bytes(), token.as_bytes())) {
+        return None;
+    }
+    let mut response = ErrorResponse::new(Some("a valid gateway token is required".into()));
+    *response.status_mut() = StatusCode::UNAUTHORIZED;
+    let (name, value) = (header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    response.headers_mut().insert(name, value);
+    Some(response)
+}
+
+/// Compares without stopping at the first difference, so timing says nothing about the token.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// 32 random bytes from the kernel, as 64 hex digits.
+pub fn generate_token() -> Result<String> {
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut urandom| urandom.read_exact(&mut bytes))
+        .map_err(GatewayError::NoRandomness)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}

@@ -7,9 +7,11 @@ pub mod policy;
 mod shell;
 mod shell_rules;
 
+mod dispatch;
 pub mod exec;
 pub mod gateway;
 pub mod mcp;
 pub mod protocol;
+pub mod runner;
 mod sandbox;
 pub mod tools;

@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::agent::exec::kill_process_group;
+
 /// Output kept from an install (head and tail), so a noisy install cannot fill memory.
 const OUTPUT_CAP: usize = 20_000;
 
@@ -123,7 +125,7 @@ pub fn run_install(
             Ok(Some(status)) => break Some(status),
             Ok(None) if started.elapsed() >= timeout => {
                 timed_out = true;
-                kill_group(child.id());
+                kill_process_group(child.id());
                 break child.wait().ok();
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
@@ -154,18 +156,6 @@ fn reader(mut stream: Box<dyn Read + Send>) -> Option<std::thread::JoinHandle<St
             String::from_utf8_lossy(&bytes).into_owned()
         })
         .ok()
-}
-
-#[allow(unsafe_code)]
-fn kill_group(pid: u32) {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return;
-    };
-    // SAFETY: kill(2) with a negative pid signals the process group we created for the child
-    // (process_group(0) made its pid the group id); it touches no memory of ours.
-    unsafe {
-        libc::kill(-pid, libc::SIGKILL);
-    }
 }
 
 /// Keeps the head and the tail of long output, marking the cut.

@@ -1,1 +1,462 @@
-//! (in progress)
+//! The `mcp_servers` table: the MCP servers whose tools agent mode may call.
+//!
+//! A server's name becomes the prefix of its tools' names (`name/tool` for the policy and the
+//! UI, `name__tool` on the wire to the model), so it is validated here, before it can reach a
+//! provider API that only accepts `[A-Za-z0-9_-]{1,64}` tool names.
+//!
+//! A stdio server's `env` is stored in plain text, like the rest of the database. To hand a
+//! secret to a server without storing it, set the value to `${NAME}`: it is filled in from the
+//! app's environment when the server starts (see [`stdio_server_env`]).
+
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+
+use rusqlite::{OptionalExtension, Row, params};
+use serde::Serialize;
+
+use super::{Result, Store, StoreError, not_found, now_ms};
+
+/// The longest server name: it leaves room for the tool's own name in a 64-character wire name.
+pub const MCP_SERVER_NAME_MAX: usize = 32;
+
+/// How to reach an MCP server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "transport", rename_all = "lowercase")]
+pub enum McpTransport {
+    /// A child process speaking JSON-RPC on stdin/stdout.
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        /// Added to the (filtered) environment of the child; see the module docs.
+        env: BTreeMap<String, String>,
+    },
+    /// A streamable-HTTP endpoint.
+    Http { url: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct McpServerRecord {
+    pub id: i64,
+    pub name: String,
+    #[serde(flatten)]
+    pub transport: McpTransport,
+    pub enabled: bool,
+    pub created_at: i64,
+}
+
+/// Why a server could not be added. Separate from [`StoreError`] because these are the
+/// user's mistakes, worth a precise message, not database failures.
+#[derive(Debug, thiserror::Error)]
+pub enum McpServerError {
+    #[error("invalid MCP server name {name:?}: {reason}")]
+    InvalidName { name: String, reason: &'static str },
+    #[error("invalid MCP server {name:?}: {reason}")]
+    InvalidTransport { name: String, reason: &'static str },
+    #[error("an MCP server named {0:?} already exists")]
+    DuplicateName(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Checks a server name: non-empty, at most [`MCP_SERVER_NAME_MAX`] characters of
+/// `[A-Za-z0-9_-]`, so `name__tool` stays a valid wire name and `name/tool` splits unambiguously.
+pub fn validate_mcp_server_name(name: &str) -> Result<(), McpServerError> {
+    let invalid = |reason| {
+        Err(McpServerError::InvalidName {
+            name: name.to_string(),
+            reason,
+        })
+    };
+    if name.is_empty() {
+        return invalid("it is empty");
+    }
+    if name.len() > MCP_SERVER_NAME_MAX {
+        return invalid("it is longer than 32 characters");
+    }
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    {
+        return invalid("only letters, digits, '_' and '-' are allowed");
+    }
+    // `__` separates server and tool in wire names: with neither inside nor at the end of the
+    // server name, no two (server, tool) pairs share one (`a` + `b__c` vs `a__b` + `c`).
+    if name.contains("__") || name.ends_with('_') {
+        return invalid("it may not contain '__' or end with '_'");
+    }
+    Ok(())
+}
+
+fn validate_transport(name: &str, transport: &McpTransport) -> Result<(), McpServerError> {
+    let reason = match transport {
+        McpTransport::Stdio { command, .. } if command.trim().is_empty() => "the command is empty",
+        McpTransport::Http { url }
+            if !(url.starts_with("http://") || url.starts_with("https://")) =>
+        {
+            "the URL must start with http:// or https://"
+        }
+        _ => return Ok(()),
+    };
+    Err(McpServerError::InvalidTransport {
+        name: name.to_string(),
+        reason,
+    })
+}
+
+/// Environment names with these endings are not passed on to stdio servers.
+const SECRET_SUFFIXES: &[&str] = &["_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_CREDENTIALS"];
+
+fn is_secret_name(name: &OsStr) -> bool {
+    let upper = name.to_string_lossy().to_ascii_uppercase();
+    SECRET_SUFFIXES.iter().any(|suffix| upper.ends_with(suffix))
+}
+
+/// The environment a stdio server starts with. MCP servers are third-party programs, so they
+/// get the app's environment (`parent`) minus anything named like a secret (`*_API_KEY`,
+/// `*_TOKEN`, …), then the record's `env`, where a value of exactly `${NAME}` forwards the
+/// app's `NAME` (or unsets the variable when the app has none).
+pub fn stdio_server_env(
+    record: &BTreeMap<String, String>,
+    parent: impl IntoIterator<Item = (OsString, OsString)>,
+) -> BTreeMap<OsString, OsString> {
+    let parent: BTreeMap<OsString, OsString> = parent.into_iter().collect();
+    let mut env: BTreeMap<OsString, OsString> = parent
+        .iter()
+        .filter(|(name, _)| !is_secret_name(name))
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect();
+    for (name, value) in record {
+        let forwarded = value
+            .strip_prefix("${")
+            .and_then(|v| v.strip_suffix('}'))
+            .map(|from| parent.get(OsStr::new(from)));
+        match forwarded {
+            Some(Some(value)) => env.insert(name.into(), value.clone()),
+            Some(None) => env.remove(OsStr::new(name)),
+            None => env.insert(name.into(), value.into()),
+        };
+    }
+    env
+}
+
+const COLUMNS: &str = "id, name, transport, command, args, env, url, enabled, created_at";
+
+/// The row, with `args` and `env` still JSON text (parsed by [`finish`], which can report a
+/// `StoreError::Json`; a row mapper can only return `rusqlite::Error`).
+struct RawRow {
+    id: i64,
+    name: String,
+    transport: String,
+    command: Option<String>,
+    args: String,
+    env: String,
+    url: Option<String>,
+    enabled: bool,
+    created_at: i64,
+}
+
+fn from_row(row: &Row<'_>) -> rusqlite::Result<RawRow> {
+    Ok(RawRow {
+        id: row.get(0)?,
+        name: row.get(1)?,
+        transport: row.get(2)?,
+        command: row.get(3)?,
+        args: row.get(4)?,
+        env: row.get(5)?,
+        url: row.get(6)?,
+        enabled: row.get(7)?,
+        created_at: row.get(8)?,
+    })
+}
+
+fn json_error(what: &'static str) -> impl FnOnce(serde_json::Error) -> StoreError {
+    move |source| StoreError::Json { what, source }
+}
+
+fn finish(raw: RawRow) -> Result<McpServerRecord> {
+    // The table's CHECK constraints guarantee the columns each transport needs.
+    let transport = match (raw.transport.as_str(), raw.command, raw.url) {
+        ("stdio", Some(command), _) => McpTransport::Stdio {
+            command,
+            args: serde_json::from_str(&raw.args).map_err(json_error("MCP server args"))?,
+            env: serde_json::from_str(&raw.env).map_err(json_error("MCP server env"))?,
+        },
+        ("http", _, Some(url)) => McpTransport::Http { url },
+        _ => {
+            return Err(StoreError::Sqlite(
+                rusqlite::Error::FromSqlConversionFailure(
+                    2,
+                    rusqlite::types::Type::Text,
+                    format!("MCP server {} has an unusable transport", raw.id).into(),
+                ),
+            ));
+        }
+    };
+    Ok(McpServerRecord {
+        id: raw.id,
+        name: raw.name,
+        transport,
+        enabled: raw.enabled,
+        created_at: raw.created_at,
+    })
+}
+
+fn is_unique_violation(error: &rusqlite::Error) -> bool {
+    matches!(error, rusqlite::Error::SqliteFailure(e, _)
+        if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE)
+}
+
+impl Store {
+    /// Adds an enabled server after validating its name and transport.
+    pub fn add_mcp_server(
+        &self,
+        name: &str,
+        transport: McpTransport,
+    ) -> Result<McpServerRecord, McpServerError> {
+        validate_mcp_server_name(name)?;
+        validate_transport(name, &transport)?;
+        let (kind, command, args, env, url) = match &transport {
+            McpTransport::Stdio { command, args, env } => (
+                "stdio",
+                Some(command.as_str()),
+                serde_json::to_string(args).map_err(json_error("MCP server args"))?,
+                serde_json::to_string(env).map_err(json_error("MCP server env"))?,
+                None,
+            ),
+            McpTransport::Http { url } => {
+                ("http", None, "[]".into(), "{}".into(), Some(url.as_str()))
+            }
+        };
+        let created_at = now_ms();
+        let inserted = self.conn().query_row(
+            "INSERT INTO mcp_servers (name, transport, command, args, env, url, enabled, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7) RETURNING id",
+            params![name, kind, command, args, env, url, created_at],
+            |row| row.get(0),
+        );
+        let id = match inserted {
+            Ok(id) => id,
+            Err(e) if is_unique_violation(&e) => {
+                return Err(McpServerError::DuplicateName(name.to_string()));
+            }
+            Err(e) => return Err(StoreError::from(e).into()),
+        };
+        Ok(McpServerRecord {
+            id,
+            name: name.to_string(),
+            transport,
+            enabled: true,
+            created_at,
+        })
+    }
+
+    pub fn mcp_server(&self, id: i64) -> Result<McpServerRecord> {
+        let row = self
+            .conn()
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM mcp_servers WHERE id = ?1"),
+                [id],
+                from_row,
+            )
+            .optional()?;
+        finish(row.ok_or_else(|| not_found("MCP server", id))?)
+    }
+
+    pub fn mcp_server_by_name(&self, name: &str) -> Result<Option<McpServerRecord>> {
+        let row = self
+            .conn()
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM mcp_servers WHERE name = ?1"),
+                [name],
+                from_row,
+            )
+            .optional()?;
+        row.map(finish).transpose()
+    }
+
+    /// All servers, enabled or not, oldest first.
+    pub fn mcp_servers(&self) -> Result<Vec<McpServerRecord>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&format!("SELECT {COLUMNS} FROM mcp_servers ORDER BY id"))?;
+        let rows = stmt.query_map([], from_row)?;
+        rows.map(|row| finish(row?)).collect()
+    }
+
+    /// A disabled server stays configured but is not started for agent turns.
+    pub fn set_mcp_server_enabled(&self, id: i64, enabled: bool) -> Result<()> {
+        self.change_row(
+            "MCP server",
+            id,
+            "UPDATE mcp_servers SET enabled = ?2 WHERE id = ?1",
+            params![id, enabled],
+        )
+    }
+
+    pub fn remove_mcp_server(&self, id: i64) -> Result<()> {
+        self.change_row(
+            "MCP server",
+            id,
+            "DELETE FROM mcp_servers WHERE id = ?1",
+            [id],
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn stdio(command: &str) -> McpTransport {
+        McpTransport::Stdio {
+            command: command.into(),
+            args: vec!["--flag".into(), "two words".into()],
+            env: BTreeMap::from([("TOKEN".into(), "${GITHUB_TOKEN}".into())]),
+        }
+    }
+
+    #[test]
+    fn add_then_read_back_both_transports() {
+        let store = Store::open_in_memory().unwrap();
+        let a = store.add_mcp_server("files", stdio("mcp-files")).unwrap();
+        let b = store
+            .add_mcp_server(
+                "web-search_2",
+                McpTransport::Http {
+                    url: "https://example.com/mcp".into(),
+                },
+            )
+            .unwrap();
+        assert!(a.enabled && b.enabled);
+        assert_eq!(store.mcp_servers().unwrap(), vec![a.clone(), b.clone()]);
+        assert_eq!(store.mcp_server(a.id).unwrap(), a);
+        assert_eq!(store.mcp_server_by_name("web-search_2").unwrap(), Some(b));
+        assert_eq!(store.mcp_server_by_name("nope").unwrap(), None);
+    }
+
+    #[test]
+    fn names_that_cannot_prefix_a_tool_are_refused() {
+        let store = Store::open_in_memory().unwrap();
+        let long = "a".repeat(MCP_SERVER_NAME_MAX + 1);
+        for bad in [
+            "",
+            "a/b",
+            "a b",
+            "a.b",
+            "ä",
+            "a\n",
+            "a__b",
+            "a_",
+            long.as_str(),
+        ] {
+            let err = store.add_mcp_server(bad, stdio("x")).unwrap_err();
+            assert!(
+                matches!(err, McpServerError::InvalidName { .. }),
+                "{bad:?}: {err}"
+            );
+        }
+        let max = "a".repeat(MCP_SERVER_NAME_MAX);
+        for good in [max.as_str(), "_a", "a_b-c", "-", "9"] {
+            store.add_mcp_server(good, stdio("x")).unwrap();
+        }
+        assert_eq!(store.mcp_servers().unwrap().len(), 5);
+    }
+
+    #[test]
+    fn empty_command_and_non_http_url_are_refused() {
+        let store = Store::open_in_memory().unwrap();
+        let err = store.add_mcp_server("s", stdio("  ")).unwrap_err();
+        assert!(
+            matches!(err, McpServerError::InvalidTransport { .. }),
+            "{err}"
+        );
+        let ftp = McpTransport::Http {
+            url: "ftp://example.com".into(),
+        };
+        let err = store.add_mcp_server("h", ftp).unwrap_err();
+        assert!(
+            matches!(err, McpServerError::InvalidTransport { .. }),
+            "{err}"
+        );
+        assert!(store.mcp_servers().unwrap().is_empty());
+    }
+
+    #[test]
+    fn duplicate_name_is_reported_as_such() {
+        let store = Store::open_in_memory().unwrap();
+        store.add_mcp_server("dup", stdio("a")).unwrap();
+        let err = store.add_mcp_server("dup", stdio("b")).unwrap_err();
+        assert!(
+            matches!(err, McpServerError::DuplicateName(ref n) if n == "dup"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn enable_disable_and_remove() {
+        let store = Store::open_in_memory().unwrap();
+        let s = store.add_mcp_server("s", stdio("a")).unwrap();
+        store.set_mcp_server_enabled(s.id, false).unwrap();
+        assert!(!store.mcp_server(s.id).unwrap().enabled);
+        store.set_mcp_server_enabled(s.id, true).unwrap();
+        assert!(store.mcp_server(s.id).unwrap().enabled);
+        store.remove_mcp_server(s.id).unwrap();
+        assert!(store.mcp_servers().unwrap().is_empty());
+        assert!(matches!(
+            store.remove_mcp_server(s.id),
+            Err(StoreError::NotFound { .. })
+        ));
+        assert!(matches!(
+            store.set_mcp_server_enabled(s.id, true),
+            Err(StoreError::NotFound { .. })
+        ));
+    }
+
+    #[test]
+    fn corrupt_args_json_is_a_typed_error() {
+        let store = Store::open_in_memory().unwrap();
+        let s = store.add_mcp_server("s", stdio("a")).unwrap();
+        // Valid JSON (the CHECK allows it) but not a list of strings.
+        store
+            .conn()
+            .execute(
+                "UPDATE mcp_servers SET args = '{\"a\":1}' WHERE id = ?1",
+                [s.id],
+            )
+            .unwrap();
+        assert!(matches!(
+            store.mcp_server(s.id),
+            Err(StoreError::Json { .. })
+        ));
+    }
+
+    #[test]
+    fn stdio_env_drops_secrets_and_forwards_on_request() {
+        let parent = [
+            ("PATH", "/bin"),
+            ("OPENAI_API_KEY", "sk-1"),
+            ("GITHUB_TOKEN", "ghp-2"),
+            ("db_password", "pw"),
+            ("HOME", "/home/me"),
+        ]
+        .map(|(k, v)| (OsString::from(k), OsString::from(v)));
+        let record = BTreeMap::from([
+            ("GH".to_string(), "${GITHUB_TOKEN}".to_string()),
+            ("MISSING".to_string(), "${NOT_SET}".to_string()),
+            ("HOME".to_string(), "${NOT_SET}".to_string()),
+            ("MODE".to_string(), "fast".to_string()),
+        ]);
+        let env = stdio_server_env(&record, parent);
+        let get = |k: &str| env.get(OsStr::new(k)).and_then(|v| v.to_str());
+        assert_eq!(get("PATH"), Some("/bin"));
+        assert_eq!(get("OPENAI_API_KEY"), None);
+        assert_eq!(get("GITHUB_TOKEN"), None);
+        assert_eq!(get("db_password"), None);
+        assert_eq!(get("GH"), Some("ghp-2"), "explicitly forwarded");
+        assert_eq!(get("MISSING"), None);
+        assert_eq!(get("HOME"), None, "a forward of nothing unsets");
+        assert_eq!(get("MODE"), Some("fast"));
+        assert_eq!(env.len(), 3);
+    }
+}

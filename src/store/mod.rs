@@ -14,7 +14,16 @@ mod projects;
 mod providers;
 mod settings;
 
+pub use agent_steps::{AgentStep, NewStep, StepDecision, StepKind};
+pub use approvals::{
+    ApprovalDecision, ApprovalKind, ApprovalRequestRecord, DecideError, DecidedBy,
+    approval_fingerprint,
+};
 pub use chats::{Chat, ChatMode};
+pub use mcp_servers::{
+    MCP_SERVER_NAME_MAX, McpServerError, McpServerRecord, McpTransport, stdio_server_env,
+    validate_mcp_server_name,
+};
 pub use messages::{ApprovalState, Message, MessageStatus, NewMessage, PlanBase, Role};
 pub use projects::{Project, ProjectSettings};
 pub use providers::{ProviderRecord, ProviderSettings};

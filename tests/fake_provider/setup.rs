@@ -95,4 +95,3 @@ impl Setup {
             .collect()
     }
 }
-

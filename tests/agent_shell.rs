@@ -1,0 +1,314 @@
+//! The agent's `run_shell` executor: the write sandbox, killing whole process groups on
+//! timeout, cancel and drop, bounded output, and not hanging on inherited pipes.
+
+#![allow(clippy::unwrap_used)] // tests state their expectations with unwrap
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use tandem::agent::exec::{
+    ExecError, Sandbox, SandboxStatus, ShellOutcome, ShellRequest, run_shell,
+};
+use tokio_util::sync::CancellationToken;
+
+async fn run(request: ShellRequest) -> ShellOutcome {
+    run_shell(request, CancellationToken::new()).await.unwrap()
+}
+
+/// A number no other process on the machine has in its command line: used as a `sleep`
+/// duration so the test can find (and prove the absence of) exactly its own processes.
+fn marker(whole_seconds: u32) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!("{whole_seconds}.{}{nanos:09}", std::process::id())
+}
+
+/// Live processes whose command line contains `marker` (zombies have an empty one).
+fn processes_with(marker: &str) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let pid = entry.file_name().to_string_lossy().into_owned();
+        if !pid.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if cmdline.contains(marker) {
+                found.push((pid, cmdline));
+            }
+        }
+    }
+    found
+}
+
+/// Waits until at least `count` processes carry the marker (proof the command really started
+/// what we later expect to be killed).
+async fn wait_for_processes(marker: &str, count: usize) {
+    let started = Instant::now();
+    while processes_with(marker).len() < count {
+        assert!(started.elapsed() < Duration::from_secs(5), "never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Fails if a process with the marker is still alive after ~2 s (time for the kernel to reap).
+async fn assert_no_orphans(marker: &str) {
+    let started = Instant::now();
+    loop {
+        let left = processes_with(marker);
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "orphans survived: {left:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn request(command: &str, cwd: &Path) -> ShellRequest {
+    ShellRequest::new(command, cwd)
+}
+
+/// The kernel's Landlock ABI, asked directly (not through the code under test), so the
+/// sandbox test knows whether it must prove a denial.
+#[allow(unsafe_code)]
+fn kernel_landlock_abi() -> i64 {
+    // SAFETY: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) reads no
+    // memory; it returns the ABI version or -1.
+    unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            1u32,
+        )
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scoped_sandbox_allows_the_project_and_denies_everything_else() {
+    let project = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("existing.txt"), "keep").unwrap();
+    let scoped = |command: String| ShellRequest {
+        sandbox: Sandbox::project(project.path(), tmp.path()),
+        ..request(&command, project.path())
+    };
+
+    let inside = run(scoped(
+        "echo x > inside.txt && mkdir sub && mv inside.txt sub/ && echo quiet > /dev/null \
+         && touch \"$TMPDIR/scratch\" && printf %s \"$TMPDIR\""
+            .into(),
+    ))
+    .await;
+    assert_eq!(inside.exit_code, Some(0), "{inside:?}");
+    assert!(project.path().join("sub/inside.txt").is_file());
+    assert!(tmp.path().join("scratch").is_file());
+    assert_eq!(inside.stdout, tmp.path().to_str().unwrap());
+
+    let target = outside.path().join("outside.txt");
+    let write_outside = run(scoped(format!("echo x > '{}'", target.display()))).await;
+    let abi = kernel_landlock_abi();
+    if abi <= 0 {
+        let SandboxStatus::Unavailable { reason } = &write_outside.sandbox else {
+            panic!(
+                "no Landlock in the kernel, yet: {:?}",
+                write_outside.sandbox
+            );
+        };
+        assert!(!reason.is_empty());
+        assert!(write_outside.render_for_model().contains(reason.as_str()));
+        println!("LANDLOCK UNAVAILABLE: the sandbox denial could not be proven here: {reason}");
+        return;
+    }
+    assert_eq!(
+        write_outside.sandbox,
+        SandboxStatus::Enforced {
+            abi: i32::try_from(abi).unwrap()
+        }
+    );
+    println!("Landlock ABI {abi}: proving that writes outside the scope are denied");
+    assert!(!target.exists(), "the sandbox let a write through");
+    assert_ne!(write_outside.exit_code, Some(0));
+    assert!(
+        write_outside.stderr.contains("Permission denied"),
+        "{write_outside:?}"
+    );
+
+    // Deleting, renaming out and creating directories outside are denied too.
+    let existing = outside.path().join("existing.txt");
+    let others = format!(
+        "rm -f '{0}'; mv '{0}' moved.txt; mkdir '{1}/newdir'; touch /tmp/../tmp/tandem-escape-$$",
+        existing.display(),
+        outside.path().display()
+    );
+    let tampering = run(scoped(others)).await;
+    assert_eq!(std::fs::read_to_string(&existing).unwrap(), "keep");
+    assert!(!project.path().join("moved.txt").exists());
+    assert!(!outside.path().join("newdir").exists());
+    assert_eq!(
+        tampering.stderr.matches("Permission denied").count(),
+        4,
+        "{tampering:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timeout_kills_the_whole_process_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = marker(301);
+    let command = format!("echo started; sleep {mark} & sleep {mark}; wait");
+    let task = tokio::spawn(run(ShellRequest {
+        timeout: Duration::from_secs(1),
+        ..request(&command, dir.path())
+    }));
+    // The shell and both sleeps.
+    wait_for_processes(&mark, 3).await;
+    let started = Instant::now();
+    let outcome = task.await.unwrap();
+    assert!(started.elapsed() < Duration::from_secs(4), "{outcome:?}");
+    assert!(outcome.timed_out && !outcome.cancelled, "{outcome:?}");
+    assert_eq!(outcome.signal, Some(libc::SIGKILL));
+    assert_eq!(outcome.stdout, "started\n");
+    assert!(outcome.render_for_model().contains("Timed out after"));
+    assert_no_orphans(&mark).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_kills_the_whole_process_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = marker(302);
+    let cancel = CancellationToken::new();
+    let command = format!("sleep {mark} & sleep {mark}; wait");
+    let task = tokio::spawn(run_shell(request(&command, dir.path()), cancel.clone()));
+    wait_for_processes(&mark, 3).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = Instant::now();
+    cancel.cancel();
+    let outcome = task.await.unwrap().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(2), "{outcome:?}");
+    assert!(outcome.cancelled && !outcome.timed_out, "{outcome:?}");
+    assert!(outcome.render_for_model().contains("Cancelled"));
+    assert_no_orphans(&mark).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_future_kills_the_whole_process_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = marker(303);
+    let command = format!("sleep {mark} & sleep {mark}; wait");
+    let mut running = Box::pin(run(request(&command, dir.path())));
+    tokio::select! {
+        outcome = &mut running => panic!("finished early: {outcome:?}"),
+        () = wait_for_processes(&mark, 3) => {}
+    }
+    drop(running);
+    assert_no_orphans(&mark).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_output_is_capped_per_stream_without_deadlock() {
+    let dir = tempfile::tempdir().unwrap();
+    // stderr first: a reader that drained stdout to its end first would deadlock here.
+    let command = "yes err | head -c 1000000 >&2; printf HEAD; yes abcdefg | head -c 1000000; \
+                   printf TAIL; exit 3";
+    let started = Instant::now();
+    let outcome = run(ShellRequest {
+        output_cap: 1000,
+        ..request(command, dir.path())
+    })
+    .await;
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert_eq!(outcome.exit_code, Some(3));
+    assert!(outcome.stdout_truncated && outcome.stderr_truncated);
+    assert!(
+        outcome.stdout.starts_with("HEADabcdefg\n"),
+        "{}",
+        outcome.stdout
+    );
+    assert!(
+        outcome.stdout.ends_with("abcdefg\nTAIL"),
+        "{}",
+        outcome.stdout
+    );
+    assert!(outcome.stdout.contains("\n… 999008 characters omitted …\n"));
+    assert!(outcome.stdout.chars().count() < 1100);
+    assert!(outcome.stderr.starts_with("err\n") && !outcome.stderr.contains("abc"));
+    let rendered = outcome.render_for_model();
+    assert!(rendered.starts_with("Exit code: 3\n"), "{rendered}");
+    assert!(rendered.contains("[stdout (truncated)]\nHEAD"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_exit_codes_and_signals_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let outcome = run(request("echo out; echo err >&2; exit 7", dir.path())).await;
+    assert_eq!(
+        (outcome.stdout.as_str(), outcome.stderr.as_str()),
+        ("out\n", "err\n")
+    );
+    assert_eq!((outcome.exit_code, outcome.signal), (Some(7), None));
+    assert!(!outcome.stdout_truncated && !outcome.timed_out && !outcome.cancelled);
+    assert_eq!(outcome.sandbox, SandboxStatus::NotRequested);
+    let killed = run(request("kill -TERM $$", dir.path())).await;
+    assert_eq!(
+        (killed.exit_code, killed.signal),
+        (None, Some(libc::SIGTERM))
+    );
+    // The secrets filter is applied to the real environment: PATH survives it.
+    let env = run(request("printf %s \"$PATH\"", dir.path())).await;
+    assert!(!env.stdout.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn background_jobs_holding_stdout_do_not_block_the_result() {
+    let dir = tempfile::tempdir().unwrap();
+    // Same group: killed as soon as the shell exits, which closes the pipe.
+    let mark = marker(30);
+    let started = Instant::now();
+    let outcome = run(request(&format!("sleep {mark} & echo done"), dir.path())).await;
+    assert!(started.elapsed() < Duration::from_secs(3), "{outcome:?}");
+    assert_eq!(
+        (outcome.exit_code, outcome.stdout.as_str()),
+        (Some(0), "done\n")
+    );
+    assert_no_orphans(&mark).await;
+
+    // A new session escapes the group and holds the pipe: the wait for it is bounded.
+    let mark = marker(8);
+    let started = Instant::now();
+    let outcome = run(request(
+        &format!("setsid sleep {mark} & echo done"),
+        dir.path(),
+    ))
+    .await;
+    assert!(started.elapsed() < Duration::from_secs(3), "{outcome:?}");
+    assert_eq!(
+        (outcome.exit_code, outcome.stdout.as_str()),
+        (Some(0), "done\n")
+    );
+    for (pid, _) in processes_with(&mark) {
+        let _ = std::process::Command::new("kill").arg(pid).status();
+    }
+}
+
+#[tokio::test]
+async fn a_missing_or_file_cwd_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    let error = run_shell(request("true", &missing), CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(matches!(&error, ExecError::Cwd { path, .. } if *path == missing));
+    let file = dir.path().join("file");
+    std::fs::write(&file, "").unwrap();
+    let error = run_shell(request("true", &file), CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("not a directory"), "{error}");
+}

@@ -1,0 +1,109 @@
+//! A small MCP server over stdio for the integration tests in `tests/mcp.rs`.
+//!
+//! Built as the example `mcp_test_server` (an example, not a `[[bin]]`, so it never ships with
+//! the app). Every tool exists to exercise one behaviour of `tandem::agent::mcp`: plain text
+//! (`echo`, `add`), tool-level errors (`fail`), cancellation and timeouts (`slow`), the output
+//! cap (`big`), non-text content (`picture`) and the child's environment (`env`).
+
+use std::time::Duration;
+
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::transport::stdio;
+use rmcp::{ErrorData, ServiceExt, schemars, tool, tool_router};
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct EchoArgs {
+    /// The text to send back.
+    text: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct AddArgs {
+    a: i64,
+    b: i64,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct SlowArgs {
+    /// How long to sleep before answering, in milliseconds.
+    ms: u64,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct BigArgs {
+    /// How many characters to return.
+    n: usize,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct EnvArgs {
+    /// The environment variable to read.
+    name: String,
+}
+
+#[derive(Debug, Clone, Default)]
+struct TestServer;
+
+#[tool_router(server_handler)]
+impl TestServer {
+    #[tool(description = "Returns its text unchanged")]
+    fn echo(&self, Parameters(EchoArgs { text }): Parameters<EchoArgs>) -> String {
+        text
+    }
+
+    #[tool(description = "Adds two integers")]
+    fn add(&self, Parameters(AddArgs { a, b }): Parameters<AddArgs>) -> String {
+        a.saturating_add(b).to_string()
+    }
+
+    #[tool(description = "Always fails with a tool-level error")]
+    fn fail(&self) -> CallToolResult {
+        CallToolResult::error(vec![ContentBlock::text("this tool always fails")])
+    }
+
+    #[tool(description = "Fails with a JSON-RPC error (a protocol-level failure)")]
+    fn reject(&self) -> Result<String, ErrorData> {
+        Err(ErrorData::internal_error("the server broke", None))
+    }
+
+    #[tool(description = "Exits the server process at once, as a crash would")]
+    fn crash(&self) -> String {
+        eprintln!("mcp_test_server: crashing on purpose");
+        std::process::exit(7)
+    }
+
+    #[tool(description = "Sleeps for ms milliseconds, then answers")]
+    async fn slow(&self, Parameters(SlowArgs { ms }): Parameters<SlowArgs>) -> String {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        format!("slept {ms} ms")
+    }
+
+    #[tool(description = "Returns n characters")]
+    fn big(&self, Parameters(BigArgs { n }): Parameters<BigArgs>) -> String {
+        "x".repeat(n)
+    }
+
+    #[tool(description = "Returns a caption and a tiny PNG")]
+    fn picture(&self) -> CallToolResult {
+        CallToolResult::success(vec![
+            ContentBlock::text("a picture:"),
+            ContentBlock::image("iVBORw0KGgo=", "image/png"),
+        ])
+    }
+
+    #[tool(description = "Reads an environment variable of the server process")]
+    fn env(&self, Parameters(EnvArgs { name }): Parameters<EnvArgs>) -> String {
+        std::env::var(&name).unwrap_or_else(|_| "<unset>".to_string())
+    }
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // Something on stderr, so the client's capture of it is exercised too.
+    eprintln!("mcp_test_server: starting");
+    let service = TestServer.serve(stdio()).await?;
+    service.waiting().await?;
+    Ok(())
+}
