@@ -13,7 +13,7 @@ mod mcp_binary;
 use std::time::Duration;
 
 use fake_provider::setup::{Setup, setup};
-use fake_provider::{Chunk, End, Reply, ndjson_line, ollama_stream, sse_event};
+use fake_provider::{Chunk, End, Reply, ollama_stream, ollama_tool_call, sse_event};
 use serde_json::{Value, json};
 use tandem::agent::policy::{PolicySettings, Risk};
 use tandem::agent::runner::Answer;
@@ -37,21 +37,6 @@ fn chunks(content_type: &str, pieces: Vec<Vec<u8>>) -> Reply {
             .collect(),
         end: End::Finish,
     }
-}
-
-/// An Ollama reply that calls one tool natively.
-fn ollama_call(name: &str, arguments: Value) -> Reply {
-    let call = json!({"model": "fake-model", "created_at": "2025-01-01T00:00:00Z",
-        "message": {"role": "assistant", "content": "",
-                    "tool_calls": [{"function": {"name": name, "arguments": arguments}}]},
-        "done": false});
-    let done = json!({"model": "fake-model", "created_at": "2025-01-01T00:00:00Z",
-        "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop",
-        "prompt_eval_count": 10, "eval_count": 5});
-    chunks(
-        "application/x-ndjson",
-        vec![ndjson_line(&call), ndjson_line(&done)],
-    )
 }
 
 /// An OpenAI-compatible reply that calls one tool, its arguments split over two chunks.
@@ -151,8 +136,8 @@ async fn native_calls_read_then_propose_an_edit_that_waits_for_review() {
     s.script(
         "/api/chat",
         vec![
-            ollama_call("read_file", json!({"path": "src/main.rs"})),
-            ollama_call(
+            ollama_tool_call("read_file", json!({"path": "src/main.rs"})),
+            ollama_tool_call(
                 "write_file",
                 json!({"path": "src/greet.rs", "content": "pub fn greet() {}\n"}),
             ),
@@ -168,7 +153,12 @@ async fn native_calls_read_then_propose_an_edit_that_waits_for_review() {
             false,
         )
         .await;
-    assert_eq!(outcome.status, MessageStatus::Complete, "{:?}", outcome.error);
+    assert_eq!(
+        outcome.status,
+        MessageStatus::Complete,
+        "{:?}",
+        outcome.error
+    );
     assert_eq!(asked, 1, "reading is low risk; the edit is asked about");
     assert_eq!(outcome.content, "I added `src/greet.rs`.");
 
@@ -241,13 +231,20 @@ async fn the_text_protocol_corrects_malformed_turns_and_refuses_an_early_final()
             false,
         )
         .await;
-    assert_eq!(outcome.status, MessageStatus::Complete, "{:?}", outcome.error);
+    assert_eq!(
+        outcome.status,
+        MessageStatus::Complete,
+        "{:?}",
+        outcome.error
+    );
     assert_eq!(outcome.content, "`main` is empty.");
     let kinds: Vec<_> = s.steps(outcome.message_id).iter().map(|s| s.kind).collect();
     use StepKind::*;
     assert_eq!(
         kinds,
-        vec![Correction, Plan, Tool, Correction, StepDone, StepDone, Final]
+        vec![
+            Correction, Plan, Tool, Correction, StepDone, StepDone, Final
+        ]
     );
     let requests = s.chat_requests();
     assert_eq!(requests.len(), 7);
@@ -261,8 +258,16 @@ async fn the_text_protocol_corrects_malformed_turns_and_refuses_an_early_final()
         m.last().unwrap()["content"].as_str().unwrap().to_string()
     };
     assert!(last(1).contains("PLAN"), "{}", last(1));
-    assert!(last(3).contains("fn main() {}"), "the tool result: {}", last(3));
-    assert!(last(4).contains('2'), "the early FINAL names the open step: {}", last(4));
+    assert!(
+        last(3).contains("fn main() {}"),
+        "the tool result: {}",
+        last(3)
+    );
+    assert!(
+        last(4).contains('2'),
+        "the early FINAL names the open step: {}",
+        last(4)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -284,8 +289,8 @@ async fn shell_calls_hard_denied_or_preapproved_by_risk_and_run_in_the_project()
     s.script(
         "/api/chat",
         vec![
-            ollama_call("run_shell", json!({"command": "rm -rf /"})),
-            ollama_call(
+            ollama_tool_call("run_shell", json!({"command": "rm -rf /"})),
+            ollama_tool_call(
                 "run_shell",
                 json!({"command": "echo hello > made.txt && cat made.txt && exit 3"}),
             ),
@@ -297,11 +302,26 @@ async fn shell_calls_hard_denied_or_preapproved_by_risk_and_run_in_the_project()
         ..SendOptions::default()
     };
     let (outcome, asked) = s.turn(ChatMode::Agent, "go", options, &[], false).await;
-    assert_eq!(outcome.status, MessageStatus::Complete, "{:?}", outcome.error);
+    assert_eq!(
+        outcome.status,
+        MessageStatus::Complete,
+        "{:?}",
+        outcome.error
+    );
     assert_eq!(asked, 0);
     let steps = s.steps(outcome.message_id);
-    assert_eq!(steps[0].decision, Some(StepDecision::Denied), "hard denies win");
-    assert!(steps[0].reason.as_deref().unwrap().contains("never allowed"));
+    assert_eq!(
+        steps[0].decision,
+        Some(StepDecision::Denied),
+        "hard denies win"
+    );
+    assert!(
+        steps[0]
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("never allowed")
+    );
     assert_eq!(steps[1].decision, Some(StepDecision::Allowed));
     assert_eq!(steps[1].exit_code, Some(3));
     assert!(steps[1].result.as_deref().unwrap().contains("hello"));
@@ -331,7 +351,12 @@ async fn openai_native_calls_pair_results_by_id_and_a_rejection_reaches_the_mode
             false,
         )
         .await;
-    assert_eq!(outcome.status, MessageStatus::Complete, "{:?}", outcome.error);
+    assert_eq!(
+        outcome.status,
+        MessageStatus::Complete,
+        "{:?}",
+        outcome.error
+    );
     assert_eq!(asked, 1);
     assert!(!s.root.join("x.txt").exists());
     let steps = s.steps(outcome.message_id);
@@ -354,7 +379,7 @@ async fn openai_native_calls_pair_results_by_id_and_a_rejection_reaches_the_mode
 async fn always_allow_saves_a_pattern_that_approves_the_next_call() {
     let s = setup(ProviderKind::Ollama).await;
     s.tool_calling("native");
-    let call = || ollama_call("write_file", json!({"path": "a.txt", "content": "a"}));
+    let call = || ollama_tool_call("write_file", json!({"path": "a.txt", "content": "a"}));
     s.script("/api/chat", vec![call(), call(), text("Twice.")]);
     let (outcome, asked) = s
         .turn(
@@ -365,14 +390,14 @@ async fn always_allow_saves_a_pattern_that_approves_the_next_call() {
             false,
         )
         .await;
-    assert_eq!(outcome.status, MessageStatus::Complete, "{:?}", outcome.error);
+    assert_eq!(
+        outcome.status,
+        MessageStatus::Complete,
+        "{:?}",
+        outcome.error
+    );
     assert_eq!(asked, 1, "the second call matched the saved pattern");
-    let policy: PolicySettings = s
-        .engine
-        .store()
-        .setting(POLICY_SETTING)
-        .unwrap()
-        .unwrap();
+    let policy: PolicySettings = s.engine.store().setting(POLICY_SETTING).unwrap().unwrap();
     assert_eq!(policy.allow, vec!["tool:write_file".to_string()]);
     let steps = s.steps(outcome.message_id);
     assert_eq!(steps[1].decision, Some(StepDecision::Allowed));
@@ -384,7 +409,7 @@ async fn cancel_while_waiting_for_approval_stops_the_turn() {
     s.tool_calling("native");
     s.script(
         "/api/chat",
-        vec![ollama_call(
+        vec![ollama_tool_call(
             "delete_file",
             json!({"path": "src/main.rs"}),
         )],
@@ -405,13 +430,17 @@ async fn the_step_limit_ends_the_turn() {
     let s = setup(ProviderKind::Ollama).await;
     s.tool_calling("native");
     s.engine.store().set_setting("agent.max_steps", &2).unwrap();
-    let read = || ollama_call("list_files", json!({}));
+    let read = || ollama_tool_call("list_files", json!({}));
     s.script("/api/chat", vec![read(), read(), read()]);
     let (outcome, _) = s
         .turn(ChatMode::Agent, "loop", SendOptions::default(), &[], false)
         .await;
     assert_eq!(outcome.status, MessageStatus::Complete);
-    assert!(outcome.content.contains("Stopped after 2 tool steps"), "{}", outcome.content);
+    assert!(
+        outcome.content.contains("Stopped after 2 tool steps"),
+        "{}",
+        outcome.content
+    );
     assert_eq!(s.steps(outcome.message_id).len(), 2);
     assert_eq!(s.chat_requests().len(), 2);
 }
@@ -423,22 +452,39 @@ async fn plan_mode_only_reads_and_ends_with_a_plan() {
     s.script(
         "/api/chat",
         vec![
-            ollama_call("write_file", json!({"path": "a.txt", "content": "a"})),
+            ollama_tool_call("write_file", json!({"path": "a.txt", "content": "a"})),
             text("1. **Goal** — greet.\n2. **Steps** — add `src/greet.rs`."),
         ],
     );
     let (outcome, asked) = s
-        .turn(ChatMode::Plan, "plan a greeting", SendOptions::default(), &[], false)
+        .turn(
+            ChatMode::Plan,
+            "plan a greeting",
+            SendOptions::default(),
+            &[],
+            false,
+        )
         .await;
-    assert_eq!(outcome.status, MessageStatus::Complete, "{:?}", outcome.error);
+    assert_eq!(
+        outcome.status,
+        MessageStatus::Complete,
+        "{:?}",
+        outcome.error
+    );
     assert_eq!(asked, 0);
     assert!(outcome.content.contains("**Goal**"));
     let steps = s.steps(outcome.message_id);
     assert_eq!(steps[0].decision, Some(StepDecision::Denied));
     let message = s.engine.store().message(outcome.message_id).unwrap();
     assert_eq!(message.approval_state, None, "a plan proposes nothing");
-    let tools = s.chat_requests()[0].body["tools"].as_array().unwrap().clone();
-    let names: Vec<_> = tools.iter().map(|t| t["function"]["name"].clone()).collect();
+    let tools = s.chat_requests()[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let names: Vec<_> = tools
+        .iter()
+        .map(|t| t["function"]["name"].clone())
+        .collect();
     assert!(names.contains(&json!("read_file")));
     assert!(!names.contains(&json!("write_file")) && !names.contains(&json!("run_shell")));
 }
@@ -462,7 +508,7 @@ async fn mcp_tools_join_the_tool_set_and_go_through_the_policy() {
     s.script(
         "/api/chat",
         vec![
-            ollama_call("testsrv__echo", json!({"text": "ping"})),
+            ollama_tool_call("testsrv__echo", json!({"text": "ping"})),
             text("The server said ping."),
         ],
     );
@@ -475,12 +521,27 @@ async fn mcp_tools_join_the_tool_set_and_go_through_the_policy() {
             false,
         )
         .await;
-    assert_eq!(outcome.status, MessageStatus::Complete, "{:?}", outcome.error);
+    assert_eq!(
+        outcome.status,
+        MessageStatus::Complete,
+        "{:?}",
+        outcome.error
+    );
     assert_eq!(asked, 1, "MCP tools are asked about by default");
     let steps = s.steps(outcome.message_id);
     assert_eq!(steps[0].tool.as_deref(), Some("testsrv/echo"));
     assert_eq!(steps[0].decision, Some(StepDecision::Approved));
-    assert!(steps[0].result.as_deref().unwrap().contains("ping"), "{steps:?}");
-    let tools = s.chat_requests()[0].body["tools"].as_array().unwrap().clone();
-    assert!(tools.iter().any(|t| t["function"]["name"] == "testsrv__echo"));
+    assert!(
+        steps[0].result.as_deref().unwrap().contains("ping"),
+        "{steps:?}"
+    );
+    let tools = s.chat_requests()[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(
+        tools
+            .iter()
+            .any(|t| t["function"]["name"] == "testsrv__echo")
+    );
 }

@@ -307,28 +307,6 @@ async fn an_api_key_is_stored_outside_sqlite_and_sent_to_the_provider() {
     }
 }
 
-/// An Ollama reply that calls one tool natively.
-fn ollama_call(name: &str, arguments: Value) -> fake_provider::Reply {
-    let call = serde_json::json!({"model": "tiny", "created_at": "2025-01-01T00:00:00Z",
-        "message": {"role": "assistant", "content": "",
-                    "tool_calls": [{"function": {"name": name, "arguments": arguments}}]},
-        "done": false});
-    let done = serde_json::json!({"model": "tiny", "created_at": "2025-01-01T00:00:00Z",
-        "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop"});
-    fake_provider::Reply::Stream {
-        status: 200,
-        content_type: "application/x-ndjson".into(),
-        chunks: [call, done]
-            .iter()
-            .map(|line| fake_provider::Chunk {
-                delay: Duration::from_millis(5),
-                bytes: fake_provider::ndjson_line(line),
-            })
-            .collect(),
-        end: fake_provider::End::Finish,
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn agent_mode_streams_steps_and_reports_them_in_json() {
     let (_dir, root, cli, server) = setup().await;
@@ -338,14 +316,37 @@ async fn agent_mode_streams_steps_and_reports_them_in_json() {
         .set_setting("agent.tool_calling", "native")
         .unwrap();
     let script = |server: &FakeProvider| {
-        server.push("POST", "/api/chat", ollama_call("read_file", serde_json::json!({"path": "src/lib.rs"})));
-        server.push("POST", "/api/chat", ollama_call("run_shell", serde_json::json!({"command": "echo ran > ran.txt"})));
-        server.push("POST", "/api/chat", ollama_stream(&["Checked."], Duration::from_millis(5)));
+        server.push(
+            "POST",
+            "/api/chat",
+            fake_provider::ollama_tool_call("read_file", serde_json::json!({"path": "src/lib.rs"})),
+        );
+        server.push(
+            "POST",
+            "/api/chat",
+            fake_provider::ollama_tool_call(
+                "run_shell",
+                serde_json::json!({"command": "echo ran > ran.txt"}),
+            ),
+        );
+        server.push(
+            "POST",
+            "/api/chat",
+            ollama_stream(&["Checked."], Duration::from_millis(5)),
+        );
     };
 
     // No answer on the terminal (stdin is empty): the medium-risk command is rejected.
     script(&server);
-    let args = ["chat", "--project", root_str, "--provider", "fake", "--mode", "agent"];
+    let args = [
+        "chat",
+        "--project",
+        root_str,
+        "--provider",
+        "fake",
+        "--mode",
+        "agent",
+    ];
     let out = cli.json(&[&args[..], &["look"]].concat()).await;
     assert_eq!(out["status"], "complete", "{out}");
     let steps = out["steps"].as_array().unwrap();
@@ -364,10 +365,23 @@ async fn agent_mode_streams_steps_and_reports_them_in_json() {
         .output()
         .await
         .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let stdout = String::from_utf8(output.stdout).unwrap();
-    assert!(stdout.contains("[read_file]") && stdout.contains("-> allowed"), "{stdout}");
-    assert!(stdout.contains("[run_shell]") && stdout.contains("exit 0"), "{stdout}");
+    assert!(
+        stdout.contains("[read_file]") && stdout.contains("-> allowed"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("[run_shell]") && stdout.contains("exit 0"),
+        "{stdout}"
+    );
     assert!(stdout.contains("Checked."), "{stdout}");
-    assert_eq!(std::fs::read_to_string(root.join("ran.txt")).unwrap(), "ran\n");
+    assert_eq!(
+        std::fs::read_to_string(root.join("ran.txt")).unwrap(),
+        "ran\n"
+    );
 }

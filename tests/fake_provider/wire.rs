@@ -164,3 +164,16 @@ pub fn gemini_stream(pieces: &[&str], delay: Duration) -> Reply {
     chunks.push(gemini_chunk("", true));
     stream("text/event-stream", chunks, delay)
 }
+
+/// An Ollama reply that calls one tool natively (no text), then ends.
+pub fn ollama_tool_call(name: &str, arguments: Value) -> Reply {
+    let call = json!({ "model": MODEL, "created_at": "2025-01-01T00:00:00Z",
+        "message": { "role": "assistant", "content": "",
+                     "tool_calls": [{ "function": { "name": name, "arguments": arguments } }] },
+        "done": false });
+    stream(
+        "application/x-ndjson",
+        vec![ndjson_line(&call), ollama_done()],
+        Duration::from_millis(5),
+    )
+}
