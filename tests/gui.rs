@@ -6,131 +6,21 @@
 
 mod common;
 mod fake_provider;
+mod gui_harness;
 
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use egui::accesskit::Role;
-use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
-use fake_provider::{FakeProvider, ollama_stream};
-use tandem::llm::ProviderKind;
-use tandem::store::{ProviderSettings, Store};
-use tandem::ui::TandemApp;
+use fake_provider::ollama_stream;
+use gui_harness::{World, app, harness, open_chat, send, wait_until};
 use tandem::ui::state::Prefs;
 
 const ORIGINAL: &str = "line 1\nline 2\nline 3\nline 4\nline 5\nline 6\nline 7\nline 8\nline 9\nline 10\nline 11\nline 12\nline 13\nline 14\nline 15\nline 16\nline 17\nline 18\nline 19\nline 20\n";
 
-struct World {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    data: PathBuf,
-    server: FakeProvider,
-    _runtime: tokio::runtime::Runtime,
-}
-
-/// A project with notes.txt, a fake Ollama-speaking provider as the default, and the project
-/// remembered as the last one opened (so the app opens it by itself).
+/// A project with notes.txt (see `gui_harness::world`).
 fn world() -> (World, Prefs) {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("project");
-    common::repo_with(&root, &[("notes.txt", ORIGINAL)]);
-    let data = dir.path().join("data");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let server = runtime.block_on(FakeProvider::start());
-    let engine = tandem::Engine::open(Some(&data)).unwrap();
-    let project = engine.add_project(&root, None).unwrap().project;
-    let store: &Store = engine.store();
-    tandem::chat::ensure_default_provider(store).unwrap();
-    let settings = ProviderSettings {
-        default_model: Some("test-model".into()),
-        context_length: Some(16_384),
-    };
-    store
-        .insert_provider("fake", ProviderKind::Ollama, &server.url(), None, &settings)
-        .unwrap();
-    store.set_setting("chat.default_provider", "fake").unwrap();
-    store
-        .set_setting("chat.default_model", "test-model")
-        .unwrap();
-    store.set_setting("chat.generate_titles", &false).unwrap();
-    let prefs = Prefs {
-        last_project: Some(project.id),
-        ..Prefs::default()
-    };
-    let root = root.canonicalize().unwrap();
-    (
-        World {
-            _dir: dir,
-            root,
-            data,
-            server,
-            _runtime: runtime,
-        },
-        prefs,
-    )
-}
-
-type App = Option<TandemApp>;
-
-fn harness(data: &Path, prefs: Prefs) -> Harness<'static, App> {
-    let data = data.to_path_buf();
-    Harness::builder()
-        .with_size(egui::vec2(1400.0, 900.0))
-        // Commit messages and chat text are anyone's Unicode: the real app shows a box for a
-        // glyph the fonts lack. Tandem's own UI strings are checked by tests/glyphs.rs.
-        .allow_missing_glyphs()
-        .build_ui_state(
-            move |ui, app: &mut App| {
-                let app = app.get_or_insert_with(|| {
-                    TandemApp::with_prefs(ui.ctx(), Some(data.clone()), prefs.clone())
-                });
-                app.update_state(&ui.ctx().clone());
-                app.frame(ui);
-            },
-            None,
-        )
-}
-
-/// Steps frames until `done` holds (background work runs on its own threads meanwhile).
-fn wait_until(harness: &mut Harness<'static, App>, what: &str, done: impl Fn(&TandemApp) -> bool) {
-    let start = Instant::now();
-    loop {
-        harness.step();
-        if harness.state().as_ref().is_some_and(&done) {
-            return;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn app<'h>(harness: &'h Harness<'static, App>) -> &'h TandemApp {
-    harness.state().as_ref().unwrap()
-}
-
-fn open_chat(harness: &mut Harness<'static, App>) {
-    wait_until(harness, "the project", |a| a.state.project.is_some());
-    harness.get_by_label("+ New").click();
-    wait_until(harness, "a chat", |a| a.state.chat().is_some());
-}
-
-fn send(harness: &mut Harness<'static, App>, prompt: &str) {
-    harness.get_by_role(Role::MultilineTextInput).focus();
-    harness.step();
-    harness
-        .get_by_role(Role::MultilineTextInput)
-        .type_text(prompt);
-    harness.step();
-    harness.get_by_label("Send").click();
-    harness.step();
+    gui_harness::world(&[("notes.txt", ORIGINAL)])
 }
 
 fn proposal_reply() -> Vec<String> {

@@ -207,10 +207,7 @@ impl<H: Host> State<'_, H> {
                     call.id = Some(format!("call_{}", self.next_id));
                 }
             }
-            messages.push(ChatMessage::assistant_with_calls(
-                reply.text,
-                calls.clone(),
-            ));
+            messages.push(ChatMessage::assistant_with_calls(reply.text, calls.clone()));
             for call in &calls {
                 let result = match self.limit_reached() {
                     Some(_) => "Not run: the step limit for this turn was reached.".to_string(),
@@ -273,7 +270,8 @@ impl<H: Host> State<'_, H> {
                         return end;
                     }
                     self.next_id += 1;
-                    call.id.get_or_insert_with(|| format!("call_{}", self.next_id));
+                    call.id
+                        .get_or_insert_with(|| format!("call_{}", self.next_id));
                     let result = match self.call(&call).await {
                         Ok(result) => result,
                         Err(end) => return end,
@@ -342,14 +340,20 @@ impl<H: Host> State<'_, H> {
                     answer = self.host.ask(&pending) => Some(answer),
                 };
                 match answer {
-                    None => (StepDecision::Cancelled, "the turn was cancelled".to_string()),
+                    None => (
+                        StepDecision::Cancelled,
+                        "the turn was cancelled".to_string(),
+                    ),
                     Some(Answer::Reject) => (StepDecision::Rejected, reason.clone()),
                     Some(Answer::Approve) => (StepDecision::Approved, reason.clone()),
                     Some(Answer::AlwaysAllow) => {
                         let pattern = always_pattern(&tool, &arguments);
                         self.policy.allow.push(pattern.clone());
                         self.host.always_allow(&pattern);
-                        (StepDecision::Approved, format!("always allowed: `{pattern}`"))
+                        (
+                            StepDecision::Approved,
+                            format!("always allowed: `{pattern}`"),
+                        )
                     }
                 }
             }

@@ -95,10 +95,7 @@ impl ChatService {
             .flatten()
             .unwrap_or_default();
         let info = super::models::model_info(store, &turn.choice).await;
-        let tool_calling = store
-            .setting::<String>(TOOL_CALLING_SETTING)
-            .ok()
-            .flatten();
+        let tool_calling = store.setting::<String>(TOOL_CALLING_SETTING).ok().flatten();
         let native_tools = match tool_calling.as_deref() {
             Some("native") => true,
             Some("text") => false,
@@ -150,7 +147,8 @@ impl ChatService {
                 usage: None,
             }),
         };
-        let result = runner::run(&host, &config, request.messages, hub.as_ref(), &turn.cancel).await;
+        let result =
+            runner::run(&host, &config, request.messages, hub.as_ref(), &turn.cancel).await;
         if let Some(hub) = hub {
             hub.shutdown().await;
         }
@@ -330,9 +328,7 @@ impl Host for AgentHost<'_> {
     fn record(&self, record: StepRecord<'_>) {
         let store = self.service.engine.store();
         match store.add_agent_step(self.turn.message_id, record.kind, &record.step) {
-            Ok(step) => self
-                .service
-                .event(self.turn, ChatEventKind::Step { step }),
+            Ok(step) => self.service.event(self.turn, ChatEventKind::Step { step }),
             Err(e) => {
                 let mut s = self.streamed();
                 s.content

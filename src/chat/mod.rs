@@ -13,7 +13,7 @@ mod turn;
 mod writer;
 
 pub use agent_turn::{
-    PendingApproval, POLICY_SETTING, SHELL_TIMEOUT_SETTING, TOOL_CALLING_SETTING,
+    POLICY_SETTING, PendingApproval, SHELL_TIMEOUT_SETTING, TOOL_CALLING_SETTING,
 };
 pub use models::{ModelChoice, ensure_default_provider, provider_config};
 pub use prompt::{ContextBreakdown, PromptError, history, strip_for_history, system_prompt};

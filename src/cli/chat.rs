@@ -8,13 +8,13 @@ use clap::Subcommand;
 use serde_json::json;
 
 use tandem::Engine;
-use tandem::chat::{
-    PendingApproval,
-    ChatEventKind, ChatService, SendOptions, ensure_default_provider, provider_config,
-};
-use tandem::llm::{ProviderKind, provider};
 use tandem::agent::policy::Risk;
 use tandem::agent::runner::Answer;
+use tandem::chat::{
+    ChatEventKind, ChatService, PendingApproval, SendOptions, ensure_default_provider,
+    provider_config,
+};
+use tandem::llm::{ProviderKind, provider};
 use tandem::store::{AgentStep, ChatMode, MessageStatus, ProviderSettings, StepKind};
 
 #[derive(Subcommand)]
@@ -472,7 +472,11 @@ pub fn messages(ctx: &Ctx, chat: i64) -> Result<()> {
 
 /// One line per agent step for the terminal.
 fn step_line(step: &AgentStep) -> String {
-    let args = step.arguments.as_ref().map(|a| a.to_string()).unwrap_or_default();
+    let args = step
+        .arguments
+        .as_ref()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
     let result = step.result.as_deref().unwrap_or_default();
     let first = result.lines().next().unwrap_or_default();
     match step.kind {
@@ -490,7 +494,11 @@ fn step_line(step: &AgentStep) -> String {
             format!(
                 "[{}] {args} -> {decision}{exit} ({lines} line(s) of output){}",
                 step.tool.as_deref().unwrap_or("?"),
-                if step.is_error { format!(": {first}") } else { String::new() }
+                if step.is_error {
+                    format!(": {first}")
+                } else {
+                    String::new()
+                }
             )
         }
     }

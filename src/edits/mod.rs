@@ -13,4 +13,6 @@ pub use actions::{Action, actions};
 pub use apply::{ApplyError, FileSelection, PathWrite, Selection, SelectionError, apply_writes};
 pub use diff::{DiffLine, Hunk, LineKind};
 pub use parser::{Segment, StreamParser, Tag, TagKind, parse};
-pub use plan::{EditPlan, FileChange, FileChangeKind, OpKind, OpStatus, Operation, build_plan, plan_actions};
+pub use plan::{
+    EditPlan, FileChange, FileChangeKind, OpKind, OpStatus, Operation, build_plan, plan_actions,
+};

@@ -62,7 +62,7 @@ pub enum EngineError {
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;
 
 pub struct Engine {
-    store: Store,
+    store: Arc<Store>,
     fs: Arc<dyn Fs>,
     locks: Mutex<HashMap<i64, Arc<Mutex<()>>>>,
     install_timeout: Duration,
@@ -81,7 +81,7 @@ pub struct AddedProject {
 impl Engine {
     pub fn new(store: Store) -> Self {
         Engine {
-            store,
+            store: Arc::new(store),
             fs: Arc::new(RealFs),
             locks: Mutex::new(HashMap::new()),
             install_timeout: DEFAULT_TIMEOUT,
@@ -107,6 +107,11 @@ impl Engine {
 
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// The store for a task that outlives a borrow (the approval gateway).
+    pub fn shared_store(&self) -> Arc<Store> {
+        Arc::clone(&self.store)
     }
 
     /// Runs `f` holding the project's lock.

@@ -117,7 +117,9 @@ impl Engine {
                 actions.push(Ok(action));
             }
         }
-        actions.extend(crate::edits::actions(&crate::edits::parse(&message.content)));
+        actions.extend(crate::edits::actions(&crate::edits::parse(
+            &message.content,
+        )));
         Ok(plan_actions(&project.path, actions)?)
     }
 

@@ -196,8 +196,12 @@ mod tests {
     #[test]
     fn steps_are_numbered_per_reply_and_read_back_in_order() {
         let store = Store::open_in_memory().unwrap();
-        let project = store.insert_project("p", std::path::Path::new("/tmp/p")).unwrap();
-        let chat = store.create_chat(project.id, ChatMode::Agent, None).unwrap();
+        let project = store
+            .insert_project("p", std::path::Path::new("/tmp/p"))
+            .unwrap();
+        let chat = store
+            .create_chat(project.id, ChatMode::Agent, None)
+            .unwrap();
         let a = store
             .insert_message(&NewMessage::new(chat.id, Role::Assistant, ""))
             .unwrap();

@@ -7,12 +7,18 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
-use crate::chat::{ChatEvent, ChatService, TurnOutcome, ensure_default_provider};
+use crate::agent::gateway::GatewayEvent;
+use crate::chat::{ChatEvent, ChatService, PendingApproval, TurnOutcome, ensure_default_provider};
 use crate::edits::EditPlan;
 use crate::engine::{ApproveOutcome, Engine, RestoreOutcome, UndoOutcome};
 use crate::llm::ModelInfo;
-use crate::store::{Chat, Message, Project, ProviderRecord};
+use crate::store::{
+    AgentStep, ApprovalRequestRecord, Chat, McpServerRecord, Message, Project, ProviderRecord,
+};
 use crate::vcs::Version;
+
+pub use gateway_jobs::{GATEWAY_SETTING, GatewaySettings};
+pub use settings_jobs::AgentSettings;
 
 /// Bounded so a runaway producer cannot eat memory; producers wait, the UI never does.
 const EVENT_QUEUE: usize = 4096;
@@ -35,7 +41,11 @@ pub enum Event {
     ChatLoaded {
         chat: Chat,
         messages: Vec<Message>,
+        /// Agent steps by message id (replies of agent turns only).
+        steps: std::collections::HashMap<i64, Vec<AgentStep>>,
         review: Option<(i64, EditPlan)>,
+        /// Tool calls waiting for the person now (every chat's).
+        approvals: Vec<PendingApproval>,
     },
     Chat(ChatEvent),
     TurnStarted {
@@ -85,6 +95,17 @@ pub enum Event {
     },
     /// A line for the Log tab.
     Log(String),
+    /// The Agent settings as stored.
+    AgentSettings(AgentSettings),
+    McpServers(Vec<McpServerRecord>),
+    /// An approval answer found nobody waiting (the turn ended meanwhile).
+    ApprovalGone(u64),
+    GatewayStatus(super::agent_state::GatewayStatus),
+    /// The gateway settings as saved (a new token, a new port).
+    GatewaySettings(GatewaySettings),
+    /// The gateway's latest requests, newest first.
+    ApprovalRequests(Vec<ApprovalRequestRecord>),
+    Gateway(GatewayEvent),
 }
 
 #[derive(Debug, Clone, Default)]
@@ -118,6 +139,7 @@ pub struct Backend {
     repaint: Arc<dyn Fn() + Send + Sync>,
     data_dir: Option<PathBuf>,
     service: Arc<tokio::sync::OnceCell<Arc<ChatService>>>,
+    gateway: Arc<gateway_jobs::GatewayHost>,
 }
 
 impl Backend {
@@ -138,6 +160,7 @@ impl Backend {
             repaint,
             data_dir,
             service: Arc::new(tokio::sync::OnceCell::new()),
+            gateway: Arc::default(),
         };
         backend.open();
         backend
@@ -182,23 +205,29 @@ impl Backend {
         });
     }
 
-    fn open(&self) {
-        let emit = Emit {
+    fn emit(&self) -> Emit {
+        Emit {
             tx: self.tx.clone(),
             repaint: Arc::clone(&self.repaint),
-        };
+        }
+    }
+
+    fn open(&self) {
+        let emit = self.emit();
         let cell = Arc::clone(&self.service);
+        let gateway = Arc::clone(&self.gateway);
         let data_dir = self.data_dir.clone();
         self.runtime.spawn(async move {
             let opened = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
                 let dir = crate::store::data_dir(data_dir.as_deref())?;
                 let engine = Arc::new(Engine::open(Some(&dir))?);
                 ensure_default_provider(engine.store())?;
-                Ok((engine, dir))
+                let gateway_store = engine.shared_store();
+                Ok((engine, dir, gateway_store))
             })
             .await;
-            let (engine, dir) = match opened {
-                Ok(Ok(pair)) => pair,
+            let (engine, dir, gateway_store) = match opened {
+                Ok(Ok(opened)) => opened,
                 Ok(Err(e)) => {
                     let message = format!("{e:#}");
                     emit.send_async(Event::Error {
@@ -220,6 +249,7 @@ impl Backend {
             };
             let service = ChatService::with_data_dir(engine, dir);
             let _ = cell.set(Arc::clone(&service));
+            gateway.set_store(gateway_store);
             // Forward chat events to the UI.
             let mut events = service.subscribe();
             let forward = emit.clone();
@@ -250,6 +280,8 @@ impl Backend {
                 message: format!("{e:#}"),
             });
             emit.send_async(event).await;
+            // The agent settings, and the gateway if it was left on.
+            gateway_jobs::restore(&service, &gateway, &emit).await;
         });
     }
 }
@@ -276,5 +308,9 @@ impl Emit {
     }
 }
 
+#[path = "gateway_jobs.rs"]
+mod gateway_jobs;
 #[path = "jobs.rs"]
 mod jobs;
+#[path = "settings_jobs.rs"]
+mod settings_jobs;

@@ -1,4 +1,5 @@
-//! The bottom panel: the project's history (versions, their diffs, restore, undo) and the log.
+//! The bottom panel: the project's history (versions, their diffs, restore, undo), the log,
+//! and the approval gateway's requests.
 
 use super::command::Command;
 use super::state::{AppState, BottomTab};
@@ -6,7 +7,22 @@ use super::theme;
 
 pub fn show(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
     ui.horizontal(|ui| {
-        for (tab, label) in [(BottomTab::History, "History"), (BottomTab::Log, "Log")] {
+        let pending = state
+            .agent
+            .gateway
+            .requests
+            .iter()
+            .filter(|r| r.is_pending())
+            .count();
+        let approvals = match pending {
+            0 => "Approvals".to_string(),
+            n => format!("Approvals ({n})"),
+        };
+        for (tab, label) in [
+            (BottomTab::History, "History".to_string()),
+            (BottomTab::Log, "Log".to_string()),
+            (BottomTab::Approvals, approvals),
+        ] {
             if ui.selectable_label(state.bottom == tab, label).clicked() {
                 commands.push(Command::ShowBottom(tab));
             }
@@ -26,6 +42,7 @@ pub fn show(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
     match state.bottom {
         BottomTab::History => history(ui, state, commands),
         BottomTab::Log => log(ui, state),
+        BottomTab::Approvals => super::approvals_tab::show(ui, state, commands),
     }
 }
 

@@ -1,14 +1,15 @@
 //! The chat: messages as markdown with highlighted code, thinking collapsed, each edit tag as a
 //! card; the live reply; errors with Retry; the composer and the context meter.
 
-use egui_commonmark::{CommonMarkCache, CommonMarkViewer};
+use egui_commonmark::CommonMarkCache;
 
-use super::command::Command;
+use super::agent_state::AgentView;
+use super::command::{AgentCommand, Command};
 use super::highlight::HighlightCache;
 use super::state::{AppState, ChatState, MessageView};
 use super::theme;
 use crate::edits::{OpStatus, Operation, Segment, Tag, TagKind};
-use crate::store::{ApprovalState, MessageStatus, Role};
+use crate::store::{ApprovalState, ChatMode, MessageStatus, Role};
 
 pub fn show(
     ui: &mut egui::Ui,
@@ -45,7 +46,8 @@ pub fn show(
         .auto_shrink([false, false])
         .max_height((ui.available_height() - composer_height).max(80.0))
         .show_viewport(ui, |ui, viewport| {
-            messages(ui, viewport, chat, markdown, highlight, commands)
+            let agent = &state.agent;
+            messages(ui, viewport, chat, agent, markdown, highlight, commands)
         });
     ui.separator();
     composer(ui, state, streaming, send_key, commands);
@@ -105,6 +107,7 @@ fn messages(
     ui: &mut egui::Ui,
     viewport: egui::Rect,
     chat: &ChatState,
+    agent: &AgentView,
     markdown: &mut CommonMarkCache,
     highlight: &mut HighlightCache,
     commands: &mut Vec<Command>,
@@ -114,6 +117,17 @@ fn messages(
         .as_ref()
         .map(|r| (r.message_id, &r.plan.operations));
     let streaming_id = chat.streaming.as_ref().map(|s| s.message_id);
+    // A Plan chat's finished plan can be handed to the agent.
+    let plan_reply = (chat.chat.mode == ChatMode::Plan && streaming_id.is_none())
+        .then(|| {
+            chat.messages
+                .iter()
+                .rev()
+                .find(|m| m.message.role == Role::Assistant)
+        })
+        .flatten()
+        .filter(|m| m.message.status == MessageStatus::Complete)
+        .map(|m| m.message.id);
     let heights_id = egui::Id::unique(("message_heights", chat.chat.id));
     let mut heights: Heights = ui.data_mut(|d| d.get_temp(heights_id)).unwrap_or_default();
     let width = ui.available_width().round() as u32;
@@ -132,7 +146,8 @@ fn messages(
                 .filter(|(id, _)| *id == view.message.id)
                 .map(|(_, ops)| ops);
             let start = ui.cursor().top();
-            message(ui, view, ops, markdown, highlight, commands);
+            let plan = plan_reply == Some(view.message.id);
+            message(ui, view, ops, agent, plan, markdown, highlight, commands);
             heights.insert(key, ui.cursor().top() - start);
         } else {
             ui.allocate_space(egui::vec2(ui.available_width(), height));
@@ -142,7 +157,12 @@ fn messages(
     ui.data_mut(|d| d.insert_temp(heights_id, heights));
     if let Some(streaming) = &chat.streaming {
         bubble(ui, false, |ui| {
+            let asking = agent.approvals_for(streaming.message_id).next().is_some();
             ui.horizontal(|ui| {
+                if asking {
+                    ui.colored_label(theme::WARN, "waiting for your approval");
+                    return;
+                }
                 ui.spinner();
                 ui.weak(match streaming.tokens_per_second() {
                     Some(rate) => format!("streaming · {rate:.0} tok/s"),
@@ -155,6 +175,8 @@ fn messages(
                     .default_open(false)
                     .show(ui, |ui| ui.weak(&streaming.reasoning));
             }
+            let id = streaming.message_id;
+            super::agent_steps::trace(ui, id, &streaming.steps, agent, commands);
             let mut segments: Vec<Segment> = streaming.parser.completed().to_vec();
             segments.extend(streaming.parser.pending());
             render_segments(
@@ -170,10 +192,13 @@ fn messages(
     }
 }
 
+#[allow(clippy::too_many_arguments)] // the message and everything drawn with it
 fn message(
     ui: &mut egui::Ui,
     view: &MessageView,
     ops: Option<&Vec<Operation>>,
+    agent: &AgentView,
+    plan: bool,
     markdown: &mut CommonMarkCache,
     highlight: &mut HighlightCache,
     commands: &mut Vec<Command>,
@@ -208,8 +233,17 @@ fn message(
             ui.label(&m.content);
             return;
         }
+        super::agent_steps::trace(ui, m.id, &view.steps, agent, commands);
         let applied = m.approval_state == Some(ApprovalState::Approved);
         render_segments(ui, m.id, &view.segments, ops, applied, markdown, highlight);
+        if plan
+            && ui
+                .button("Implement this plan")
+                .on_hover_text("Switches the chat to Agent mode and asks it to carry the plan out")
+                .clicked()
+        {
+            commands.push(AgentCommand::ImplementPlan(m.id).into());
+        }
         match m.status {
             MessageStatus::Complete | MessageStatus::Streaming => {}
             MessageStatus::Cancelled => {
@@ -264,7 +298,9 @@ fn render_segments(
     let mut op_index = 0;
     for (i, segment) in segments.iter().enumerate() {
         match segment {
-            Segment::Text { text, .. } => prose(ui, (message_id, i), text, markdown, highlight),
+            Segment::Text { text, .. } => {
+                super::prose::show(ui, (message_id, i), text, markdown, highlight)
+            }
             Segment::Tag(tag) if tag.kind == TagKind::Think => {
                 egui::CollapsingHeader::new("Thinking")
                     .id_salt(("think", message_id, i))
@@ -291,96 +327,6 @@ fn render_segments(
             }
         }
     }
-}
-
-/// Markdown prose, with fenced code blocks drawn by our highlighter (with a copy button).
-fn prose(
-    ui: &mut egui::Ui,
-    id: (i64, usize),
-    text: &str,
-    markdown: &mut CommonMarkCache,
-    highlight: &mut HighlightCache,
-) {
-    for (i, block) in split_code(text).into_iter().enumerate() {
-        match block {
-            Block::Markdown(md) if !md.trim().is_empty() => {
-                CommonMarkViewer::new().show(ui, markdown, md);
-            }
-            Block::Markdown(_) => {}
-            Block::Code { lang, code } => {
-                let dark = ui.visuals().dark_mode;
-                let size = ui
-                    .style()
-                    .text_styles
-                    .get(&egui::TextStyle::Monospace)
-                    .map_or(13.0, |f| f.size);
-                let job = highlight.code_job(lang, code, dark, size);
-                egui::Frame::new()
-                    .fill(ui.visuals().code_bg_color)
-                    .corner_radius(4.0)
-                    .inner_margin(6.0)
-                    .show(ui, |ui| {
-                        ui.horizontal(|ui| {
-                            ui.weak(if lang.is_empty() { "code" } else { lang });
-                            if ui.small_button("Copy").clicked() {
-                                ui.ctx().copy_text(code.to_string());
-                            }
-                        });
-                        egui::ScrollArea::horizontal()
-                            .id_salt(("code", id.0, id.1, i))
-                            .show(ui, |ui| ui.label(job));
-                    });
-            }
-        }
-    }
-}
-
-enum Block<'a> {
-    Markdown(&'a str),
-    Code { lang: &'a str, code: &'a str },
-}
-
-/// Splits prose at top-level ``` fences (a closing fence ends the block; an unclosed one runs
-/// to the end, as while streaming).
-fn split_code(text: &str) -> Vec<Block<'_>> {
-    let mut blocks = Vec::new();
-    let mut rest = text;
-    while let Some(start) = fence_at_line_start(rest, 0) {
-        let (before, from) = rest.split_at(start);
-        blocks.push(Block::Markdown(before));
-        let line_end = from.find('\n').map_or(from.len(), |i| i + 1);
-        let lang = from[3..line_end].split_whitespace().next().unwrap_or("");
-        let body = &from[line_end..];
-        match fence_at_line_start(body, 0) {
-            Some(end) => {
-                blocks.push(Block::Code {
-                    lang,
-                    code: body[..end].trim_end_matches('\n'),
-                });
-                let after = &body[end..];
-                rest = after.find('\n').map_or("", |i| &after[i + 1..]);
-            }
-            None => {
-                blocks.push(Block::Code { lang, code: body });
-                rest = "";
-            }
-        }
-    }
-    if !rest.is_empty() {
-        blocks.push(Block::Markdown(rest));
-    }
-    blocks
-}
-
-fn fence_at_line_start(text: &str, from: usize) -> Option<usize> {
-    let mut offset = from;
-    for line in text[from..].split_inclusive('\n') {
-        if line.starts_with("```") {
-            return Some(offset);
-        }
-        offset += line.len();
-    }
-    None
 }
 
 fn card(ui: &mut egui::Ui, tag: &Tag, op: Option<&Operation>, applied: bool) {
@@ -497,30 +443,4 @@ fn composer(
             commands.push(Command::Redo);
         }
     });
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn code_fences_are_split_out_of_prose() {
-        let blocks = split_code("Intro\n```rust\nfn a() {}\n```\nAfter\n```\nopen");
-        let kinds: Vec<String> = blocks
-            .iter()
-            .map(|b| match b {
-                Block::Markdown(t) => format!("md:{t}"),
-                Block::Code { lang, code } => format!("code:{lang}:{code}"),
-            })
-            .collect();
-        assert_eq!(
-            kinds,
-            [
-                "md:Intro\n",
-                "code:rust:fn a() {}",
-                "md:After\n",
-                "code::open"
-            ]
-        );
-    }
 }

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+pub use super::agent_commands::AgentCommand;
 use super::backend::Backend;
 use super::state::{AppState, BottomTab, Confirm, Palette, Review, SendKey, Theme};
 use crate::chat::SendOptions;
@@ -71,42 +72,8 @@ pub enum Command {
     SaveKey(String),
     SaveHistoryTurns,
     SaveContextGlobs,
-}
-
-impl Command {
-    /// Commands the palette offers, with their shortcuts.
-    pub fn palette() -> Vec<(&'static str, &'static str, Command)> {
-        vec![
-            ("Open folder…", "Ctrl+O", Command::OpenFolderDialog),
-            ("New chat", "Ctrl+N", Command::NewChat),
-            ("Send prompt", "Enter", Command::Send),
-            ("Cancel reply", "Esc", Command::Cancel),
-            ("Redo last reply", "Ctrl+R", Command::Redo),
-            (
-                "Approve checked changes",
-                "Ctrl+Shift+Enter",
-                Command::Approve,
-            ),
-            ("Reject proposal", "", Command::Reject),
-            ("Next hunk", "N", Command::NextHunk),
-            ("Previous hunk", "P", Command::PrevHunk),
-            ("Toggle side-by-side diff", "", Command::ToggleSideBySide),
-            ("Save file", "Ctrl+S", Command::Save),
-            ("Find in file", "Ctrl+F", Command::ToggleFind),
-            ("Undo last AI change", "", Command::Undo),
-            ("Mode: Build", "", Command::SetMode(ChatMode::Build)),
-            ("Mode: Ask", "", Command::SetMode(ChatMode::Ask)),
-            ("Toggle auto-approve", "", Command::ToggleAutoApprove),
-            ("Refresh models", "", Command::RefreshModels),
-            ("Show history", "", Command::ShowBottom(BottomTab::History)),
-            ("Show log", "", Command::ShowBottom(BottomTab::Log)),
-            ("Toggle bottom panel", "Ctrl+J", Command::ToggleBottom),
-            ("Settings", "Ctrl+,", Command::OpenSettings),
-            ("Theme: dark", "", Command::SetTheme(Theme::Dark)),
-            ("Theme: light", "", Command::SetTheme(Theme::Light)),
-            ("Theme: follow system", "", Command::SetTheme(Theme::System)),
-        ]
-    }
+    /// Agent mode: approvals, plans, agent settings, the approval gateway.
+    Agent(AgentCommand),
 }
 
 impl AppState {
@@ -296,7 +263,10 @@ impl AppState {
                 self.prefs.show_bottom = true;
             }
             Command::ToggleBottom => self.prefs.show_bottom = !self.prefs.show_bottom,
-            Command::OpenSettings => self.settings_open = true,
+            Command::OpenSettings => {
+                self.settings_open = true;
+                backend.load_agent_settings();
+            }
             Command::CloseSettings => self.settings_open = false,
             Command::SetTheme(theme) => self.prefs.theme = theme,
             Command::SetFontSize(size) => self.prefs.font_size = size.clamp(9.0, 28.0),
@@ -370,6 +340,7 @@ impl AppState {
                 }
             }
             Command::ClosePalette => self.palette = None,
+            Command::Agent(command) => self.apply_agent(command, backend),
         }
     }
 
@@ -424,12 +395,7 @@ impl AppState {
             self.toast("Open a project first", true);
             return;
         };
-        let options = SendOptions {
-            provider: self.provider.clone(),
-            model: self.model.clone(),
-            auto_approve: Some(self.auto_approve),
-            allow_risk: None,
-        };
+        let options = self.send_options();
         let Some(chat) = &project.chat else {
             if !redo && !prompt.is_empty() {
                 // No chat yet: start one with this prompt.
@@ -441,9 +407,20 @@ impl AppState {
         if !redo && prompt.is_empty() {
             return;
         }
-        backend.send(chat.chat.id, prompt, options, redo);
+        backend.send(chat.chat.id, self.mode, prompt, options, redo);
         if !redo {
             self.composer.clear();
+        }
+    }
+
+    /// The model and auto-approve choices for a send. The GUI never pre-approves agent calls
+    /// by risk: the policy and the person decide.
+    pub(super) fn send_options(&self) -> SendOptions {
+        SendOptions {
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            auto_approve: Some(self.auto_approve),
+            allow_risk: None,
         }
     }
 

@@ -1,7 +1,9 @@
 //! Background events applied to the state, once per frame, before the UI is laid out.
 
+use super::agent_state::GatewayStatus;
 use super::backend::{Event, FileContent};
 use super::state::{AppState, ChatState, MessageView, ProjectState, Status, Streaming, Tab};
+use crate::agent::gateway::GatewayEvent;
 use crate::chat::ChatEventKind;
 use crate::store::MessageStatus;
 
@@ -49,8 +51,13 @@ impl AppState {
             Event::ChatLoaded {
                 chat,
                 messages,
+                mut steps,
                 review,
+                approvals,
             } => {
+                for approval in approvals {
+                    self.agent.add_approval(approval);
+                }
                 let Some(project) = &mut self.project else {
                     return;
                 };
@@ -70,9 +77,16 @@ impl AppState {
                         .iter()
                         .any(|m| m.id == s.message_id && m.status == MessageStatus::Streaming)
                 });
+                let messages = messages
+                    .into_iter()
+                    .map(|m| {
+                        let steps = steps.remove(&m.id).unwrap_or_default();
+                        MessageView::with_steps(m, steps)
+                    })
+                    .collect();
                 project.chat = Some(ChatState {
                     chat,
-                    messages: messages.into_iter().map(MessageView::new).collect(),
+                    messages,
                     streaming,
                     review: None,
                     breakdown,
@@ -206,24 +220,38 @@ impl AppState {
             Event::Log(line) => self.log.push(line),
             // Handled by the app, which owns the backend.
             Event::FolderPicked(_) => {}
+            event => self.on_agent_event(event),
         }
     }
 
     fn on_chat_event(&mut self, event: crate::chat::ChatEvent) {
+        // Waiting calls are tracked for every chat (the open one shows them inline).
+        match &event.kind {
+            ChatEventKind::Approval { approval } => {
+                if self.chat().is_none_or(|c| c.chat.id != event.chat_id) {
+                    self.toast("A tool call in another chat waits for your approval", false);
+                }
+                self.agent.add_approval(approval.clone());
+                return;
+            }
+            ChatEventKind::ApprovalSettled { id } => {
+                self.agent.settle(*id);
+                return;
+            }
+            _ => {}
+        }
         let Some(chat) = self.chat_mut().filter(|c| c.chat.id == event.chat_id) else {
             return;
         };
         match event.kind {
             ChatEventKind::Started { breakdown, .. } => {
                 chat.breakdown = Some(breakdown);
-                if chat.streaming.is_none() {
-                    chat.streaming = Some(Streaming::new(event.message_id));
-                }
+                chat.live(event.message_id);
             }
             ChatEventKind::Delta { text, reasoning } => {
-                let streaming = chat
-                    .streaming
-                    .get_or_insert_with(|| Streaming::new(event.message_id));
+                let Some(streaming) = chat.live(event.message_id) else {
+                    return;
+                };
                 if streaming.first_token.is_none() {
                     streaming.first_token = Some(std::time::Instant::now());
                 }
@@ -235,10 +263,86 @@ impl AppState {
                 // The reloaded chat (sent right after) replaces the live view.
             }
             ChatEventKind::TitleChanged { title } => chat.chat.title = title,
-            // Agent steps and approvals: shown once the agent panels exist.
-            ChatEventKind::Step { .. }
-            | ChatEventKind::Approval { .. }
-            | ChatEventKind::ApprovalSettled { .. } => {}
+            ChatEventKind::Step { step } => {
+                // "Always allow" changed the saved policy: the settings form shows it.
+                let always = step
+                    .reason
+                    .as_deref()
+                    .is_some_and(|r| r.starts_with("always allowed"));
+                let message_id = event.message_id;
+                let steps = match chat.live(message_id) {
+                    Some(live) => Some(&mut live.steps),
+                    // Finished already: the reloaded message may lack this step yet.
+                    None => chat
+                        .messages
+                        .iter_mut()
+                        .find(|m| m.message.id == message_id)
+                        .map(|m| &mut m.steps),
+                };
+                if let Some(steps) = steps
+                    && !steps.iter().any(|s| s.id == step.id)
+                {
+                    steps.push(step);
+                }
+                if always {
+                    self.agent.reload_settings = true;
+                }
+            }
+            ChatEventKind::Approval { .. } | ChatEventKind::ApprovalSettled { .. } => {}
+        }
+    }
+
+    fn on_agent_event(&mut self, event: Event) {
+        match event {
+            Event::AgentSettings(settings) => self.agent.form.load(&settings),
+            Event::McpServers(servers) => {
+                // The server just added is in the list: the form is done.
+                let typed = self.agent.form.mcp.name.trim();
+                let added = !typed.is_empty()
+                    && servers.iter().any(|s| s.name == typed)
+                    && !self.agent.mcp_servers.iter().any(|s| s.name == typed);
+                if added {
+                    self.agent.form.mcp = Default::default();
+                }
+                self.agent.mcp_servers = servers;
+            }
+            Event::ApprovalGone(id) => {
+                self.agent.settle(id);
+                self.toast("That tool call is no longer waiting", false);
+            }
+            Event::GatewayStatus(status) => {
+                match &status {
+                    GatewayStatus::Running { port } => self
+                        .log
+                        .push(format!("approval gateway listening on 127.0.0.1:{port}")),
+                    GatewayStatus::Failed(error) => {
+                        self.toast(format!("The approval gateway did not start: {error}"), true)
+                    }
+                    GatewayStatus::Off | GatewayStatus::Starting => {}
+                }
+                self.agent.gateway.status = status;
+            }
+            Event::GatewaySettings(settings) => self.agent.form.load_gateway(&settings),
+            Event::ApprovalRequests(requests) => self.agent.gateway.requests = requests,
+            Event::Gateway(event) => match event {
+                GatewayEvent::Requested { id, client, .. } => {
+                    let who = client.unwrap_or_else(|| "an external tool".into());
+                    self.toast(format!("Approval request #{id} from {who}"), false);
+                }
+                GatewayEvent::ClientConnected { addr, .. } => {
+                    self.log
+                        .push(format!("gateway: client connected from {addr}"));
+                }
+                GatewayEvent::ClientGone {
+                    client, abandoned, ..
+                } => self.log.push(format!(
+                    "gateway: {} left; {} request(s) still pending",
+                    client.as_deref().unwrap_or("a client"),
+                    abandoned.len()
+                )),
+                GatewayEvent::Decided { .. } => {}
+            },
+            _ => {}
         }
     }
 

@@ -7,8 +7,7 @@ use anyhow::Context as _;
 use super::{Backend, EDITABLE_LIMIT, Event, FileContent};
 use crate::chat::SendOptions;
 use crate::edits::Selection;
-use crate::llm::{ProviderKind, provider};
-use crate::store::{ApprovalState, ChatMode, Project, ProviderSettings, Role};
+use crate::store::{ApprovalState, ChatMode, Project, Role};
 
 impl Backend {
     /// Adds (or reopens) a folder as a project and loads it.
@@ -89,10 +88,25 @@ impl Backend {
         });
     }
 
-    /// Sends a prompt; the reply streams in as [`Event::Chat`] events.
-    pub fn send(&self, chat_id: i64, prompt: String, options: SendOptions, redo: bool) {
+    /// Sends a prompt in `mode` (the chat is switched first when it differs, in the same
+    /// job, so the turn cannot start in the old mode); the reply streams in as
+    /// [`Event::Chat`] events.
+    pub fn send(
+        &self,
+        chat_id: i64,
+        mode: ChatMode,
+        prompt: String,
+        options: SendOptions,
+        redo: bool,
+    ) {
         let handle = self.runtime.handle().clone();
         self.spawn("sending", move |service, emit| {
+            let store = service.engine().store();
+            let chat = store.chat(chat_id)?;
+            if chat.mode != mode {
+                store.set_chat_mode(chat_id, mode)?;
+                emit.send(Event::ChatsChanged(store.chats(chat.project_id)?));
+            }
             run_turn(&service, &emit, &handle, chat_id, &prompt, options, redo)
         });
     }
@@ -259,106 +273,6 @@ impl Backend {
             }
         });
     }
-
-    pub fn refresh_models(&self, provider_name: String) {
-        self.spawn("listing models", move |service, emit| {
-            let store = service.engine().store();
-            let record = store
-                .provider_by_name(&provider_name)?
-                .with_context(|| format!("no provider {provider_name}"))?;
-            let config = crate::chat::provider_config(store, service.secrets(), &record)?;
-            let client = provider(config);
-            let models = tokio::runtime::Handle::current()
-                .block_on(client.list_models())
-                .map_err(|e| e.to_string());
-            emit.send(Event::Models {
-                provider: provider_name,
-                models,
-            });
-            Ok(())
-        });
-    }
-
-    pub fn add_provider(
-        &self,
-        name: String,
-        kind: ProviderKind,
-        base_url: String,
-        settings: ProviderSettings,
-    ) {
-        self.spawn("adding the provider", move |service, emit| {
-            let store = service.engine().store();
-            store.insert_provider(&name, kind, &base_url, None, &settings)?;
-            emit.send(Event::Providers(store.providers()?));
-            Ok(())
-        });
-    }
-
-    pub fn update_provider(&self, record: crate::store::ProviderRecord) {
-        self.spawn("saving the provider", move |service, emit| {
-            let store = service.engine().store();
-            store.update_provider(&record)?;
-            emit.send(Event::Providers(store.providers()?));
-            Ok(())
-        });
-    }
-
-    pub fn delete_provider(&self, id: i64, name: String) {
-        self.spawn("removing the provider", move |service, emit| {
-            let store = service.engine().store();
-            store.delete_provider(id)?;
-            let _ = service.secrets().delete(&name);
-            emit.send(Event::Providers(store.providers()?));
-            Ok(())
-        });
-    }
-
-    pub fn set_key(&self, provider_name: String, key: String) {
-        self.spawn("storing the API key", move |service, emit| {
-            let location = service.secrets().set(&provider_name, &key)?;
-            let note = match service.secrets().keychain_unavailable_reason() {
-                Some(why) => format!(
-                    "API key for {provider_name} stored in {location:?} (no OS keychain: {why})"
-                ),
-                None => format!("API key for {provider_name} stored in {location:?}"),
-            };
-            emit.send(Event::Log(note));
-            Ok(())
-        });
-    }
-
-    pub fn save_project_settings(&self, project: Project) {
-        self.spawn("saving the project settings", move |service, emit| {
-            service
-                .engine()
-                .store()
-                .update_project_settings(project.id, &project.settings)?;
-            let context = service.context_cache().collect(
-                &project.path,
-                &crate::workspace::context::ContextOptions {
-                    include: project.settings.context_include.clone(),
-                    exclude: project.settings.context_exclude.clone(),
-                    ..Default::default()
-                },
-            )?;
-            emit.send(Event::Log(format!(
-                "context for {}: {} files, ~{} tokens ({} skipped)",
-                project.name,
-                context.included.len(),
-                context.content_tokens,
-                context.skipped.len()
-            )));
-            Ok(())
-        });
-    }
-
-    /// Saves a setting (JSON value) in the database.
-    pub fn save_setting(&self, key: &'static str, value: serde_json::Value) {
-        self.spawn("saving a setting", move |service, _emit| {
-            service.engine().store().set_setting(key, &value)?;
-            Ok(())
-        });
-    }
 }
 
 /// Sends (or redoes) a turn and reports it from start to finish.
@@ -445,10 +359,19 @@ fn send_chat(
         Some(message) => Some((message.id, service.engine().review(message.id)?.plan)),
         None => None,
     };
+    let mut steps = std::collections::HashMap::new();
+    for message in messages.iter().filter(|m| m.role == Role::Assistant) {
+        let list = store.agent_steps(message.id)?;
+        if !list.is_empty() {
+            steps.insert(message.id, list);
+        }
+    }
     emit.send(Event::ChatLoaded {
         chat,
         messages,
+        steps,
         review,
+        approvals: service.pending_approvals(),
     });
     Ok(())
 }

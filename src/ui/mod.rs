@@ -3,6 +3,7 @@
 //! [`backend::Backend`] on the background runtime, reported back as events drained each frame.
 //! One file per panel.
 
+pub mod agent_state;
 pub mod backend;
 pub mod command;
 pub mod diff_view;
@@ -12,9 +13,14 @@ pub mod highlight;
 pub mod review;
 pub mod state;
 
+mod agent_commands;
+mod agent_settings;
+mod agent_steps;
+mod approvals_tab;
 mod bottom;
 mod chat_panel;
 mod palette;
+mod prose;
 mod settings;
 mod sidebar;
 mod theme;
@@ -107,6 +113,9 @@ impl TandemApp {
                     self.backend.open_file(project.project.clone(), path);
                 }
             }
+        }
+        if std::mem::take(&mut self.state.agent.reload_settings) {
+            self.backend.load_agent_settings();
         }
         for path in std::mem::take(&mut self.state.pending_reloads) {
             if let Some(project) = &self.state.project {
@@ -286,6 +295,25 @@ fn shortcuts(ui: &egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
             Key::Enter,
             Command::Approve,
         );
+        // A tool call waits in the open chat: answer it from the keyboard.
+        let waiting = state
+            .chat()
+            .is_some_and(|c| state.agent.first_waiting(c.chat.id).is_some());
+        if waiting {
+            use crate::agent::runner::Answer;
+            use command::AgentCommand::AnswerWaiting;
+            take(
+                Modifiers::ALT,
+                Key::Y,
+                AnswerWaiting(Answer::Approve).into(),
+            );
+            take(Modifiers::ALT, Key::N, AnswerWaiting(Answer::Reject).into());
+            take(
+                Modifiers::ALT,
+                Key::A,
+                AnswerWaiting(Answer::AlwaysAllow).into(),
+            );
+        }
         take(Modifiers::COMMAND, Key::O, Command::OpenFolderDialog);
         take(Modifiers::COMMAND, Key::N, Command::NewChat);
         take(Modifiers::COMMAND, Key::J, Command::ToggleBottom);

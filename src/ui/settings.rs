@@ -1,4 +1,5 @@
-//! The settings window: providers and keys, chat defaults, context globs, appearance.
+//! The settings window: providers and keys, chat defaults, context globs, the agent (in
+//! `agent_settings`), appearance.
 
 use super::command::Command;
 use super::state::{AppState, SendKey, Theme};
@@ -17,14 +18,20 @@ pub fn show(ctx: &egui::Context, state: &mut AppState, commands: &mut Vec<Comman
         return;
     }
     let mut open = true;
+    // Taller than the window otherwise (providers, chat, agent, appearance): it scrolls.
+    let height = (ctx.content_rect().height() - 80.0).max(200.0);
     egui::Window::new("Settings")
         .open(&mut open)
         .default_width(560.0)
+        .default_height(height.min(720.0))
+        .max_height(height)
         .vscroll(true)
         .show(ctx, |ui| {
             providers(ui, state, commands);
             ui.separator();
             chat(ui, state, commands);
+            ui.separator();
+            super::agent_settings::show(ui, state, commands);
             ui.separator();
             appearance(ui, state, commands);
         });

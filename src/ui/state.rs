@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::chat::ContextBreakdown;
 use crate::edits::{EditPlan, FileChange, Segment, StreamParser};
 use crate::llm::ModelInfo;
-use crate::store::{Chat, ChatMode, Message, Project, ProviderRecord};
+use crate::store::{AgentStep, Chat, ChatMode, Message, Project, ProviderRecord};
 use crate::vcs::Version;
 
 /// Remembered between runs (eframe storage): layout and choices, never data.
@@ -66,6 +66,8 @@ pub enum Status {
 pub enum BottomTab {
     History,
     Log,
+    /// The approval gateway's requests.
+    Approvals,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,6 +109,8 @@ pub struct AppState {
     pub pending_reloads: Vec<String>,
     /// The central area shows the pending proposal (else the editor).
     pub show_review: bool,
+    /// Waiting tool calls, the approval gateway, the agent settings.
+    pub agent: super::agent_state::AgentView,
 }
 
 /// The provider form and key field in settings. `editing` is the provider being edited
@@ -186,16 +190,47 @@ pub struct ChatState {
     pub breakdown: Option<ContextBreakdown>,
 }
 
-/// A message with its text parsed once (prose, tags, thinking) for rendering.
+impl ChatState {
+    /// The live view of the reply `message_id`, started if needed (with the steps already
+    /// loaded for it, when the chat was opened while it ran). `None` when the reply has
+    /// finished: its events can arrive after the reloaded chat (they travel separately).
+    pub fn live(&mut self, message_id: i64) -> Option<&mut Streaming> {
+        let view = self.messages.iter().find(|m| m.message.id == message_id);
+        if self.streaming.is_none()
+            && view.is_some_and(|v| v.message.status != crate::store::MessageStatus::Streaming)
+        {
+            return None;
+        }
+        Some(self.streaming.get_or_insert_with(|| {
+            let mut live = Streaming::new(message_id);
+            if let Some(view) = view {
+                live.steps = view.steps.clone();
+            }
+            live
+        }))
+    }
+}
+
+/// A message with its text parsed once (prose, tags, thinking) for rendering, and the steps
+/// of its agent turn.
 pub struct MessageView {
     pub message: Message,
     pub segments: Vec<Segment>,
+    pub steps: Vec<AgentStep>,
 }
 
 impl MessageView {
     pub fn new(message: Message) -> Self {
+        Self::with_steps(message, Vec::new())
+    }
+
+    pub fn with_steps(message: Message, steps: Vec<AgentStep>) -> Self {
         let segments = crate::edits::parse(&message.content);
-        MessageView { message, segments }
+        MessageView {
+            message,
+            segments,
+            steps,
+        }
     }
 }
 
@@ -207,6 +242,8 @@ pub struct Streaming {
     pub started: Instant,
     pub first_token: Option<Instant>,
     pub chars: usize,
+    /// Agent turns: the steps recorded so far.
+    pub steps: Vec<AgentStep>,
 }
 
 impl Streaming {
@@ -218,6 +255,7 @@ impl Streaming {
             started: Instant::now(),
             first_token: None,
             chars: 0,
+            steps: Vec::new(),
         }
     }
 
@@ -362,6 +400,7 @@ impl AppState {
             path_input: String::new(),
             pending_reloads: Vec::new(),
             show_review: true,
+            agent: Default::default(),
         }
     }
 

@@ -5,6 +5,30 @@ use super::state::AppState;
 use super::theme;
 use crate::store::ChatMode;
 
+/// The chat modes, with what each does.
+const MODES: [(ChatMode, &str, &str); 4] = [
+    (
+        ChatMode::Build,
+        "Build",
+        "The model proposes file changes for review",
+    ),
+    (
+        ChatMode::Ask,
+        "Ask",
+        "The model explains; it never proposes changes",
+    ),
+    (
+        ChatMode::Agent,
+        "Agent",
+        "The model works in steps with tools (read, search, edit, run commands); risky calls wait for your approval and edits still come as a proposal",
+    ),
+    (
+        ChatMode::Plan,
+        "Plan",
+        "The model reads the project and writes a plan, changing nothing; then Implement this plan hands it to Agent mode",
+    ),
+];
+
 pub fn show(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
     egui::Panel::top("top_bar").show(ui, |ui| {
         ui.horizontal(|ui| {
@@ -37,13 +61,10 @@ pub fn show(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
                     }
                 });
             ui.separator();
-            for (mode, label) in [(ChatMode::Build, "Build"), (ChatMode::Ask, "Ask")] {
+            for (mode, label, hint) in MODES {
                 if ui
                     .selectable_label(state.mode == mode, label)
-                    .on_hover_text(match mode {
-                        ChatMode::Ask => "The model explains; it never proposes changes",
-                        _ => "The model proposes file changes for review",
-                    })
+                    .on_hover_text(hint)
                     .clicked()
                 {
                     commands.push(Command::SetMode(mode));
@@ -81,12 +102,14 @@ pub fn show(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
                 if let Some(chat) = state.chat()
                     && let Some(streaming) = &chat.streaming
                 {
-                    ui.spinner();
-                    let rate = streaming
-                        .tokens_per_second()
-                        .map(|r| format!("{r:.0} tok/s"))
-                        .unwrap_or_else(|| "waiting for the model…".into());
-                    ui.colored_label(theme::MUTED, rate);
+                    if state.agent.first_waiting(chat.chat.id).is_some() {
+                        ui.colored_label(theme::WARN, "⚠ approval needed");
+                    } else {
+                        ui.spinner();
+                        if let Some(rate) = streaming.tokens_per_second() {
+                            ui.colored_label(theme::MUTED, format!("{rate:.0} tok/s"));
+                        }
+                    }
                 }
             });
         });

@@ -36,4 +36,3 @@ pub fn server_binary() -> PathBuf {
         })
         .clone()
 }
-

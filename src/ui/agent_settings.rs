@@ -1,0 +1,276 @@
+//! The Agent section of the settings window: the project's trust level, the approval
+//! policy and limits, MCP servers, and the approval gateway. Saved by background jobs.
+
+use super::agent_state::{AgentForm, GatewayStatus};
+use super::command::{AgentCommand, Command};
+use super::state::AppState;
+use super::theme;
+use crate::agent::gateway::CodeResponsePolicy;
+use crate::agent::policy::{Risk, Trust};
+use crate::store::McpTransport;
+
+const TRUST: [(Trust, &str, &str); 3] = [
+    (
+        Trust::Trusted,
+        "Trusted",
+        "May also write outside the project (high risk: asked first by default)",
+    ),
+    (
+        Trust::Scoped,
+        "Scoped",
+        "May change this project only; commands run in a write sandbox",
+    ),
+    (
+        Trust::ReadOnly,
+        "Read-only",
+        "May only read and search: no edits, no commands, no MCP tools",
+    ),
+];
+
+const LEVELS: [(Option<Risk>, &str); 4] = [
+    (None, "none"),
+    (Some(Risk::Low), "low"),
+    (Some(Risk::Medium), "medium"),
+    (Some(Risk::High), "high"),
+];
+
+pub fn show(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) {
+    ui.heading("Agent");
+    if let Some(project) = &state.project {
+        ui.strong(format!("Trust for {}", project.project.name));
+        let current = project.project.settings.agent_trust.unwrap_or_default();
+        for (trust, label, explanation) in TRUST {
+            ui.horizontal_wrapped(|ui| {
+                if ui.radio(current == trust, label).clicked() {
+                    commands.push(AgentCommand::SetTrust(trust).into());
+                }
+                ui.weak(explanation);
+            });
+        }
+    }
+    let form = &mut state.agent.form;
+    if !form.loaded {
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.weak("Loading the agent settings…");
+        });
+        return;
+    }
+    policy(ui, form, commands);
+    ui.add_space(6.0);
+    mcp(ui, state, commands);
+    ui.add_space(6.0);
+    gateway(ui, state, commands);
+}
+
+fn policy(ui: &mut egui::Ui, form: &mut AgentForm, commands: &mut Vec<Command>) {
+    ui.horizontal(|ui| {
+        ui.label("Approve without asking up to");
+        for (level, label) in LEVELS {
+            if ui
+                .selectable_label(form.auto_approve_up_to == level, label)
+                .clicked()
+            {
+                form.auto_approve_up_to = level;
+                form.dirty = true;
+            }
+        }
+    })
+    .response
+    .on_hover_text("Calls above this risk wait for your approval");
+    ui.weak(
+        "Patterns, one a line: a shell command glob such as `cargo test *`, or `tool:NAME` \
+         for a tool. Deny wins over ask, ask over allow; built-in hard denies always apply.",
+    );
+    let mut changed = false;
+    egui::Grid::new("agent_policy")
+        .num_columns(2)
+        .show(ui, |ui| {
+            for (label, text, hint) in [
+                ("Deny", &mut form.deny, "rm -rf *"),
+                ("Ask", &mut form.ask, "git push *"),
+                ("Allow", &mut form.allow, "cargo test *"),
+            ] {
+                ui.label(label);
+                changed |= ui
+                    .add(
+                        egui::TextEdit::multiline(text)
+                            .hint_text(hint)
+                            .desired_rows(2)
+                            .desired_width(320.0)
+                            .code_editor(),
+                    )
+                    .changed();
+                ui.end_row();
+            }
+            ui.label("Max steps per turn");
+            changed |= ui
+                .add(egui::TextEdit::singleline(&mut form.max_steps).desired_width(60.0))
+                .changed();
+            ui.end_row();
+            ui.label("Shell timeout (seconds)");
+            changed |= ui
+                .add(egui::TextEdit::singleline(&mut form.shell_timeout).desired_width(60.0))
+                .changed();
+            ui.end_row();
+            ui.label("Tool calling");
+            ui.horizontal(|ui| {
+                for (value, hint) in [
+                    (
+                        "auto",
+                        "Native when the model supports it, else the text protocol",
+                    ),
+                    ("native", "The provider's function calling"),
+                    (
+                        "text",
+                        "Directives in the reply text (for models without tools)",
+                    ),
+                ] {
+                    if ui
+                        .selectable_label(form.tool_calling == value, value)
+                        .on_hover_text(hint)
+                        .clicked()
+                    {
+                        form.tool_calling = value.to_string();
+                        changed = true;
+                    }
+                }
+            });
+            ui.end_row();
+        });
+    form.dirty |= changed;
+    if ui.button("Save agent settings").clicked() {
+        commands.push(AgentCommand::SaveSettings.into());
+    }
+}
+
+fn mcp(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) {
+    ui.strong("MCP servers");
+    ui.weak("Their tools are offered in Agent mode, named server/tool; calls are asked about.");
+    for server in &state.agent.mcp_servers {
+        ui.horizontal_wrapped(|ui| {
+            let mut enabled = server.enabled;
+            if ui.checkbox(&mut enabled, &server.name).changed() {
+                commands.push(AgentCommand::SetMcpServerEnabled(server.id, enabled).into());
+            }
+            let what = match &server.transport {
+                McpTransport::Stdio { command, args, .. } => {
+                    format!("{command} {}", args.join(" "))
+                }
+                McpTransport::Http { url } => url.clone(),
+            };
+            ui.monospace(what);
+            if ui.small_button("Remove").clicked() {
+                commands.push(AgentCommand::RemoveMcpServer(server.id).into());
+            }
+        });
+    }
+    let form = &mut state.agent.form.mcp;
+    egui::Grid::new("mcp_form").num_columns(2).show(ui, |ui| {
+        ui.label("Name");
+        ui.add(egui::TextEdit::singleline(&mut form.name).hint_text("letters, digits, - and _"));
+        ui.end_row();
+        ui.label("Transport");
+        ui.horizontal(|ui| {
+            ui.selectable_value(&mut form.http, false, "stdio (a command)");
+            ui.selectable_value(&mut form.http, true, "HTTP");
+        });
+        ui.end_row();
+        if form.http {
+            ui.label("URL");
+            ui.add(
+                egui::TextEdit::singleline(&mut form.url).hint_text("http://127.0.0.1:8080/mcp"),
+            );
+            ui.end_row();
+        } else {
+            ui.label("Command");
+            ui.add(egui::TextEdit::singleline(&mut form.command).hint_text("npx"));
+            ui.end_row();
+            ui.label("Arguments");
+            ui.add(egui::TextEdit::singleline(&mut form.args).hint_text("separated by spaces"));
+            ui.end_row();
+            ui.label("Environment");
+            ui.add(
+                egui::TextEdit::multiline(&mut form.env)
+                    .hint_text("NAME=value, one a line; ${NAME} passes the app's NAME")
+                    .desired_rows(2),
+            );
+            ui.end_row();
+        }
+    });
+    if ui.button("Add MCP server").clicked() {
+        commands.push(AgentCommand::AddMcpServer.into());
+    }
+}
+
+fn gateway(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) {
+    ui.strong("Approval gateway");
+    ui.weak(
+        "A WebSocket server on 127.0.0.1 through which external tools ask you before running \
+         code and before giving its output to a model. Requests appear in the Approvals tab.",
+    );
+    let form = &mut state.agent.form;
+    let mut enabled = form.gateway_enabled;
+    if ui
+        .checkbox(&mut enabled, "Enable the approval gateway")
+        .changed()
+    {
+        commands.push(AgentCommand::SetGatewayEnabled(enabled).into());
+    }
+    match &state.agent.gateway.status {
+        GatewayStatus::Running { port } => {
+            ui.colored_label(theme::OK, format!("Listening on ws://127.0.0.1:{port}/"));
+        }
+        GatewayStatus::Starting => {
+            ui.weak("Starting…");
+        }
+        GatewayStatus::Failed(error) => {
+            ui.colored_label(theme::ERROR, error);
+        }
+        GatewayStatus::Off => {}
+    }
+    egui::Grid::new("gateway_form")
+        .num_columns(2)
+        .show(ui, |ui| {
+            ui.label("Port");
+            ui.add(egui::TextEdit::singleline(&mut form.gateway_port).desired_width(70.0));
+            ui.end_row();
+            ui.label("Token");
+            ui.horizontal(|ui| {
+                if form.gateway_token.is_empty() {
+                    ui.weak("made when the gateway is first enabled");
+                } else {
+                    ui.monospace(&form.gateway_token);
+                    if ui.small_button("Copy").clicked() {
+                        ui.ctx().copy_text(form.gateway_token.clone());
+                    }
+                }
+                if ui
+                    .small_button("Regenerate")
+                    .on_hover_text("Clients holding the old token can no longer connect")
+                    .clicked()
+                {
+                    commands.push(AgentCommand::RegenerateGatewayToken.into());
+                }
+            });
+            ui.end_row();
+            ui.label("Approve evaluations up to");
+            ui.horizontal(|ui| {
+                for (level, label) in LEVELS {
+                    ui.selectable_value(&mut form.gateway_auto.evaluations_up_to, level, label);
+                }
+            });
+            ui.end_row();
+            ui.label("Approve code responses");
+            ui.horizontal(|ui| {
+                let auto = &mut form.gateway_auto.code_responses;
+                ui.selectable_value(auto, CodeResponsePolicy::Always, "always");
+                ui.selectable_value(auto, CodeResponsePolicy::OnSuccess, "on exit 0");
+                ui.selectable_value(auto, CodeResponsePolicy::Never, "never");
+            });
+            ui.end_row();
+        });
+    if ui.button("Apply gateway settings").clicked() {
+        commands.push(AgentCommand::SaveGateway.into());
+    }
+}

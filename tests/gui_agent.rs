@@ -1,0 +1,430 @@
+//! Agent and Plan mode in the desktop app, driven headless with egui_kittest against the fake
+//! provider server speaking native Ollama tool calls: the step cards, the approval card and
+//! its buttons, the proposal the turn leaves, and "Implement this plan".
+
+#![allow(clippy::unwrap_used)] // tests state their expectations with unwrap
+
+mod common;
+mod fake_provider;
+mod gui_harness;
+
+use std::time::Duration;
+
+use egui_kittest::kittest::Queryable;
+use fake_provider::Reply;
+use gui_harness::{
+    H, MAIN, World, agent_world, app, harness, ollama_call, start, text, wait_until,
+};
+use serde_json::{Value, json};
+use tandem::store::{ChatMode, StepDecision};
+
+/// The /api/chat requests the app made, in order.
+fn chat_requests(world: &World) -> Vec<Value> {
+    world
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == "/api/chat")
+        .map(|r| r.body)
+        .collect()
+}
+
+fn has_label(harness: &H, text: &str) -> bool {
+    harness.query_all_by_label_contains(text).next().is_some()
+}
+
+/// read_file runs by itself (low risk), write_file waits for the person.
+fn read_then_write(after: &str) -> Vec<Reply> {
+    vec![
+        ollama_call("read_file", json!({"path": "src/main.rs"})),
+        ollama_call(
+            "write_file",
+            json!({"path": "src/greet.rs", "content": "pub fn greet() {}\n",
+                   "description": "add a greeting"}),
+        ),
+        text(after),
+    ]
+}
+
+fn wait_for_approval(harness: &mut H) {
+    wait_until(harness, "the approval card", |a| {
+        !a.state.agent.approvals.is_empty()
+    });
+    harness.step();
+}
+
+#[test]
+fn an_agent_turn_shows_its_steps_waits_for_approval_and_leaves_a_proposal() {
+    let (world, prefs) = agent_world(read_then_write("I added `src/greet.rs`."));
+    let mut harness = harness(&world.data, prefs);
+    start(&mut harness, "Agent", "add a greeting");
+    assert_eq!(
+        app(&harness).state.chat().unwrap().chat.mode,
+        ChatMode::Agent
+    );
+
+    // The read ran without asking and is shown as a step card while the turn goes on.
+    wait_for_approval(&mut harness);
+    {
+        let chat = app(&harness).state.chat().unwrap();
+        let live = chat.streaming.as_ref().expect("the turn is still running");
+        assert_eq!(live.steps.len(), 1);
+        assert_eq!(live.steps[0].tool.as_deref(), Some("read_file"));
+        assert_eq!(live.steps[0].decision, Some(StepDecision::Allowed));
+    }
+    assert!(has_label(&harness, "read_file"));
+    assert!(has_label(&harness, "files read: src/main.rs"));
+    assert!(has_label(&harness, "src/main.rs (lines 1-3 of 3)"));
+    // The write waits: its card names the tool, the file, the risk and the way to allow it.
+    assert!(has_label(&harness, "Approval needed"));
+    assert!(has_label(&harness, "src/greet.rs"));
+    assert!(has_label(&harness, "medium risk"));
+    assert!(has_label(&harness, "Always allow \"tool:write_file\""));
+    assert!(has_label(&harness, "waiting for your approval"));
+    assert!(!world.root.join("src/greet.rs").exists());
+
+    harness.get_by_label("Approve").click();
+    wait_until(&mut harness, "the proposal", |a| a.state.review().is_some());
+    harness.step();
+    let state = &app(&harness).state;
+    assert!(state.agent.approvals.is_empty(), "the card is gone");
+    let paths: Vec<_> = state
+        .review()
+        .unwrap()
+        .plan
+        .files
+        .iter()
+        .map(|f| f.path.clone())
+        .collect();
+    assert_eq!(paths, ["src/greet.rs"]);
+    // The finished reply, reloaded from the database, keeps its whole trace.
+    let chat = state.chat().unwrap();
+    let reply = chat.messages.last().unwrap();
+    assert_eq!(reply.message.content, "I added `src/greet.rs`.");
+    let decisions: Vec<_> = reply
+        .steps
+        .iter()
+        .map(|s| (s.tool.clone().unwrap(), s.decision.unwrap()))
+        .collect();
+    assert_eq!(
+        decisions,
+        [
+            ("read_file".to_string(), StepDecision::Allowed),
+            ("write_file".to_string(), StepDecision::Approved),
+        ]
+    );
+    assert!(has_label(&harness, "✔ approved"));
+    assert!(has_label(&harness, "Added to the proposal: src/greet.rs"));
+    // The proposal review shows the new file; approving it writes the file.
+    assert!(has_label(&harness, "Proposal (1 files)"));
+    assert!(
+        !world.root.join("src/greet.rs").exists(),
+        "nothing before review"
+    );
+    harness.get_by_label("Approve").click();
+    wait_until(&mut harness, "the applied proposal", |a| {
+        a.state.review().is_none()
+            && a.state.project.as_ref().is_some_and(|p| {
+                p.history
+                    .first()
+                    .is_some_and(|v| v.message.starts_with("[tandem]"))
+            })
+    });
+    assert_eq!(
+        std::fs::read_to_string(world.root.join("src/greet.rs")).unwrap(),
+        "pub fn greet() {}\n"
+    );
+    // The model got the file's text back from read_file.
+    let requests = chat_requests(&world);
+    let second = requests[1]["messages"].as_array().unwrap();
+    let result = second.last().unwrap();
+    assert_eq!(result["role"], "tool");
+    assert!(result["content"].as_str().unwrap().contains("println!"));
+}
+
+#[test]
+fn rejecting_a_call_tells_the_model_and_proposes_nothing() {
+    let (world, prefs) = agent_world(read_then_write("OK, I will not write it."));
+    let mut harness = harness(&world.data, prefs);
+    start(&mut harness, "Agent", "add a greeting");
+    wait_for_approval(&mut harness);
+    harness.get_by_label("Reject").click();
+    wait_until(&mut harness, "the finished turn", |a| {
+        a.state.chat().is_some_and(|c| {
+            c.streaming.is_none()
+                && c.messages
+                    .last()
+                    .is_some_and(|m| m.message.content == "OK, I will not write it.")
+        })
+    });
+    harness.step();
+    let state = &app(&harness).state;
+    assert!(state.review().is_none(), "a rejected edit proposes nothing");
+    assert!(state.agent.approvals.is_empty());
+    let steps = &state.chat().unwrap().messages.last().unwrap().steps;
+    assert_eq!(steps[1].decision, Some(StepDecision::Rejected));
+    assert!(has_label(&harness, "✖ rejected"));
+    assert!(!world.root.join("src/greet.rs").exists());
+    // The model was told, as the call's result.
+    let requests = chat_requests(&world);
+    assert_eq!(requests.len(), 3);
+    let last = requests[2]["messages"].as_array().unwrap();
+    let result = last.last().unwrap();
+    assert_eq!(result["role"], "tool");
+    assert!(
+        result["content"]
+            .as_str()
+            .unwrap()
+            .contains("user rejected"),
+        "{result}"
+    );
+}
+
+#[test]
+fn the_keyboard_answers_a_waiting_call() {
+    let (world, prefs) = agent_world(read_then_write("Done."));
+    let mut harness = harness(&world.data, prefs);
+    start(&mut harness, "Agent", "add a greeting");
+    wait_for_approval(&mut harness);
+    // Alt+A: approve, and allow calls like this one from now on.
+    harness.key_press_modifiers(egui::Modifiers::ALT, egui::Key::A);
+    wait_until(&mut harness, "the proposal", |a| a.state.review().is_some());
+    let policy: tandem::agent::policy::PolicySettings = world
+        .store()
+        .setting(tandem::chat::POLICY_SETTING)
+        .unwrap()
+        .unwrap();
+    assert_eq!(policy.allow, ["tool:write_file"]);
+    // The settings form shows the new pattern.
+    wait_until(&mut harness, "the reloaded policy", |a| {
+        a.state.agent.form.allow == "tool:write_file"
+    });
+}
+
+#[test]
+fn plan_mode_then_implement_this_plan_sends_it_to_agent_mode() {
+    let plan = "1. Add `src/greet.rs` with `greet()`.\n2. Call it from `main`.";
+    let (world, prefs) = agent_world(vec![text(plan), text("Implemented.")]);
+    let mut harness = harness(&world.data, prefs);
+    start(&mut harness, "Plan", "plan a greeting");
+    assert_eq!(app(&harness).state.mode, ChatMode::Plan);
+    wait_until(&mut harness, "the plan", |a| {
+        a.state.chat().is_some_and(|c| {
+            c.streaming.is_none() && c.messages.last().is_some_and(|m| m.message.content == plan)
+        })
+    });
+    harness.step();
+    let first = chat_requests(&world);
+    let tools = first[0]["tools"].as_array().unwrap();
+    assert!(
+        !tools.iter().any(|t| t["function"]["name"] == "write_file"),
+        "Plan mode only reads"
+    );
+    harness.get_by_label("Implement this plan").click();
+    wait_until(&mut harness, "the agent's reply", |a| {
+        a.state.chat().is_some_and(|c| {
+            c.streaming.is_none()
+                && c.messages
+                    .last()
+                    .is_some_and(|m| m.message.content == "Implemented.")
+        })
+    });
+    let state = &app(&harness).state;
+    assert_eq!(state.mode, ChatMode::Agent);
+    wait_until(&mut harness, "the chat in Agent mode", |a| {
+        a.state
+            .chat()
+            .is_some_and(|c| c.chat.mode == ChatMode::Agent)
+    });
+    let requests = chat_requests(&world);
+    assert_eq!(requests.len(), 2);
+    let messages = requests[1]["messages"].as_array().unwrap();
+    let prompt = messages.last().unwrap()["content"].as_str().unwrap();
+    assert_eq!(prompt, format!("Implement this plan:\n\n{plan}"));
+    let tools = requests[1]["tools"].as_array().unwrap();
+    assert!(
+        tools.iter().any(|t| t["function"]["name"] == "write_file"),
+        "the plan goes to Agent mode, whose tools edit"
+    );
+    // The button belongs to a Plan chat's last reply only.
+    harness.step();
+    assert!(harness.query_by_label("Implement this plan").is_none());
+}
+
+// The approval gateway: an external tool's WebSocket client against the app's gateway.
+
+use futures_util::{SinkExt, StreamExt};
+use tandem::ui::agent_state::GatewayStatus;
+use tandem::ui::backend::{GATEWAY_SETTING, GatewaySettings};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::{Message, http::header};
+
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+fn gateway_port(harness: &mut H) -> u16 {
+    wait_until(harness, "the gateway", |a| {
+        matches!(a.state.agent.gateway.status, GatewayStatus::Running { .. })
+    });
+    match app(harness).state.agent.gateway.status {
+        GatewayStatus::Running { port } => port,
+        _ => unreachable!(),
+    }
+}
+
+fn connect(world: &World, port: u16, token: &str) -> Ws {
+    let mut request = format!("ws://127.0.0.1:{port}/")
+        .into_client_request()
+        .unwrap();
+    let bearer = format!("Bearer {token}").parse().unwrap();
+    request.headers_mut().insert(header::AUTHORIZATION, bearer);
+    world
+        .runtime
+        .block_on(tokio_tungstenite::connect_async(request))
+        .unwrap()
+        .0
+}
+
+fn ask(world: &World, ws: &mut Ws, code: &str) {
+    let frame = json!({"type": "security_evaluation", "id": "r1", "code": code,
+        "language": "bash", "explanation": "the runner wants to run this", "risk": "high"});
+    world
+        .runtime
+        .block_on(ws.send(Message::text(frame.to_string())))
+        .unwrap();
+}
+
+/// The client's next `decision` frame (acks skipped), stepping the app meanwhile.
+fn decision(world: &World, harness: &mut H, ws: &mut Ws) -> Value {
+    let start = std::time::Instant::now();
+    loop {
+        harness.step();
+        let next = world
+            .runtime
+            .block_on(async { tokio::time::timeout(Duration::from_millis(50), ws.next()).await });
+        if let Ok(Some(Ok(Message::Text(text)))) = next {
+            let frame: Value = serde_json::from_str(text.as_str()).unwrap();
+            if frame["type"] == "decision" {
+                return frame;
+            }
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "no decision");
+    }
+}
+
+#[test]
+fn enabling_the_gateway_in_settings_and_approving_a_request_in_the_approvals_tab() {
+    let (world, prefs) = gui_harness::world(&[("src/main.rs", MAIN)]);
+    let off = GatewaySettings {
+        port: 0,
+        ..GatewaySettings::default()
+    };
+    world.store().set_setting(GATEWAY_SETTING, &off).unwrap();
+    let mut harness = harness(&world.data, prefs);
+    wait_until(&mut harness, "the agent settings", |a| {
+        a.state.project.is_some() && a.state.agent.form.loaded
+    });
+    harness.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Comma);
+    harness.step();
+    harness.step();
+    // The gateway section is below the fold of the settings window: clicked the way a
+    // screen reader clicks.
+    harness
+        .get_by_label("Enable the approval gateway")
+        .click_accesskit();
+    let port = gateway_port(&mut harness);
+    // Enabling made a token, saved with the settings and shown in the form.
+    let token = app(&harness).state.agent.form.gateway_token.clone();
+    assert_eq!(token.len(), 64);
+    let saved: GatewaySettings = world.store().setting(GATEWAY_SETTING).unwrap().unwrap();
+    assert!(saved.enabled);
+    assert_eq!(saved.token, token);
+
+    let mut ws = connect(&world, port, &token);
+    ask(&world, &mut ws, "make install");
+    wait_until(&mut harness, "the request", |a| {
+        a.state
+            .agent
+            .gateway
+            .requests
+            .iter()
+            .any(|r| r.is_pending())
+    });
+    // Settings closed (it covers the bottom panel), then the Approvals tab.
+    harness
+        .state_mut()
+        .as_mut()
+        .unwrap()
+        .command(tandem::ui::command::Command::CloseSettings);
+    harness.step();
+    harness.get_by_label("Approvals (1)").click();
+    harness.step();
+    harness.step();
+    assert!(has_label(&harness, "make install"));
+    assert!(has_label(&harness, "the runner wants to run this"));
+    assert!(has_label(&harness, "waiting for you"));
+    harness.get_by_label("Approve").click();
+    let frame = decision(&world, &mut harness, &mut ws);
+    assert_eq!(frame["approved"], true, "{frame}");
+    assert_eq!(frame["decided_by"], "user");
+    wait_until(&mut harness, "the decided request", |a| {
+        a.state
+            .agent
+            .gateway
+            .requests
+            .iter()
+            .all(|r| !r.is_pending())
+    });
+    harness.step();
+    assert!(has_label(&harness, "✔ approved"));
+}
+
+#[test]
+fn a_gateway_request_about_the_waiting_command_is_decided_with_it() {
+    let (world, prefs) = agent_world(vec![
+        ollama_call("run_shell", json!({"command": "touch made.txt"})),
+        text("Made it."),
+    ]);
+    let on = GatewaySettings {
+        enabled: true,
+        port: 0,
+        token: "test-token-0123456789".into(),
+        ..GatewaySettings::default()
+    };
+    world.store().set_setting(GATEWAY_SETTING, &on).unwrap();
+    let mut harness = harness(&world.data, prefs);
+    let port = gateway_port(&mut harness);
+    start(&mut harness, "Agent", "make a file");
+    wait_for_approval(&mut harness);
+    let mut ws = connect(&world, port, &on.token);
+    ask(&world, &mut ws, "touch   made.txt\n");
+    wait_until(&mut harness, "the request", |a| {
+        a.state
+            .agent
+            .gateway
+            .requests
+            .iter()
+            .any(|r| r.is_pending())
+    });
+    harness.step();
+    // Shown on the agent's card, not as a second question.
+    assert!(has_label(&harness, "asks about this same command"));
+    harness.get_by_label("Approve").click();
+    let frame = decision(&world, &mut harness, &mut ws);
+    assert_eq!(frame["approved"], true, "{frame}");
+    wait_until(&mut harness, "the finished turn", |a| {
+        a.state.chat().is_some_and(|c| {
+            c.streaming.is_none()
+                && c.messages
+                    .last()
+                    .is_some_and(|m| m.message.content == "Made it.")
+        })
+    });
+    assert!(world.root.join("made.txt").exists());
+    let state = &app(&harness).state;
+    let steps = &state.chat().unwrap().messages.last().unwrap().steps;
+    assert_eq!(steps[0].decision, Some(StepDecision::Approved));
+    assert_eq!(steps[0].exit_code, Some(0));
+    harness.step();
+    assert!(has_label(&harness, "exit 0"));
+}
