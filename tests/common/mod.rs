@@ -25,6 +25,9 @@ pub fn git(root: &Path, args: &[&str]) -> String {
         .env("GIT_AUTHOR_EMAIL", "test@example.com")
         .env("GIT_COMMITTER_NAME", "Test")
         .env("GIT_COMMITTER_EMAIL", "test@example.com")
+        // Fixed dates: the same files give the same commit ids (the GUI snapshots show them).
+        .env("GIT_AUTHOR_DATE", "2025-01-01T00:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2025-01-01T00:00:00Z")
         .output()
         .expect("git runs");
     assert!(

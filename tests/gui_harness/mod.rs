@@ -88,8 +88,22 @@ pub fn world(files: &[(&str, &str)]) -> (World, Prefs) {
 pub type App = Option<TandemApp>;
 
 pub fn harness(data: &Path, prefs: Prefs) -> Harness<'static, App> {
+    build(egui_kittest::HarnessBuilder::default(), data, prefs)
+}
+
+/// A harness that paints with wgpu (Mesa's software rasteriser when there is no GPU), for
+/// PNG snapshots.
+pub fn painting_harness(data: &Path, prefs: Prefs) -> Harness<'static, App> {
+    build(egui_kittest::HarnessBuilder::default().wgpu(), data, prefs)
+}
+
+fn build(
+    builder: egui_kittest::HarnessBuilder<App>,
+    data: &Path,
+    prefs: Prefs,
+) -> Harness<'static, App> {
     let data = data.to_path_buf();
-    Harness::builder()
+    builder
         .with_size(egui::vec2(1400.0, 900.0))
         // Commit messages and chat text are anyone's Unicode: the real app shows a box for a
         // glyph the fonts lack. Tandem's own UI strings are checked by tests/glyphs.rs.

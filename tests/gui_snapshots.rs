@@ -1,0 +1,75 @@
+//! PNG snapshots of the main views, painted headless with wgpu (on machines without a GPU,
+//! Mesa's llvmpipe through GL). They catch what the accessibility-tree tests cannot: layout,
+//! colours, diff highlighting. `UPDATE_SNAPSHOTS=1 cargo test --test gui_snapshots` rewrites
+//! them in `tests/snapshots/`; a failing run leaves `*.new.png` and `*.diff.png` beside them.
+
+#![allow(clippy::unwrap_used)] // tests state their expectations with unwrap
+
+mod common;
+mod fake_provider;
+mod gui_harness;
+
+use std::time::Duration;
+
+use egui_kittest::SnapshotOptions;
+use fake_provider::ollama_stream;
+use gui_harness::{open_chat, painting_harness, send, wait_until};
+use tandem::ui::state::Prefs;
+
+/// Per-pixel colour tolerance for another Mesa version's anti-aliasing; no pixel may exceed
+/// it, so a moved widget or a changed colour still fails.
+fn options() -> SnapshotOptions {
+    SnapshotOptions::new().threshold(2.0)
+}
+
+const NOTES: &str = "# Notes\n\nfn greet(name: &str) -> String {\n    format!(\"Hello, {name}!\")\n}\n\nfn main() {\n    println!(\"{}\", greet(\"world\"));\n}\n";
+
+#[test]
+fn welcome_screen() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    // The default Ollama provider points at a port nothing listens on: the status line is
+    // the same on every machine.
+    let store = tandem::store::Store::open_dir(&data).unwrap();
+    store
+        .insert_provider(
+            "ollama",
+            tandem::llm::ProviderKind::Ollama,
+            "http://127.0.0.1:9",
+            None,
+            &Default::default(),
+        )
+        .unwrap();
+    drop(store);
+    let mut harness = painting_harness(&data, Prefs::default());
+    wait_until(&mut harness, "the model status", |a| {
+        a.state.models.contains_key("ollama")
+    });
+    harness.run_steps(4);
+    harness.snapshot_options("welcome", &options());
+}
+
+#[test]
+fn proposal_review_with_the_chat_beside_it() {
+    let (world, prefs) = gui_harness::world(&[("src/notes.rs", NOTES)]);
+    let changed = NOTES.replace("Hello", "Hi").replace("world", "Tandem");
+    let reply = [
+        "I'll make the greeting shorter and greet Tandem.\n".to_string(),
+        format!("<tandem-write path=\"src/notes.rs\" description=\"shorter greeting\">\n{changed}"),
+        "</tandem-write>\n<tandem-chat-summary>Shorter greeting</tandem-chat-summary>".to_string(),
+    ];
+    let pieces: Vec<&str> = reply.iter().map(String::as_str).collect();
+    world.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&pieces, Duration::from_millis(5)),
+    );
+    let mut harness = painting_harness(&world.data, prefs);
+    open_chat(&mut harness);
+    send(&mut harness, "shorter greeting");
+    wait_until(&mut harness, "the proposal", |a| {
+        a.state.review().is_some() && a.state.chat().is_some_and(|c| c.streaming.is_none())
+    });
+    harness.run_steps(4);
+    harness.snapshot_options("proposal_review", &options());
+}
