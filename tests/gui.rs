@@ -260,3 +260,104 @@ fn sending_without_a_chat_starts_one() {
     assert_eq!(project.chats.len(), 1);
     assert_eq!(project.chats[0].title, "hi");
 }
+
+#[test]
+fn the_context_meter_estimates_the_prompt_while_typing() {
+    let (world, prefs) = world();
+    let mut harness = harness(&world.data, prefs);
+    open_chat(&mut harness);
+    assert!(
+        harness
+            .query_all_by_label_contains("estimated as you type")
+            .next()
+            .is_some()
+    );
+    harness.get_by_role(Role::MultilineTextInput).focus();
+    harness.step();
+    let prompt = "explain notes.txt ".repeat(40);
+    harness
+        .get_by_role(Role::MultilineTextInput)
+        .type_text(&prompt);
+    // Nothing is sent: the estimate arrives after a typing pause, for exactly this text.
+    wait_until(&mut harness, "the estimate", |a| {
+        a.state
+            .preview
+            .as_ref()
+            .is_some_and(|(p, b)| p == prompt.trim() && b.is_ok())
+    });
+    let estimate = {
+        let (_, breakdown) = app(&harness).state.preview.clone().unwrap();
+        breakdown.unwrap()
+    };
+    assert!(estimate.prompt > 100, "{estimate:?}");
+    assert!(
+        estimate.codebase > 0,
+        "notes.txt is in the context: {estimate:?}"
+    );
+    harness.step();
+    let label = format!("{} / {} tokens", estimate.total(), estimate.window);
+    assert!(
+        harness.query_all_by_label_contains(&label).next().is_some(),
+        "the meter shows {label}"
+    );
+    assert!(
+        world
+            .server
+            .requests()
+            .iter()
+            .all(|r| !r.path.contains("/api/chat"))
+    );
+}
+
+#[test]
+fn settings_count_what_the_context_globs_select_as_they_change() {
+    let (world, prefs) = gui_harness::world(&[
+        ("notes.txt", ORIGINAL),
+        ("src/a.rs", "fn a() {}\n"),
+        ("src/b.rs", "fn b() {}\n"),
+    ]);
+    let mut harness = harness(&world.data, prefs);
+    wait_until(&mut harness, "the project", |a| a.state.project.is_some());
+    // Ctrl+, opens settings.
+    harness.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Comma);
+    let counted = |a: &tandem::ui::TandemApp, include: &str| {
+        a.state
+            .settings
+            .glob_counts
+            .as_ref()
+            .is_some_and(|(i, _, _)| i == include)
+    };
+    wait_until(&mut harness, "the first count", |a| counted(a, ""));
+    harness.step();
+    assert!(
+        harness
+            .query_all_by_label_contains("Selected: 3 files")
+            .next()
+            .is_some()
+    );
+    // Typing a glob (the form's text, as the field edits it) recounts after a pause.
+    {
+        let app = harness.state_mut().as_mut().unwrap();
+        app.state.settings.include = "src/**".into();
+        app.state.settings.globs_edited = Some(std::time::Instant::now());
+    }
+    wait_until(&mut harness, "the new count", |a| counted(a, "src/**"));
+    harness.step();
+    assert!(
+        harness
+            .query_all_by_label_contains("Selected: 2 files")
+            .next()
+            .is_some()
+    );
+    {
+        let app = harness.state_mut().as_mut().unwrap();
+        app.state.settings.include = "src/[".into();
+        app.state.settings.globs_edited = Some(std::time::Instant::now());
+    }
+    wait_until(&mut harness, "the glob error", |a| counted(a, "src/["));
+    let (_, _, counts) = app(&harness).state.settings.glob_counts.clone().unwrap();
+    assert!(counts.is_err(), "{counts:?}");
+    // Nothing was saved.
+    let project = world.store().projects().unwrap().remove(0);
+    assert!(project.settings.context_include.is_empty());
+}

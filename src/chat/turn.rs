@@ -261,6 +261,33 @@ impl ChatService {
         Ok(breakdown)
     }
 
+    /// What sending `prompt` in `chat_id` would cost now: the chat's mode and history, the
+    /// codebase, the prompt (the composer's live context meter).
+    pub async fn preview_in_chat(
+        &self,
+        chat_id: i64,
+        prompt: &str,
+        options: &SendOptions,
+    ) -> Result<ContextBreakdown, ChatError> {
+        let store = self.engine.store();
+        let chat = store.chat(chat_id)?;
+        let project = store.project(chat.project_id)?;
+        let choice = models::choose(
+            store,
+            &self.secrets,
+            options.provider.as_deref(),
+            options.model.as_deref(),
+        )?;
+        let turns = store
+            .setting::<usize>(HISTORY_TURNS)?
+            .unwrap_or(DEFAULT_HISTORY_TURNS);
+        let history = prompt::history(&store.messages(chat.id)?, turns);
+        let (_, breakdown) = self
+            .prepare(&project, chat.mode, history, &choice, prompt)
+            .await?;
+        Ok(breakdown)
+    }
+
     /// Builds the request: model window, system prompt and rules, history, codebase.
     async fn prepare(
         &self,

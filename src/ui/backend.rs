@@ -38,6 +38,17 @@ pub enum Event {
         history: Vec<Version>,
     },
     ChatsChanged(Vec<Chat>),
+    /// What the settings' context globs select, for the texts they were counted with.
+    ContextCounts {
+        include: String,
+        exclude: String,
+        counts: Result<String, String>,
+    },
+    /// The live context estimate for the composer's text (`Err`: why there is none).
+    ContextPreview {
+        prompt: String,
+        breakdown: Result<crate::chat::ContextBreakdown, String>,
+    },
     ChatLoaded {
         chat: Chat,
         messages: Vec<Message>,

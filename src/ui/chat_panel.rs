@@ -36,7 +36,13 @@ pub fn show(
     ui.horizontal(|ui| {
         ui.strong(title);
     });
-    context_meter(ui, chat);
+    let typed = state.composer.trim();
+    let estimate = state
+        .preview
+        .as_ref()
+        .filter(|(prompt, _)| !typed.is_empty() && prompt == typed)
+        .map(|(_, estimate)| estimate);
+    context_meter(ui, chat, estimate);
     ui.separator();
     let streaming = chat.streaming.is_some();
     let composer_height = 110.0;
@@ -53,10 +59,24 @@ pub fn show(
     composer(ui, state, streaming, send_key, commands);
 }
 
-fn context_meter(ui: &mut egui::Ui, chat: &ChatState) {
-    let Some(b) = &chat.breakdown else {
-        ui.weak("Context: measured when you send");
-        return;
+/// The context meter: the estimate for the prompt being typed when there is one, else what
+/// the last send used.
+fn context_meter(
+    ui: &mut egui::Ui,
+    chat: &ChatState,
+    estimate: Option<&Result<crate::chat::ContextBreakdown, String>>,
+) {
+    let b = match (estimate, &chat.breakdown) {
+        (Some(Ok(b)), _) => b,
+        (Some(Err(why)), _) => {
+            ui.weak(format!("Context: no estimate ({why})"));
+            return;
+        }
+        (None, Some(b)) => b,
+        (None, None) => {
+            ui.weak("Context: estimated as you type");
+            return;
+        }
     };
     let used = b.total() + b.reply_reserve;
     let fraction = used as f32 / b.window.max(1) as f32;
@@ -417,6 +437,9 @@ fn composer(
             .desired_rows(3)
             .desired_width(f32::INFINITY),
     );
+    if response.changed() {
+        state.composer_edited = Some(std::time::Instant::now());
+    }
     if response.has_focus() && super::send_pressed(ui, send_key) {
         // The key also inserted a newline: drop it.
         if send_key == super::state::SendKey::Enter && state.composer.ends_with('\n') {

@@ -327,13 +327,7 @@ impl AppState {
             }
             Command::SaveContextGlobs => {
                 if let Some(project) = &mut self.project {
-                    let split = |text: &str| -> Vec<String> {
-                        text.split([',', '\n'])
-                            .map(str::trim)
-                            .filter(|g| !g.is_empty())
-                            .map(str::to_string)
-                            .collect()
-                    };
+                    let split = split_globs;
                     project.project.settings.context_include = split(&self.settings.include);
                     project.project.settings.context_exclude = split(&self.settings.exclude);
                     backend.save_project_settings(project.project.clone());
@@ -467,4 +461,13 @@ impl AppState {
             chat.review = review.map(|(id, plan)| Review::new(id, plan));
         }
     }
+}
+
+/// Globs as typed in settings: separated by commas or line breaks.
+pub fn split_globs(text: &str) -> Vec<String> {
+    text.split([',', '\n'])
+        .map(str::trim)
+        .filter(|g| !g.is_empty())
+        .map(str::to_string)
+        .collect()
 }

@@ -218,6 +218,12 @@ impl AppState {
                 self.toast(format!("Error {action}: {message}"), true);
             }
             Event::Log(line) => self.log.push(line),
+            Event::ContextPreview { prompt, breakdown } => self.preview = Some((prompt, breakdown)),
+            Event::ContextCounts {
+                include,
+                exclude,
+                counts,
+            } => self.settings.glob_counts = Some((include, exclude, counts)),
             // Handled by the app, which owns the backend.
             Event::FolderPicked(_) => {}
             event => self.on_agent_event(event),

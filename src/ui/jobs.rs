@@ -130,6 +130,28 @@ impl Backend {
         });
     }
 
+    /// Estimates the context a send of `prompt` would use (in the chat, else a new one).
+    pub fn preview_context(
+        &self,
+        project: crate::store::Project,
+        chat_id: Option<i64>,
+        prompt: String,
+        options: SendOptions,
+    ) {
+        let handle = self.runtime.handle().clone();
+        self.spawn("estimating the context", move |service, emit| {
+            let result = handle.block_on(async {
+                match chat_id {
+                    Some(id) => service.preview_in_chat(id, &prompt, &options).await,
+                    None => service.preview(&project, &prompt, &options).await,
+                }
+            });
+            let breakdown = result.map_err(|e| e.to_string());
+            emit.send(Event::ContextPreview { prompt, breakdown });
+            Ok(())
+        });
+    }
+
     /// Cancels a streaming reply (a flag and a token: no waiting).
     pub fn cancel(&self, chat_id: i64) {
         if let Some(service) = self.service.get() {

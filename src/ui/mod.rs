@@ -36,6 +36,9 @@ use state::{AppState, Confirm, Prefs, SendKey, Status};
 
 const PREFS_KEY: &str = "tandem.prefs";
 
+/// Typing pause after which the composer's context estimate is computed.
+const ESTIMATE_AFTER: std::time::Duration = std::time::Duration::from_millis(400);
+
 pub struct TandemApp {
     pub state: AppState,
     pub backend: Backend,
@@ -75,6 +78,49 @@ impl TandemApp {
     }
 
     /// Applies background events; called before each frame's UI.
+    /// Counts what the settings' context globs select once typing pauses.
+    fn ask_for_glob_counts(&mut self, ctx: &egui::Context, now: std::time::Instant) {
+        let form = &mut self.state.settings;
+        let Some(edited) = form.globs_edited else {
+            return;
+        };
+        let waited = now.duration_since(edited);
+        if waited < ESTIMATE_AFTER {
+            ctx.request_repaint_after(ESTIMATE_AFTER - waited);
+            return;
+        }
+        form.globs_edited = None;
+        if let Some(project) = &self.state.project {
+            let (include, exclude) = (form.include.clone(), form.exclude.clone());
+            self.backend
+                .count_context(project.project.path.clone(), include, exclude);
+        }
+    }
+
+    /// Asks for the composer's context estimate once typing pauses for [`ESTIMATE_AFTER`].
+    fn ask_for_context_estimate(&mut self, ctx: &egui::Context, now: std::time::Instant) {
+        let Some(edited) = self.state.composer_edited else {
+            return;
+        };
+        let waited = now.duration_since(edited);
+        if waited < ESTIMATE_AFTER {
+            ctx.request_repaint_after(ESTIMATE_AFTER - waited);
+            return;
+        }
+        self.state.composer_edited = None;
+        let prompt = self.state.composer.trim().to_string();
+        let Some(project) = &self.state.project else {
+            return;
+        };
+        if prompt.is_empty() || self.state.chat().is_some_and(|c| c.streaming.is_some()) {
+            return;
+        }
+        let chat = self.state.chat().map(|c| c.chat.id);
+        let options = self.state.send_options();
+        self.backend
+            .preview_context(project.project.clone(), chat, prompt, options);
+    }
+
     pub fn update_state(&mut self, ctx: &egui::Context) {
         for event in self.backend.drain() {
             match event {
@@ -123,6 +169,8 @@ impl TandemApp {
             }
         }
         let now = std::time::Instant::now();
+        self.ask_for_context_estimate(ctx, now);
+        self.ask_for_glob_counts(ctx, now);
         // Every 2 s, look for open files changed on disk (by another editor, git, a formatter).
         if now.duration_since(self.last_disk_check) > std::time::Duration::from_secs(2) {
             self.last_disk_check = now;

@@ -160,25 +160,44 @@ fn chat(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) {
             state.settings.include = project.project.settings.context_include.join(", ");
             state.settings.exclude = project.project.settings.context_exclude.join(", ");
         }
+        let form = &mut state.settings;
+        let mut edited = false;
         egui::Grid::new("globs").num_columns(2).show(ui, |ui| {
             ui.label("Include globs");
-            ui.add(
-                egui::TextEdit::singleline(&mut state.settings.include)
-                    .hint_text("src/**, docs/*.md (empty: all)"),
-            );
+            edited |= ui
+                .add(
+                    egui::TextEdit::singleline(&mut form.include)
+                        .hint_text("src/**, docs/*.md (empty: all)"),
+                )
+                .changed();
             ui.end_row();
             ui.label("Exclude globs");
-            ui.add(
-                egui::TextEdit::singleline(&mut state.settings.exclude)
-                    .hint_text("**/*.snap, fixtures/**"),
-            );
+            edited |= ui
+                .add(
+                    egui::TextEdit::singleline(&mut form.exclude)
+                        .hint_text("**/*.snap, fixtures/**"),
+                )
+                .changed();
             ui.end_row();
         });
-        if ui
-            .button("Save and count")
-            .on_hover_text("The file and token counts appear in the Log")
-            .clicked()
-        {
+        if edited || form.glob_counts.is_none() && form.globs_edited.is_none() {
+            form.globs_edited = Some(std::time::Instant::now());
+        }
+        // The counts for exactly the globs shown (they follow the text as you type).
+        match &form.glob_counts {
+            Some((include, exclude, counts))
+                if *include == form.include && *exclude == form.exclude =>
+            {
+                match counts {
+                    Ok(counts) => ui.label(format!("Selected: {counts}")),
+                    Err(e) => ui.colored_label(super::theme::ERROR, e),
+                };
+            }
+            _ => {
+                ui.weak("Counting…");
+            }
+        }
+        if ui.button("Save").clicked() {
             commands.push(Command::SaveContextGlobs);
         }
     }

@@ -109,26 +109,40 @@ impl Backend {
     }
 
     pub fn save_project_settings(&self, project: Project) {
-        self.spawn("saving the project settings", move |service, emit| {
+        self.spawn("saving the project settings", move |service, _emit| {
             service
                 .engine()
                 .store()
                 .update_project_settings(project.id, &project.settings)?;
-            let context = service.context_cache().collect(
-                &project.path,
-                &crate::workspace::context::ContextOptions {
-                    include: project.settings.context_include.clone(),
-                    exclude: project.settings.context_exclude.clone(),
-                    ..Default::default()
-                },
-            )?;
-            emit.send(Event::Log(format!(
-                "context for {}: {} files, ~{} tokens ({} skipped)",
-                project.name,
-                context.included.len(),
-                context.content_tokens,
-                context.skipped.len()
-            )));
+            Ok(())
+        });
+    }
+
+    /// Counts what the context globs (as typed, not yet saved) select in the project.
+    pub fn count_context(&self, root: std::path::PathBuf, include: String, exclude: String) {
+        self.spawn("counting the context", move |service, emit| {
+            let options = crate::workspace::context::ContextOptions {
+                include: crate::ui::command::split_globs(&include),
+                exclude: crate::ui::command::split_globs(&exclude),
+                ..Default::default()
+            };
+            let counts = service
+                .context_cache()
+                .collect(&root, &options)
+                .map(|c| {
+                    format!(
+                        "{} files, ~{} tokens ({} skipped)",
+                        c.included.len(),
+                        c.content_tokens,
+                        c.skipped.len()
+                    )
+                })
+                .map_err(|e| e.to_string());
+            emit.send(Event::ContextCounts {
+                include,
+                exclude,
+                counts,
+            });
             Ok(())
         });
     }

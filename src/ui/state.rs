@@ -95,6 +95,10 @@ pub struct AppState {
     pub auto_approve: bool,
     pub project: Option<ProjectState>,
     pub composer: String,
+    /// When the composer last changed and its context estimate is not asked for yet.
+    pub composer_edited: Option<Instant>,
+    /// The context estimate for the composer's text (the prompt it was made for).
+    pub preview: Option<(String, Result<crate::chat::ContextBreakdown, String>)>,
     pub mode: ChatMode,
     pub toasts: Vec<Toast>,
     pub log: Vec<String>,
@@ -127,6 +131,10 @@ pub struct SettingsForm {
     pub history_turns: String,
     pub include: String,
     pub exclude: String,
+    /// When the globs last changed and their counts are not asked for yet.
+    pub globs_edited: Option<Instant>,
+    /// What the globs select: (include, exclude, "N files, ~T tokens" or the error).
+    pub glob_counts: Option<(String, String, Result<String, String>)>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -389,6 +397,8 @@ impl AppState {
             auto_approve: false,
             project: None,
             composer: String::new(),
+            composer_edited: None,
+            preview: None,
             mode: ChatMode::Build,
             toasts: Vec::new(),
             log: Vec::new(),
