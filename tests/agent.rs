@@ -67,6 +67,15 @@ fn openai_call(id: &str, name: &str, arguments: Value) -> Reply {
     )
 }
 
+fn assert_complete(outcome: &TurnOutcome) {
+    assert_eq!(
+        outcome.status,
+        MessageStatus::Complete,
+        "{:?}",
+        outcome.error
+    );
+}
+
 fn text(reply: &str) -> Reply {
     ollama_stream(&[reply], PAUSE)
 }
@@ -153,12 +162,7 @@ async fn native_calls_read_then_propose_an_edit_that_waits_for_review() {
             false,
         )
         .await;
-    assert_eq!(
-        outcome.status,
-        MessageStatus::Complete,
-        "{:?}",
-        outcome.error
-    );
+    assert_complete(&outcome);
     assert_eq!(asked, 1, "reading is low risk; the edit is asked about");
     assert_eq!(outcome.content, "I added `src/greet.rs`.");
 
@@ -231,12 +235,7 @@ async fn the_text_protocol_corrects_malformed_turns_and_refuses_an_early_final()
             false,
         )
         .await;
-    assert_eq!(
-        outcome.status,
-        MessageStatus::Complete,
-        "{:?}",
-        outcome.error
-    );
+    assert_complete(&outcome);
     assert_eq!(outcome.content, "`main` is empty.");
     let kinds: Vec<_> = s.steps(outcome.message_id).iter().map(|s| s.kind).collect();
     use StepKind::*;
@@ -302,12 +301,7 @@ async fn shell_calls_hard_denied_or_preapproved_by_risk_and_run_in_the_project()
         ..SendOptions::default()
     };
     let (outcome, asked) = s.turn(ChatMode::Agent, "go", options, &[], false).await;
-    assert_eq!(
-        outcome.status,
-        MessageStatus::Complete,
-        "{:?}",
-        outcome.error
-    );
+    assert_complete(&outcome);
     assert_eq!(asked, 0);
     let steps = s.steps(outcome.message_id);
     assert_eq!(
@@ -351,12 +345,7 @@ async fn openai_native_calls_pair_results_by_id_and_a_rejection_reaches_the_mode
             false,
         )
         .await;
-    assert_eq!(
-        outcome.status,
-        MessageStatus::Complete,
-        "{:?}",
-        outcome.error
-    );
+    assert_complete(&outcome);
     assert_eq!(asked, 1);
     assert!(!s.root.join("x.txt").exists());
     let steps = s.steps(outcome.message_id);
@@ -390,12 +379,7 @@ async fn always_allow_saves_a_pattern_that_approves_the_next_call() {
             false,
         )
         .await;
-    assert_eq!(
-        outcome.status,
-        MessageStatus::Complete,
-        "{:?}",
-        outcome.error
-    );
+    assert_complete(&outcome);
     assert_eq!(asked, 1, "the second call matched the saved pattern");
     let policy: PolicySettings = s.engine.store().setting(POLICY_SETTING).unwrap().unwrap();
     assert_eq!(policy.allow, vec!["tool:write_file".to_string()]);
@@ -465,12 +449,7 @@ async fn plan_mode_only_reads_and_ends_with_a_plan() {
             false,
         )
         .await;
-    assert_eq!(
-        outcome.status,
-        MessageStatus::Complete,
-        "{:?}",
-        outcome.error
-    );
+    assert_complete(&outcome);
     assert_eq!(asked, 0);
     assert!(outcome.content.contains("**Goal**"));
     let steps = s.steps(outcome.message_id);
@@ -521,12 +500,7 @@ async fn mcp_tools_join_the_tool_set_and_go_through_the_policy() {
             false,
         )
         .await;
-    assert_eq!(
-        outcome.status,
-        MessageStatus::Complete,
-        "{:?}",
-        outcome.error
-    );
+    assert_complete(&outcome);
     assert_eq!(asked, 1, "MCP tools are asked about by default");
     let steps = s.steps(outcome.message_id);
     assert_eq!(steps[0].tool.as_deref(), Some("testsrv/echo"));

@@ -8,13 +8,13 @@ mod common;
 mod fake_provider;
 mod gui_harness;
 
+use fake_provider::ollama_tool_call;
+
 use std::time::Duration;
 
 use egui_kittest::kittest::Queryable;
 use fake_provider::Reply;
-use gui_harness::{
-    H, MAIN, World, agent_world, app, harness, ollama_call, start, text, wait_until,
-};
+use gui_harness::{H, MAIN, World, agent_world, app, harness, start, text, wait_until};
 use serde_json::{Value, json};
 use tandem::store::{ChatMode, StepDecision};
 
@@ -36,8 +36,8 @@ fn has_label(harness: &H, text: &str) -> bool {
 /// read_file runs by itself (low risk), write_file waits for the person.
 fn read_then_write(after: &str) -> Vec<Reply> {
     vec![
-        ollama_call("read_file", json!({"path": "src/main.rs"})),
-        ollama_call(
+        ollama_tool_call("read_file", json!({"path": "src/main.rs"})),
+        ollama_tool_call(
             "write_file",
             json!({"path": "src/greet.rs", "content": "pub fn greet() {}\n",
                    "description": "add a greeting"}),
@@ -382,7 +382,7 @@ fn enabling_the_gateway_in_settings_and_approving_a_request_in_the_approvals_tab
 #[test]
 fn a_gateway_request_about_the_waiting_command_is_decided_with_it() {
     let (world, prefs) = agent_world(vec![
-        ollama_call("run_shell", json!({"command": "touch made.txt"})),
+        ollama_tool_call("run_shell", json!({"command": "touch made.txt"})),
         text("Made it."),
     ]);
     let on = GatewaySettings {

@@ -63,12 +63,7 @@ impl ChatService {
         let store = self.engine.store();
         let chat = store.chat(chat_id)?;
         let project = store.project(chat.project_id)?;
-        let choice = models::choose(
-            store,
-            &self.secrets,
-            options.provider.as_deref(),
-            options.model.as_deref(),
-        )?;
+        let choice = self.choose(&options)?;
         let head = crate::vcs::open(&project.path)
             .ok()
             .and_then(|repo| crate::vcs::head(&repo).ok().flatten());
@@ -222,16 +217,7 @@ impl ChatService {
         &self,
         turn: &Turn,
     ) -> Result<(ChatRequest, ContextBreakdown), ChatError> {
-        let store = self.engine.store();
-        let turns = store
-            .setting::<usize>(HISTORY_TURNS)?
-            .unwrap_or(DEFAULT_HISTORY_TURNS);
-        let earlier: Vec<_> = store
-            .messages(turn.chat.id)?
-            .into_iter()
-            .filter(|m| m.id < turn.history_before)
-            .collect();
-        let history = prompt::history(&earlier, turns);
+        let history = self.history_before(turn.chat.id, Some(turn.history_before))?;
         self.prepare(
             &turn.project,
             turn.chat.mode,
@@ -249,12 +235,7 @@ impl ChatService {
         prompt: &str,
         options: &SendOptions,
     ) -> Result<ContextBreakdown, ChatError> {
-        let choice = models::choose(
-            self.engine.store(),
-            &self.secrets,
-            options.provider.as_deref(),
-            options.model.as_deref(),
-        )?;
+        let choice = self.choose(options)?;
         let (_, breakdown) = self
             .prepare(project, ChatMode::Build, Vec::new(), &choice, prompt)
             .await?;
@@ -272,20 +253,37 @@ impl ChatService {
         let store = self.engine.store();
         let chat = store.chat(chat_id)?;
         let project = store.project(chat.project_id)?;
-        let choice = models::choose(
-            store,
-            &self.secrets,
-            options.provider.as_deref(),
-            options.model.as_deref(),
-        )?;
-        let turns = store
-            .setting::<usize>(HISTORY_TURNS)?
-            .unwrap_or(DEFAULT_HISTORY_TURNS);
-        let history = prompt::history(&store.messages(chat.id)?, turns);
+        let choice = self.choose(options)?;
+        let history = self.history_before(chat.id, None)?;
         let (_, breakdown) = self
             .prepare(&project, chat.mode, history, &choice, prompt)
             .await?;
         Ok(breakdown)
+    }
+
+    /// The provider and model for a send.
+    fn choose(&self, options: &SendOptions) -> Result<ModelChoice, ChatError> {
+        let (provider, model) = (options.provider.as_deref(), options.model.as_deref());
+        models::choose(self.engine.store(), &self.secrets, provider, model)
+    }
+
+    /// The chat's history before message `before` (all of it when `None`), as many turns as
+    /// the setting keeps.
+    fn history_before(
+        &self,
+        chat_id: i64,
+        before: Option<i64>,
+    ) -> Result<Vec<(crate::llm::ChatMessage, crate::llm::ChatMessage)>, ChatError> {
+        let store = self.engine.store();
+        let turns = store
+            .setting::<usize>(HISTORY_TURNS)?
+            .unwrap_or(DEFAULT_HISTORY_TURNS);
+        let earlier: Vec<_> = store
+            .messages(chat_id)?
+            .into_iter()
+            .filter(|m| before.is_none_or(|b| m.id < b))
+            .collect();
+        Ok(prompt::history(&earlier, turns))
     }
 
     /// Builds the request: model window, system prompt and rules, history, codebase.

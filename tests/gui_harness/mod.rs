@@ -14,10 +14,8 @@ use tandem::store::{ProviderSettings, Store};
 use tandem::ui::TandemApp;
 use tandem::ui::state::Prefs;
 
-use serde_json::{Value, json};
-
 use crate::common;
-use crate::fake_provider::{Chunk, End, FakeProvider, Reply, ndjson_line, ollama_stream};
+use crate::fake_provider::{FakeProvider, Reply, ollama_stream};
 
 pub type H = Harness<'static, App>;
 
@@ -182,29 +180,6 @@ pub fn send(harness: &mut Harness<'static, App>, prompt: &str) {
     harness.step();
     harness.get_by_label("Send").click();
     harness.step();
-}
-
-/// An Ollama reply that calls one tool natively (the wire bytes of `tests/agent.rs`).
-pub fn ollama_call(name: &str, arguments: Value) -> Reply {
-    let call = json!({"model": "fake-model", "created_at": "2025-01-01T00:00:00Z",
-        "message": {"role": "assistant", "content": "",
-                    "tool_calls": [{"function": {"name": name, "arguments": arguments}}]},
-        "done": false});
-    let done = json!({"model": "fake-model", "created_at": "2025-01-01T00:00:00Z",
-        "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop",
-        "prompt_eval_count": 10, "eval_count": 5});
-    Reply::Stream {
-        status: 200,
-        content_type: "application/x-ndjson".into(),
-        chunks: [call, done]
-            .iter()
-            .map(|line| Chunk {
-                delay: Duration::from_millis(5),
-                bytes: ndjson_line(line),
-            })
-            .collect(),
-        end: End::Finish,
-    }
 }
 
 pub fn text(reply: &str) -> Reply {
