@@ -6,6 +6,8 @@ mod common;
 mod fake_provider;
 #[path = "providers/faults.rs"]
 mod faults;
+#[path = "providers/tools.rs"]
+mod tools;
 
 use std::time::{Duration, Instant};
 

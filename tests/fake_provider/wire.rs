@@ -177,3 +177,42 @@ pub fn ollama_tool_call(name: &str, arguments: Value) -> Reply {
         Duration::from_millis(5),
     )
 }
+
+/// An Anthropic reply that calls one tool: a `tool_use` block whose input arrives as two
+/// `input_json_delta` fragments.
+pub fn anthropic_tool_call(id: &str, name: &str, arguments: Value) -> Reply {
+    let text = arguments.to_string();
+    let (a, b) = text.split_at(text.len() / 2);
+    let start = json!({ "type": "message_start", "message": { "id": "msg_fake", "type": "message",
+        "role": "assistant", "model": MODEL, "content": [], "stop_reason": null,
+        "usage": { "input_tokens": INPUT_TOKENS, "output_tokens": 1 } } });
+    let block = json!({ "type": "content_block_start", "index": 0,
+        "content_block": { "type": "tool_use", "id": id, "name": name, "input": {} } });
+    let delta = |part: &str| {
+        json!({ "type": "content_block_delta", "index": 0,
+        "delta": { "type": "input_json_delta", "partial_json": part } })
+    };
+    let end = json!({ "type": "message_delta", "delta": { "stop_reason": "tool_use" },
+        "usage": { "output_tokens": OUTPUT_TOKENS } });
+    let chunks = vec![
+        sse_event(Some("message_start"), &start),
+        sse_event(Some("content_block_start"), &block),
+        sse_event(Some("content_block_delta"), &delta(a)),
+        sse_event(Some("content_block_delta"), &delta(b)),
+        sse_event(
+            Some("content_block_stop"),
+            &json!({ "type": "content_block_stop", "index": 0 }),
+        ),
+        sse_event(Some("message_delta"), &end),
+        sse_event(Some("message_stop"), &json!({ "type": "message_stop" })),
+    ];
+    stream("text/event-stream", chunks, Duration::from_millis(5))
+}
+
+/// A Gemini reply that calls one function.
+pub fn gemini_tool_call(name: &str, arguments: Value) -> Reply {
+    let data = json!({ "modelVersion": MODEL, "candidates": [{ "index": 0, "finishReason": "STOP",
+        "content": { "role": "model", "parts": [{ "functionCall": { "name": name, "args": arguments } }] } }] });
+    let chunks = vec![format!("data: {data}\r\n\r\n").into_bytes()];
+    stream("text/event-stream", chunks, Duration::from_millis(5))
+}
