@@ -255,7 +255,7 @@ fn plan_mode_then_implement_this_plan_sends_it_to_agent_mode() {
 
 use futures_util::{SinkExt, StreamExt};
 use tandem::ui::agent_state::GatewayStatus;
-use tandem::ui::backend::{GATEWAY_SETTING, GatewaySettings};
+use tandem::ui::backend::{GATEWAY_SETTING, GATEWAY_TOKEN_SECRET, GatewaySettings};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::{Message, http::header};
 
@@ -333,12 +333,18 @@ fn enabling_the_gateway_in_settings_and_approving_a_request_in_the_approvals_tab
         .get_by_label("Enable the approval gateway")
         .click_accesskit();
     let port = gateway_port(&mut harness);
-    // Enabling made a token, saved with the settings and shown in the form.
+    // Enabling made a token, kept with the secrets (not in the settings table) and shown in
+    // the form.
     let token = app(&harness).state.agent.form.gateway_token.clone();
     assert_eq!(token.len(), 64);
     let saved: GatewaySettings = world.store().setting(GATEWAY_SETTING).unwrap().unwrap();
     assert!(saved.enabled);
-    assert_eq!(saved.token, token);
+    assert!(saved.token.is_empty());
+    let secrets = tandem::llm::secrets::Secrets::new(&world.data);
+    assert_eq!(
+        secrets.get(GATEWAY_TOKEN_SECRET).unwrap(),
+        Some(token.clone())
+    );
 
     let mut ws = connect(&world, port, &token);
     ask(&world, &mut ws, "make install");
@@ -392,6 +398,9 @@ fn a_gateway_request_about_the_waiting_command_is_decided_with_it() {
         ..GatewaySettings::default()
     };
     world.store().set_setting(GATEWAY_SETTING, &on).unwrap();
+    tandem::llm::secrets::Secrets::new(&world.data)
+        .set(GATEWAY_TOKEN_SECRET, &on.token)
+        .unwrap();
     let mut harness = harness(&world.data, prefs);
     let port = gateway_port(&mut harness);
     start(&mut harness, "Agent", "make a file");

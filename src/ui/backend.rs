@@ -17,7 +17,7 @@ use crate::store::{
 };
 use crate::vcs::Version;
 
-pub use gateway_jobs::{GATEWAY_SETTING, GatewaySettings};
+pub use gateway_jobs::{GATEWAY_SETTING, GATEWAY_TOKEN_SECRET, GatewaySettings};
 pub use settings_jobs::AgentSettings;
 
 /// Bounded so a runaway producer cannot eat memory; producers wait, the UI never does.

@@ -16,6 +16,9 @@ use crate::ui::agent_state::{DEFAULT_GATEWAY_PORT, GatewayStatus};
 
 /// Setting: the gateway's [`GatewaySettings`] (JSON).
 pub const GATEWAY_SETTING: &str = "gateway.settings";
+/// The token lives with the API keys (OS keychain, else the 0600 secrets file), never in the
+/// settings table; a token found there (older versions) is still read.
+pub const GATEWAY_TOKEN_SECRET: &str = "tandem:approval-gateway";
 /// How many requests the Approvals tab lists.
 const REQUESTS_SHOWN: usize = 200;
 
@@ -25,6 +28,7 @@ const REQUESTS_SHOWN: usize = 200;
 pub struct GatewaySettings {
     pub enabled: bool,
     pub port: u16,
+    #[serde(skip_serializing)]
     pub token: String,
     pub auto: AutoApprove,
 }
@@ -176,7 +180,7 @@ pub(super) async fn restore(service: &Arc<ChatService>, host: &Arc<GatewayHost>,
         tokio::task::spawn_blocking(move || {
             let store = service.engine().store();
             Ok::<_, anyhow::Error>((
-                super::settings_jobs::load_agent_settings(store)?,
+                super::settings_jobs::load_agent_settings(store, service.secrets())?,
                 store.mcp_servers()?,
             ))
         })
@@ -261,8 +265,16 @@ impl Backend {
                     settings.token = tokio::task::block_in_place(generate_token)?;
                 }
                 tokio::task::block_in_place(|| {
+                    if settings.token.is_empty() {
+                        service.secrets().delete(GATEWAY_TOKEN_SECRET)?;
+                    } else {
+                        service
+                            .secrets()
+                            .set(GATEWAY_TOKEN_SECRET, &settings.token)?;
+                    }
                     let store = service.engine().store();
-                    store.set_setting(GATEWAY_SETTING, &settings)
+                    store.set_setting(GATEWAY_SETTING, &settings)?;
+                    Ok::<_, anyhow::Error>(())
                 })?;
                 emit.send_async(Event::GatewaySettings(settings.clone()))
                     .await;

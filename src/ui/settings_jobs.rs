@@ -22,7 +22,16 @@ pub struct AgentSettings {
 }
 
 /// Reads the agent settings, with the core's defaults for those never saved.
-pub(super) fn load_agent_settings(store: &Store) -> anyhow::Result<AgentSettings> {
+pub(super) fn load_agent_settings(
+    store: &Store,
+    secrets: &crate::llm::secrets::Secrets,
+) -> anyhow::Result<AgentSettings> {
+    let mut gateway: super::gateway_jobs::GatewaySettings = store
+        .setting(super::gateway_jobs::GATEWAY_SETTING)?
+        .unwrap_or_default();
+    if let Some(token) = secrets.get(super::gateway_jobs::GATEWAY_TOKEN_SECRET)? {
+        gateway.token = token;
+    }
     Ok(AgentSettings {
         policy: store.setting(POLICY_SETTING)?.unwrap_or_default(),
         max_steps: store
@@ -34,9 +43,7 @@ pub(super) fn load_agent_settings(store: &Store) -> anyhow::Result<AgentSettings
         tool_calling: store
             .setting(TOOL_CALLING_SETTING)?
             .unwrap_or_else(|| "auto".to_string()),
-        gateway: store
-            .setting(super::gateway_jobs::GATEWAY_SETTING)?
-            .unwrap_or_default(),
+        gateway,
     })
 }
 
@@ -159,7 +166,8 @@ impl Backend {
     pub fn load_agent_settings(&self) {
         self.spawn("loading the agent settings", move |service, emit| {
             let store = service.engine().store();
-            emit.send(Event::AgentSettings(load_agent_settings(store)?));
+            let settings = load_agent_settings(store, service.secrets())?;
+            emit.send(Event::AgentSettings(settings));
             emit.send(Event::McpServers(store.mcp_servers()?));
             Ok(())
         });
@@ -173,7 +181,10 @@ impl Backend {
             store.set_setting(MAX_STEPS_SETTING, &settings.max_steps)?;
             store.set_setting(SHELL_TIMEOUT_SETTING, &settings.shell_timeout_secs)?;
             store.set_setting(TOOL_CALLING_SETTING, &settings.tool_calling)?;
-            emit.send(Event::AgentSettings(load_agent_settings(store)?));
+            emit.send(Event::AgentSettings(load_agent_settings(
+                store,
+                service.secrets(),
+            )?));
             emit.send(Event::Log("agent settings saved".into()));
             Ok(())
         });
