@@ -348,14 +348,7 @@ fn enabling_the_gateway_in_settings_and_approving_a_request_in_the_approvals_tab
 
     let mut ws = connect(&world, port, &token);
     ask(&world, &mut ws, "make install");
-    wait_until(&mut harness, "the request", |a| {
-        a.state
-            .agent
-            .gateway
-            .requests
-            .iter()
-            .any(|r| r.is_pending())
-    });
+    wait_for_gateway_request(&mut harness);
     // Settings closed (it covers the bottom panel), then the Approvals tab.
     harness
         .state_mut()
@@ -407,14 +400,7 @@ fn a_gateway_request_about_the_waiting_command_is_decided_with_it() {
     wait_for_approval(&mut harness);
     let mut ws = connect(&world, port, &on.token);
     ask(&world, &mut ws, "touch   made.txt\n");
-    wait_until(&mut harness, "the request", |a| {
-        a.state
-            .agent
-            .gateway
-            .requests
-            .iter()
-            .any(|r| r.is_pending())
-    });
+    wait_for_gateway_request(&mut harness);
     harness.step();
     // Shown on the agent's card, not as a second question.
     assert!(has_label(&harness, "asks about this same command"));
@@ -436,4 +422,15 @@ fn a_gateway_request_about_the_waiting_command_is_decided_with_it() {
     assert_eq!(steps[0].exit_code, Some(0));
     harness.step();
     assert!(has_label(&harness, "exit 0"));
+}
+
+fn wait_for_gateway_request(harness: &mut H) {
+    wait_until(harness, "the gateway request", |a| {
+        a.state
+            .agent
+            .gateway
+            .requests
+            .iter()
+            .any(|r| r.is_pending())
+    });
 }

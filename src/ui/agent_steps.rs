@@ -82,7 +82,8 @@ fn first_line(text: &str) -> &str {
     text.lines().find(|l| !l.trim().is_empty()).unwrap_or("")
 }
 
-fn card(ui: &mut egui::Ui, stroke: egui::Color32, content: impl FnOnce(&mut egui::Ui)) {
+/// A bordered card the width of the panel (steps, approvals, gateway requests).
+pub(super) fn card(ui: &mut egui::Ui, stroke: egui::Color32, content: impl FnOnce(&mut egui::Ui)) {
     egui::Frame::new()
         .stroke(egui::Stroke::new(1.0, stroke))
         .corner_radius(4.0)

@@ -48,57 +48,52 @@ fn request(
     } else {
         ui.visuals().widgets.noninteractive.bg_stroke.color
     };
-    egui::Frame::new()
-        .stroke(egui::Stroke::new(1.0, stroke))
-        .corner_radius(4.0)
-        .inner_margin(6.0)
-        .show(ui, |ui| {
-            ui.set_width(ui.available_width());
-            ui.horizontal_wrapped(|ui| {
-                ui.strong(format!("#{}", record.id));
-                ui.label(match record.kind {
-                    ApprovalKind::Evaluation => "may this run?",
-                    ApprovalKind::CodeResponse => "may this output go to the model?",
-                });
-                ui.weak(record.client.as_deref().unwrap_or("unnamed client"));
-                if let Some(risk) = record.risk {
-                    super::agent_steps::risk_badge(ui, risk);
-                }
-                status(ui, record);
+    super::agent_steps::card(ui, stroke, |ui| {
+        ui.horizontal_wrapped(|ui| {
+            ui.strong(format!("#{}", record.id));
+            ui.label(match record.kind {
+                ApprovalKind::Evaluation => "may this run?",
+                ApprovalKind::CodeResponse => "may this output go to the model?",
             });
-            if let Some(code) = payload_text(record, "code") {
-                ui.monospace(code);
+            ui.weak(record.client.as_deref().unwrap_or("unnamed client"));
+            if let Some(risk) = record.risk {
+                super::agent_steps::risk_badge(ui, risk);
             }
-            if let Some(explanation) = payload_text(record, "explanation")
-                && !explanation.is_empty()
-            {
-                ui.label(explanation);
-            }
-            if record.kind == ApprovalKind::CodeResponse {
-                output(ui, record);
-            }
-            if record.is_pending() {
-                let chat = state.chat().map(|c| c.chat.id);
-                if state.agent.agent_matches(record, chat).next().is_some() {
-                    ui.colored_label(
+            status(ui, record);
+        });
+        if let Some(code) = payload_text(record, "code") {
+            ui.monospace(code);
+        }
+        if let Some(explanation) = payload_text(record, "explanation")
+            && !explanation.is_empty()
+        {
+            ui.label(explanation);
+        }
+        if record.kind == ApprovalKind::CodeResponse {
+            output(ui, record);
+        }
+        if record.is_pending() {
+            let chat = state.chat().map(|c| c.chat.id);
+            if state.agent.agent_matches(record, chat).next().is_some() {
+                ui.colored_label(
                         theme::ACCENT,
                         "The agent in the open chat waits on this same command: deciding here answers it too",
                     );
-                }
-                ui.horizontal(|ui| {
-                    let id = record.id;
-                    if ui.button("Approve").clicked() {
-                        let approved = true;
-                        commands.push(AgentCommand::DecideGateway { id, approved }.into());
-                    }
-                    if ui.button("Reject").clicked() {
-                        let approved = false;
-                        commands.push(AgentCommand::DecideGateway { id, approved }.into());
-                    }
-                });
             }
-        });
-    ui.add_space(4.0);
+            ui.horizontal(|ui| {
+                let id = record.id;
+                if ui.button("Approve").clicked() {
+                    let approved = true;
+                    commands.push(AgentCommand::DecideGateway { id, approved }.into());
+                }
+                if ui.button("Reject").clicked() {
+                    let approved = false;
+                    commands.push(AgentCommand::DecideGateway { id, approved }.into());
+                }
+            });
+        }
+    });
+    ui.add_space(2.0);
 }
 
 fn status(ui: &mut egui::Ui, record: &ApprovalRequestRecord) {
