@@ -351,20 +351,8 @@ pub fn kill_process_group(pid: u32) {
 /// (`env`, `printenv` or a malicious script would otherwise read it).
 pub fn scrubbed_env(vars: impl IntoIterator<Item = (String, String)>) -> Vec<(String, String)> {
     vars.into_iter()
-        .filter(|(name, _)| !is_secret(name))
+        .filter(|(name, _)| !crate::llm::secrets::is_secret_env_name(name))
         .collect()
-}
-
-fn is_secret(name: &str) -> bool {
-    let name = name.to_ascii_uppercase();
-    const SUFFIXES: &[&str] = &["_API_KEY", "APIKEY", "_KEY", "_TOKEN", "_SECRET"];
-    const PARTS: &[&str] = &["PASSWORD", "PASSWD", "SECRET", "CREDENTIAL"];
-    const AWS_PARTS: &[&str] = &["KEY", "TOKEN", "SESSION"];
-    SUFFIXES.iter().any(|s| name.ends_with(s))
-        || PARTS.iter().any(|p| name.contains(p))
-        || (name.starts_with("AWS_") && AWS_PARTS.iter().any(|p| name.contains(p)))
-        || name.starts_with("TANDEM_")
-        || name == "SSH_AUTH_SOCK"
 }
 
 fn omitted_marker(chars: usize) -> String {

@@ -96,27 +96,8 @@ impl From<rusqlite::Error> for DecideError {
 const COLUMNS: &str = "id, kind, client, fingerprint, payload, risk, decision, decided_by, reason,
     created_at, decided_at";
 
-/// `Risk` is stored as its lowercase name. It is converted here rather than given SQLite
-/// traits, so that other tables storing a risk stay free to do so without a clash.
-fn risk_text(risk: Risk) -> &'static str {
-    match risk {
-        Risk::Low => "low",
-        Risk::Medium => "medium",
-        Risk::High => "high",
-    }
-}
-
-fn parse_risk(text: &str) -> Option<Risk> {
-    match text {
-        "low" => Some(Risk::Low),
-        "medium" => Some(Risk::Medium),
-        "high" => Some(Risk::High),
-        _ => None,
-    }
-}
-
-/// The record without its payload and risk, which need checks `rusqlite` cannot express.
-type Raw = (ApprovalRequestRecord, String, Option<String>);
+/// The record without its payload, which needs a check `rusqlite` cannot express.
+type Raw = (ApprovalRequestRecord, String);
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<Raw> {
     Ok((
@@ -126,7 +107,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<Raw> {
             client: row.get(2)?,
             fingerprint: row.get(3)?,
             payload: Value::Null,
-            risk: None,
+            risk: row.get(5)?,
             decision: row.get(6)?,
             decided_by: row.get(7)?,
             reason: row.get(8)?,
@@ -134,17 +115,14 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<Raw> {
             decided_at: row.get(10)?,
         },
         row.get(4)?,
-        row.get(5)?,
     ))
 }
 
-fn finish((mut record, payload, risk): Raw) -> Result<ApprovalRequestRecord> {
+fn finish((mut record, payload): Raw) -> Result<ApprovalRequestRecord> {
     record.payload = serde_json::from_str(&payload).map_err(|source| StoreError::Json {
         what: "approval request payload",
         source,
     })?;
-    // The table's CHECK admits only the three names, so `None` here means NULL.
-    record.risk = risk.as_deref().and_then(parse_risk);
     Ok(record)
 }
 
@@ -185,14 +163,7 @@ impl Store {
         Ok(self.conn().query_row(
             "INSERT INTO approval_requests (kind, client, fingerprint, payload, risk, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
-            params![
-                kind,
-                client,
-                fingerprint,
-                payload,
-                risk.map(risk_text),
-                now_ms()
-            ],
+            params![kind, client, fingerprint, payload, risk, now_ms()],
             |row| row.get(0),
         )?)
     }

@@ -103,12 +103,9 @@ fn validate_transport(name: &str, transport: &McpTransport) -> Result<(), McpSer
     })
 }
 
-/// Environment names with these endings are not passed on to stdio servers.
-const SECRET_SUFFIXES: &[&str] = &["_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_CREDENTIALS"];
-
+/// One rule for secret-looking names, shared with the agent's shell commands.
 fn is_secret_name(name: &OsStr) -> bool {
-    let upper = name.to_string_lossy().to_ascii_uppercase();
-    SECRET_SUFFIXES.iter().any(|suffix| upper.ends_with(suffix))
+    crate::llm::secrets::is_secret_env_name(&name.to_string_lossy())
 }
 
 /// The environment a stdio server starts with. MCP servers are third-party programs, so they

@@ -39,6 +39,25 @@ const PREFS_KEY: &str = "tandem.prefs";
 /// Typing pause after which the composer's context estimate is computed.
 const ESTIMATE_AFTER: std::time::Duration = std::time::Duration::from_millis(400);
 
+/// True once, when `edited` is [`ESTIMATE_AFTER`] old (it is then cleared); until then a
+/// repaint is asked for the moment it will be.
+fn typing_paused(
+    edited: &mut Option<std::time::Instant>,
+    ctx: &egui::Context,
+    now: std::time::Instant,
+) -> bool {
+    let Some(at) = *edited else {
+        return false;
+    };
+    let waited = now.duration_since(at);
+    if waited < ESTIMATE_AFTER {
+        ctx.request_repaint_after(ESTIMATE_AFTER - waited);
+        return false;
+    }
+    *edited = None;
+    true
+}
+
 pub struct TandemApp {
     pub state: AppState,
     pub backend: Backend,
@@ -81,15 +100,9 @@ impl TandemApp {
     /// Counts what the settings' context globs select once typing pauses.
     fn ask_for_glob_counts(&mut self, ctx: &egui::Context, now: std::time::Instant) {
         let form = &mut self.state.settings;
-        let Some(edited) = form.globs_edited else {
-            return;
-        };
-        let waited = now.duration_since(edited);
-        if waited < ESTIMATE_AFTER {
-            ctx.request_repaint_after(ESTIMATE_AFTER - waited);
+        if !typing_paused(&mut form.globs_edited, ctx, now) {
             return;
         }
-        form.globs_edited = None;
         if let Some(project) = &self.state.project {
             let (include, exclude) = (form.include.clone(), form.exclude.clone());
             self.backend
@@ -99,15 +112,9 @@ impl TandemApp {
 
     /// Asks for the composer's context estimate once typing pauses for [`ESTIMATE_AFTER`].
     fn ask_for_context_estimate(&mut self, ctx: &egui::Context, now: std::time::Instant) {
-        let Some(edited) = self.state.composer_edited else {
-            return;
-        };
-        let waited = now.duration_since(edited);
-        if waited < ESTIMATE_AFTER {
-            ctx.request_repaint_after(ESTIMATE_AFTER - waited);
+        if !typing_paused(&mut self.state.composer_edited, ctx, now) {
             return;
         }
-        self.state.composer_edited = None;
         let prompt = self.state.composer.trim().to_string();
         let Some(project) = &self.state.project else {
             return;
