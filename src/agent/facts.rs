@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::policy::Risk::{self, High, Low, Medium};
 use super::shell::{Cmd, Parser, among, program, unwrap};
-use super::shell_rules::{Effects, RUNNERS, classify, is_download};
+use super::shell_rules::{Effects, RUNNERS, classify, is_download, uses_network};
 
 const PATH_KEYS: &str = "path paths from to file file_path source destination target old_path \
                          new_path dir directory";
@@ -50,6 +50,9 @@ pub(super) struct Part {
     pub(super) core: String,
     pub(super) elevated: bool,
     pub(super) risk: Risk,
+    /// It needs the network (downloads, pushes, installs): the sandbox only opens the network
+    /// to approved calls that have such a part.
+    pub(super) network: bool,
     why: Vec<String>,
     hard: Vec<String>,
     outside: Vec<String>,
@@ -65,6 +68,7 @@ impl Part {
             core,
             elevated,
             risk,
+            network: false,
             why,
             hard,
             outside,
@@ -283,6 +287,7 @@ impl Ctx {
         };
         let mut part = Part::new(&cmd.text, base);
         (part.key, part.core, part.elevated) = (key, words.join(" "), elevated);
+        part.network = uses_network(name, args, base.1);
         if elevated {
             part.raise(High, "runs as root".into());
         }
@@ -370,6 +375,7 @@ impl Ctx {
         match recent.into_iter().find(|p| p.text == part.text) {
             Some(p) => {
                 p.risk = p.risk.max(part.risk);
+                p.network |= part.network;
                 p.hard.extend(part.hard);
                 p.outside.extend(part.outside);
             }

@@ -76,6 +76,9 @@ pub struct Assessment {
     pub reasons: Vec<String>,
     /// For `run_shell`: the parts of the command in source order. Empty for other tools.
     pub parts: Vec<String>,
+    /// Some part needs the network (downloads, ssh, git push/pull/fetch/clone, package
+    /// installs, `npx`…): the sandbox opens the network only to such calls, once approved.
+    pub network: bool,
 }
 
 /// Patterns are globs (`*` any text, `?` one character, whitespace runs compare as one space).
@@ -151,6 +154,7 @@ pub fn assess(
     let facts = ctx.finish();
     let decision = decide(&facts, call.tool, trust, settings);
     let shell = facts.command.is_some();
+    let network = facts.parts.iter().any(|p| p.network);
     let parts = facts.parts.iter().filter(|_| shell).map(|p| p.text.clone());
     let (risk, reasons, parts) = (facts.risk, facts.reasons, parts.collect());
     Assessment {
@@ -158,6 +162,7 @@ pub fn assess(
         decision,
         reasons,
         parts,
+        network,
     }
 }
 
@@ -222,6 +227,37 @@ fn decide(f: &Facts, tool: &str, trust: Trust, settings: &PolicySettings) -> Dec
         _ => Decision::Ask {
             reason: format!("{} risk: needs your approval", f.risk),
         },
+    }
+}
+
+/// The working directory a `run_shell` call names (`None`: the project root), resolved
+/// lexically from `root`: `.` and `..` are applied, and the result must stay inside the
+/// project. `~`, variables and substitutions are refused: they are only known at run time,
+/// and the command must run exactly where it was judged.
+pub fn resolve_cwd(root: &Path, cwd: Option<&str>) -> Result<std::path::PathBuf, String> {
+    use std::path::Component;
+    let Some(raw) = cwd.map(str::trim).filter(|c| !c.is_empty()) else {
+        return Ok(root.to_path_buf());
+    };
+    if raw.starts_with('~') || raw.contains(['$', '`']) || raw.chars().any(char::is_control) {
+        return Err(format!(
+            "the working directory `{raw}` is only known at run time; give a path inside the \
+             project"
+        ));
+    }
+    let mut out = std::path::PathBuf::new();
+    for part in root.join(raw).components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => _ = out.pop(),
+            other => out.push(other),
+        }
+    }
+    match out.starts_with(root) {
+        true => Ok(out),
+        false => Err(format!(
+            "the working directory `{raw}` is outside the project; commands run inside it"
+        )),
     }
 }
 

@@ -693,3 +693,52 @@ fn long_and_deeply_nested_commands_are_handled() {
     let huge_sh = format!("sh -c '{}'", "ls; ".repeat(20_000));
     assert_eq!(risk(&huge_sh), Low);
 }
+
+#[test]
+fn network_is_flagged_for_parts_that_need_it() {
+    let net = |command: &str| shell(command, Trust::Scoped, &PolicySettings::default()).network;
+    for command in [
+        "curl https://x.example",
+        "wget -q https://x.example/a",
+        "ssh host uptime",
+        "scp a host:b",
+        "git push origin main",
+        "git -C sub pull",
+        "git -c x=y fetch",
+        "git clone https://x.example/r.git",
+        "git ls-remote origin",
+        "git submodule update --init",
+        "npm install",
+        "pnpm add left-pad",
+        "npx prettier .",
+        "pip install requests",
+        "cargo add serde",
+        "cargo install ripgrep",
+        "go get example.com/x",
+        "go mod download",
+        "rsync -a src host:dst",
+        "cargo build && sh -c 'curl x.example'",
+        "sudo apt-get install jq",
+    ] {
+        assert!(net(command), "{command}");
+    }
+    for command in [
+        "ls",
+        "git status",
+        "cargo test",
+        "git log",
+        "npm test",
+        "echo curl",
+    ] {
+        assert!(!net(command), "{command}");
+    }
+    let read = call(
+        "read_file",
+        json!({ "path": "a" }),
+        Trust::Scoped,
+        &PolicySettings::default(),
+    );
+    assert!(!read.network);
+    let a = shell("curl x.example", Trust::Scoped, &PolicySettings::default());
+    assert_eq!(serde_json::to_value(&a).unwrap()["network"], json!(true));
+}

@@ -60,6 +60,14 @@ pub(super) const RUNNERS: &str = "sh bash zsh dash ksh fish csh tcsh python pyth
 const DOWNLOADERS: &str = "curl wget aria2c http https fetch";
 const FORMATTERS: &str = "rustfmt prettier black gofmt isort clang-format ruff eslint biome";
 
+/// The reasons (from `RULES` and `classify`) of programs that need the network.
+const NETWORK: &[&str] = &[
+    "uses the network",
+    "installs packages",
+    "downloads and runs a package",
+    "copies over the network",
+];
+
 const SHUTDOWN: &str = "shuts down or reboots the machine";
 
 /// The risk of a shell command run in `project_root`, its parts and the reasons per part.
@@ -79,6 +87,21 @@ pub(super) struct Effects {
     pub(super) recursive: bool,
     pub(super) hard: Option<&'static str>,
     pub(super) inner: Vec<String>,
+}
+
+/// Whether running `name args` (judged `why`) needs the network. Looked at apart from the
+/// reason because a riskier special case (`git -c x=y push`) hides the subcommand's reason.
+pub(super) fn uses_network(name: &str, args: &[String], why: &str) -> bool {
+    if NETWORK.contains(&why) {
+        return true;
+    }
+    if !among(name, "git cargo npm pnpm yarn bun go pip pip3") {
+        return false;
+    }
+    let (fam, sub, second) = subcommand(name, args);
+    let key = format!("{fam}:{sub}");
+    let remote = fam == "git" && sub == "remote" && among(second, "update show prune");
+    remote || rule(&key).is_some_and(|(_, why)| NETWORK.contains(&why))
 }
 
 /// Whether `cmd` runs a downloader (`curl`, `wget`…), even behind `sudo` or `env`.
@@ -291,20 +314,7 @@ fn find(args: &[String], fx: &mut Effects) -> (Risk, &'static str) {
 
 /// git, cargo, npm (pnpm, yarn, bun), go, pip: by subcommand and a few telling flags.
 fn family(name: &str, args: &[String]) -> (Risk, &'static str) {
-    let fam = match name {
-        "pnpm" | "yarn" | "bun" => "npm",
-        "pip3" => "pip",
-        _ => name,
-    };
-    let ops = operands(args, "-C -c --git-dir --work-tree --namespace");
-    let mut ops = ops
-        .iter()
-        .map(String::as_str)
-        .filter(|o| !o.starts_with('+'));
-    let (sub, second) = (
-        ops.next().unwrap_or_default(),
-        ops.next().unwrap_or_default(),
-    );
+    let (fam, sub, second) = subcommand(name, args);
     let before = args.iter().take_while(|a| *a != sub);
     let tail = args.iter().skip_while(|a| *a != sub).skip(1);
     let has = |flags: &str| tail.clone().any(|a| among(a, flags));
@@ -356,6 +366,21 @@ fn family(name: &str, args: &[String]) -> (Risk, &'static str) {
         (High, "unknown command")
     };
     special.or_else(|| rule(&key)).unwrap_or(fallback)
+}
+
+/// The family (`npm` for pnpm, yarn and bun), subcommand and the operand after it.
+fn subcommand<'a>(name: &'a str, args: &'a [String]) -> (&'a str, &'a str, &'a str) {
+    let fam = match name {
+        "pnpm" | "yarn" | "bun" => "npm",
+        "pip3" => "pip",
+        _ => name,
+    };
+    let ops = operands(args, "-C -c --git-dir --work-tree --namespace");
+    let mut ops = ops.into_iter().filter(|o| !o.starts_with('+'));
+    let sub = ops.next().and_then(|s| args.iter().find(|a| **a == s));
+    let second = ops.next().and_then(|s| args.iter().find(|a| **a == s));
+    let word = |w: Option<&'a String>| w.map_or("", String::as_str);
+    (fam, word(sub), word(second))
 }
 
 /// Whether a sed script may run commands (`e`, `s///e`) or write files (`w`, `W`, `s///w`).
