@@ -3,6 +3,9 @@
 
 #![allow(clippy::unwrap_used)] // tests state their expectations with unwrap
 
+// Risk for every language and the connection limits, in their own file.
+mod gateway_limits;
+
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 use std::time::Duration;

@@ -7,9 +7,7 @@
 //! (the person may still settle them) and [`GatewayEvent::ClientGone`] lists them.
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::net::{Ipv4Addr, SocketAddr};
-use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -17,11 +15,10 @@ use futures_util::{SinkExt, StreamExt};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, broadcast, mpsc};
 use tokio::task::{JoinHandle, JoinSet};
 use tokio_tungstenite::WebSocketStream;
-use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request};
-use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode, header};
+use tokio_tungstenite::tungstenite::handshake::server::Request;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
@@ -30,6 +27,14 @@ use tokio_util::sync::CancellationToken;
 use super::policy::{Risk, classify_shell};
 use crate::store::{ApprovalDecision, ApprovalKind, DecideError, DecidedBy, Store};
 
+#[path = "gateway_auth.rs"]
+mod auth;
+#[path = "gateway_risk.rs"]
+mod risk;
+pub use auth::generate_token;
+use auth::refusal;
+pub use risk::{Language, effective_risk};
+
 /// A request's fingerprint, also how our agent recognises requests about its own tool calls.
 pub use crate::store::approval_fingerprint as fingerprint;
 
@@ -37,12 +42,21 @@ pub use crate::store::approval_fingerprint as fingerprint;
 pub const MAX_MESSAGE: usize = 1 << 20;
 /// A connection that has not finished its handshake by then is dropped.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Connections still in their handshake (not yet authenticated) at once. Every client is on
+/// 127.0.0.1, so a per-peer limit would mean nothing; this bounds what a local process that
+/// lacks the token can hold open, while a real client completes its handshake in
+/// milliseconds.
+pub const MAX_HANDSHAKING: usize = 8;
+/// Open connections at once, authenticated or not; a client needs one.
+pub const MAX_CONNECTIONS: usize = 32;
+/// Requests one connection may have waiting for the person; more get an error frame until
+/// some are decided. Auto-approved requests never wait, so they do not count.
+pub const MAX_PENDING_PER_CONNECTION: usize = 16;
+/// The answer to a connection over [`MAX_HANDSHAKING`] or [`MAX_CONNECTIONS`].
+const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n\
+Content-Length: 36\r\n\r\ntoo many connections to the gateway\n";
 /// Events a slow subscriber may fall behind by before it misses some (the store has them all).
 const EVENT_BUFFER: usize = 256;
-/// Languages whose code is a shell command, which `agent::policy` can judge for itself.
-const SHELLS: &[&str] = &["", "bash", "sh", "zsh", "shell", "console", "shellscript"];
-/// The client's directory is unknown: relative paths count as inside it, `/…`, `~` outside.
-const UNKNOWN_ROOT: &str = "/nonexistent/gateway-client";
 
 pub type Result<T, E = GatewayError> = std::result::Result<T, E>;
 
@@ -284,25 +298,59 @@ impl Drop for Gateway {
 async fn serve(listener: TcpListener, shared: Arc<Shared>) {
     let mut connections = JoinSet::new();
     let mut next_conn = 0u64;
+    let handshaking = Arc::new(Semaphore::new(MAX_HANDSHAKING));
+    let mut refusing = JoinSet::new();
     loop {
         tokio::select! {
             () = shared.stop.cancelled() => break,
             accepted = listener.accept() => match accepted {
                 Ok((stream, peer)) => {
+                    let permit = match Arc::clone(&handshaking).try_acquire_owned() {
+                        Ok(permit) if connections.len() < MAX_CONNECTIONS => permit,
+                        // Refusals are bounded too; past that the stream is just dropped.
+                        _ if refusing.len() < MAX_CONNECTIONS => {
+                            refusing.spawn(busy(stream));
+                            continue;
+                        }
+                        _ => continue,
+                    };
                     next_conn += 1;
-                    connections.spawn(connection(stream, peer, next_conn, Arc::clone(&shared)));
+                    let shared = Arc::clone(&shared);
+                    connections.spawn(connection(stream, peer, next_conn, shared, permit));
                 }
                 // Out of file descriptors and the like: breathe instead of spinning.
                 Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
             },
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            Some(_) = refusing.join_next(), if !refusing.is_empty() => {}
         }
     }
     drop(listener);
     while connections.join_next().await.is_some() {}
 }
 
-async fn connection(stream: TcpStream, peer: SocketAddr, conn: u64, shared: Arc<Shared>) {
+/// Answers 503 to a connection over the limits. The request is read (and dropped) before
+/// closing: closing with it unread would reset the connection and lose the answer.
+async fn busy(mut stream: TcpStream) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let answer = async {
+        stream.write_all(BUSY).await?;
+        stream.shutdown().await?;
+        let mut sink = [0u8; 4096];
+        while stream.read(&mut sink).await? > 0 {}
+        Ok::<(), std::io::Error>(())
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(1), answer).await;
+}
+
+/// `handshaking` is held until the handshake has ended, well or not.
+async fn connection(
+    stream: TcpStream,
+    peer: SocketAddr,
+    conn: u64,
+    shared: Arc<Shared>,
+    handshaking: OwnedSemaphorePermit,
+) {
     let limit = Some(MAX_MESSAGE);
     let config = WebSocketConfig::default()
         .max_message_size(limit)
@@ -314,7 +362,11 @@ async fn connection(stream: TcpStream, peer: SocketAddr, conn: u64, shared: Arc<
     let handshake = tokio_tungstenite::accept_hdr_async_with_config(stream, check, Some(config));
     // A stalled handshake must not hold up shutdown either.
     let handshake = tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake);
-    let Some(Ok(Ok(mut ws))) = shared.stop.run_until_cancelled(handshake).await else {
+    let handshake = shared.stop.run_until_cancelled(handshake).await;
+    drop(handshaking);
+    // A wrong token (answered 401 by `refusal`), a timeout or a broken handshake ends here,
+    // closing the connection.
+    let Some(Ok(Ok(mut ws))) = handshake else {
         return;
     };
     shared.emit(GatewayEvent::ClientConnected { conn, addr: peer });
@@ -413,6 +465,18 @@ impl Session<'_> {
         let (shared, client) = (self.shared, self.client.clone());
         let risk = effective_risk(&request);
         let auto = lock(&shared.auto).approves(&request, risk);
+        let conn = self.conn.id;
+        let pending = lock(&shared.waiting)
+            .values()
+            .filter(|(c, _)| c.id == conn)
+            .count();
+        if auto.is_none() && pending >= MAX_PENDING_PER_CONNECTION {
+            let message = format!(
+                "not recorded: this connection already has {pending} requests waiting for the \
+                 person (at most {MAX_PENDING_PER_CONNECTION}); send it again once some are decided"
+            );
+            return self.error(Some(client_id), &message);
+        }
         let (kind, code) = match &request {
             Evaluation { code, .. } => (ApprovalKind::Evaluation, Some(code)),
             CodeResponse { code, .. } => (ApprovalKind::CodeResponse, code.as_ref()),
@@ -442,58 +506,4 @@ impl Session<'_> {
         };
         shared.emit(event);
     }
-}
-
-/// The risk an evaluation is judged by: the declared risk, raised to our own classification
-/// of the command when the language is a shell (or not given). Other languages keep the
-/// declared risk, which is all there is to go on. `None` for code responses.
-pub fn effective_risk(request: &GatewayRequest) -> Option<Risk> {
-    let GatewayRequest::Evaluation {
-        code,
-        language,
-        risk,
-        ..
-    } = request
-    else {
-        return None;
-    };
-    let language = language.as_deref().map_or("", str::trim);
-    let shell = SHELLS
-        .iter()
-        .any(|shell| shell.eq_ignore_ascii_case(language));
-    let ours = shell.then(|| classify_shell(code, Path::new(UNKNOWN_ROOT)).0);
-    Some(ours.map_or(*risk, |ours| ours.max(*risk)))
-}
-
-/// `None` when the handshake carries the token, as a bearer header or a `token` query
-/// parameter (compared verbatim, not percent-decoded); else the 401 answer.
-fn refusal(request: &Request, token: &str) -> Option<ErrorResponse> {
-    let header = request.headers().get(header::AUTHORIZATION);
-    let header = header.and_then(|value| value.to_str().ok()?.trim().split_once(' '));
-    let bearer = header.filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"));
-    let pairs = request.uri().query().unwrap_or("").split('&');
-    let query = pairs.filter_map(|pair| pair.strip_prefix("token="));
-    let mut given = query.chain(bearer.map(|(_, token)| token.trim()));
-    if given.any(|given| same(given.as_bytes(), token.as_bytes())) {
-        return None;
-    }
-    let mut response = ErrorResponse::new(Some("a valid gateway token is required".into()));
-    *response.status_mut() = StatusCode::UNAUTHORIZED;
-    let (name, value) = (header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    response.headers_mut().insert(name, value);
-    Some(response)
-}
-
-/// Compares without stopping at the first difference, so timing says nothing about the token.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-/// 32 random bytes from the kernel, as 64 hex digits.
-pub fn generate_token() -> Result<String> {
-    let mut bytes = [0u8; 32];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut urandom| urandom.read_exact(&mut bytes))
-        .map_err(GatewayError::NoRandomness)?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
