@@ -11,7 +11,13 @@
 //! shapes local models are trained on (`<tool_call>{…}</tool_call>`, `<function=NAME>…`,
 //! `<function_call>`, `[TOOL_CALLS]`, a bare `{"name": …, "arguments": …}`). Two different
 //! directives in one reply are refused rather than guessed between; the same directive
-//! repeated (in prose and again in a code fence) counts once.
+//! repeated (in prose and again in a code fence) counts once. What the model quotes is not a
+//! directive: one inside a code fence counts only when it is all the fence holds (the
+//! keyword may stand before the fence), and one on a Markdown quote line (`> …`) never does,
+//! so a README or a tool result shown back, calls and all, runs nothing.
+//!
+//! In native tool-calling mode [`tool_calls_in_text`] is stricter still: a call written as
+//! text counts only when it is the whole reply.
 //!
 //! Replanning is not supported: a second `PLAN` is refused. A small model that may replan
 //! tends to replan instead of working; a step that turns out unnecessary is closed with
@@ -136,11 +142,25 @@ impl ProtocolError {
 
 /// Reads the one directive in a model's reply. See the module docs for what is tolerated.
 pub fn parse_turn(text: &str) -> Result<Directive, ProtocolError> {
+    parse_turn_after(text, &[])
+}
+
+/// [`parse_turn`] for a reply that follows the tool results `shown` (this turn's, as the
+/// model received them): a directive written exactly as it stands in one of them is the
+/// model repeating what it read, not asking, and does not count.
+pub fn parse_turn_after(text: &str, shown: &[&str]) -> Result<Directive, ProtocolError> {
     let text = scan::strip_think(text);
     let keywords = scan::keyword_directives(&text);
     let claimed: Vec<(usize, usize)> = keywords.found.iter().map(|f| (f.start, f.end)).collect();
     let mut found = keywords.found;
     found.extend(calls::alternative_calls(&text, &claimed));
+    // Quoted text (a fence around more than the directive, a `> ` line) is never a directive.
+    let mut found = scan::drop_quoted(&text, found);
+    found.retain(|f| {
+        !text
+            .get(f.start..f.end)
+            .is_some_and(|quote| in_any(shown, quote))
+    });
     found.sort_by_key(|f| f.start);
     let mut unique: Vec<scan::Found> = Vec::new();
     for f in found {
@@ -167,19 +187,54 @@ pub fn parse_turn(text: &str) -> Result<Directive, ProtocolError> {
     }
 }
 
-/// Tool calls written as text by a model that has native tool calling but did not use it:
-/// `<tool_call>{…}`, `<function=NAME>…`, `<function_call>{…}`, `[TOOL_CALLS] […]` and bare
-/// `{"name": …, "arguments": …}` objects, in order. Malformed ones are left out; the
-/// protocol keywords are not looked for.
+/// The tool calls of a reply written as text by a model that has native tool calling but did
+/// not use it — only when the reply is nothing but calls: after its `<think>` blocks are
+/// removed, the whole reply is one call (`<tool_call>{…}`, `<function=NAME>…`,
+/// `<function_call>{…}`, `[TOOL_CALLS] […]` or a bare `{"name": …, "arguments": …}`), or
+/// several of them separated only by whitespace, optionally wrapped in one code fence around
+/// exactly that. A call with prose around it, inside a fence that holds anything else, or
+/// quoted from a file or a tool result is the model talking about a call, not making one, so
+/// the reply is its answer and nothing runs. Empty when any form in it is malformed.
 pub fn tool_calls_in_text(text: &str) -> Vec<ToolCall> {
-    let text = scan::strip_think(text);
-    calls::alternative_calls(&text, &[])
-        .into_iter()
-        .filter_map(|f| match f.result {
-            Ok(Directive::ToolCall(call)) => Some(call),
-            _ => None,
-        })
-        .collect()
+    tool_calls_in_text_after(text, &[])
+}
+
+/// [`tool_calls_in_text`] for a reply that follows the tool results `shown`: a reply that
+/// repeats a call exactly as it stands in one of them runs nothing.
+pub fn tool_calls_in_text_after(text: &str, shown: &[&str]) -> Vec<ToolCall> {
+    let stripped = scan::strip_think(text);
+    let body = scan::unfence(stripped.trim());
+    if in_any(shown, body.trim()) {
+        return Vec::new();
+    }
+    let mut calls = Vec::new();
+    let mut covered = 0;
+    for found in calls::alternative_calls(body, &[]) {
+        // The calls of one `[TOOL_CALLS] […]` list share its range.
+        let same_range = found.start < covered && found.end <= covered;
+        let gap = body.get(covered..found.start);
+        if !same_range && gap.is_none_or(|gap| !gap.trim().is_empty()) {
+            return Vec::new();
+        }
+        match found.result {
+            Ok(Directive::ToolCall(call)) => calls.push(call),
+            _ => return Vec::new(),
+        }
+        covered = covered.max(found.end);
+    }
+    if body
+        .get(covered..)
+        .is_none_or(|rest| !rest.trim().is_empty())
+    {
+        return Vec::new();
+    }
+    calls
+}
+
+/// Whether `quote` (not blank) stands in one of `shown`.
+fn in_any(shown: &[&str], quote: &str) -> bool {
+    let quote = quote.trim();
+    !quote.is_empty() && shown.iter().any(|s| s.contains(quote))
 }
 
 const ALL_FORMS: &str = r#"TOOL_CALL {"name": "read_file", "arguments": {"path": "src/main.rs"}}

@@ -387,3 +387,79 @@ pub(super) fn unknown_keyword(text: &str) -> Option<String> {
         lower[next..].starts_with('{').then(|| word.to_string())
     })
 }
+
+/// The inner text of a reply that is one fenced code block and nothing else (an optional
+/// language tag such as `json` after the opening fence); otherwise `text` as it is.
+pub(super) fn unfence(text: &str) -> &str {
+    let Some(inner) = text.strip_prefix("```").and_then(|t| t.strip_suffix("```")) else {
+        return text;
+    };
+    let Some((info, body)) = inner.split_once('\n') else {
+        return text;
+    };
+    let tag = info.trim();
+    if tag
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-_+".contains(c))
+    {
+        body
+    } else {
+        text
+    }
+}
+
+/// The byte ranges between the fence lines of fenced code blocks (`` ``` `` or `~~~`); an
+/// unclosed block runs to the end. A closing fence may also end a line (`…}```` `), which
+/// sloppy models write.
+fn fenced_blocks(text: &str) -> Vec<(usize, usize)> {
+    let (mut blocks, mut open, mut pos) = (Vec::new(), None, 0);
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim_start_matches([' ', '\t']);
+        let fence = |t: &str| t.starts_with("```") || t.starts_with("~~~");
+        // ```ls``` on one line is inline code, not a block.
+        let one_line = trimmed.trim_end().len() >= 6 && trimmed.trim_end().ends_with("```");
+        match open {
+            None if fence(trimmed) && !one_line => open = Some(pos + line.len()),
+            Some(start) if fence(trimmed) => {
+                blocks.push((start, pos));
+                open = None;
+            }
+            Some(start) if line.trim_end().ends_with("```") => {
+                let end = pos + line.trim_end().len() - 3;
+                blocks.push((start, end.max(start)));
+                open = None;
+            }
+            _ => {}
+        }
+        pos += line.len();
+    }
+    if let Some(start) = open {
+        blocks.push((start, text.len()));
+    }
+    blocks
+}
+
+/// Drops what the model quoted rather than wrote: anything starting on a Markdown quote line
+/// (`> …`), and anything starting inside a fenced code block unless it is the block's whole
+/// content (a model that wraps its directive in a fence). A README or a tool result shown
+/// in a fence or a quote, calls and all, is content, never a directive.
+pub(super) fn drop_quoted(text: &str, found: Vec<Found>) -> Vec<Found> {
+    let blocks = fenced_blocks(text);
+    let quote_line = |pos: usize| {
+        let line_start = text[..pos].rfind('\n').map_or(0, |i| i + 1);
+        text[line_start..pos].trim_start().starts_with('>')
+    };
+    found
+        .into_iter()
+        .filter(|f| {
+            let block = blocks.iter().find(|&&(s, e)| s <= f.start && f.start < e);
+            let whole = block.is_none_or(|&(s, e)| {
+                let inner = &text[s..e];
+                let first = s + (inner.len() - inner.trim_start().len());
+                let last = s + inner.trim_end().len();
+                f.start <= first && f.end >= last
+            });
+            whole && !quote_line(f.start)
+        })
+        .collect()
+}

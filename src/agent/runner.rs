@@ -195,8 +195,15 @@ impl<H: Host> State<'_, H> {
             };
             let mut calls = reply.calls;
             if calls.is_empty() {
-                // Local models often write the call as text even when offered tools.
-                calls = protocol::tool_calls_in_text(&reply.text);
+                // Local models often write the call as text even when offered tools. Only a
+                // reply that is nothing but the call counts, and not one repeated from a
+                // tool result: a call quoted in prose, a fence or a file is not a request.
+                let shown: Vec<&str> = messages
+                    .iter()
+                    .filter(|m| m.role == ChatRole::Tool)
+                    .map(|m| m.content.as_str())
+                    .collect();
+                calls = protocol::tool_calls_in_text_after(&reply.text, &shown);
             }
             if calls.is_empty() {
                 return LoopEnd::Final(reply.text);
@@ -227,13 +234,16 @@ impl<H: Host> State<'_, H> {
     async fn text_protocol(&mut self, messages: &mut Vec<ChatMessage>) -> LoopEnd {
         let mut state = ProtocolState::new(MAX_PLAN_STEPS);
         let mut corrections = 0;
+        // This turn's tool results: a directive copied from one of them does not count.
+        let mut shown: Vec<String> = Vec::new();
         loop {
             let reply = match self.complete(messages, &[], false).await {
                 Ok(reply) => reply,
                 Err(end) => return end,
             };
             messages.push(ChatMessage::new(ChatRole::Assistant, reply.text.clone()));
-            let directive = protocol::parse_turn(&reply.text)
+            let shown_refs: Vec<&str> = shown.iter().map(String::as_str).collect();
+            let directive = protocol::parse_turn_after(&reply.text, &shown_refs)
                 .map_err(|e| protocol::correction(&e))
                 .and_then(|d| state.accept(&d).map(|()| d));
             let directive = match directive {
@@ -276,10 +286,12 @@ impl<H: Host> State<'_, H> {
                         Ok(result) => result,
                         Err(end) => return end,
                     };
-                    format!(
+                    let next = format!(
                         "Result of {}:\n{result}\n\nReply with one directive: TOOL_CALL, STEP_DONE or FINAL.",
                         call.name
-                    )
+                    );
+                    shown.push(result);
+                    next
                 }
                 Directive::StepDone { index, note } => {
                     let at = serde_json::json!({"index": index});
