@@ -434,3 +434,42 @@ fn wait_for_gateway_request(harness: &mut H) {
             .any(|r| r.is_pending())
     });
 }
+
+#[test]
+fn an_approval_card_shows_hidden_characters_escaped_and_long_commands_whole() {
+    let long = format!("touch {}", "a".repeat(400));
+    let (world, prefs) = agent_world(vec![
+        // `touch` is asked about; `\r` would put the cursor back over it on a terminal.
+        ollama_tool_call("run_shell", json!({"command": "touch a.txt\r# only ls"})),
+        ollama_tool_call("run_shell", json!({"command": long})),
+        text("Nothing done."),
+    ]);
+    let mut harness = harness(&world.data, prefs);
+    start(&mut harness, "Agent", "list the files");
+    wait_for_approval(&mut harness);
+    // The carriage return is shown, so "# only ls" cannot pass for the whole command.
+    assert!(has_label(&harness, "touch a.txt\\r# only ls"));
+    assert!(!has_label(&harness, "a.txt\r"));
+    assert!(has_label(&harness, "control or invisible characters"));
+    harness.get_by_label("Reject").click();
+
+    // A long command is cut on the card, and shown whole on request.
+    wait_until(&mut harness, "the second approval", |a| {
+        a.state
+            .agent
+            .approvals
+            .iter()
+            .any(|v| v.approval.arguments["command"] == long.as_str())
+    });
+    harness.step();
+    let whole = |harness: &H| harness.query_all_by_label(&long).count();
+    assert_eq!(whole(&harness), 0, "cut on the card");
+    harness.get_by_label("Show whole command").click();
+    harness.step();
+    assert_eq!(whole(&harness), 1, "shown whole");
+    // The expanded command may push the buttons out of view: answer with the keyboard.
+    harness.key_press_modifiers(egui::Modifiers::ALT, egui::Key::N);
+    wait_until(&mut harness, "the finished turn", |a| {
+        a.state.chat().is_some_and(|c| c.streaming.is_none())
+    });
+}

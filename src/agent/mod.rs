@@ -8,6 +8,7 @@ mod shell;
 mod shell_rules;
 
 mod dispatch;
+pub mod display;
 pub mod exec;
 pub mod gateway;
 pub mod mcp;

@@ -8,6 +8,7 @@ use clap::Subcommand;
 use serde_json::json;
 
 use tandem::Engine;
+use tandem::agent::display::{has_hidden, visible};
 use tandem::agent::policy::Risk;
 use tandem::agent::runner::Answer;
 use tandem::chat::{
@@ -525,17 +526,28 @@ fn steps_json(steps: &[AgentStep]) -> serde_json::Value {
 fn ask_on_terminal(service: &std::sync::Arc<tandem::chat::ChatService>, approval: PendingApproval) {
     let service = std::sync::Arc::clone(service);
     tokio::task::spawn_blocking(move || {
-        let what = match approval.arguments.get("command").and_then(|c| c.as_str()) {
+        // Escaped (agent::display): a `\r` or an escape sequence must not hide part of what
+        // is approved from the terminal. The command is printed whole, however long.
+        let command = approval.arguments.get("command").and_then(|c| c.as_str());
+        let what = match command.map(visible) {
+            Some(command) if command.contains('\n') => format!("run this command\n{command}\n"),
             Some(command) => format!("run `{command}`"),
-            None => format!("call {} {}", approval.tool, approval.arguments),
+            None => format!(
+                "call {} {}",
+                visible(&approval.tool),
+                visible(&approval.arguments.to_string())
+            ),
         };
-        eprintln!("\n{} risk — {}", approval.risk, approval.reason);
+        eprintln!("\n{} risk — {}", approval.risk, visible(&approval.reason));
         for reason in &approval.reasons {
-            eprintln!("  {reason}");
+            eprintln!("  {}", visible(reason));
+        }
+        if command.is_some_and(has_hidden) {
+            eprintln!("  (the command holds control or invisible characters, shown escaped)");
         }
         eprint!(
             "Allow the agent to {what}? [y]es / [n]o / [a]lways allow `{}`: ",
-            approval.always_pattern
+            visible(&approval.always_pattern)
         );
         let _ = std::io::stderr().flush();
         let mut line = String::new();

@@ -7,17 +7,21 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::agent_state::{AgentView, ApprovalView};
-use super::command::{AgentCommand, Command};
+use super::agent_state::AgentView;
+use super::command::Command;
 use super::theme;
+use crate::agent::display::visible;
 use crate::agent::policy::Risk;
-use crate::agent::runner::Answer;
 use crate::store::{AgentStep, StepDecision, StepKind};
 
 /// Output lines shown before the rest is folded away.
 const OUTPUT_LINES: usize = 6;
 /// Longer essential arguments are cut (the whole text is on hover).
 const ESSENTIAL_CHARS: usize = 300;
+
+// The card of the call waiting for the person.
+#[path = "agent_approval.rs"]
+mod approval;
 
 /// The steps of reply `message_id`, then the calls it waits on.
 pub fn trace(
@@ -65,7 +69,7 @@ pub fn trace(
         }
     }
     for view in agent.approvals_for(message_id) {
-        approval(ui, view, agent, commands);
+        approval::approval(ui, view, agent, commands);
     }
 }
 
@@ -142,8 +146,18 @@ fn plan(ui: &mut egui::Ui, step: &AgentStep, later: &[AgentStep]) {
     });
 }
 
-/// What a call is about, in one line: its path, pattern or command.
+/// What a call is about, in one line: its path, pattern or command, control and invisible
+/// characters escaped (see [`visible`]), cut after [`ESSENTIAL_CHARS`].
 pub fn essential(tool: &str, args: &Value) -> Option<String> {
+    let found = essential_whole(tool, args)?;
+    Some(match found.char_indices().nth(ESSENTIAL_CHARS) {
+        Some((at, _)) => format!("{}…", &found[..at]),
+        None => found,
+    })
+}
+
+/// [`essential`] uncut, for the approval card's "Show whole command".
+fn essential_whole(tool: &str, args: &Value) -> Option<String> {
     let text = |key: &str| args.get(key).and_then(Value::as_str);
     let line = |key: &str| args.get(key).and_then(Value::as_u64);
     let found = match tool {
@@ -164,10 +178,7 @@ pub fn essential(tool: &str, args: &Value) -> Option<String> {
             (compact != "{}" && compact != "null").then_some(compact)
         }),
     }?;
-    Some(match found.char_indices().nth(ESSENTIAL_CHARS) {
-        Some((at, _)) => format!("{}…", &found[..at]),
-        None => found,
-    })
+    Some(visible(&found))
 }
 
 pub fn risk_badge(ui: &mut egui::Ui, risk: Risk) {
@@ -355,85 +366,6 @@ fn shell(ui: &mut egui::Ui, id: i64, result: &str) {
             .default_open(false)
             .show(ui, |ui| ui.monospace(output[shown..].join("\n")));
     }
-}
-
-/// The call waiting for the person, with the gateway requests about the same command.
-fn approval(
-    ui: &mut egui::Ui,
-    view: &ApprovalView,
-    agent: &AgentView,
-    commands: &mut Vec<Command>,
-) {
-    let a = &view.approval;
-    egui::Frame::new()
-        .stroke(egui::Stroke::new(1.5, theme::WARN))
-        .corner_radius(4.0)
-        .inner_margin(8.0)
-        .show(ui, |ui| {
-            ui.set_width(ui.available_width());
-            ui.horizontal_wrapped(|ui| {
-                ui.colored_label(theme::WARN, "⚠ Approval needed:");
-                ui.strong(&a.tool);
-                risk_badge(ui, a.risk);
-            });
-            if let Some(text) = essential(&a.tool, &a.arguments) {
-                egui::Frame::new()
-                    .fill(ui.visuals().code_bg_color)
-                    .corner_radius(4.0)
-                    .inner_margin(6.0)
-                    .show(ui, |ui| {
-                        ui.set_width(ui.available_width());
-                        ui.monospace(text);
-                    });
-            }
-            if let Some(description) = a.arguments.get("description").and_then(Value::as_str) {
-                ui.label(description);
-            }
-            if !a.reason.is_empty() {
-                ui.label(&a.reason);
-            }
-            for reason in &a.reasons {
-                ui.weak(format!("• {reason}"));
-            }
-            egui::CollapsingHeader::new("all arguments")
-                .id_salt(("approval-args", a.id))
-                .default_open(false)
-                .show(ui, |ui| {
-                    ui.monospace(serde_json::to_string_pretty(&a.arguments).unwrap_or_default());
-                });
-            for request in agent.gateway_matches(view) {
-                let client = request.client.as_deref().unwrap_or("an external tool");
-                ui.colored_label(
-                    theme::ACCENT,
-                    format!(
-                        "{client} asks about this same command (gateway request #{}): \
-                         deciding here answers both",
-                        request.id
-                    ),
-                );
-            }
-            ui.horizontal_wrapped(|ui| {
-                let mut answer = |answer: Answer| {
-                    commands.push(AgentCommand::Answer { id: a.id, answer }.into());
-                };
-                if ui.button("Approve").on_hover_text("Alt+Y").clicked() {
-                    answer(Answer::Approve);
-                }
-                if ui.button("Reject").on_hover_text("Alt+N").clicked() {
-                    answer(Answer::Reject);
-                }
-                if ui
-                    .button(format!("Always allow \"{}\"", a.always_pattern))
-                    .on_hover_text(
-                        "Alt+A: approve, and allow calls matching this pattern from now on",
-                    )
-                    .clicked()
-                {
-                    answer(Answer::AlwaysAllow);
-                }
-            });
-        });
-    ui.add_space(2.0);
 }
 
 #[cfg(test)]

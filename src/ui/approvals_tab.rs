@@ -5,6 +5,8 @@ use super::agent_state::{GatewayStatus, payload_text};
 use super::command::{AgentCommand, Command};
 use super::state::AppState;
 use super::theme;
+use crate::agent::display::{has_hidden, visible};
+use crate::agent::gateway::Language;
 use crate::store::{ApprovalDecision, ApprovalKind, ApprovalRequestRecord, DecidedBy};
 
 pub fn show(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
@@ -55,19 +57,34 @@ fn request(
                 ApprovalKind::Evaluation => "may this run?",
                 ApprovalKind::CodeResponse => "may this output go to the model?",
             });
-            ui.weak(record.client.as_deref().unwrap_or("unnamed client"));
+            ui.weak(visible(
+                record.client.as_deref().unwrap_or("unnamed client"),
+            ));
             if let Some(risk) = record.risk {
                 super::agent_steps::risk_badge(ui, risk);
             }
             status(ui, record);
         });
+        // Everything the client sent is shown escaped: nothing in it can hide the rest.
         if let Some(code) = payload_text(record, "code") {
-            ui.monospace(code);
+            ui.monospace(visible(code));
+            if has_hidden(code) {
+                ui.colored_label(
+                    theme::WARN,
+                    "⚠ The code holds control or invisible characters, shown escaped.",
+                );
+            }
+        }
+        if record.kind == ApprovalKind::Evaluation
+            && let Some(note) = Language::of(payload_text(record, "language")).note()
+        {
+            let language = payload_text(record, "language").unwrap_or_default();
+            ui.weak(format!("{}: {note}", visible(language)));
         }
         if let Some(explanation) = payload_text(record, "explanation")
             && !explanation.is_empty()
         {
-            ui.label(explanation);
+            ui.label(visible(explanation));
         }
         if record.kind == ApprovalKind::CodeResponse {
             output(ui, record);
@@ -114,7 +131,7 @@ fn status(ui: &mut egui::Ui, record: &ApprovalRequestRecord) {
         }
     }
     if let Some(reason) = &record.reason {
-        ui.weak(reason);
+        ui.weak(visible(reason));
     }
 }
 
@@ -129,6 +146,7 @@ fn output(ui: &mut egui::Ui, record: &ApprovalRequestRecord) {
         if text.trim().is_empty() {
             continue;
         }
+        let text = visible(text);
         let lines: Vec<&str> = text.lines().collect();
         ui.weak(name);
         ui.monospace(lines[..lines.len().min(4)].join("\n"));
