@@ -8,13 +8,20 @@ use std::path::{Component, Path, PathBuf};
 use serde_json::Value;
 
 use super::policy::Risk::{self, High, Low, Medium};
-use super::shell::{Cmd, Parser, among, program, unwrap};
-use super::shell_rules::{Effects, RUNNERS, classify, is_download, uses_network};
+use super::shell::{Cmd, Parser, among, program, unwrap, unwrap_all};
+use super::shell_options::scan;
+use super::shell_rules::{Effects, RUNNERS, classify, is_download, subcommand, uses_network};
 
 const PATH_KEYS: &str = "path paths from to file file_path source destination target old_path \
                          new_path dir directory";
 const DISKS: &str = "sd hd vd xvd nvme mmcblk disk loop mapper/ md dm- mem kmem port";
 const HARMLESS: &str = "null zero stdin stdout stderr tty random urandom";
+/// Variables that only change how programs report, never what they run or read: set in front
+/// of a command (`RUST_LOG=debug cargo test`) they keep it low risk. Any other name (`PAGER`,
+/// `GIT_SSH_COMMAND`, `LD_PRELOAD`, `BASH_ENV`, `RUSTC_WRAPPER`…) may run code.
+const HARMLESS_VARS: &str = "RUST_LOG RUST_BACKTRACE RUST_LIB_BACKTRACE CI NO_COLOR TERM LANG \
+                             LC_ALL TZ CARGO_TERM_COLOR FORCE_COLOR PYTHONDONTWRITEBYTECODE \
+                             PYTHONUNBUFFERED DEBUG NODE_ENV COLUMNS";
 
 /// `~` and `$HOME` stand for this pseudo-directory: outside any project.
 const HOME: &str = "/~";
@@ -46,8 +53,15 @@ impl Kind {
 pub(super) struct Part {
     key: (usize, usize),
     pub(super) text: String,
-    /// The words without wrappers (`FOO=1`, `env`, `sudo`, `time`, `xargs`…).
+    /// The words without wrappers (`FOO=1`, `env`, `sudo`, `time`, `xargs`…) and without
+    /// harmless global options (`git -C dir`): what allow patterns are matched against.
     pub(super) core: String,
+    /// `core` without any global options (`git -c x=y push` is `git push`): deny and ask
+    /// patterns match it too, so an option cannot slip a command past them.
+    pub(super) bare: String,
+    /// Its risk comes from something no allow pattern may lift: variables set for it,
+    /// options that run code, syntax the checker cannot follow, reading outside the project.
+    pub(super) pinned: bool,
     pub(super) elevated: bool,
     pub(super) risk: Risk,
     /// It needs the network (downloads, pushes, installs): the sandbox only opens the network
@@ -65,6 +79,8 @@ impl Part {
         Part {
             key,
             text,
+            bare: core.clone(),
+            pinned: false,
             core,
             elevated,
             risk,
@@ -81,6 +97,11 @@ impl Part {
         if risk == self.risk {
             self.why.push(why);
         }
+    }
+    /// Raises the risk for a reason no allow pattern may lift.
+    fn flag(&mut self, risk: Risk, why: String) {
+        self.raise(risk, why);
+        self.pinned = true;
     }
     fn deny(&mut self, why: String) {
         self.raise(High, why.clone());
@@ -99,6 +120,8 @@ pub(super) struct Facts {
     pub(super) reasons: Vec<String>,
     pub(super) hard: Vec<String>,
     pub(super) outside: Vec<String>,
+    /// Why the `cwd` of a `run_shell` call is refused.
+    pub(super) cwd_error: Option<String>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -121,6 +144,7 @@ pub(super) struct Ctx {
     root: PathBuf,
     /// `None` once the directory is unknown (`cd $DIR`, `popd`).
     pub(super) cwd: Option<PathBuf>,
+    pub(super) cwd_error: Option<String>,
     parts: Vec<Part>,
 }
 
@@ -133,20 +157,26 @@ impl Ctx {
             command: None,
             root,
             cwd,
+            cwd_error: None,
             parts: Vec::new(),
         }
     }
 
     pub(super) fn finish(mut self) -> Facts {
         self.parts.sort_by_key(|p| p.key);
-        let risk = self.parts.iter().map(|p| p.risk).fold(Low, Risk::max);
+        let mut risk = self.parts.iter().map(|p| p.risk).fold(Low, Risk::max);
         let (mut reasons, mut hard, mut outside) = (Vec::new(), Vec::new(), Vec::new());
+        if let Some(why) = &self.cwd_error {
+            risk = risk.max(Medium);
+            reasons.push(format!("working directory: {why}"));
+        }
         for p in &self.parts {
             reasons.push(format!("`{}`: {}", p.text, p.why.join("; ")));
             hard.extend(p.hard.iter().map(|h| format!("`{}`: {h}", p.text)));
             outside.extend(p.outside.iter().map(|o| format!("`{}`: {o}", p.text)));
         }
-        let (kind, command, parts) = (self.kind, self.command, self.parts);
+        let (kind, command, parts, cwd_error) =
+            (self.kind, self.command, self.parts, self.cwd_error);
         Facts {
             kind,
             command,
@@ -155,6 +185,7 @@ impl Ctx {
             reasons,
             hard,
             outside,
+            cwd_error,
         }
     }
 
@@ -200,9 +231,16 @@ impl Ctx {
             Some(rest) => PathBuf::from(format!("{HOME}{rest}")),
             None if raw.starts_with('~') => Path::new(HOME).join(&raw[1..]),
             None if raw.is_empty() || (shell && raw.contains(['$', '`'])) => return None,
+            None if shell && expands_to_parent(raw) => return None,
             None => self.cwd.as_ref()?.join(raw),
         };
-        Some(normalize(&path))
+        // `src/..` is only the project if `src` is no symlink: climbing out of a directory
+        // the command named leaves it unknown, unless it lands outside the project anyway.
+        let (path, climbed) = normalize_from(&path, &self.root);
+        match climbed && path.starts_with(&self.root) {
+            true => None,
+            false => Some(path),
+        }
     }
 
     fn locate(&self, raw: &str, shell: bool) -> Loc {
@@ -225,8 +263,20 @@ impl Ctx {
     }
 
     fn judge_read(&self, target: &str, shell: bool, part: &mut Part) {
-        if self.locate(target, shell) == Loc::Outside {
-            part.raise(Medium, format!("reads outside the project (`{target}`)"));
+        let t = target;
+        match self.locate(t, shell) {
+            _ if t.trim().starts_with("/dev/fd/") => part.flag(
+                Medium,
+                format!("reads an inherited file descriptor (`{t}`)"),
+            ),
+            Loc::Outside | Loc::Device => {
+                part.flag(Medium, format!("reads outside the project (`{t}`)"))
+            }
+            Loc::Unknown => part.flag(
+                Medium,
+                format!("reads a path known only at run time (`{t}`)"),
+            ),
+            _ => {}
         }
     }
 
@@ -243,13 +293,13 @@ impl Ctx {
             )),
             Loc::Outside => {
                 let why = format!("writes outside the project (`{t}`)");
-                part.raise(High, why.clone());
+                part.flag(High, why.clone());
                 part.outside.push(why);
             }
             Loc::Root | Loc::Git => {
                 part.raise(High, format!("changes the project root or .git (`{t}`)"))
             }
-            Loc::Unknown => part.raise(
+            Loc::Unknown => part.flag(
                 High,
                 format!("writes a path known only at run time (`{t}`)"),
             ),
@@ -266,6 +316,18 @@ impl Ctx {
             let key = outer.map_or((cmd.start, 0), |o| (o, n + 1));
             self.part(cmd, &parser, key, depth);
         }
+        if let (0, Some(c)) = (depth, command.chars().find(|&c| unreadable(c))) {
+            let why = format!(
+                "contains a control or invisible character (U+{:04X}) the shell may read \
+                 differently from the checker",
+                u32::from(c)
+            );
+            let mut part = Part::new(command.trim(), (Medium, "unreadable"));
+            part.flag(Medium, why.clone());
+            part.why = vec![why];
+            part.key = (usize::MAX, 1);
+            self.parts.push(part);
+        }
         if fork_bomb(command) {
             let mut part = Part::new(command.trim(), (High, "a fork bomb"));
             (part.key, part.hard) = ((usize::MAX, 0), vec!["a fork bomb".into()]);
@@ -275,7 +337,8 @@ impl Ctx {
 
     /// Classifies one command of `parsed`, and what runs inside it.
     fn part(&mut self, cmd: &Cmd, parsed: &Parser<'_>, key: (usize, usize), depth: usize) {
-        let (at, elevated) = unwrap(&cmd.words);
+        let wrapped = unwrap_all(&cmd.words);
+        let (at, elevated) = (wrapped.at, wrapped.elevated);
         let words = cmd.words.get(at..).unwrap_or_default();
         let name = words.first().map_or("", |w| program(w));
         let args = words.get(1..).unwrap_or_default();
@@ -287,9 +350,36 @@ impl Ctx {
         };
         let mut part = Part::new(&cmd.text, base);
         (part.key, part.core, part.elevated) = (key, words.join(" "), elevated);
+        (part.core, part.bare) = normal_forms(name, words);
         part.network = uses_network(name, args, base.1);
         if elevated {
             part.raise(High, "runs as root".into());
+        }
+        let w = wrapped.scan;
+        fx.reads.extend(w.reads);
+        fx.writes.extend(w.writes);
+        fx.flags.extend(w.flags);
+        fx.inner.extend(w.inner);
+        self.judge_syntax(cmd, name, &mut fx);
+        for n in wrapped.names.iter().filter(|n| !among(n, HARMLESS_VARS)) {
+            let why = format!("sets `{n}`, which can change what programs run or read");
+            fx.flags.push((Medium, why));
+        }
+        let local = |n: &&String| {
+            n.chars()
+                .all(|c| c.is_ascii_lowercase() || c == '_' || c.is_ascii_digit())
+                && !n.ends_with("_proxy")
+        };
+        let names = fx.names.iter().filter(|n| !local(n));
+        for n in names
+            .chain(&fx.exported)
+            .filter(|n| !among(n, HARMLESS_VARS))
+        {
+            let why = format!("sets `{n}` for the commands after it");
+            fx.flags.push((Medium, why));
+        }
+        for (risk, why) in std::mem::take(&mut fx.flags) {
+            part.flag(risk, why);
         }
         let runs_input = among(name, RUNNERS);
         for (op, target) in &cmd.redirects {
@@ -365,6 +455,28 @@ impl Ctx {
         }
     }
 
+    /// Risks from shell syntax the checker does not follow as the shell does.
+    fn judge_syntax(&self, cmd: &Cmd, name: &str, fx: &mut Effects) {
+        let flags = &mut fx.flags;
+        flags.extend(cmd.odd.iter().map(|why| (Medium, (*why).to_string())));
+        if !cmd.heredocs.is_empty() {
+            flags.push((
+                Medium,
+                "a here-document, whose text the checker does not run".into(),
+            ));
+        }
+        if name.contains(['*', '?', '[', '{', '$', '`']) && !among(name, "[ [[") {
+            flags.push((
+                Medium,
+                format!("a pattern or variable as the program (`{name}`)"),
+            ));
+        }
+        if among(name, "case coproc function alias trap eval source .") {
+            let why = format!("`{name}`: shell syntax the checker does not follow");
+            flags.push((Medium, why));
+        }
+    }
+
     /// Adds a part; a nested part repeating a recent one (`sh -c "$(x)"`) merges into it.
     fn push(&mut self, part: Part, nested: bool) {
         let recent = self
@@ -382,6 +494,63 @@ impl Ctx {
             None => self.parts.push(part),
         }
     }
+}
+
+/// The forms of a command patterns are matched against: without harmless global options
+/// (`git -C dir push` is `git push`), and without any (`git -c x=y push` is `git push`).
+fn normal_forms(name: &str, words: &[String]) -> (String, String) {
+    let whole = words.join(" ");
+    if !among(name, "git cargo npm pnpm yarn bun go pip pip3") {
+        return (whole.clone(), whole);
+    }
+    let args = words.get(1..).unwrap_or_default();
+    let (fam, at, _, _) = subcommand(name, args);
+    let global = scan(
+        &[fam],
+        args.get(..at).unwrap_or_default(),
+        fam == "go",
+        false,
+    );
+    let mut bare = words.get(..1).unwrap_or_default().to_vec();
+    bare.extend(args.get(at..).unwrap_or_default().iter().cloned());
+    let bare = bare.join(" ");
+    let risky = !global.flags.is_empty() || !global.reads.is_empty() || !global.writes.is_empty();
+    (if risky { whole } else { bare.clone() }, bare)
+}
+
+/// Lexical normalisation from `root`, and whether a `..` climbed out of a directory that is no
+/// ancestor of `root` (which could be a symlink, so the result is only lexical).
+fn normalize_from(path: &Path, root: &Path) -> (PathBuf, bool) {
+    let (mut out, mut climbed) = (PathBuf::new(), false);
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                climbed |= !root.starts_with(&out);
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    (out, climbed)
+}
+
+/// Whether a shell word may expand to a path through `..`: a brace expansion (`{..,x}`) or
+/// a glob component that can match `..` (`.*`, `[.]*`).
+fn expands_to_parent(raw: &str) -> bool {
+    let brace = raw.contains('{') && (raw.contains(',') || raw.contains(".."));
+    let glob = |c: &str| c.contains(['*', '?', '[']) && c.starts_with(['.', '[']);
+    brace || raw.split('/').any(glob)
+}
+
+/// Characters a terminal or the shell may show or read differently from what the checker
+/// sees: control characters other than newline and tab, and Unicode format characters
+/// (bidirectional overrides, zero-width joiners).
+fn unreadable(c: char) -> bool {
+    let control = (c < ' ' && c != '\n' && c != '\t') || ('\u{7f}'..='\u{9f}').contains(&c);
+    let format = matches!(c, '\u{ad}' | '\u{61c}' | '\u{180e}' | '\u{200b}'..='\u{200f}'
+        | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}');
+    control || format
 }
 
 /// Lexical normalisation: `.` dropped, `..` pops (never above `/`).

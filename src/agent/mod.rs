@@ -5,6 +5,7 @@ mod facts;
 mod patterns;
 pub mod policy;
 mod shell;
+mod shell_options;
 mod shell_rules;
 
 mod dispatch;

@@ -52,7 +52,13 @@ pub fn allow_pattern_for(command: &str) -> String {
     };
     let mut prefix: Vec<&str> = words.iter().take(1).copied().collect();
     prefix.extend(words.iter().skip(1).take(depth).take_while(sub));
+    // Never wider than the program and its subcommand: when the subcommand is not plain
+    // (`git -c x=y push`, a pattern as the program), only the exact command is suggested.
+    let glob = |w: &str| w.contains(['*', '?', '[']);
     let sudo = if part.elevated { "sudo " } else { "" };
+    if prefix.len() < 1 + depth.min(words.len().saturating_sub(1)) || glob(name) {
+        return squash(&format!("{sudo}{}", part.core));
+    }
     let joined = format!("{sudo}{}", prefix.join(" "));
     match (prefix.len(), words.len()) {
         (2.., _) => format!("{joined}*"),

@@ -144,7 +144,12 @@ pub fn assess(
                 .iter()
                 .find_map(|k| args.get(k)?.as_str())
             {
-                ctx.cwd = ctx.anchor(cwd, true);
+                // Judged exactly where the dispatcher will run it; a refused directory is
+                // still followed lexically, so what the command would do there counts too.
+                match resolve_cwd(project_root, Some(cwd)) {
+                    Ok(dir) => ctx.cwd = Some(dir),
+                    Err(why) => (ctx.cwd, ctx.cwd_error) = (ctx.anchor(cwd, true), Some(why)),
+                }
             }
             ctx.command = Some(command.to_string());
             ctx.run(command, 0, None);
@@ -171,6 +176,11 @@ fn decide(f: &Facts, tool: &str, trust: Trust, settings: &PolicySettings) -> Dec
     if !f.hard.is_empty() {
         return deny(format!("never allowed: {}", f.hard.join("; ")));
     }
+    if let (Trust::Scoped, Some(why)) = (trust, &f.cwd_error) {
+        return deny(format!(
+            "the working directory must be inside the project: {why}"
+        ));
+    }
     if trust == Trust::Scoped && !f.outside.is_empty() {
         let what = f.outside.join("; ");
         return deny(format!(
@@ -188,7 +198,7 @@ fn decide(f: &Facts, tool: &str, trust: Trust, settings: &PolicySettings) -> Dec
         all.extend(
             f.parts
                 .iter()
-                .flat_map(|p| [p.text.as_str(), p.core.as_str()]),
+                .flat_map(|p| [p.text.as_str(), p.core.as_str(), p.bare.as_str()]),
         );
     }
     let hit = |patterns: &[String]| patterns.iter().find(|p| fires(p, tool, &all)).cloned();
@@ -206,7 +216,12 @@ fn decide(f: &Facts, tool: &str, trust: Trust, settings: &PolicySettings) -> Dec
             reason: format!("matches your allow pattern `{p}`"),
         };
     }
+    // A part whose risk comes from variables, options that run code, unreadable syntax or
+    // paths outside the project is never approved by a pattern; nor is a refused directory.
     let covered = |p: &Part| {
+        if p.pinned || f.cwd_error.is_some() {
+            return false;
+        }
         let core = if p.elevated {
             p.text.as_str()
         } else {
@@ -236,6 +251,7 @@ fn decide(f: &Facts, tool: &str, trust: Trust, settings: &PolicySettings) -> Dec
 /// and the command must run exactly where it was judged.
 pub fn resolve_cwd(root: &Path, cwd: Option<&str>) -> Result<std::path::PathBuf, String> {
     use std::path::Component;
+    let root = &std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
     let Some(raw) = cwd.map(str::trim).filter(|c| !c.is_empty()) else {
         return Ok(root.to_path_buf());
     };

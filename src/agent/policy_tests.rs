@@ -531,7 +531,8 @@ fn parts_and_reasons_name_each_part() {
 #[test]
 fn paths_are_judged_from_the_current_directory() {
     assert_eq!(risk("cd src && touch a"), Medium);
-    assert_eq!(risk("cd src/.. && touch a"), Medium);
+    // `src` may be a symlink: climbing out of it leaves the directory unknown.
+    assert_eq!(risk("cd src/.. && touch a"), High);
     assert_eq!(risk("cd .. && touch a"), High);
     assert_eq!(risk("cd && touch a"), High);
     assert_eq!(risk("cd $SOMEWHERE && touch a"), High);
@@ -668,7 +669,7 @@ proptest! {
     }
 
     #[test]
-    fn single_quoted_text_is_only_text(text in "[^']{0,80}") {
+    fn single_quoted_text_is_only_text(text in "[^'\\p{Cc}\\p{Cf}\\u{2060}-\\u{2069}]{0,80}") {
         prop_assert_eq!(risk(&format!("echo '{text}'")), Low);
     }
 }

@@ -6,6 +6,8 @@
 use std::mem::take;
 use std::path::Path;
 
+use super::policy::Risk;
+use super::shell_options::{STRICT, Scan, scan};
 use super::shell_rules::{classify_shell, is_download};
 
 const RESERVED: &str = "{ } ! if then else elif fi do done while until esac";
@@ -43,6 +45,8 @@ pub(super) struct Cmd {
     pub(super) upstream: Vec<(usize, usize)>,
     /// A `$(…)`, backtick or `<(…)` in it runs a download.
     pub(super) sub_download: bool,
+    /// Syntax the lexer does not follow exactly as the shell does (`$'…'`, `${x%…}`).
+    pub(super) odd: Vec<&'static str>,
 }
 
 impl Cmd {
@@ -103,7 +107,8 @@ impl<'a> Parser<'a> {
                 break;
             }
             match c {
-                ' ' | '\t' | '\r' | ')' => self.i += 1,
+                // `\r` is no blank to the shell: it stays in the word (`ls\r#` is one word).
+                ' ' | '\t' | ')' => self.i += 1,
                 '\\' if next == Some('\n') => self.i += 2,
                 '#' => self.i += self.s[self.i..].iter().take_while(|&&c| c != '\n').count(),
                 '&' if next == Some('>') => self.redirect(&mut cur, end, depth),
@@ -255,7 +260,7 @@ impl<'a> Parser<'a> {
                     self.i += 2;
                     self.sub(cur, open, ')', depth, &mut w);
                 }
-                ' ' | '\t' | '\r' | '\n' | ';' | '&' | '|' | '<' | '>' | '(' | ')' if !quoted => {
+                ' ' | '\t' | '\n' | ';' | '&' | '|' | '<' | '>' | '(' | ')' if !quoted => {
                     break;
                 }
                 '`' if end == Some('`') => break,
@@ -270,7 +275,23 @@ impl<'a> Parser<'a> {
                     w.extend(next.filter(|&n| n != '\n'));
                     self.i = (open + 2).min(self.s.len());
                 }
-                '$' if next == Some('{') => (w, braces, self.i) = (w + "${", braces + 1, open + 2),
+                '$' if !dq && matches!(next, Some('\'' | '"')) => {
+                    // `$'\x72m'` and `$"…"`: quoting the lexer does not decode.
+                    cur.odd.push("ANSI-C or locale quoting (`$'…'`, `$\"…\"`)");
+                    (w, self.i) = (w + "$", open + 1);
+                }
+                '$' if next == Some('{') => {
+                    let inner = self.s.get(open + 2..).unwrap_or_default();
+                    let name = inner.iter().take_while(|&&c| c != '}');
+                    if name
+                        .clone()
+                        .any(|&c| !c.is_ascii_alphanumeric() && c != '_')
+                    {
+                        cur.odd
+                            .push("a parameter expansion with operators (`${x%…}`)");
+                    }
+                    (w, braces, self.i) = (w + "${", braces + 1, open + 2)
+                }
                 '}' if braces > 0 => (w, braces, self.i) = (w + "}", braces - 1, open + 1),
                 '$' if next == Some('(') => {
                     if self.at(2) != Some('(') || !self.arithmetic(&mut w) {
@@ -324,50 +345,81 @@ fn is_assignment(word: &str) -> bool {
     ident && name.starts_with(|c: char| !c.is_ascii_digit())
 }
 
-/// How many leading `-options` (with the values of `with_value` ones) `rest` has.
-fn options(rest: &[String], with_value: &str) -> usize {
-    let mut k = 0;
-    while let Some(a) = rest.get(k) {
-        if a == "--" {
-            return k + 1;
-        }
-        if !a.starts_with('-') || a == "-" {
-            break;
-        }
-        k += if among(a, with_value) { 2 } else { 1 };
-    }
-    k.min(rest.len())
-}
-
 /// Skips assignments and wrappers (`env`, `sudo`, `nohup`, `time`, `xargs`…): the index of
 /// the program that really runs, and whether it runs as root.
 pub(super) fn unwrap(words: &[String]) -> (usize, bool) {
-    let (mut i, mut elevated) = (0, false);
+    let u = unwrap_all(words);
+    (u.at, u.elevated)
+}
+
+/// What the wrappers and assignments before a program do.
+#[derive(Default)]
+pub(super) struct Unwrapped {
+    /// The index of the program that really runs (`words.len()` when none does).
+    pub(super) at: usize,
+    pub(super) elevated: bool,
+    /// The names of the variables set for it (`FOO=1 cmd`, `env FOO=1 cmd`).
+    pub(super) names: Vec<String>,
+    /// What the wrappers' options do (`env -S`, `time -o FILE`, options nobody knows).
+    pub(super) scan: Scan,
+}
+
+/// Reads the assignments and wrappers in front of a program.
+pub(super) fn unwrap_all(words: &[String]) -> Unwrapped {
+    let mut u = Unwrapped::default();
+    let mut i = 0;
     while let Some(w) = words.get(i) {
         let rest = words.get(i + 1..).unwrap_or_default();
-        i += 1 + match program(w) {
-            _ if is_assignment(w) => 0,
-            "sudo" | "doas" => {
-                elevated = true;
-                options(rest, "-u -g -h -p -C -U -r -t -D")
+        if is_assignment(w) {
+            u.names
+                .extend(w.split_once('=').map(|(k, _)| k.to_string()));
+            i += 1;
+            continue;
+        }
+        let name = program(w);
+        let version = rest.first().is_some_and(|a| a == "-v" || a == "-V");
+        if !among(name, STRICT) || (name == "command" && version) {
+            break;
+        }
+        let s = scan(&[name], rest, false, true);
+        i += 1 + s.used;
+        match name {
+            "sudo" | "doas" => u.elevated = true,
+            "exec" => {
+                let why = "`exec` replaces the shell or changes its file descriptors";
+                u.scan.flags.push((Risk::Medium, why.into()));
             }
-            "env" => {
-                let k = options(rest, "-u -C -S --unset --chdir --split-string");
-                k + rest[k..].iter().take_while(|a| is_assignment(a)).count()
-            }
-            "command" if rest.first().is_some_and(|a| a == "-v" || a == "-V") => break,
-            "nohup" | "exec" | "builtin" | "command" | "unbuffer" => options(rest, "-a"),
-            "time" => options(rest, "-f -o"),
-            "nice" | "ionice" | "stdbuf" => options(rest, "-n -c -p"),
-            "timeout" => {
-                let k = options(rest, "-s -k --signal --kill-after");
-                k + usize::from(k < rest.len())
-            }
-            "xargs" => options(rest, "-I -n -P -L -d -E -s -a --delimiter --arg-file"),
-            _ => break,
-        };
+            // The duration comes before the command.
+            "timeout" => i += usize::from(i < words.len()),
+            _ => {}
+        }
+        let split = s
+            .special
+            .iter()
+            .find(|(kind, _)| *kind == 'S')
+            .map(|(_, v)| v.clone());
+        merge(&mut u.scan, s);
+        if let Some(split) = split {
+            // `env -S 'a b' c`: the string is split into words that run, before the rest.
+            let tail = words.get(i..).unwrap_or_default().iter().map(|w| quote(w));
+            let command: Vec<String> = std::iter::once(split).chain(tail).collect();
+            u.scan.inner.push(command.join(" "));
+            let why = "`env -S` splits a string into a command line";
+            u.scan.flags.push((Risk::Medium, why.into()));
+            i = words.len();
+            break;
+        }
     }
-    (i.min(words.len()), elevated)
+    u.at = i.min(words.len());
+    u
+}
+
+fn merge(into: &mut Scan, from: Scan) {
+    into.reads.extend(from.reads);
+    into.writes.extend(from.writes);
+    into.flags.extend(from.flags);
+    into.inner.extend(from.inner);
+    into.names.extend(from.names);
 }
 
 /// The non-option arguments, skipping the values of `with_value` options.

@@ -8,6 +8,7 @@ use std::path::Path;
 use super::facts::{Ctx, Kind};
 use super::policy::Risk::{self, High, Low, Medium};
 use super::shell::{Cmd, among, operands, option_value, program, quote, unwrap};
+use super::shell_options::{Scan, scan};
 
 /// `risk|why|programs`; subcommands of git, cargo, npm (pnpm, yarn, bun), go and pip are
 /// `family:sub`. Programs not listed are unknown, so high risk. "reads files" programs read
@@ -15,8 +16,11 @@ use super::shell::{Cmd, among, operands, option_value, program, quote, unwrap};
 const RULES: &str = "\
 L|read-only|echo printf pwd which whereis type date whoami uname true false : test [ [[ basename
 L|read-only|dirname sleep id hostname printenv export unset set read seq nproc ps wait cd pushd
-L|read-only|popd command tr for select case shift local sed grep egrep fgrep rg ag
-L|reads files|ls cat head tail wc tree stat file du df less more sort uniq cut diff cmp comm
+L|read-only|popd command tr for select shift local declare typeset readonly sed grep egrep fgrep
+L|read-only|rg ag
+L|reads files|ls cat head tail wc tree stat file du df sort uniq cut diff cmp comm
+M|a pager, which can run commands|less more
+M|shell syntax the checker does not follow|case esac coproc function alias trap exec
 L|reads files|realpath readlink md5sum sha1sum sha256sum xxd hexdump od nl tac column jq bat fd
 L|reads files|strings paste pytest jest vitest mocha mypy pyright pylint flake8 shellcheck
 M|writes files|touch mkdir tee truncate mv cp ln install rsync tsc patch
@@ -87,6 +91,25 @@ pub(super) struct Effects {
     pub(super) recursive: bool,
     pub(super) hard: Option<&'static str>,
     pub(super) inner: Vec<String>,
+    /// Risks found in its options or syntax, which no allow pattern may lift.
+    pub(super) flags: Vec<(Risk, String)>,
+    /// Shell variables it sets (`read x`, `printf -v x`); `exported` ones (`export X=1`) reach
+    /// every later program.
+    pub(super) names: Vec<String>,
+    pub(super) exported: Vec<String>,
+}
+
+impl Effects {
+    /// Takes in what an option scan found.
+    fn absorb(&mut self, s: Scan) -> Vec<String> {
+        self.reads.extend(s.reads);
+        self.reads.extend(s.guessed);
+        self.writes.extend(s.writes);
+        self.flags.extend(s.flags);
+        self.inner.extend(s.inner);
+        self.names.extend(s.names);
+        s.operands
+    }
 }
 
 /// Whether running `name args` (judged `why`) needs the network. Looked at apart from the
@@ -98,7 +121,7 @@ pub(super) fn uses_network(name: &str, args: &[String], why: &str) -> bool {
     if !among(name, "git cargo npm pnpm yarn bun go pip pip3") {
         return false;
     }
-    let (fam, sub, second) = subcommand(name, args);
+    let (fam, _, sub, second) = subcommand(name, args);
     let key = format!("{fam}:{sub}");
     let remote = fam == "git" && sub == "remote" && among(second, "update show prune");
     remote || rule(&key).is_some_and(|(_, why)| NETWORK.contains(&why))
@@ -128,31 +151,79 @@ fn rule(key: &str) -> Option<(Risk, &'static str)> {
 /// The risk of running `name args`, noting what it reads, writes and runs in `fx`.
 pub(super) fn classify(name: &str, args: &[String], fx: &mut Effects) -> (Risk, &'static str) {
     let has = |flags: &str| args.iter().any(|a| among(a, flags));
+    let in_family = among(name, "git cargo npm pnpm yarn bun go pip pip3");
+    let mut found = (!in_family).then(|| scan(&[name], args, false, false));
+    if let (Some(s), Some((_, "read-only"))) = (&mut found, rule(name)) {
+        // `echo --x=/etc/y` prints text: only programs that read files read option values.
+        s.guessed.clear();
+    }
+    let specials = found
+        .as_ref()
+        .map(|s| s.special.clone())
+        .unwrap_or_default();
+    let files = found.map(|s| fx.absorb(s)).unwrap_or_default();
+    let special = |kind: char| specials.iter().filter(move |(k, _)| *k == kind);
     match name {
         "sed" | "grep" | "egrep" | "fgrep" | "rg" | "ag" => {
             // The first operand is the script or pattern, unless one came with -e or -f.
-            let script = "-e --expression --regexp -f --file";
-            let mut files = operands(args, script);
-            let given = args.windows(2).filter(|w| among(&w[0], "-e --expression"));
-            let mut code: Vec<String> = given.map(|w| w[1].clone()).collect();
-            if !args.iter().any(|a| among(a, script)) && !files.is_empty() {
+            let mut files = files.clone();
+            let mut code: Vec<String> = special('s').map(|(_, v)| v.clone()).collect();
+            let pattern_file = args.iter().any(|a| a == "-f" || a.starts_with("--file"));
+            if code.is_empty() && !pattern_file && !files.is_empty() {
                 code.push(files.remove(0));
             }
-            let sed_file = name == "sed" && has("-f --file");
-            if sed_file || (name == "sed" && code.iter().any(|c| sed_acts(c))) {
+            if name == "sed" && code.iter().any(|c| sed_acts(c)) {
                 return (High, "a sed script that runs commands or writes files");
             }
-            if name == "rg" && args.iter().any(|a| a.starts_with("--pre")) {
-                return (High, "runs a preprocessor command");
-            }
-            let in_place = |a: &String| a.starts_with("-i") || a == "--in-place";
-            if name == "sed" && args.iter().any(in_place) {
+            if name == "sed" && special('O').next().is_some() {
                 fx.writes = files;
                 return (Medium, "edits files in place");
             }
             fx.reads = files;
         }
-        "sort" => fx.writes.extend(option_value(args, "-o --output")),
+        "uniq" | "xxd" => {
+            // `uniq IN OUT`, `xxd [-r] IN OUT`: the second operand is written.
+            let mut files = files.clone().into_iter();
+            fx.reads.extend(files.next());
+            fx.writes.extend(files);
+            return (Low, "reads files");
+        }
+        "date" if files.iter().any(|a| !a.starts_with('+')) => {
+            return (High, "sets the system clock");
+        }
+        "hostname" if !files.is_empty() => return (High, "sets the hostname"),
+        "less" | "more" => fx.reads.clone_from(&files),
+        "ps" if files.iter().any(|a| a.contains('e')) => {
+            return (Medium, "shows other processes' environment variables");
+        }
+        "export" | "declare" | "typeset" | "readonly" | "local" | "read" | "for" | "select" => {
+            let names = files
+                .iter()
+                .map(|a| a.split('=').next().unwrap_or_default());
+            let names = names.map(String::from);
+            let exported = name == "export" || (name != "read" && has("-x"));
+            match name {
+                "for" | "select" => fx.names.extend(names.take(1)),
+                _ if exported => fx.exported.extend(names),
+                _ => fx.names.extend(names),
+            }
+        }
+        "eval" => {
+            let code = args.join(" ");
+            if code.contains(['$', '`']) {
+                return (High, "evaluates code built at run time");
+            }
+            fx.inner.push(code);
+            return (Medium, "evaluates a command");
+        }
+        "alias" => {
+            let values = files
+                .iter()
+                .filter_map(|a| a.split_once('='))
+                .map(|(_, v)| v);
+            fx.inner.extend(values.map(String::from));
+        }
+        "trap" => fx.inner.extend(files.first().cloned()),
         "touch" | "mkdir" | "tee" | "truncate" | "mv" => fx.writes = operands(args, "-s -m"),
         "cp" | "ln" | "install" | "rsync" => {
             let mut files = operands(args, "-t --target-directory -S -m -o -g -e");
@@ -184,6 +255,16 @@ pub(super) fn classify(name: &str, args: &[String], fx: &mut Effects) -> (Risk, 
             };
             fx.writes
                 .extend(option_value(args, out).filter(|f| f != "-"));
+            // `-d @file`, `-F x=@file`, `-T file`: files it sends.
+            let sent = args
+                .iter()
+                .filter_map(|a| a.split_once('@').map(|(_, f)| f));
+            fx.reads.extend(
+                sent.filter(|f| !f.is_empty() && *f != "-")
+                    .map(String::from),
+            );
+            fx.reads
+                .extend(option_value(args, "-T --upload-file -K --config"));
         }
         "dd" => {
             for a in args {
@@ -203,21 +284,14 @@ pub(super) fn classify(name: &str, args: &[String], fx: &mut Effects) -> (Risk, 
             return classify(&args[1], &args[2..], fx);
         }
         _ if among(name, RUNNERS) && has("--version -V") => return (Low, "read-only"),
-        "eval" => {
-            let code = args.join(" ");
-            if code.contains(['$', '`']) {
-                return (High, "evaluates code built at run time");
-            }
-            fx.inner.push(code);
-            return (Low, "evaluates a command");
-        }
         _ if among(name, SHELLS) => return shell(args, fx),
         _ if among(name, FORMATTERS) => return formatter(name, args),
-        _ if among(name, "git cargo npm pnpm yarn bun go pip pip3 make") => {
+        _ if in_family || name == "make" => {
             // `git -C dir`, `make -C dir`: the work happens in `dir`.
             let found = if name == "make" {
                 (Medium, "runs build recipes")
             } else {
+                family_options(name, args, fx);
                 family(name, args)
             };
             let dir = option_value(args, "-C").into_iter();
@@ -232,9 +306,29 @@ pub(super) fn classify(name: &str, args: &[String], fx: &mut Effects) -> (Risk, 
     }
     let found = rule(name).unwrap_or((High, "unknown command"));
     if found.1 == "reads files" {
-        fx.reads = operands(args, "-n -c -o");
+        fx.reads = files;
     }
     found
+}
+
+/// The options of a family program: its global ones and its subcommand's.
+fn family_options(name: &str, args: &[String], fx: &mut Effects) {
+    let (fam, at, sub, _) = subcommand(name, args);
+    let global = scan(
+        &[fam],
+        args.get(..at).unwrap_or_default(),
+        fam == "go",
+        false,
+    );
+    fx.absorb(global);
+    let keys = [format!("{fam}:{sub}"), format!("{fam}:*")];
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    let rest = args.get(at + 1..).unwrap_or_default();
+    let found = scan(&keys, rest, fam == "go", false);
+    let operands = fx.absorb(found);
+    if fam == "git" && sub == "diff" && args.iter().any(|a| a == "--no-index") {
+        fx.reads.extend(operands);
+    }
 }
 
 fn never(fx: &mut Effects, why: &'static str) -> (Risk, &'static str) {
@@ -314,9 +408,9 @@ fn find(args: &[String], fx: &mut Effects) -> (Risk, &'static str) {
 
 /// git, cargo, npm (pnpm, yarn, bun), go, pip: by subcommand and a few telling flags.
 fn family(name: &str, args: &[String]) -> (Risk, &'static str) {
-    let (fam, sub, second) = subcommand(name, args);
-    let before = args.iter().take_while(|a| *a != sub);
-    let tail = args.iter().skip_while(|a| *a != sub).skip(1);
+    let (fam, at, sub, second) = subcommand(name, args);
+    let before = args.iter().take(at);
+    let tail = args.iter().skip(at + 1);
     let has = |flags: &str| tail.clone().any(|a| among(a, flags));
     let discard = Some((High, "discards uncommitted changes"));
     let special = match (fam, sub) {
@@ -338,8 +432,10 @@ fn family(name: &str, args: &[String]) -> (Risk, &'static str) {
             Some((High, "uses the network"))
         }
         ("git", "config") if !has("--get --get-all --get-regexp --list -l") => {
-            Some((Medium, "changes git settings"))
+            Some(git_config(second))
         }
+        ("git", "bisect") if second == "run" => Some((High, "runs a command on each commit")),
+        ("go", "env") if has("-w -u") => Some((High, "changes Go's settings")),
         ("git", "clean") if has("-n --dry-run") => Some((Low, "previews a clean")),
         ("git", "reset") if has("--hard --merge --keep") => discard,
         ("git", "checkout") if has("-- . -f --force") => discard,
@@ -368,19 +464,31 @@ fn family(name: &str, args: &[String]) -> (Risk, &'static str) {
     special.or_else(|| rule(&key)).unwrap_or(fallback)
 }
 
-/// The family (`npm` for pnpm, yarn and bun), subcommand and the operand after it.
-fn subcommand<'a>(name: &'a str, args: &'a [String]) -> (&'a str, &'a str, &'a str) {
+/// The family (`npm` for pnpm, yarn and bun), the subcommand's index, the subcommand, and
+/// the operand after it. Global options (`git -C dir`, `cargo +nightly`) come before it.
+pub(super) fn subcommand<'a>(
+    name: &'a str,
+    args: &'a [String],
+) -> (&'a str, usize, &'a str, &'a str) {
     let fam = match name {
         "pnpm" | "yarn" | "bun" => "npm",
         "pip3" => "pip",
         _ => name,
     };
-    let ops = operands(args, "-C -c --git-dir --work-tree --namespace");
-    let mut ops = ops.into_iter().filter(|o| !o.starts_with('+'));
-    let sub = ops.next().and_then(|s| args.iter().find(|a| **a == s));
-    let second = ops.next().and_then(|s| args.iter().find(|a| **a == s));
+    let mut at = 0;
+    loop {
+        let rest = args.get(at..).unwrap_or_default();
+        at += scan(&[fam], rest, fam == "go", true).used;
+        match args.get(at) {
+            Some(a) if a.starts_with('+') => at += 1,
+            _ => break,
+        }
+    }
     let word = |w: Option<&'a String>| w.map_or("", String::as_str);
-    (fam, word(sub), word(second))
+    let sub = word(args.get(at));
+    let after = args.get(at + 1..).unwrap_or_default();
+    let second = word(after.iter().find(|a| !a.starts_with('-')));
+    (fam, at.min(args.len()), sub, second)
 }
 
 /// Whether a sed script may run commands (`e`, `s///e`) or write files (`w`, `W`, `s///w`).
@@ -422,6 +530,40 @@ fn sed_acts(code: &str) -> bool {
         };
     }
     false
+}
+
+/// Setting a git configuration key; keys that name programs to run are high risk.
+fn git_config(key: &str) -> (Risk, &'static str) {
+    let key = key.to_ascii_lowercase();
+    let runs = [
+        "pager",
+        "editor",
+        "fsmonitor",
+        "hookspath",
+        "sshcommand",
+        "askpass",
+        "external",
+        "textconv",
+        "command",
+        "program",
+        "cmd",
+        "tool",
+        "helper",
+        "alias.",
+        "filter.",
+        "exec",
+        "proxy",
+        "sequence",
+        "gpg",
+        "clean",
+        "smudge",
+        "process",
+        "template",
+    ];
+    match runs.iter().any(|r| key.contains(r)) {
+        true => (High, "sets a git option that runs programs"),
+        false => (Medium, "changes git settings"),
+    }
 }
 
 /// A package.json script: checks (`test`, `lint`, `typecheck`, `…:check`) are low risk.
