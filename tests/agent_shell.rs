@@ -11,6 +11,8 @@ use tandem::agent::exec::{
 };
 use tokio_util::sync::CancellationToken;
 
+mod shell_corpus;
+
 async fn run(request: ShellRequest) -> ShellOutcome {
     run_shell(request, CancellationToken::new()).await.unwrap()
 }
@@ -311,4 +313,47 @@ async fn a_missing_or_file_cwd_is_refused() {
         .await
         .unwrap_err();
     assert!(error.to_string().contains("not a directory"), "{error}");
+}
+
+/// Every command of `tests/shell_corpus/corpus.txt` gets its expected class from the policy
+/// (Scoped trust, default settings); all mismatches are reported at once.
+#[test]
+fn corpus_commands_get_their_expected_risk() {
+    use tandem::agent::policy::{Decision, PolicySettings, Risk, ToolCallView, Trust, assess};
+    let project = std::env::temp_dir().join(format!("tandem-corpus-{}", std::process::id()));
+    std::fs::create_dir_all(&project).unwrap();
+    let entries = shell_corpus::load(47_113);
+    let mut counts = std::collections::BTreeMap::new();
+    let mut wrong = Vec::new();
+    for e in &entries {
+        *counts.entry(e.expected.as_str()).or_insert(0usize) += 1;
+        let arguments = serde_json::json!({ "command": e.command });
+        let view = ToolCallView {
+            tool: "run_shell",
+            arguments: &arguments,
+        };
+        let a = assess(&view, Trust::Scoped, &PolicySettings::default(), &project);
+        let got = match a.risk {
+            _ if matches!(a.decision, Decision::Deny { .. }) => "deny",
+            Risk::Low => "low",
+            Risk::Medium => "medium",
+            Risk::High => "high",
+        };
+        if got != e.expected {
+            wrong.push(format!(
+                "line {}: {:?}: expected {}, got {got} ({:?})",
+                e.line, e.command, e.expected, a.reasons
+            ));
+        }
+    }
+    std::fs::remove_dir_all(&project).unwrap();
+    eprintln!("corpus: {} commands, {counts:?}", entries.len());
+    assert!(
+        wrong.is_empty(),
+        "{} mismatches:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+    assert!(entries.len() >= 150, "only {} commands", entries.len());
+    assert!(counts.get("low").copied().unwrap_or(0) >= 40, "{counts:?}");
 }

@@ -361,7 +361,13 @@ impl Ctx {
         fx.flags.extend(w.flags);
         fx.inner.extend(w.inner);
         self.judge_syntax(cmd, name, &mut fx);
-        for n in wrapped.names.iter().filter(|n| !among(n, HARMLESS_VARS)) {
+        // Assigning alone (`x=1`) sets a shell variable, like `read x`; in front of a program
+        // it goes into the program's environment.
+        let mut prefix = wrapped.names;
+        if name.is_empty() {
+            fx.names.append(&mut prefix);
+        }
+        for n in prefix.iter().filter(|n| !among(n, HARMLESS_VARS)) {
             let why = format!("sets `{n}`, which can change what programs run or read");
             fx.flags.push((Medium, why));
         }

@@ -108,7 +108,12 @@ impl<'a> Parser<'a> {
             }
             match c {
                 // `\r` is no blank to the shell: it stays in the word (`ls\r#` is one word).
-                ' ' | '\t' | ')' => self.i += 1,
+                ' ' | '\t' => self.i += 1,
+                // An unmatched `)` ends a `case` pattern (`x) rm -rf ~;;`): a command starts.
+                ')' => {
+                    self.finish(&mut cur, &feed);
+                    self.i += 1;
+                }
                 '\\' if next == Some('\n') => self.i += 2,
                 '#' => self.i += self.s[self.i..].iter().take_while(|&&c| c != '\n').count(),
                 '&' if next == Some('>') => self.redirect(&mut cur, end, depth),

@@ -404,7 +404,7 @@ pub(super) const TABLE: &[(&str, &str, char, &str)] = &[
     ("sudo doas", "-u -g -h -p -C -U -r -t -D", 'v', ""),
     ("sudo doas", "-E -H -n -S -k -K -b -i -s -P -A", 'f', ""),
     ("nohup unbuffer builtin", "-p", 'f', ""),
-    ("command", "-p", 'f', ""),
+    ("command", "-p -v -V", 'f', ""),
     ("exec", "-a", 'v', ""),
     ("exec", "-c -l", 'f', ""),
     ("time", "-o --output", 'w', ""),
@@ -596,10 +596,16 @@ impl Scan {
             'm' | 'M' => self.flags.push((Medium, format!("`{opt}` {why}"))),
             'n' => self.names.push(value_or_opt),
             'e' => {
+                // `fd -x cmd args ;`, `fd --exec=cmd args`: up to `;` or `+`.
                 let rest = args.get(at..).unwrap_or_default();
                 let len = rest.iter().take_while(|a| !among(a, "; +")).count();
-                let words: Vec<String> =
-                    rest[..len].iter().map(|w| super::shell::quote(w)).collect();
+                let first = value
+                    .iter()
+                    .filter(|_| took == 0)
+                    .map(|v| super::shell::quote(v));
+                let words: Vec<String> = first
+                    .chain(rest[..len].iter().map(|w| super::shell::quote(w)))
+                    .collect();
                 self.inner.push(words.join(" "));
                 self.flags
                     .push((Medium, format!("`{opt}` runs a command on each file")));

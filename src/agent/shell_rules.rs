@@ -179,7 +179,7 @@ pub(super) fn classify(name: &str, args: &[String], fx: &mut Effects) -> (Risk, 
                 fx.writes = files;
                 return (Medium, "edits files in place");
             }
-            fx.reads = files;
+            fx.reads.extend(files);
         }
         "uniq" | "xxd" => {
             // `uniq IN OUT`, `xxd [-r] IN OUT`: the second operand is written.
@@ -224,6 +224,17 @@ pub(super) fn classify(name: &str, args: &[String], fx: &mut Effects) -> (Risk, 
             fx.inner.extend(values.map(String::from));
         }
         "trap" => fx.inner.extend(files.first().cloned()),
+        "coproc" => fx
+            .inner
+            .push(args.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" ")),
+        // The first operand is the filter, unless it came from a file.
+        "jq" if !args
+            .iter()
+            .any(|a| a == "-f" || a.starts_with("--from-file")) =>
+        {
+            fx.reads.extend(files.iter().skip(1).cloned());
+            return (Low, "reads files");
+        }
         "touch" | "mkdir" | "tee" | "truncate" | "mv" => fx.writes = operands(args, "-s -m"),
         "cp" | "ln" | "install" | "rsync" => {
             let mut files = operands(args, "-t --target-directory -S -m -o -g -e");
@@ -233,7 +244,7 @@ pub(super) fn classify(name: &str, args: &[String], fx: &mut Effects) -> (Risk, 
             }
             let target = option_value(args, "-t --target-directory");
             fx.writes.extend(target.or_else(|| files.pop()));
-            fx.reads = files;
+            fx.reads.extend(files);
         }
         "rm" | "rmdir" | "unlink" | "shred" | "chmod" | "chown" | "chgrp" => {
             let perms = name.starts_with("ch");
@@ -306,7 +317,7 @@ pub(super) fn classify(name: &str, args: &[String], fx: &mut Effects) -> (Risk, 
     }
     let found = rule(name).unwrap_or((High, "unknown command"));
     if found.1 == "reads files" {
-        fx.reads = files;
+        fx.reads.extend(files);
     }
     found
 }
