@@ -743,3 +743,146 @@ fn network_is_flagged_for_parts_that_need_it() {
     let a = shell("curl x.example", Trust::Scoped, &PolicySettings::default());
     assert_eq!(serde_json::to_value(&a).unwrap()["network"], json!(true));
 }
+
+#[test]
+fn saved_patterns_stay_on_their_program_and_subcommand() {
+    let cases = [
+        ("git -C sub push origin", "git push*"),
+        ("git --no-pager log -5", "git log*"),
+        ("cargo +nightly test -p x", "cargo test*"),
+        ("env -u X cargo build", "cargo build*"),
+        ("git -c core.pager=sh push", "git -c core.pager=sh push"),
+        (
+            "git --config-env=core.pager=X log",
+            "git --config-env=core.pager=X log",
+        ),
+    ];
+    for (command, pattern) in cases {
+        assert_eq!(allow_pattern_for(command), pattern, "{command}");
+    }
+    let only = |pattern: &str| PolicySettings {
+        allow: vec![pattern.to_string()],
+        auto_approve_up_to: None,
+        ..PolicySettings::default()
+    };
+    let decided = |command: &str, pattern: &str| {
+        kind(&shell(command, Trust::Trusted, &only(pattern)).decision)
+    };
+    // The saved pattern approves the command it came from…
+    for command in [
+        "git -C sub push origin",
+        "cargo test -p x",
+        "RUST_LOG=1 cargo test",
+    ] {
+        let pattern = allow_pattern_for(command);
+        assert!(!pattern.starts_with('*'), "{command}: {pattern}");
+        assert_eq!(decided(command, &pattern), "allow", "{command}: {pattern}");
+    }
+    // …and never another subcommand, nor the same one with code-running options or variables.
+    for command in [
+        "git fetch",
+        "git -C sub fetch",
+        "git -c core.pager=sh push",
+        "git --exec-path=/tmp push",
+        "GIT_SSH_COMMAND=./x git push",
+        "env GIT_SSH_COMMAND=./x git push",
+    ] {
+        assert_eq!(decided(command, "git push*"), "ask", "{command}");
+    }
+    for command in [
+        "cargo test --config 'target.x.runner=\"sh\"'",
+        "cargo --config x test",
+        "FOO=1 cargo test",
+        "cargo test; cat ~/.ssh/id_rsa",
+        "cargo test\r",
+    ] {
+        assert_eq!(decided(command, "cargo test*"), "ask", "{command}");
+    }
+    // Deny and ask patterns see through global options.
+    let deny = settings(&["git push*"], &[], &["*"]);
+    for command in [
+        "git -c x=y push",
+        "git -C sub push",
+        "git --git-dir=/x push",
+    ] {
+        let a = shell(command, Trust::Trusted, &deny);
+        assert_eq!(kind(&a.decision), "deny", "{command}");
+    }
+}
+
+#[test]
+fn the_working_directory_must_resolve_inside_the_project() {
+    let r = root();
+    assert_eq!(resolve_cwd(r, None).unwrap(), r);
+    assert_eq!(resolve_cwd(r, Some("")).unwrap(), r);
+    assert_eq!(resolve_cwd(r, Some("src")).unwrap(), r.join("src"));
+    assert_eq!(
+        resolve_cwd(r, Some("./src/../src/x")).unwrap(),
+        r.join("src/x")
+    );
+    assert_eq!(
+        resolve_cwd(r, Some("/work/proj/src")).unwrap(),
+        r.join("src")
+    );
+    for bad in [
+        "..",
+        "src/../..",
+        "/tmp",
+        "~",
+        "~/x",
+        "$HOME",
+        "${PWD}/x",
+        "`pwd`",
+        "/work",
+    ] {
+        assert!(resolve_cwd(r, Some(bad)).is_err(), "{bad}");
+    }
+    let run = |cwd: &str, trust| {
+        let args = json!({ "command": "ls", "cwd": cwd });
+        call("run_shell", args, trust, &PolicySettings::default())
+    };
+    assert_eq!(kind(&run("src", Trust::Scoped).decision), "allow");
+    for cwd in ["..", "/tmp", "~", "$HOME/x"] {
+        let a = run(cwd, Trust::Scoped);
+        assert_eq!(kind(&a.decision), "deny", "{cwd}: {a:?}");
+        assert!(
+            a.decision
+                .reason()
+                .contains("working directory must be inside the project"),
+            "{cwd}: {a:?}"
+        );
+        let a = run(cwd, Trust::Trusted);
+        assert!(a.risk >= Medium, "{cwd}: {a:?}");
+        assert_eq!(kind(&a.decision), "ask", "{cwd}: {a:?}");
+    }
+    // No allow pattern runs a command in a refused directory.
+    let lax = settings(&[], &[], &["*"]);
+    let args = json!({ "command": "ls", "cwd": "/tmp" });
+    let a = call("run_shell", args, Trust::Trusted, &lax);
+    assert_eq!(kind(&a.decision), "ask");
+}
+
+#[test]
+fn wrappers_that_resplit_or_hide_options_are_not_low() {
+    let cases = [
+        ("env -S 'rm -rf build'", High),
+        ("env -S'ls -la'", Medium),
+        ("env --split-string='ls' x", Medium),
+        ("env -i ls", Low),
+        ("env --frob ls", Medium),
+        ("xargs -0 -n1 echo", Low),
+        ("xargs --frob echo", Medium),
+        ("time -o /tmp/t ls", High),
+        ("nice -n 5 ls", Low),
+        ("timeout -s KILL 5 ls", Low),
+    ];
+    for (command, expected) in cases {
+        assert_eq!(
+            risk(command),
+            expected,
+            "{command}: {:?}",
+            classify_shell(command, root())
+        );
+    }
+    assert!(split_command("env -S 'a b; c'").contains(&"c".to_string()));
+}
