@@ -6,6 +6,7 @@
 //! - [`edits`] — the edit-tag protocol, edit plans with review diffs, atomic apply
 //! - [`vcs`] — git (commits, history, restore, revert)
 //! - [`engine`] — projects, proposals and versions, tying the above together
+//! - [`sandbox`] — the kernel sandbox for every command Tandem runs for a model
 //!
 //! A reply is parsed into prose and tags; only complete tags become actions:
 //!
@@ -36,6 +37,7 @@ pub mod chat;
 pub mod edits;
 pub mod engine;
 pub mod llm;
+pub mod sandbox;
 pub mod store;
 pub mod ui;
 pub mod vcs;

@@ -317,7 +317,7 @@ async fn shell_calls_hard_denied_or_preapproved_by_risk_and_run_in_the_project()
             .contains("never allowed")
     );
     assert_eq!(steps[1].decision, Some(StepDecision::Allowed));
-    assert_eq!(steps[1].exit_code, Some(3));
+    assert_eq!(steps[1].exit_code, Some(3), "{:?}", steps[1].result);
     assert!(steps[1].result.as_deref().unwrap().contains("hello"));
     assert_eq!(
         std::fs::read_to_string(s.root.join("made.txt")).unwrap(),

@@ -11,6 +11,7 @@ use tandem::agent::exec::{
 };
 use tokio_util::sync::CancellationToken;
 
+mod sandbox;
 mod shell_corpus;
 
 async fn run(request: ShellRequest) -> ShellOutcome {
@@ -128,12 +129,10 @@ async fn scoped_sandbox_allows_the_project_and_denies_everything_else() {
         println!("LANDLOCK UNAVAILABLE: the sandbox denial could not be proven here: {reason}");
         return;
     }
-    assert_eq!(
-        write_outside.sandbox,
-        SandboxStatus::Enforced {
-            abi: i32::try_from(abi).unwrap()
-        }
-    );
+    let SandboxStatus::Enforced(protections) = &write_outside.sandbox else {
+        panic!("Landlock ABI {abi}, yet: {:?}", write_outside.sandbox);
+    };
+    assert_eq!(protections.landlock_abi, Some(i32::try_from(abi).unwrap()));
     println!("Landlock ABI {abi}: proving that writes outside the scope are denied");
     assert!(!target.exists(), "the sandbox let a write through");
     assert_ne!(write_outside.exit_code, Some(0));

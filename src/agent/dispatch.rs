@@ -1,8 +1,8 @@
 //! Running one approved tool call: read tools on a blocking thread, edit tools into the turn's
 //! proposal (checked against the edits before them, never written to disk), `run_shell`
-//! through the executor (sandboxed under scoped trust), MCP tools through their server.
+//! through the executor in the kernel sandbox (see `sandbox`), MCP tools through their server.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -10,19 +10,53 @@ use tokio_util::sync::CancellationToken;
 
 use super::exec::{self, Sandbox, ShellRequest};
 use super::mcp::McpHub;
-use super::policy::Trust;
+use super::policy;
 use super::tools;
 use crate::edits::{Action, plan_actions};
+use crate::sandbox::{self as confinement, Confinement};
 
 /// What a call needs from its turn.
 pub struct Context<'a> {
     pub root: &'a Path,
-    pub trust: Trust,
+    /// How a `run_shell` call may run (decided by the runner from trust and approval).
+    pub shell: ShellGrant,
+    pub sandbox: &'a SandboxSettings,
     pub shell_timeout: Duration,
     pub mcp: Option<&'a McpHub>,
     pub cancel: &'a CancellationToken,
     /// The edits the turn has proposed so far (a new edit is checked on top of them).
     pub edits: &'a [Action],
+}
+
+/// How one `run_shell` call runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShellGrant {
+    /// In the kernel sandbox (always under scoped trust; for auto-approved calls otherwise).
+    pub confine: bool,
+    /// With the network: only a call the person approved (or a pattern they saved allowed)
+    /// that the policy classified as using the network.
+    pub network: bool,
+}
+
+/// The person's sandbox settings: directories confined commands may also read, and paths they
+/// must never read (Tandem's data directory and secrets file).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SandboxSettings {
+    /// Extra readable directories (`~/` is the home directory).
+    pub readable: Vec<String>,
+    pub hidden: Vec<PathBuf>,
+}
+
+impl SandboxSettings {
+    /// The confinement of one call in `root` with the private `temp` dir.
+    pub fn confinement(&self, root: &Path, temp: &Path, network: bool) -> Confinement {
+        let home = confinement::home_dir();
+        let mut c = Confinement::new(root, temp);
+        c.readable = confinement::default_readable(home.as_deref(), &self.readable);
+        c.hidden.extend(self.hidden.iter().cloned());
+        c.network = network;
+        c
+    }
 }
 
 /// A call's result as the model will read it.
@@ -33,6 +67,8 @@ pub struct Dispatched {
     pub exit_code: Option<i64>,
     /// An edit that joins the proposal.
     pub edit: Option<Action>,
+    /// For commands: the protections they ran under (`SandboxStatus::to_json`).
+    pub sandbox: Option<Value>,
 }
 
 fn error(text: impl Into<String>) -> Dispatched {
@@ -142,20 +178,37 @@ async fn shell(context: &Context<'_>, arguments: &Value) -> Dispatched {
         .and_then(Value::as_u64)
         .map(Duration::from_secs)
         .map_or(context.shell_timeout, |t| t.min(context.shell_timeout));
+    // The directory the policy judged, exactly: never one it did not see.
+    let cwd_arg = ["cwd", "workdir"]
+        .iter()
+        .find_map(|k| arguments.get(k)?.as_str());
+    let cwd = match policy::resolve_cwd(context.root, cwd_arg) {
+        Ok(cwd) => cwd,
+        Err(e) => return error(format!("Error: {e}")),
+    };
+    // Inside `.git` the command's directory would sit below the read-only bind mount.
+    if cwd.starts_with(context.root.join(".git")) {
+        return error("Error: commands cannot run inside .git; use the project directory");
+    }
     // A private temp dir per call: the sandbox lets the command write there (and TMPDIR
     // points at it); it is removed afterwards.
     let temp = match tempfile::Builder::new().prefix("tandem-agent-").tempdir() {
         Ok(temp) => temp,
         Err(e) => return error(format!("Error: cannot create a temp dir: {e}")),
     };
-    let sandbox = match context.trust {
-        Trust::Scoped => Sandbox::project(context.root, temp.path()),
-        Trust::Trusted | Trust::ReadOnly => Sandbox::None,
+    let grant = context.shell;
+    let sandbox = match grant.confine {
+        true => Sandbox::Confined(context.sandbox.confinement(
+            context.root,
+            temp.path(),
+            grant.network,
+        )),
+        false => Sandbox::None,
     };
     let request = ShellRequest {
         timeout,
         sandbox,
-        ..ShellRequest::new(command, context.root)
+        ..ShellRequest::new(command, cwd)
     };
     match exec::run_shell(request, context.cancel.clone()).await {
         Ok(outcome) => Dispatched {
@@ -163,6 +216,7 @@ async fn shell(context: &Context<'_>, arguments: &Value) -> Dispatched {
             is_error: outcome.exit_code != Some(0),
             exit_code: outcome.exit_code.map(i64::from),
             edit: None,
+            sandbox: Some(outcome.sandbox.to_json()),
         },
         Err(e) => error(format!("Error: {e}")),
     }

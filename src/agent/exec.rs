@@ -1,5 +1,5 @@
 //! `run_shell`: runs an agent's shell command with a timeout, cancellation, bounded output,
-//! a scrubbed environment and, on Linux, a write sandbox (see `sandbox.rs`).
+//! a scrubbed environment and, on Linux, the kernel sandbox (see `sandbox`).
 //!
 //! The command gets its own process group so that a timeout, a cancel or dropping the future
 //! kills everything it started, not just `/bin/sh`.
@@ -15,7 +15,7 @@ use tokio::process::Command;
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
-use super::sandbox;
+use crate::sandbox::{self, Confinement, Protections, SandboxError};
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 /// Characters kept per stream (head and tail): enough to see what happened, small enough for
@@ -29,29 +29,23 @@ const PIPE_GRACE: Duration = Duration::from_millis(500);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Sandbox {
     None,
-    /// Writes allowed only below these directories (the project and a temp dir). The last one
-    /// that does not contain the working directory becomes `TMPDIR`.
-    Scoped {
-        writable: Vec<PathBuf>,
-    },
+    /// Confined by the kernel to what `Confinement` allows (see `sandbox`).
+    Confined(Confinement),
 }
 
 impl Sandbox {
-    /// The usual scope: writes in the project and in `temp` (which becomes `TMPDIR`).
+    /// The usual confinement: the project, `temp` (which becomes `TMPDIR`), the toolchains,
+    /// no network.
     pub fn project(project: impl Into<PathBuf>, temp: impl Into<PathBuf>) -> Self {
-        Sandbox::Scoped {
-            writable: vec![project.into(), temp.into()],
-        }
+        Sandbox::Confined(Confinement::new(project, temp))
     }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SandboxStatus {
     NotRequested,
-    /// Landlock restricts writes; `abi` is the kernel's Landlock ABI version.
-    Enforced {
-        abi: i32,
-    },
+    /// The kernel confined the command; what it enforced.
+    Enforced(Protections),
     /// A sandbox was requested but the command ran without one; show `reason` to the user.
     Unavailable {
         reason: String,
@@ -65,9 +59,34 @@ impl SandboxStatus {
             return None;
         };
         Some(format!(
-            "Warning: the write sandbox is unavailable ({reason}); the command ran without \
-             write restrictions."
+            "Warning: the sandbox is unavailable ({reason}); the command ran without \
+             restrictions."
         ))
+    }
+
+    /// What the step card and `--json` show: `confined`, the protections that applied and the
+    /// `gaps` (what the kernel here could not stop), or why there was no sandbox.
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            SandboxStatus::NotRequested => serde_json::json!({ "confined": false }),
+            SandboxStatus::Unavailable { reason } => {
+                serde_json::json!({ "confined": false, "unavailable": reason })
+            }
+            SandboxStatus::Enforced(p) => {
+                let mut value = serde_json::to_value(p).unwrap_or_default();
+                value["confined"] = true.into();
+                value["gaps"] = p.gaps().into();
+                value
+            }
+        }
+    }
+
+    /// The protections that applied (none when unsandboxed).
+    pub fn protections(&self) -> Protections {
+        match self {
+            SandboxStatus::Enforced(p) => p.clone(),
+            _ => Protections::none(),
+        }
     }
 }
 
@@ -126,10 +145,9 @@ impl ShellOutcome {
                 "{what} after {secs:.1} s: the command and everything it started were killed.\n"
             ));
         }
-        if let SandboxStatus::Enforced { .. } = self.sandbox {
-            text.push_str(
-                "Sandbox: writes outside the project and its temp directory are denied.\n",
-            );
+        if let SandboxStatus::Enforced(protections) = &self.sandbox {
+            text.push_str(&protections.summary());
+            text.push('\n');
         }
         if let Some(warning) = self.sandbox.warning() {
             text.push_str(&format!("{warning}\n"));
@@ -161,8 +179,8 @@ pub enum ExecError {
         command: String,
         source: std::io::Error,
     },
-    #[error("could not set up the write sandbox for {path}: {reason}")]
-    Sandbox { path: PathBuf, reason: String },
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
     #[error("lost track of the running command: {source}")]
     Wait { source: std::io::Error },
 }
@@ -189,23 +207,28 @@ pub async fn run_shell(
         .process_group(0);
     let prepared = match &request.sandbox {
         Sandbox::None => None,
-        Sandbox::Scoped { writable } => {
+        Sandbox::Confined(confinement) => {
             // Relative to `cwd`, like the command's own paths (not to the app's directory).
-            let writable: Vec<PathBuf> = writable.iter().map(|d| request.cwd.join(d)).collect();
-            if let Some(temp) = temp_dir_for(&writable, &request.cwd) {
-                command.env("TMPDIR", temp);
-            }
-            let prepared = sandbox::prepare(&writable).map_err(|e| ExecError::Sandbox {
-                path: e.path,
-                reason: e.reason,
-            })?;
-            prepared.install(&mut command);
+            let confinement = Confinement {
+                project: request.cwd.join(&confinement.project),
+                temp: request.cwd.join(&confinement.temp),
+                ..confinement.clone()
+            };
+            command.envs(confinement.env());
+            let prepared = sandbox::prepare(&confinement)?;
+            prepared.install(command.as_std_mut());
             Some(prepared)
         }
     };
-    let sandbox_status = prepared
-        .as_ref()
-        .map_or(SandboxStatus::NotRequested, sandbox::Prepared::status);
+    let sandbox_status = match &prepared {
+        None => SandboxStatus::NotRequested,
+        Some(p) => match p.unavailable() {
+            Some(reason) => SandboxStatus::Unavailable {
+                reason: reason.to_string(),
+            },
+            None => SandboxStatus::Enforced(p.protections().clone()),
+        },
+    };
     let mut child = command.spawn().map_err(|source| ExecError::Spawn {
         command: request.command.clone(),
         source,
@@ -290,12 +313,6 @@ async fn check_cwd(cwd: &Path) -> Result<(), ExecError> {
 fn utf8_vars() -> impl Iterator<Item = (String, String)> {
     std::env::vars_os()
         .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
-}
-
-/// The scoped temp dir: the last writable directory that does not contain `cwd` (so the
-/// project itself never becomes `TMPDIR`).
-fn temp_dir_for<'a>(writable: &'a [PathBuf], cwd: &Path) -> Option<&'a PathBuf> {
-    writable.iter().rev().find(|dir| !cwd.starts_with(dir))
 }
 
 /// Reads once from `pipe`; `None` at end of file or on a read error.

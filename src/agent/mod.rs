@@ -15,5 +15,4 @@ pub mod gateway;
 pub mod mcp;
 pub mod protocol;
 pub mod runner;
-mod sandbox;
 pub mod tools;

@@ -13,13 +13,15 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::dispatch::{self, Dispatched};
+pub use super::dispatch::SandboxSettings;
+use super::dispatch::{self, Dispatched, ShellGrant};
 use super::mcp::McpHub;
 use super::policy::{self, Assessment, Decision, PolicySettings, Risk, ToolCallView, Trust};
 use super::protocol::{self, Directive, ProtocolState};
 use super::tools::{AgentMode, builtin_specs};
 use crate::edits::Action;
 use crate::llm::{ChatMessage, ChatRole, ToolCall, ToolSpec};
+use crate::sandbox::{self, Protections};
 use crate::store::{NewStep, StepDecision, StepKind};
 
 /// Default and setting key for the most tool steps in one turn.
@@ -41,6 +43,8 @@ pub struct AgentConfig {
     pub policy: PolicySettings,
     pub max_steps: usize,
     pub shell_timeout: Duration,
+    /// What confined commands may also read, and must never read.
+    pub sandbox: SandboxSettings,
 }
 
 /// One model reply: its text and the tool calls it made natively.
@@ -335,8 +339,21 @@ impl<H: Host> State<'_, H> {
             tool: &tool,
             arguments: &arguments,
         };
-        let assessment = policy::assess(&view, trust, &self.policy, &self.config.root);
+        let mut assessment = policy::assess(&view, trust, &self.policy, &self.config.root);
         self.steps += 1;
+        // An allow that disappears without the person's allow patterns was theirs.
+        let by_pattern = matches!(assessment.decision, Decision::Allow { .. }) && {
+            let without = PolicySettings {
+                allow: Vec::new(),
+                ..self.policy.clone()
+            };
+            let again = policy::assess(&view, trust, &without, &self.config.root);
+            !matches!(again.decision, Decision::Allow { .. })
+        };
+        let shell = tool == "run_shell";
+        if shell && !by_pattern {
+            compensate(&mut assessment, sandbox::probe());
+        }
         let (decision, reason) = match &assessment.decision {
             Decision::Allow { reason } => (StepDecision::Allowed, reason.clone()),
             Decision::Deny { reason } => (StepDecision::Denied, reason.clone()),
@@ -401,9 +418,17 @@ impl<H: Host> State<'_, H> {
             };
         }
         let started = std::time::Instant::now();
+        // Auto-approved commands always run confined; under scoped trust every command does.
+        // The network only for a network command the person approved (now or by a pattern).
+        let approved = by_pattern || decision == StepDecision::Approved;
+        let grant = ShellGrant {
+            confine: trust != Trust::Trusted || !approved,
+            network: assessment.network && approved,
+        };
         let context = dispatch::Context {
             root: &self.config.root,
-            trust,
+            shell: grant,
+            sandbox: &self.config.sandbox,
             shell_timeout: self.config.shell_timeout,
             mcp: self.mcp,
             cancel: self.cancel,
@@ -414,6 +439,7 @@ impl<H: Host> State<'_, H> {
             is_error,
             exit_code,
             edit,
+            sandbox,
         } = dispatch::run(&context, &tool, &arguments).await;
         if let Some(edit) = edit {
             self.edits.push(edit);
@@ -424,6 +450,7 @@ impl<H: Host> State<'_, H> {
             exit_code,
             is_error,
             duration_ms: Some(duration),
+            sandbox: sandbox.as_ref(),
             ..base
         };
         self.host.record(StepRecord {
@@ -435,6 +462,23 @@ impl<H: Host> State<'_, H> {
         }
         Ok(text)
     }
+}
+
+/// Where the kernel cannot give the sandbox's protections, a command the policy would
+/// auto-approve is asked instead: the sandbox, not the classifier, is what makes
+/// auto-approval safe.
+fn compensate(assessment: &mut Assessment, protections: &Protections) {
+    let gaps = protections.gaps();
+    if gaps.is_empty() || !matches!(assessment.decision, Decision::Allow { .. }) {
+        return;
+    }
+    assessment.decision = Decision::Ask {
+        reason: format!(
+            "{} risk, but the sandbox here cannot stop {}: asking instead of auto-approving",
+            assessment.risk,
+            gaps.join(", ")
+        ),
+    };
 }
 
 /// Arguments as an object: some models send them as a JSON string.
@@ -473,4 +517,63 @@ pub fn with_allow_risk(mut policy: PolicySettings, allow: Option<Risk>) -> Polic
         policy.auto_approve_up_to = Some(policy.auto_approve_up_to.map_or(risk, |r| r.max(risk)));
     }
     policy
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::Network;
+
+    fn allowed(risk: Risk) -> Assessment {
+        Assessment {
+            risk,
+            decision: Decision::Allow {
+                reason: "auto".into(),
+            },
+            reasons: Vec::new(),
+            parts: Vec::new(),
+            network: false,
+        }
+    }
+
+    #[test]
+    fn a_sandbox_with_gaps_turns_auto_approval_into_a_question() {
+        let complete = Protections {
+            landlock_abi: Some(7),
+            reads: true,
+            writes: true,
+            git_read_only: true,
+            network: Network::Isolated,
+            signals: true,
+            abstract_sockets: true,
+            notes: Vec::new(),
+        };
+        let mut kept = allowed(Risk::Low);
+        compensate(&mut kept, &complete);
+        assert!(matches!(kept.decision, Decision::Allow { .. }));
+
+        let weaker = Protections {
+            network: Network::TcpDenied,
+            signals: false,
+            ..complete
+        };
+        let mut asked = allowed(Risk::Low);
+        compensate(&mut asked, &weaker);
+        let Decision::Ask { reason } = &asked.decision else {
+            panic!("{asked:?}");
+        };
+        assert!(
+            reason.contains("network access, signals to other processes"),
+            "{reason}"
+        );
+
+        let mut nothing = allowed(Risk::Low);
+        compensate(&mut nothing, &Protections::none());
+        assert!(matches!(nothing.decision, Decision::Ask { .. }));
+        // A denial stays a denial.
+        let mut denied = allowed(Risk::High);
+        denied.decision = Decision::Deny { reason: "x".into() };
+        compensate(&mut denied, &Protections::none());
+        assert!(matches!(denied.decision, Decision::Deny { .. }));
+    }
 }

@@ -4,6 +4,7 @@
 //! the policy asks about wait for [`ChatService::answer`].
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -20,7 +21,7 @@ use crate::agent::mcp::McpHub;
 use crate::agent::policy::{PolicySettings, Risk, Trust};
 use crate::agent::runner::{
     self, AgentConfig, Answer, DEFAULT_MAX_STEPS, Host, LoopEnd, MAX_STEPS_SETTING, ModelReply,
-    Pending, StepRecord,
+    Pending, SandboxSettings, StepRecord,
 };
 use crate::agent::tools::AgentMode;
 use crate::llm::{ChatMessage, ChatRequest, ProviderKind, StreamEvent, ToolSpec, Usage};
@@ -32,6 +33,7 @@ pub const POLICY_SETTING: &str = "agent.policy";
 pub const TOOL_CALLING_SETTING: &str = "agent.tool_calling";
 /// Setting: `run_shell` timeout in seconds (default 120).
 pub const SHELL_TIMEOUT_SETTING: &str = "agent.shell_timeout_secs";
+
 const MCP_CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// A call waiting for the person, as subscribers see it.
@@ -86,6 +88,25 @@ impl ChatService {
         all
     }
 
+    /// The sandbox settings of agent commands: the person's extra readable directories, and
+    /// Tandem's own data directory and secrets file, which no command may read.
+    pub fn sandbox_settings(&self) -> SandboxSettings {
+        let store = self.engine.store();
+        let readable = store
+            .setting::<Vec<String>>(crate::sandbox::READABLE_SETTING)
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let mut hidden: Vec<PathBuf> = store
+            .path()
+            .and_then(|db| db.parent())
+            .map(Path::to_path_buf)
+            .into_iter()
+            .collect();
+        hidden.push(self.secrets.file().to_path_buf());
+        SandboxSettings { readable, hidden }
+    }
+
     /// Runs an Agent or Plan turn from its prepared first request.
     pub(super) async fn agent(&self, turn: &Turn, request: ChatRequest, outcome: &mut TurnOutcome) {
         let store = self.engine.store();
@@ -121,6 +142,7 @@ impl ChatService {
                 .flatten()
                 .unwrap_or(DEFAULT_MAX_STEPS),
             shell_timeout,
+            sandbox: self.sandbox_settings(),
         };
         let mut notes = String::new();
         let hub = match (config.mode, store.mcp_servers()) {

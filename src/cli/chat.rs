@@ -505,7 +505,8 @@ fn step_line(step: &AgentStep) -> String {
     }
 }
 
-/// The `steps` array of `--json`: every tool call with its decision and exit code.
+/// The `steps` array of `--json`: every tool call with its decision, exit code and, for
+/// commands, the sandbox's protections.
 fn steps_json(steps: &[AgentStep]) -> serde_json::Value {
     let calls = steps.iter().filter(|s| s.kind == StepKind::Tool).map(|s| {
         let mut call = json!({
@@ -515,6 +516,9 @@ fn steps_json(steps: &[AgentStep]) -> serde_json::Value {
         });
         if let Some(code) = s.exit_code {
             call["exit_code"] = json!(code);
+        }
+        if let Some(sandbox) = &s.sandbox {
+            call["sandbox"] = sandbox.clone();
         }
         call
     });

@@ -67,6 +67,9 @@ enum Command {
     },
     /// Show one message.
     Show { message_id: i64 },
+    /// Show what the sandbox for agent commands enforces on this machine, and what it cannot
+    /// (where it cannot, every command is asked instead of auto-approved).
+    Sandbox,
     /// List a project's chats.
     Chats {
         #[arg(long)]
@@ -197,6 +200,26 @@ fn run(data_dir: Option<PathBuf>, json: bool, command: Command) -> Result<()> {
     let engine = &ctx.engine;
     let out = |value: serde_json::Value, text: String| ctx.out(value, text);
     match command {
+        Command::Sandbox => {
+            let found = tandem::sandbox::probe();
+            let gaps = found.gaps();
+            let text = match gaps.is_empty() {
+                true => format!(
+                    "{}
+Low-risk commands may be auto-approved.
+",
+                    found.summary()
+                ),
+                false => format!(
+                    "{}
+Every command is asked: the kernel here cannot stop {}.
+",
+                    found.summary(),
+                    gaps.join(", ")
+                ),
+            };
+            out(json!({"sandbox": found, "gaps": gaps}), text);
+        }
         Command::Project(ProjectCommand::Add { path, name }) => {
             let added = engine.add_project(&path, name.as_deref())?;
             let p = &added.project;

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::agent::exec::kill_process_group;
+use crate::agent::exec::{kill_process_group, scrubbed_env};
+use crate::sandbox::{self, Confinement};
 
 /// Output kept from an install (head and tail), so a noisy install cannot fill memory.
 const OUTPUT_CAP: usize = 20_000;
@@ -39,6 +40,8 @@ pub struct InstallReport {
     pub timed_out: bool,
     /// stdout and stderr, interleaved by stream, capped.
     pub output: String,
+    /// What the sandbox enforced (or the warning that there was none).
+    pub sandbox: String,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -53,6 +56,41 @@ pub enum InstallError {
         command: String,
         source: std::io::Error,
     },
+    #[error(transparent)]
+    Sandbox(#[from] sandbox::SandboxError),
+}
+
+/// Package caches below the home directory an install may write (besides the project and its
+/// temp dir): the package manager downloads into them.
+const INSTALL_CACHES: &[&str] = &[
+    ".npm",
+    ".cache",
+    ".cargo/registry",
+    ".cargo/git",
+    ".cargo/.package-cache",
+    ".cargo/.global-cache",
+    ".local/share/pnpm",
+    ".pnpm-store",
+    ".bun/install",
+    ".yarn",
+];
+
+/// The confinement of an install in `root`: the sandbox of agent commands with the network
+/// allowed (the person approved the install) and the package caches writable.
+pub fn install_confinement(root: &Path, temp: &Path, extra_readable: &[String]) -> Confinement {
+    let home = sandbox::home_dir();
+    let mut c = Confinement::new(root, temp);
+    c.readable = sandbox::default_readable(home.as_deref(), extra_readable);
+    c.writable = home
+        .iter()
+        .flat_map(|h| INSTALL_CACHES.iter().map(move |d| h.join(d)))
+        .collect();
+    if let Some(cargo) = std::env::var_os("CARGO_HOME").map(std::path::PathBuf::from) {
+        c.writable
+            .extend(["registry", "git"].map(|d| cargo.join(d)));
+    }
+    c.network = true;
+    c
 }
 
 /// The command that adds `packages` to the project at `root`, chosen by its lockfile.
@@ -90,12 +128,14 @@ pub fn install_command(root: &Path, packages: &[String]) -> Result<Vec<String>, 
     Ok(argv)
 }
 
-/// Runs `argv` in `root` with a timeout, capturing its output. The whole process group is
-/// killed on timeout (package managers start children).
+/// Runs `argv` in `root` with a timeout, capturing its output, in the sandbox `confinement`
+/// allows (`None`: unconfined) and with the app's secrets out of its environment. The whole
+/// process group is killed on timeout (package managers start children).
 pub fn run_install(
     root: &Path,
     argv: &[String],
     timeout: Duration,
+    confinement: Option<&Confinement>,
 ) -> Result<InstallReport, InstallError> {
     let command_line = argv.join(" ");
     let (program, args) = argv.split_first().ok_or_else(|| InstallError::Spawn {
@@ -103,17 +143,38 @@ pub fn run_install(
         source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty command"),
     })?;
     let mut command = Command::new(program);
+    let vars = std::env::vars_os()
+        .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)));
     command
         .args(args)
         .current_dir(root)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .stderr(Stdio::piped())
+        .env_clear()
+        .envs(scrubbed_env(vars));
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let prepared = match confinement {
+        Some(c) => {
+            command.envs(c.env());
+            let prepared = sandbox::prepare(c)?;
+            prepared.install(&mut command);
+            Some(prepared)
+        }
+        None => None,
+    };
+    let sandbox = match &prepared {
+        None => "Sandbox: none (not requested).".to_string(),
+        Some(p) => match p.unavailable() {
+            Some(reason) => format!("Warning: no sandbox ({reason})."),
+            None => p.protections().summary(),
+        },
+    };
     let mut child = command.spawn().map_err(|source| InstallError::Spawn {
         command: command_line.clone(),
         source,
     })?;
+    drop(prepared);
     let readers = [
         child.stdout.take().and_then(|s| reader(Box::new(s))),
         child.stderr.take().and_then(|s| reader(Box::new(s))),
@@ -144,6 +205,7 @@ pub fn run_install(
         exit_code: status.and_then(|s| s.code()),
         timed_out,
         output: cap(&output),
+        sandbox,
     })
 }
 
@@ -215,7 +277,7 @@ mod tests {
             .map(|s| s.to_string())
             .collect();
         let started = Instant::now();
-        let report = run_install(dir.path(), &argv, Duration::from_millis(300)).unwrap();
+        let report = run_install(dir.path(), &argv, Duration::from_millis(300), None).unwrap();
         assert!(report.timed_out && !report.success, "{report:?}");
         assert!(report.output.contains("started"));
         // The readers only finish when every writer (the backgrounded sleep too) is gone.
@@ -229,7 +291,7 @@ mod tests {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        let report = run_install(dir.path(), &argv, DEFAULT_TIMEOUT).unwrap();
+        let report = run_install(dir.path(), &argv, DEFAULT_TIMEOUT, None).unwrap();
         assert_eq!(report.exit_code, Some(3));
         assert!(!report.success);
         assert!(report.output.contains("oops"));

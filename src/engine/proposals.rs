@@ -1,12 +1,17 @@
 //! Proposals: store a reply with its edit plan, review it against the disk as it is now,
 //! approve (all or a selection) as one commit, or reject.
 
+use std::path::Path;
+
 use serde::Serialize;
 
 use super::{Engine, EngineError, Result};
 use crate::edits::apply::{Selection, apply_writes};
-use crate::edits::deps::{InstallReport, MANIFESTS, install_command, run_install};
+use crate::edits::deps::{
+    InstallReport, MANIFESTS, install_command, install_confinement, run_install,
+};
 use crate::edits::plan::{EditPlan, FileChangeKind, plan_actions};
+use crate::sandbox;
 use crate::store::{
     ApprovalState, Chat, ChatMode, Message, MessageStatus, NewMessage, PlanBase, Project, Role,
 };
@@ -254,7 +259,29 @@ impl Engine {
                 return;
             }
         };
-        let report = match run_install(&plan.root, &argv, self.install_timeout) {
+        // The install runs in the agent's sandbox, with the network and the package caches.
+        let temp = match tempfile::Builder::new().prefix("tandem-install-").tempdir() {
+            Ok(temp) => temp,
+            Err(e) => {
+                outcome.install_error = Some(format!("cannot create a temp dir: {e}"));
+                return;
+            }
+        };
+        let extra = self
+            .store
+            .setting::<Vec<String>>(sandbox::READABLE_SETTING)
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let mut confinement = install_confinement(&plan.root, temp.path(), &extra);
+        confinement.hidden.extend(
+            self.store
+                .path()
+                .and_then(Path::parent)
+                .map(Path::to_path_buf),
+        );
+        let timeout = self.install_timeout;
+        let report = match run_install(&plan.root, &argv, timeout, Some(&confinement)) {
             Ok(report) => report,
             Err(e) => {
                 outcome.install_error = Some(e.to_string());

@@ -92,6 +92,11 @@ impl Secrets {
         }
     }
 
+    /// The secrets file (used where no keychain answers); agent commands may never read it.
+    pub fn file(&self) -> &Path {
+        &self.file
+    }
+
     /// Where `set` would store a key now. The keychain is probed once and the answer cached.
     pub fn location(&self) -> SecretLocation {
         match self.keychain() {

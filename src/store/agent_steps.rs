@@ -75,6 +75,8 @@ pub struct AgentStep {
     pub is_error: bool,
     pub duration_ms: Option<i64>,
     pub created_at: i64,
+    /// The protections its command ran under (see `SandboxStatus::to_json`).
+    pub sandbox: Option<Value>,
 }
 
 /// A step to record; `seq` is assigned in order per message.
@@ -90,10 +92,11 @@ pub struct NewStep<'a> {
     pub exit_code: Option<i64>,
     pub is_error: bool,
     pub duration_ms: Option<i64>,
+    pub sandbox: Option<&'a Value>,
 }
 
 const COLUMNS: &str = "id, message_id, seq, kind, tool, call_id, arguments, risk, decision, \
-                       reason, result, exit_code, is_error, duration_ms, created_at";
+                       reason, result, exit_code, is_error, duration_ms, created_at, sandbox";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<(AgentStep, Option<String>)> {
     Ok((
@@ -113,6 +116,10 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<(AgentStep, Option<String>)> {
             is_error: row.get(12)?,
             duration_ms: row.get(13)?,
             created_at: row.get(14)?,
+            // Written by us as JSON; anything unreadable is shown as unknown, not an error.
+            sandbox: row
+                .get::<_, Option<String>>(15)?
+                .and_then(|text| serde_json::from_str(&text).ok()),
         },
         row.get(6)?,
     ))
@@ -138,11 +145,16 @@ impl Store {
             .map(serde_json::to_string)
             .transpose()
             .map_err(json_error)?;
+        let sandbox = step
+            .sandbox
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(json_error)?;
         let id: i64 = self.conn().query_row(
             "INSERT INTO agent_steps (message_id, seq, kind, tool, call_id, arguments, risk,
-                 decision, reason, result, exit_code, is_error, duration_ms, created_at)
+                 decision, reason, result, exit_code, is_error, duration_ms, created_at, sandbox)
              VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM agent_steps WHERE message_id = ?1),
-                     ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+                     ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
              RETURNING id",
             params![
                 message_id,
@@ -158,6 +170,7 @@ impl Store {
                 step.is_error,
                 step.duration_ms,
                 now_ms(),
+                sandbox,
             ],
             |row| row.get(0),
         )?;

@@ -42,6 +42,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/003_proposal_review.sql"),
     include_str!("../../migrations/004_streaming_parts.sql"),
     include_str!("../../migrations/005_agent.sql"),
+    include_str!("../../migrations/006_step_sandbox.sql"),
 ];
 
 /// The file name of the database inside the data directory.
