@@ -163,6 +163,17 @@ impl AppState {
             max_steps,
             shell_timeout_secs,
             tool_calling: form.tool_calling.clone(),
+            sandbox_readable: form
+                .sandbox_readable
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(str::to_string)
+                .collect(),
+            sandbox: form
+                .sandbox
+                .clone()
+                .unwrap_or_else(crate::sandbox::Protections::none),
             gateway,
         };
         self.agent.form.dirty = false;

@@ -18,7 +18,7 @@ const TRUST: [(Trust, &str, &str); 3] = [
     (
         Trust::Scoped,
         "Scoped",
-        "May change this project only; commands run in a write sandbox",
+        "May change this project only; every command runs in the sandbox",
     ),
     (
         Trust::ReadOnly,
@@ -56,11 +56,33 @@ pub fn show(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>
         });
         return;
     }
+    sandbox(ui, form);
     policy(ui, form, commands);
     ui.add_space(6.0);
     mcp(ui, state, commands);
     ui.add_space(6.0);
     gateway(ui, state, commands);
+}
+
+/// What the sandbox enforces here; where it has gaps, every command is asked.
+fn sandbox(ui: &mut egui::Ui, form: &AgentForm) {
+    let Some(found) = &form.sandbox else {
+        return;
+    };
+    let gaps = found.gaps();
+    if gaps.is_empty() {
+        ui.weak("Sandbox: complete on this machine (reads, writes, .git, network, signals)")
+            .on_hover_text(found.summary());
+    } else {
+        ui.colored_label(
+            theme::WARN,
+            format!(
+                "⚠ The sandbox here cannot stop {}: every command is asked",
+                gaps.join(", ")
+            ),
+        )
+        .on_hover_text(found.summary());
+    }
 }
 
 fn policy(ui: &mut egui::Ui, form: &mut AgentForm, commands: &mut Vec<Command>) {
@@ -111,6 +133,21 @@ fn policy(ui: &mut egui::Ui, form: &mut AgentForm, commands: &mut Vec<Command>) 
             ui.label("Shell timeout (seconds)");
             changed |= ui
                 .add(egui::TextEdit::singleline(&mut form.shell_timeout).desired_width(60.0))
+                .changed();
+            ui.end_row();
+            ui.label("Sandbox may also read").on_hover_text(
+                "Besides the system, the project and the usual toolchains (~/.cargo, \
+                     ~/.rustup, ~/.npm, ~/.cache, ~/.local…). One directory a line; ~/ is your \
+                     home. Credentials (~/.ssh, ~/.aws, ~/.config…) stay unreadable.",
+            );
+            changed |= ui
+                .add(
+                    egui::TextEdit::multiline(&mut form.sandbox_readable)
+                        .hint_text("~/.sdkman")
+                        .desired_rows(2)
+                        .desired_width(320.0)
+                        .code_editor(),
+                )
                 .changed();
             ui.end_row();
             ui.label("Tool calling");

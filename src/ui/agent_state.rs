@@ -85,6 +85,10 @@ pub struct AgentForm {
     pub max_steps: String,
     pub shell_timeout: String,
     pub tool_calling: String,
+    /// Extra directories sandboxed commands may read, one a line.
+    pub sandbox_readable: String,
+    /// What the sandbox enforces on this machine (probed by the loading job).
+    pub sandbox: Option<crate::sandbox::Protections>,
     pub gateway_enabled: bool,
     pub gateway_port: String,
     pub gateway_token: String,
@@ -104,6 +108,8 @@ impl Default for AgentForm {
             max_steps: crate::agent::runner::DEFAULT_MAX_STEPS.to_string(),
             shell_timeout: crate::agent::exec::DEFAULT_TIMEOUT.as_secs().to_string(),
             tool_calling: "auto".into(),
+            sandbox_readable: String::new(),
+            sandbox: None,
             gateway_enabled: false,
             gateway_port: DEFAULT_GATEWAY_PORT.to_string(),
             gateway_token: String::new(),
@@ -150,8 +156,10 @@ impl AgentForm {
             self.max_steps = settings.max_steps.to_string();
             self.shell_timeout = settings.shell_timeout_secs.to_string();
             self.tool_calling = settings.tool_calling.clone();
+            self.sandbox_readable = settings.sandbox_readable.join("\n");
         }
         self.load_gateway(&settings.gateway);
+        self.sandbox = Some(settings.sandbox.clone());
         self.loaded = true;
     }
 
@@ -328,6 +336,8 @@ mod tests {
             max_steps: 25,
             shell_timeout_secs: 120,
             tool_calling: "auto".into(),
+            sandbox_readable: Vec::new(),
+            sandbox: crate::sandbox::Protections::none(),
             gateway: GatewaySettings::default(),
         };
         form.load(&stored);

@@ -18,6 +18,10 @@ pub struct AgentSettings {
     pub shell_timeout_secs: u64,
     /// `auto`, `native` or `text`.
     pub tool_calling: String,
+    /// Directories sandboxed commands may also read (`sandbox::READABLE_SETTING`).
+    pub sandbox_readable: Vec<String>,
+    /// What the sandbox enforces on this machine (read-only: probed, never saved).
+    pub sandbox: crate::sandbox::Protections,
     pub gateway: GatewaySettings,
 }
 
@@ -43,6 +47,11 @@ pub(super) fn load_agent_settings(
         tool_calling: store
             .setting(TOOL_CALLING_SETTING)?
             .unwrap_or_else(|| "auto".to_string()),
+        sandbox_readable: store
+            .setting(crate::sandbox::READABLE_SETTING)?
+            .unwrap_or_default(),
+        // Probed once per process by a throwaway child: fine here, on a background job.
+        sandbox: crate::sandbox::probe().clone(),
         gateway,
     })
 }
@@ -181,6 +190,7 @@ impl Backend {
             store.set_setting(MAX_STEPS_SETTING, &settings.max_steps)?;
             store.set_setting(SHELL_TIMEOUT_SETTING, &settings.shell_timeout_secs)?;
             store.set_setting(TOOL_CALLING_SETTING, &settings.tool_calling)?;
+            store.set_setting(crate::sandbox::READABLE_SETTING, &settings.sandbox_readable)?;
             emit.send(Event::AgentSettings(load_agent_settings(
                 store,
                 service.secrets(),
