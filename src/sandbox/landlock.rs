@@ -15,7 +15,7 @@ use landlock::{
     Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope,
 };
 
-use super::{Confinement, Network, Protections, SYSTEM_READABLE, SandboxError, split_around};
+use super::{Confinement, Network, Protections, SYSTEM_READABLE, SandboxError};
 
 /// Device files every shell expects to use (`2>/dev/null`, `head -c1 /dev/urandom`…).
 /// Reading or writing them touches no file, so allowing it costs the sandbox nothing.
@@ -201,4 +201,52 @@ fn add_rule(
     ruleset
         .add_rule(PathBeneath::new(fd, rights))
         .map_err(|e| error(e.to_string()))
+}
+
+/// The grants for `dir` with every `hidden` path below it left out: `dir` itself when nothing
+/// hidden is below it, else its entries (recursively around the hidden ones). Symbolic links
+/// among the entries are left out: a rule on a link would grant its target.
+fn split_around(dir: &Path, hidden: &[PathBuf]) -> Vec<PathBuf> {
+    if hidden.iter().any(|h| dir.starts_with(h)) {
+        return Vec::new();
+    }
+    if !hidden.iter().any(|h| h.starts_with(dir)) {
+        return vec![dir.to_path_buf()];
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
+        if !is_link {
+            out.extend(split_around(&entry.path(), hidden));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_around_leaves_out_hidden_paths_and_links() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = dir.path();
+        for sub in ["a/secret", "a/open", "b"] {
+            std::fs::create_dir_all(root.join(sub)).unwrap_or_else(|e| panic!("{e}"));
+        }
+        std::fs::write(root.join("a/file"), "x").unwrap_or_else(|e| panic!("{e}"));
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(root.join("a/secret"), root.join("a/link"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let hidden = vec![root.join("a/secret")];
+        let mut got = split_around(root, &hidden);
+        got.sort();
+        let want = ["a/file", "a/open", "b"].map(|p| root.join(p)).to_vec();
+        assert_eq!(got, want);
+        assert_eq!(split_around(&root.join("b"), &hidden), vec![root.join("b")]);
+        assert!(split_around(&root.join("a/secret/x"), &hidden).is_empty());
+    }
 }

@@ -470,6 +470,9 @@ async fn every_auto_approved_corpus_command_is_harmless_when_run() {
         let outcome = s.run(&entry.command, false).await;
         ran += 1;
         failed += usize::from(outcome.exit_code != Some(0));
+        if outcome.exit_code != Some(0) {
+            println!("non-zero: {:?}: {}", entry.command, outcome.stderr.trim());
+        }
         let what = format!("line {}: {:?}", entry.line, entry.command);
         assert!(
             !both(&outcome).contains(DECOY),
