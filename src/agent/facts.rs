@@ -166,6 +166,9 @@ impl Ctx {
         self.parts.sort_by_key(|p| p.key);
         let mut risk = self.parts.iter().map(|p| p.risk).fold(Low, Risk::max);
         let (mut reasons, mut hard, mut outside) = (Vec::new(), Vec::new(), Vec::new());
+        if self.parts.is_empty() {
+            reasons.push("an empty command: nothing runs".to_string());
+        }
         if let Some(why) = &self.cwd_error {
             risk = risk.max(Medium);
             reasons.push(format!("working directory: {why}"));
@@ -361,6 +364,13 @@ impl Ctx {
         fx.flags.extend(w.flags);
         fx.inner.extend(w.inner);
         self.judge_syntax(cmd, name, &mut fx);
+        if !name.is_empty() && matches!(self.locate(".", true), Loc::Outside | Loc::Unknown) {
+            // After `cd /tmp` or `cd $X`, `ls` or `git log` read wherever that is.
+            fx.flags.push((
+                Medium,
+                "runs outside the project or in an unknown directory".into(),
+            ));
+        }
         // Assigning alone (`x=1`) sets a shell variable, like `read x`; in front of a program
         // it goes into the program's environment.
         let mut prefix = wrapped.names;
