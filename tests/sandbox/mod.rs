@@ -306,8 +306,13 @@ impl Listeners {
         (port(self.tcp.local_addr()), port(self.udp.local_addr()))
     }
 
-    /// Waits up to `wait` for a connection or a datagram.
+    /// Waits up to `wait` for a connection and a datagram (returns early once both came).
     fn arrived(&self, wait: Duration) -> (bool, bool) {
+        self.arrived_until(wait, (true, true))
+    }
+
+    /// Waits up to `wait`, or until what `want` names has come.
+    fn arrived_until(&self, wait: Duration, want: (bool, bool)) -> (bool, bool) {
         let started = Instant::now();
         let (mut tcp, mut udp) = (false, false);
         loop {
@@ -321,7 +326,8 @@ impl Listeners {
             if self.udp.recv(&mut [0; 16]).is_ok() {
                 udp = true;
             }
-            if (tcp && udp) || started.elapsed() > wait {
+            let done = (tcp || !want.0) && (udp || !want.1);
+            if done || started.elapsed() > wait {
                 return (tcp, udp);
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -450,13 +456,13 @@ async fn every_auto_approved_corpus_command_is_harmless_when_run() {
     let listeners = Listeners::new();
     let (port, _) = listeners.ports();
     let entries = super::shell_corpus::load(port);
-    let probe = Scratch::new();
-    if abi_or_report(&probe.run("true", false).await).is_none() {
+    // One scratch project for all: commands may change the project, never what is checked.
+    let s = Scratch::new();
+    if abi_or_report(&s.run("true", false).await).is_none() {
         return;
     }
     let (mut ran, mut failed) = (0, 0);
     for entry in &entries {
-        let s = Scratch::new();
         let arguments = json!({ "command": entry.command });
         let call = ToolCallView {
             tool: "run_shell",
@@ -490,4 +496,48 @@ async fn every_auto_approved_corpus_command_is_harmless_when_run() {
         entries.len()
     );
     assert!(ran >= 40, "only {ran} commands ran");
+}
+
+/// Dependency installs run in the same sandbox, with the network (the person approved the
+/// install) but without reads outside, writes outside or `.git`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dependency_installs_run_confined_with_the_network() {
+    use tandem::edits::deps::{install_confinement, run_install};
+
+    let s = Scratch::new();
+    let listeners = Listeners::new();
+    let (tcp, _) = listeners.ports();
+    let mut confinement = install_confinement(s.root(), s.tmp.path(), &[]);
+    confinement.readable = default_readable(Some(s.home()), &[]);
+    confinement.hidden = default_hidden(Some(s.home()));
+    let script = format!(
+        "cat '{home}/.ssh/id_rsa' '{outside}/secret.txt'; echo x > '{outside}/new'; \
+         echo x > .git/hooks/pre-commit; echo ok > installed.txt; \
+         bash -c 'echo hi > /dev/tcp/127.0.0.1/{tcp}'",
+        home = s.home().display(),
+        outside = s.outside.path().display(),
+    );
+    let argv = ["sh".to_string(), "-c".to_string(), script];
+    let before = s.snapshot();
+    let report = tokio::task::spawn_blocking({
+        let root = s.root().to_path_buf();
+        move || run_install(&root, &argv, Duration::from_secs(30), Some(&confinement))
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    if kernel_landlock_abi() <= 0 {
+        assert!(
+            report.sandbox.starts_with("Warning: no sandbox"),
+            "{report:?}"
+        );
+        println!("LANDLOCK UNAVAILABLE: the install sandbox could not be proven here");
+        return;
+    }
+    assert!(!report.output.contains(DECOY), "{report:?}");
+    assert_eq!(s.snapshot(), before, "{report:?}");
+    assert!(s.root().join("installed.txt").is_file(), "{report:?}");
+    assert!(report.sandbox.contains("network allowed"), "{report:?}");
+    let arrived = listeners.arrived_until(Duration::from_secs(5), (true, false));
+    assert!(arrived.0, "{report:?}");
 }
