@@ -126,7 +126,7 @@ async fn scoped_sandbox_allows_the_project_and_denies_everything_else() {
         };
         assert!(!reason.is_empty());
         assert!(write_outside.render_for_model().contains(reason.as_str()));
-        println!("LANDLOCK UNAVAILABLE: the sandbox denial could not be proven here: {reason}");
+        sandbox::unproven(&format!("the write denial ({reason})"));
         return;
     }
     let SandboxStatus::Enforced(protections) = &write_outside.sandbox else {
