@@ -384,4 +384,20 @@ async fn agent_mode_streams_steps_and_reports_them_in_json() {
         std::fs::read_to_string(root.join("ran.txt")).unwrap(),
         "ran\n"
     );
+
+    // `--json` says what confined the command: the protections and what the kernel lacked.
+    script(&server);
+    let out = cli
+        .json(&[&args[..], &["--allow-risk", "high", "look"]].concat())
+        .await;
+    let sandbox = &out["steps"][1]["sandbox"];
+    match sandbox["confined"].as_bool() {
+        Some(true) => {
+            assert!(sandbox["landlock_abi"].as_i64().unwrap() > 0, "{out}");
+            assert!(sandbox["writes"].as_bool().unwrap(), "{out}");
+            assert!(sandbox["gaps"].is_array(), "{out}");
+        }
+        _ => assert!(sandbox["unavailable"].is_string(), "{out}"),
+    }
+    assert!(out["steps"][0].get("sandbox").is_none(), "{out}");
 }
