@@ -10,6 +10,11 @@ use super::policy::Risk::{self, High, Low, Medium};
 use super::shell::{Cmd, among, operands, option_value, program, quote, unwrap};
 use super::shell_options::{Scan, scan};
 
+#[path = "shell_rules_programs.rs"]
+mod programs;
+
+use programs::{find, formatter, git_config, never, script, sed_acts, shell};
+
 /// `risk|why|programs`; subcommands of git, cargo, npm (pnpm, yarn, bun), go and pip are
 /// `family:sub`. Programs not listed are unknown, so high risk. "reads files" programs read
 /// their operands (checked against the project).
@@ -342,81 +347,6 @@ fn family_options(name: &str, args: &[String], fx: &mut Effects) {
     }
 }
 
-fn never(fx: &mut Effects, why: &'static str) -> (Risk, &'static str) {
-    fx.hard = Some(why);
-    (High, why)
-}
-
-fn shell(args: &[String], fx: &mut Effects) -> (Risk, &'static str) {
-    let flag = |a: &String| a.starts_with('-') && !a.starts_with("--") && a.contains('c');
-    match args.iter().position(flag).and_then(|c| args.get(c + 1)) {
-        Some(code) => {
-            fx.inner.push(code.clone());
-            (Low, "runs a command in a shell")
-        }
-        None if operands(args, "").is_empty() => (High, "runs shell commands from its input"),
-        None => (High, "runs a shell script"),
-    }
-}
-
-fn formatter(name: &str, args: &[String]) -> (Risk, &'static str) {
-    let has = |flags: &str| args.iter().any(|a| among(a, flags));
-    let ruff_format = name == "ruff" && args.first().is_some_and(|a| a == "format");
-    let by_default = among(name, "rustfmt black isort") || ruff_format;
-    let check = has("--check -l --list-different -d --diff --dry-run");
-    match has("-w --write -i --fix --in-place") || (by_default && !check) {
-        true => (Medium, "formats files"),
-        false => (Low, "checks formatting or lints"),
-    }
-}
-
-fn find(args: &[String], fx: &mut Effects) -> (Risk, &'static str) {
-    let n = args
-        .iter()
-        .take_while(|a| !a.starts_with('-') && !among(a, "( !"))
-        .count();
-    let mut starts = args[..n].to_vec();
-    if starts.is_empty() {
-        starts.push(".".into());
-    }
-    fx.reads.clone_from(&starts);
-    // What find acts on lies below its starting points.
-    let below: Vec<String> = starts
-        .iter()
-        .map(|s| format!("{}/{{}}", s.trim_end_matches('/')))
-        .collect();
-    let (mut risk, mut i) = ((Low, "read-only"), n);
-    while let Some(a) = args.get(i) {
-        match a.as_str() {
-            "-delete" => {
-                fx.writes.extend(below.iter().cloned());
-                fx.recursive = true;
-                risk = (High, "deletes files");
-            }
-            "-exec" | "-execdir" | "-ok" | "-okdir" => {
-                let rest = &args[i + 1..];
-                let len = rest.iter().take_while(|a| !among(a, "; +")).count();
-                let words = rest[..len].iter().map(|w| {
-                    if w == "{}" {
-                        below[0].clone()
-                    } else {
-                        quote(w)
-                    }
-                });
-                fx.inner.push(words.collect::<Vec<_>>().join(" "));
-                i += len + 1;
-            }
-            "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
-                fx.writes.extend(args.get(i + 1).cloned());
-                risk = risk.max((Medium, "writes files"));
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    risk
-}
-
 /// git, cargo, npm (pnpm, yarn, bun), go, pip: by subcommand and a few telling flags.
 fn family(name: &str, args: &[String]) -> (Risk, &'static str) {
     let (fam, at, sub, second) = subcommand(name, args);
@@ -500,94 +430,6 @@ pub(super) fn subcommand<'a>(
     let after = args.get(at + 1..).unwrap_or_default();
     let second = word(after.iter().find(|a| !a.starts_with('-')));
     (fam, at.min(args.len()), sub, second)
-}
-
-/// Whether a sed script may run commands (`e`, `s///e`) or write files (`w`, `W`, `s///w`).
-fn sed_acts(code: &str) -> bool {
-    let c: Vec<char> = code.chars().collect();
-    // The index after a field ending in an unescaped `d`.
-    let field = |mut k: usize, d: char| {
-        while k < c.len() && c[k] != d {
-            k += 1 + usize::from(c[k] == '\\');
-        }
-        k + 1
-    };
-    let mut k = 0;
-    while let Some(&ch) = c.get(k) {
-        k = match ch {
-            '/' => field(k + 1, '/'),
-            '\\' => c.get(k + 1).map_or(c.len(), |&d| field(k + 2, d)),
-            's' | 'y' => {
-                let Some(&d) = c.get(k + 1) else { return false };
-                let mut end = field(field(k + 2, d), d);
-                while end < c.len() && !";\n}".contains(c[end]) {
-                    if ch == 's' && "ew".contains(c[end]) {
-                        return true;
-                    }
-                    end += 1;
-                }
-                end
-            }
-            'e' | 'w' | 'W' => return true,
-            // Commands whose argument (text, label, file) runs to the end of the command.
-            'a' | 'i' | 'c' | ':' | 'b' | 't' | 'T' | 'r' | 'R' | 'q' | 'Q' | 'l' | 'L' => {
-                let len = c[k..]
-                    .iter()
-                    .take_while(|&&x| x != ';' && x != '\n')
-                    .count();
-                k + len + 1
-            }
-            _ => k + 1,
-        };
-    }
-    false
-}
-
-/// Setting a git configuration key; keys that name programs to run are high risk.
-fn git_config(key: &str) -> (Risk, &'static str) {
-    let key = key.to_ascii_lowercase();
-    let runs = [
-        "pager",
-        "editor",
-        "fsmonitor",
-        "hookspath",
-        "sshcommand",
-        "askpass",
-        "external",
-        "textconv",
-        "command",
-        "program",
-        "cmd",
-        "tool",
-        "helper",
-        "alias.",
-        "filter.",
-        "exec",
-        "proxy",
-        "sequence",
-        "gpg",
-        "clean",
-        "smudge",
-        "process",
-        "template",
-    ];
-    match runs.iter().any(|r| key.contains(r)) {
-        true => (High, "sets a git option that runs programs"),
-        false => (Medium, "changes git settings"),
-    }
-}
-
-/// A package.json script: checks (`test`, `lint`, `typecheck`, `…:check`) are low risk.
-fn script(name: &str) -> (Risk, &'static str) {
-    let head = name.split(':').next().unwrap_or_default();
-    let checks =
-        among(head, "test lint check typecheck type-check tsc") || name.ends_with(":check");
-    let changes = ["fix", "write", "update"].iter().any(|w| name.contains(w));
-    match name {
-        "" => (Low, "lists scripts"),
-        _ if checks && !changes => (Low, "runs a check script"),
-        _ => (Medium, "runs a project script"),
-    }
 }
 
 #[cfg(test)]
