@@ -422,6 +422,25 @@ fn a_gateway_request_about_the_waiting_command_is_decided_with_it() {
     assert_eq!(steps[0].exit_code, Some(0));
     harness.step();
     assert!(has_label(&harness, "exit 0"));
+    // The card says the command ran confined, without the network.
+    let confined = app(&harness)
+        .state
+        .chat()
+        .unwrap()
+        .messages
+        .last()
+        .unwrap()
+        .steps[0]
+        .sandbox
+        .clone()
+        .unwrap();
+    match confined["confined"].as_bool() {
+        Some(true) if confined["gaps"].as_array().unwrap().is_empty() => {
+            assert!(has_label(&harness, "sandboxed · no network"));
+        }
+        Some(true) => assert!(has_label(&harness, "⚠ sandbox without: ")),
+        _ => assert!(confined["unavailable"].is_string(), "{confined}"),
+    }
 }
 
 fn wait_for_gateway_request(harness: &mut H) {

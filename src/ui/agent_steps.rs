@@ -343,8 +343,17 @@ fn shell(ui: &mut egui::Ui, id: i64, result: &str) {
             || note.starts_with("Killed")
         {
             ui.colored_label(theme::WARN, format!("⚠ {note}"));
+        } else if let Some(gaps) = note.split_once("NOT enforced here: ") {
+            // The kernel lacked a protection: say which, not just "sandboxed".
+            let missing = gaps.1.split(['.', ';']).next().unwrap_or_default();
+            ui.colored_label(theme::WARN, format!("⚠ sandbox without: {missing}"))
+                .on_hover_text(*note);
         } else if note.starts_with("Sandbox:") {
-            ui.weak("sandboxed").on_hover_text(*note);
+            let label = match note.contains("network allowed") {
+                true => "sandboxed · network allowed",
+                false => "sandboxed · no network",
+            };
+            ui.weak(label).on_hover_text(*note);
         } else {
             ui.weak(*note);
         }
