@@ -278,6 +278,11 @@ impl Ctx {
         }
         // Assigning alone (`x=1`) sets a shell variable, like `read x`; in front of a program
         // it goes into the program's environment.
+        if wrapped.xargs && among(name, RUNNERS) {
+            // `xargs sh -c 'x {}'`: the input's text becomes code.
+            fx.flags
+                .push((Medium, "runs code on text from its input".into()));
+        }
         let mut prefix = wrapped.names;
         if name.is_empty() {
             fx.names.append(&mut prefix);

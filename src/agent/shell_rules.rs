@@ -27,7 +27,8 @@ L|reads files|ls cat head tail wc tree stat file du df sort uniq cut diff cmp co
 M|a pager, which can run commands|less more
 M|shell syntax the checker does not follow|case esac coproc function alias trap exec
 L|reads files|realpath readlink md5sum sha1sum sha256sum xxd hexdump od nl tac column jq bat fd
-L|reads files|strings paste pytest jest vitest mocha mypy pyright pylint flake8 shellcheck
+L|reads files|strings paste mypy pyright pylint flake8 shellcheck
+L|runs the project's tests (project code: conftest.py, setup files)|pytest jest vitest mocha
 M|writes files|touch mkdir tee truncate mv cp ln install rsync tsc patch
 M|runs build recipes|make cmake ninja
 H|deletes files|rm rmdir unlink shred git:rm git:clean
@@ -36,6 +37,7 @@ H|stops processes|kill pkill killall
 H|uses the network|curl wget ssh scp sftp nc ncat netcat telnet ftp aria2c http https git:push
 H|uses the network|git:pull git:fetch git:clone git:ls-remote git:submodule npm:publish
 H|uses the network|npm:audit cargo:publish cargo:login cargo:owner cargo:yank cargo:search
+H|uses the network|cargo:fetch npm:view npm:info npm:outdated gh ping dig nslookup
 H|installs packages|apt apt-get aptitude brew dnf yum pacman zypper apk snap flatpak port gem
 H|installs packages|choco winget nix-env pip:install pip:uninstall pip:download pip:wheel
 H|installs packages|cargo:install cargo:add cargo:update cargo:uninstall cargo:binstall go:get
@@ -321,7 +323,7 @@ pub(super) fn classify(name: &str, args: &[String], fx: &mut Effects) -> (Risk, 
         _ => {}
     }
     let found = rule(name).unwrap_or((High, "unknown command"));
-    if found.1 == "reads files" {
+    if found.1 == "reads files" || found.1.starts_with("runs the project's tests") {
         fx.reads.extend(files);
     }
     found

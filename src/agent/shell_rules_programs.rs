@@ -10,7 +10,18 @@ pub(super) fn never(fx: &mut Effects, why: &'static str) -> (Risk, &'static str)
 
 pub(super) fn shell(args: &[String], fx: &mut Effects) -> (Risk, &'static str) {
     let flag = |a: &String| a.starts_with('-') && !a.starts_with("--") && a.contains('c');
-    match args.iter().position(flag).and_then(|c| args.get(c + 1)) {
+    let at = args.iter().position(flag);
+    // `-i`, `-l`, `--rcfile`…: startup files the checker does not see run first.
+    let before = args.iter().take(at.unwrap_or(args.len()));
+    let startup = |a: &String| {
+        let short = a.starts_with('-') && !a.starts_with("--") && a.contains(['i', 'l']);
+        short || (a.starts_with("--") && !among(a, "--norc --noprofile --posix"))
+    };
+    if before.clone().any(startup) {
+        let why = "shell options that load startup files".to_string();
+        fx.flags.push((Medium, why));
+    }
+    match at.and_then(|c| args.get(c + 1)) {
         Some(code) => {
             fx.inner.push(code.clone());
             (Low, "runs a command in a shell")
@@ -57,6 +68,12 @@ pub(super) fn find(args: &[String], fx: &mut Effects) -> (Risk, &'static str) {
             "-exec" | "-execdir" | "-ok" | "-okdir" => {
                 let rest = &args[i + 1..];
                 let len = rest.iter().take_while(|a| !among(a, "; +")).count();
+                // `-exec sh -c 'cat {}'`: file names become shell code.
+                let runner = rest.first().is_some_and(|p| among(program(p), RUNNERS));
+                if runner && rest[..len].iter().any(|w| w.contains("{}") && w != "{}") {
+                    let why = "puts file names into code it runs".to_string();
+                    fx.flags.push((Medium, why));
+                }
                 let words = rest[..len].iter().map(|w| {
                     if w == "{}" {
                         below[0].clone()

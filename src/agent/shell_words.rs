@@ -37,6 +37,8 @@ pub(in crate::agent) struct Unwrapped {
     pub(in crate::agent) elevated: bool,
     /// The names of the variables set for it (`FOO=1 cmd`, `env FOO=1 cmd`).
     pub(in crate::agent) names: Vec<String>,
+    /// `xargs` feeds its input to the program as arguments.
+    pub(in crate::agent) xargs: bool,
     /// What the wrappers' options do (`env -S`, `time -o FILE`, options nobody knows).
     pub(in crate::agent) scan: Scan,
 }
@@ -68,6 +70,7 @@ pub(in crate::agent) fn unwrap_all(words: &[String]) -> Unwrapped {
             }
             // The duration comes before the command.
             "timeout" => i += usize::from(i < words.len()),
+            "xargs" => u.xargs = true,
             _ => {}
         }
         let split = s
