@@ -139,6 +139,7 @@ pub(super) const TABLE: &[(&str, &str, char, &str)] = &[
         "runs a command after each commit",
     ),
     ("git:commit", "-F --file", 'r', ""),
+    ("git:config", "-f --file", 'r', ""),
     (
         "cargo cargo:*",
         "--config",

@@ -20,7 +20,8 @@ use programs::{find, formatter, git_config, never, script, sed_acts, shell};
 /// their operands (checked against the project).
 const RULES: &str = "\
 L|read-only|echo printf pwd which whereis type date whoami uname true false : test [ [[ basename
-L|read-only|dirname sleep id hostname printenv export unset set read seq nproc ps wait cd pushd
+L|read-only|dirname sleep id hostname printenv export unset set read seq nproc wait cd pushd
+M|shows other processes and their command lines|ps
 L|read-only|popd command tr for select shift local declare typeset readonly sed grep egrep fgrep
 L|read-only|rg ag
 L|reads files|ls cat head tail wc tree stat file du df sort uniq cut diff cmp comm
@@ -376,6 +377,10 @@ fn family(name: &str, args: &[String]) -> (Risk, &'static str) {
         }
         ("git", "config") if !has("--get --get-all --get-regexp --list -l") => {
             Some(git_config(second))
+        }
+        // Without `--local`, reading shows ~/.gitconfig too (tokens in URLs, helpers).
+        ("git", "config") if !has("--local --worktree") => {
+            Some((Medium, "shows git settings from outside the project"))
         }
         ("git", "bisect") if second == "run" => Some((High, "runs a command on each commit")),
         ("go", "env") if has("-w -u") => Some((High, "changes Go's settings")),
