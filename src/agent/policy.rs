@@ -20,12 +20,23 @@
 //! feeding downloaded code to any interpreter (`| sh`, `bash <(curl …)`, `eval "$(curl …)"`) is
 //! a hard deny, not just `curl … | sh`; MCP and unknown tools are denied under read-only trust.
 //!
+//! Failing closed (the kernel sandbox is the boundary; this only decides what to ask):
+//! anything the checker cannot read with certainty is at least medium, so asked by default —
+//! control and invisible characters, `$'…'`, `${x%…}`, here-documents, `eval`, `case`, `alias`,
+//! `trap`, `exec`, patterns as the program; variables set for a command or for later ones
+//! unless harmless (`RUST_LOG`, `CI`…); options of "read-only" programs that run code, write or
+//! read a path (one table per program in `shell_options`, every spelling of an option);
+//! wrapper options nobody knows (`env -S` is split and judged as a command); reading a path
+//! outside the project or only known at run time (`$X`, `~user`, `src/..` when `src` may be a
+//! symlink, `{..,x}`, `.*`); running after `cd` to such a place; a `cwd` outside the project
+//! (refused under Scoped trust). Such parts are pinned: no allow pattern approves them.
+//!
 //! This module holds the types and the precedence. The rest lives in sibling modules, each
 //! private to `agent`, whose public functions are re-exported here: `shell` parses commands,
 //! `shell_rules` says what each program does, `facts` turns a call into parts with risks and
 //! reasons, and `patterns` matches the user's patterns.
 
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -84,9 +95,11 @@ pub struct Assessment {
 /// Patterns are globs (`*` any text, `?` one character, whitespace runs compare as one space).
 /// `tool:NAME` patterns match tool names (`tool:delete_file`, `tool:github/*`); the others match
 /// shell commands: the whole command, each part, and each part without wrappers (`FOO=1`, `env`,
-/// `time`, `nohup`, `xargs`; also `sudo` for deny and ask, never for allow). A deny or ask
-/// pattern fires when any of these matches; allow patterns approve a command only when every
-/// part matches one.
+/// `time`, `nohup`, `xargs`; also `sudo` for deny and ask, never for allow) and without harmless
+/// global options (`git -C dir push` is `git push`); deny and ask patterns also see the part
+/// without any global options (`git -c x=y push`). A deny or ask pattern fires when any of these
+/// matches; allow patterns approve a command only when every part matches one and none is
+/// pinned (see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct PolicySettings {
@@ -249,11 +262,21 @@ fn decide(f: &Facts, tool: &str, trust: Trust, settings: &PolicySettings) -> Dec
 /// lexically from `root`: `.` and `..` are applied, and the result must stay inside the
 /// project. `~`, variables and substitutions are refused: they are only known at run time,
 /// and the command must run exactly where it was judged.
-pub fn resolve_cwd(root: &Path, cwd: Option<&str>) -> Result<std::path::PathBuf, String> {
-    use std::path::Component;
-    let root = &std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
+pub fn resolve_cwd(root: &Path, cwd: Option<&str>) -> Result<PathBuf, String> {
+    let lexical = |path: &Path| {
+        let mut out = PathBuf::new();
+        for part in path.components() {
+            match part {
+                Component::CurDir => {}
+                Component::ParentDir => _ = out.pop(),
+                other => out.push(other),
+            }
+        }
+        out
+    };
+    let root = lexical(&std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf()));
     let Some(raw) = cwd.map(str::trim).filter(|c| !c.is_empty()) else {
-        return Ok(root.to_path_buf());
+        return Ok(root);
     };
     if raw.starts_with('~') || raw.contains(['$', '`']) || raw.chars().any(char::is_control) {
         return Err(format!(
@@ -261,16 +284,9 @@ pub fn resolve_cwd(root: &Path, cwd: Option<&str>) -> Result<std::path::PathBuf,
              project"
         ));
     }
-    let mut out = std::path::PathBuf::new();
-    for part in root.join(raw).components() {
-        match part {
-            Component::CurDir => {}
-            Component::ParentDir => _ = out.pop(),
-            other => out.push(other),
-        }
-    }
-    match out.starts_with(root) {
-        true => Ok(out),
+    let dir = lexical(&root.join(raw));
+    match dir.starts_with(&root) {
+        true => Ok(dir),
         false => Err(format!(
             "the working directory `{raw}` is outside the project; commands run inside it"
         )),
