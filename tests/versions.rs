@@ -159,3 +159,69 @@ fn messages_of_other_chats_survive_a_restore() {
     f.engine.restore(&f.project, &first).unwrap();
     assert_eq!(f.engine.store().messages(other.id).unwrap().len(), 1);
 }
+
+/// A chat started at `commit` (as the GUI's "new chat" records HEAD) with a question and an
+/// answer: it changed nothing.
+fn ask_chat(f: &common::Fixture, commit: &str) -> i64 {
+    let chat = f
+        .engine
+        .store()
+        .create_chat(f.project.id, tandem::store::ChatMode::Ask, Some(commit))
+        .unwrap();
+    for (role, text) in [
+        (Role::User, "what does a.txt do?"),
+        (Role::Assistant, "it…"),
+    ] {
+        f.engine
+            .store()
+            .insert_message(&NewMessage::new(chat.id, role, text))
+            .unwrap();
+    }
+    chat.id
+}
+
+#[test]
+fn restoring_the_current_version_changes_nothing() {
+    // Issue 10: "the project already is at …" deleted every message of two unrelated chats.
+    let f = fixture(&[("a.txt", "a\n")]);
+    let (chat, _, current) = approve(&f, None, "<tandem-write path=\"a.txt\">1\n</tandem-write>");
+    // A later turn in the chat that made `current`: kept, the version did not change.
+    f.engine
+        .store()
+        .insert_message(&NewMessage::new(chat, Role::User, "and now?"))
+        .unwrap();
+    let others = [ask_chat(&f, &current), ask_chat(&f, &current)];
+    let before: Vec<_> = [chat, others[0], others[1]]
+        .iter()
+        .map(|&c| f.engine.store().messages(c).unwrap())
+        .collect();
+    let count = f.commit_count();
+
+    let outcome = f.engine.restore(&f.project, &current[..10]).unwrap();
+    assert_eq!(outcome.restored, current);
+    assert_eq!(outcome.commit, None);
+    assert_eq!(outcome.removed_messages, 0);
+    assert_eq!(f.head(), current);
+    assert_eq!(f.commit_count(), count);
+    let after: Vec<_> = [chat, others[0], others[1]]
+        .iter()
+        .map(|&c| f.engine.store().messages(c).unwrap())
+        .collect();
+    assert_eq!(after, before);
+    f.assert_clean();
+}
+
+#[test]
+fn a_restore_keeps_chats_that_started_there_but_changed_nothing() {
+    let f = fixture(&[("a.txt", "v0\n")]);
+    let start = f.head();
+    let unrelated = ask_chat(&f, &start);
+    let (chat, _, _) = approve(&f, None, "<tandem-write path=\"a.txt\">v1\n</tandem-write>");
+    let outcome = f.engine.restore(&f.project, &start).unwrap();
+    assert!(outcome.commit.is_some());
+    assert_eq!(f.read("a.txt"), "v0\n");
+    // The chat whose change the restore undid is cleared; the question next to it is not.
+    assert!(f.engine.store().messages(chat).unwrap().is_empty());
+    assert_eq!(f.engine.store().messages(unrelated).unwrap().len(), 2);
+    assert_eq!(outcome.removed_messages, 2);
+}

@@ -38,29 +38,51 @@ impl Engine {
     }
 
     /// Brings the project back to `commit` as a new commit. Uncommitted work is committed
-    /// first. The chat that produced `commit` loses the messages after it (and a chat that
-    /// started at `commit` loses all of them): they describe changes that are gone.
+    /// first. Messages that describe changes the restore removed go: the chat that produced
+    /// `commit` loses the messages after it, and a chat that started at `commit` and made
+    /// changes since loses all of them. Chats that changed nothing keep every message, and a
+    /// restore that changes no file (the project already is at `commit`) removes nothing.
     pub fn restore(&self, project: &Project, commit: &str) -> Result<RestoreOutcome> {
         self.locked(project.id, || {
             let repo = vcs::open(&project.path)?;
             let (restored, new_commit) = vcs::restore(&repo, commit)?;
-            let mut removed = 0;
-            if let Some(message) = self.store.message_by_commit(project.id, &restored)? {
-                removed += self
-                    .store
-                    .delete_messages_after(message.chat_id, message.id)?;
-            }
-            for chat in self.store.chats(project.id)? {
-                if chat.initial_commit.as_deref() == Some(restored.as_str()) {
-                    removed += self.store.clear_chat(chat.id)?;
-                }
-            }
+            let removed = match new_commit {
+                Some(_) => self.remove_messages_after(project, &restored)?,
+                // No file changed, so no message describes a change that is gone.
+                None => 0,
+            };
             Ok(RestoreOutcome {
                 restored,
                 commit: new_commit,
                 removed_messages: removed,
             })
         })
+    }
+
+    /// Removes the messages whose changes a restore to `restored` took away; returns how many.
+    fn remove_messages_after(&self, project: &Project, restored: &str) -> Result<usize> {
+        let mut removed = 0;
+        if let Some(message) = self.store.message_by_commit(project.id, restored)? {
+            removed += self
+                .store
+                .delete_messages_after(message.chat_id, message.id)?;
+        }
+        for chat in self.store.chats(project.id)? {
+            if chat.initial_commit.as_deref() != Some(restored) {
+                continue;
+            }
+            // Only a chat that committed something since its start lost anything: a chat
+            // that asked questions, or whose proposals are still pending, is left as it is.
+            let changed = self
+                .store
+                .messages(chat.id)?
+                .iter()
+                .any(|m| m.commit_hash.is_some());
+            if changed {
+                removed += self.store.clear_chat(chat.id)?;
+            }
+        }
+        Ok(removed)
     }
 
     /// Reverts the newest approved change that is still in place (three-way, so later
