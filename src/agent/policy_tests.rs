@@ -875,6 +875,10 @@ fn wrappers_that_resplit_or_hide_options_are_not_low() {
         ("time -o /tmp/t ls", High),
         ("nice -n 5 ls", Low),
         ("timeout -s KILL 5 ls", Low),
+        // A known flag takes no value: the program after it is still judged.
+        ("env -i rm -rf build", High),
+        ("command -p cat ~/.netrc", Medium),
+        ("xargs -0 rm", High),
     ];
     for (command, expected) in cases {
         assert_eq!(

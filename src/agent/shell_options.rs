@@ -48,6 +48,12 @@ fn lookup(keys: &[&str], opt: &str) -> Option<(char, &'static str)> {
     })
 }
 
+/// Whether options of `kind` take a value: the lower-case kinds but `f` (a harmless flag),
+/// and `S`, `R`.
+fn takes_value(kind: char) -> bool {
+    (kind.is_lowercase() && kind != 'f') || kind == 'S' || kind == 'R'
+}
+
 /// Whether an unknown option's value looks like a path (so it is judged as one).
 fn pathlike(value: &str) -> bool {
     value.len() > 1 && (value.contains('/') || value.starts_with(['~', '$', '.']))
@@ -99,7 +105,7 @@ pub(super) fn scan(keys: &[&str], args: &[String], go: bool, stop: bool) -> Scan
             let opt = format!("-{c}");
             let rest: String = chars[k + 1..].iter().collect();
             let kind = lookup(keys, &opt).map(|(kind, _)| kind);
-            let value = kind.is_some_and(|kind| kind.is_lowercase() || kind == 'S');
+            let value = kind.is_some_and(takes_value);
             if value || kind == Some('O') {
                 let (attached, next) = match rest.is_empty() {
                     true => (None, args.get(i).cloned()),
@@ -141,7 +147,7 @@ impl Scan {
             self.guessed.extend(attached.filter(|v| pathlike(v)));
             return 0;
         };
-        let takes = kind.is_lowercase() || kind == 'S' || kind == 'R';
+        let takes = takes_value(kind);
         let (value, took) = match (attached, takes) {
             (Some(v), _) => (Some(v), 0),
             (None, true) => (next, 1),
