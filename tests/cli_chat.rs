@@ -401,3 +401,67 @@ async fn agent_mode_streams_steps_and_reports_them_in_json() {
     }
     assert!(out["steps"][0].get("sandbox").is_none(), "{out}");
 }
+
+/// The real binary's agent command gets an environment without the app's secrets or shell
+/// hijacks, whatever the person's shell exported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_commands_never_see_the_apps_secrets_or_shell_hijacks() {
+    let (_dir, root, cli, server) = setup().await;
+    tandem::store::Store::open_dir(&cli.data)
+        .unwrap()
+        .set_setting("agent.tool_calling", "native")
+        .unwrap();
+    server.push(
+        "POST",
+        "/api/chat",
+        fake_provider::ollama_tool_call(
+            "run_shell",
+            serde_json::json!({"command": "env > env.txt"}),
+        ),
+    );
+    server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&["Listed."], Duration::from_millis(5)),
+    );
+    let root_str = root.to_str().unwrap();
+    let args = [
+        "chat",
+        "--project",
+        root_str,
+        "--provider",
+        "fake",
+        "--mode",
+        "agent",
+        "--allow-risk",
+        "high",
+        "list the environment",
+    ];
+    let output = cli
+        .command(&args)
+        .env("OPENAI_API_KEY", "sk-decoy-openai")
+        .env("GITHUB_TOKEN", "ghp-decoy")
+        .env("BASH_ENV", "/tmp/decoy-bash-env")
+        .env("CDPATH", "/tmp")
+        .env("BASH_FUNC_ls%%", "() { echo decoy; }")
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let env = std::fs::read_to_string(root.join("env.txt")).unwrap();
+    assert!(env.contains("PATH="), "{env}");
+    for gone in [
+        "decoy",
+        "OPENAI_API_KEY",
+        "GITHUB_TOKEN",
+        "BASH_ENV",
+        "CDPATH",
+        "BASH_FUNC",
+    ] {
+        assert!(!env.contains(gone), "{gone} reached the command:\n{env}");
+    }
+}

@@ -363,12 +363,29 @@ pub fn kill_process_group(pid: u32) {
     }
 }
 
-/// The environment for agent commands: the given variables minus the app's secrets. The
-/// model chooses the commands, so anything that looks like a credential stays out of reach
-/// (`env`, `printenv` or a malicious script would otherwise read it).
+/// Inherited variables that make a shell run or read what the policy never saw: startup
+/// files of non-interactive shells, `cd`'s search path (the judged `cd x` would go elsewhere),
+/// options and trace prompts that expand commands. Exported bash functions (`BASH_FUNC_…`)
+/// would replace the programs the policy judged.
+const SHELL_HIJACKS: &[&str] = &[
+    "BASH_ENV",
+    "ENV",
+    "CDPATH",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "PS4",
+    "PROMPT_COMMAND",
+    "GLOBIGNORE",
+    "IFS",
+];
+
+/// The environment for agent commands: the given variables minus the app's secrets and the
+/// shell hijacks. The model chooses the commands, so anything that looks like a credential
+/// stays out of reach (`env`, `printenv` or a malicious script would otherwise read it).
 pub fn scrubbed_env(vars: impl IntoIterator<Item = (String, String)>) -> Vec<(String, String)> {
+    let hijack = |name: &str| SHELL_HIJACKS.contains(&name) || name.starts_with("BASH_FUNC_");
     vars.into_iter()
-        .filter(|(name, _)| !crate::llm::secrets::is_secret_env_name(name))
+        .filter(|(name, _)| !crate::llm::secrets::is_secret_env_name(name) && !hijack(name))
         .collect()
 }
 
@@ -494,7 +511,7 @@ mod tests {
         let secrets = "OPENAI_API_KEY anthropic_api_key GITHUB_TOKEN NPM_TOKEN STRIPE_SECRET \
             DB_PASSWORD MYSQL_PASSWD CLIENT_SECRET_FILE GOOGLE_APPLICATION_CREDENTIALS \
             AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN TANDEM_MODEL \
-            SSH_AUTH_SOCK SIGNING_KEY";
+            SSH_AUTH_SOCK SIGNING_KEY BASH_ENV ENV CDPATH SHELLOPTS PS4 BASH_FUNC_ls%%";
         let vars = kept.split(' ').chain(secrets.split_whitespace());
         let vars = vars.map(|name| (name.to_string(), "v".to_string()));
         let names: Vec<String> = scrubbed_env(vars).into_iter().map(|(n, _)| n).collect();
