@@ -516,6 +516,99 @@ async fn redo_replaces_the_last_reply() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redo_that_fails_keeps_the_prompt_and_the_reply() {
+    // Issue 10: Redo deleted the prompt and the reply before resending; a failed send lost both.
+    let s = setup(ProviderKind::Ollama).await;
+    let chat = s.chat(ChatMode::Build);
+    s.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&["first ", "try"], Duration::ZERO),
+    );
+    let first = s
+        .service
+        .send(chat, "q", SendOptions::default())
+        .await
+        .unwrap();
+    tokio::time::timeout(BOUND, first.outcome)
+        .await
+        .unwrap()
+        .unwrap();
+    let before = s.engine.store().messages(chat).unwrap();
+    assert_eq!(before.len(), 2);
+
+    // The provider drops the connection mid-reply.
+    s.server.push(
+        "POST",
+        "/api/chat",
+        faulty(
+            ollama_stream(&["sec", "ond"], Duration::ZERO),
+            1,
+            End::Disconnect,
+        ),
+    );
+    let again = s
+        .service
+        .redo(chat, None, SendOptions::default())
+        .await
+        .unwrap();
+    let outcome = tokio::time::timeout(BOUND, again.outcome)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(outcome.status, MessageStatus::Error);
+    let after = s.engine.store().messages(chat).unwrap();
+    assert_eq!(after[..2], before[..], "the old turn is untouched");
+    // The failed attempt is kept with its error (the chat shows it with Retry).
+    assert_eq!(after.len(), 3);
+    assert_eq!(after[2].status, MessageStatus::Error);
+    // The resend's history does not contain the turn it replaces.
+    let sent = &s.chat_requests()[1].body["messages"];
+    let texts: Vec<&str> = sent
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert!(!texts.contains(&"first try"), "{texts:?}");
+
+    // A redo with a new prompt that cannot even start leaves the chat as it was.
+    let options = SendOptions {
+        provider: Some("no-such-provider".into()),
+        ..SendOptions::default()
+    };
+    assert!(s.service.redo(chat, Some("q2"), options).await.is_err());
+    assert_eq!(s.engine.store().messages(chat).unwrap(), after);
+
+    // A redo that completes replaces the old reply and the failed attempt.
+    s.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&["third try"], Duration::ZERO),
+    );
+    let third = s
+        .service
+        .redo(chat, Some("q3"), SendOptions::default())
+        .await
+        .unwrap();
+    let outcome = tokio::time::timeout(BOUND, third.outcome)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(outcome.status, MessageStatus::Complete);
+    let texts: Vec<String> = s
+        .engine
+        .store()
+        .messages(chat)
+        .unwrap()
+        .into_iter()
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(texts, ["q3", "third try"]);
+    s.assert_settled(chat);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ollama_not_running_says_how_to_start_it() {
     let s = setup(ProviderKind::Ollama).await;
     let port = {

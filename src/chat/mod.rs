@@ -228,12 +228,14 @@ impl ChatService {
             .engine
             .store()
             .insert_message(&crate::store::NewMessage::new(chat.id, Role::User, prompt))?;
-        self.start(chat.id, prompt.to_string(), Some(user.id), options)
+        self.start(chat.id, prompt.to_string(), Some(user.id), options, None)
             .await
     }
 
-    /// Runs the chat's last turn again: removes the last reply (and its prompt too when
-    /// `new_prompt` replaces it) and streams a new one.
+    /// Runs the chat's last turn again, with its prompt or with `new_prompt`. The earlier
+    /// prompt and replies stay until the new reply is complete and are removed with it in one
+    /// step; a resend that fails or is cancelled leaves them as they were (next to the failed
+    /// attempt, which a later redo replaces too).
     pub async fn redo(
         self: &Arc<Self>,
         chat_id: i64,
@@ -247,18 +249,49 @@ impl ChatService {
             .iter()
             .rposition(|m| m.role == Role::User)
             .ok_or(ChatError::NothingToRedo(chat_id))?;
-        for message in &messages[last_user + 1..] {
-            store.delete_message(message.id)?;
-        }
         let user = &messages[last_user];
+        let mut replaces: Vec<i64> = messages[last_user + 1..].iter().map(|m| m.id).collect();
         match new_prompt {
             Some(prompt) => {
-                store.delete_message(user.id)?;
-                self.send(chat_id, prompt, options).await
+                replaces.push(user.id);
+                let redo = turn::Redo {
+                    prompt_id: user.id,
+                    replaces,
+                };
+                let new_user = store.insert_message(&crate::store::NewMessage::new(
+                    chat_id,
+                    Role::User,
+                    prompt,
+                ))?;
+                let started = self
+                    .start(
+                        chat_id,
+                        prompt.to_string(),
+                        Some(new_user.id),
+                        options,
+                        Some(redo),
+                    )
+                    .await;
+                if started.is_err() {
+                    // Nothing was sent: the chat is left as it was. The caller still has the
+                    // prompt, and the error says why.
+                    let _ = store.delete_message(new_user.id);
+                }
+                started
             }
             None => {
-                self.start(chat_id, user.content.clone(), Some(user.id), options)
-                    .await
+                let redo = turn::Redo {
+                    prompt_id: user.id,
+                    replaces,
+                };
+                self.start(
+                    chat_id,
+                    user.content.clone(),
+                    Some(user.id),
+                    options,
+                    Some(redo),
+                )
+                .await
             }
         }
     }

@@ -45,10 +45,20 @@ pub(super) struct Turn {
     prompt: String,
     /// Messages before this id are history.
     history_before: i64,
+    /// A redo's earlier turn: deleted when this reply completes, kept if it does not.
+    replaces: Vec<i64>,
     pub(super) message_id: i64,
     pub(super) cancel: CancellationToken,
     auto_approve: bool,
     pub(super) allow_risk: Option<crate::agent::policy::Risk>,
+}
+
+/// What a redo's new turn replaces.
+pub(super) struct Redo {
+    /// The earlier turn's prompt: the new turn's history ends before it.
+    pub(super) prompt_id: i64,
+    /// The earlier turn's messages, removed only once the new reply is complete.
+    pub(super) replaces: Vec<i64>,
 }
 
 impl ChatService {
@@ -59,6 +69,7 @@ impl ChatService {
         prompt: String,
         user_message_id: Option<i64>,
         options: SendOptions,
+        redo: Option<Redo>,
     ) -> Result<TurnHandle, ChatError> {
         let store = self.engine.store();
         let chat = store.chat(chat_id)?;
@@ -90,8 +101,13 @@ impl ChatService {
                 done: done_rx,
             },
         );
+        let (history_before, replaces) = match redo {
+            Some(redo) => (redo.prompt_id, redo.replaces),
+            None => (user_message_id.unwrap_or(placeholder.id), Vec::new()),
+        };
         let turn = Turn {
-            history_before: user_message_id.unwrap_or(placeholder.id),
+            history_before,
+            replaces,
             message_id: placeholder.id,
             chat,
             project,
@@ -179,11 +195,18 @@ impl ChatService {
             Err(e) => outcome.error = Some(e.to_string()),
         }
         let store = self.engine.store();
-        if let Err(e) = store.finish_message(
+        // A redo's earlier turn goes only now that its replacement exists: a failed or
+        // cancelled resend leaves it as it was.
+        let replaced: &[i64] = match outcome.status {
+            MessageStatus::Complete => &turn.replaces,
+            _ => &[],
+        };
+        if let Err(e) = store.finish_message_replacing(
             turn.message_id,
             &outcome.content,
             outcome.status,
             outcome.error.as_deref(),
+            replaced,
         ) {
             outcome.status = MessageStatus::Error;
             outcome.error = Some(format!("the reply could not be saved: {e}"));

@@ -243,7 +243,28 @@ impl Store {
         status: MessageStatus,
         error: Option<&str>,
     ) -> Result<()> {
+        self.finish_message_replacing(id, content, status, error, &[])
+    }
+
+    /// Ends a streamed reply like [`Store::finish_message`] and deletes the messages in
+    /// `replaced` (of the same chat) in the same transaction: a redo's new reply and the turn
+    /// it replaces are never both missing, whatever fails.
+    pub fn finish_message_replacing(
+        &self,
+        id: i64,
+        content: &str,
+        status: MessageStatus,
+        error: Option<&str>,
+        replaced: &[i64],
+    ) -> Result<()> {
         self.transaction(|tx| {
+            for old in replaced {
+                tx.execute(
+                    "DELETE FROM messages WHERE id = ?1 AND id != ?2
+                     AND chat_id = (SELECT chat_id FROM messages WHERE id = ?2)",
+                    params![old, id],
+                )?;
+            }
             let changed = tx.execute(
                 "UPDATE messages SET content = ?2, status = ?3, error = ?4, updated_at = ?5
                  WHERE id = ?1",
