@@ -616,3 +616,84 @@ async fn the_text_protocol_never_runs_a_call_repeated_from_a_tool_result() {
     );
     assert!(!s.root.join("pwned").exists());
 }
+
+/// A local HTTP server counting the connections that reach it.
+fn counting_server() -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = count.clone();
+    std::thread::Builder::new()
+        .name("counting-server".into())
+        .spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let mut stream = stream;
+                seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let _ = stream.read(&mut [0; 1024]);
+                let _ = stream.write_all(b"HTTP/1.0 200 OK\r\nContent-Length: 5\r\n\r\nhello");
+            }
+        })
+        .unwrap();
+    (port, count)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_network_opens_only_for_a_network_command_the_person_approved() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let (port, count) = counting_server();
+    let fetch = format!("curl -s http://127.0.0.1:{port}/");
+    let s = setup(ProviderKind::Ollama).await;
+    s.tool_calling("native");
+    let call = || ollama_tool_call("run_shell", json!({ "command": fetch }));
+
+    // Asked, approved: it reaches the server, and the approval said the network comes with it.
+    s.script("/api/chat", vec![call(), text("Fetched.")]);
+    let (outcome, asked) = s
+        .turn(
+            ChatMode::Agent,
+            "fetch",
+            SendOptions::default(),
+            &[Answer::Approve],
+            false,
+        )
+        .await;
+    assert_complete(&outcome);
+    assert_eq!(asked, 1);
+    let step = &s.steps(outcome.message_id)[0];
+    assert!(
+        step.reason.as_deref().unwrap().contains("use the network"),
+        "{step:?}"
+    );
+    let sandbox = step.sandbox.as_ref().unwrap();
+    if sandbox["confined"] == true {
+        assert_eq!(sandbox["network"], "allowed", "{sandbox}");
+    }
+    assert_eq!(step.exit_code, Some(0), "{step:?}");
+    assert!(
+        step.result.as_deref().unwrap().contains("hello"),
+        "{step:?}"
+    );
+    assert_eq!(count.load(SeqCst), 1);
+
+    // Pre-approved by risk level only: it runs, confined, and the network stays shut.
+    s.script("/api/chat", vec![call(), text("Tried.")]);
+    let options = SendOptions {
+        allow_risk: Some(Risk::High),
+        ..SendOptions::default()
+    };
+    let (outcome, asked) = s.turn(ChatMode::Agent, "fetch", options, &[], false).await;
+    assert_complete(&outcome);
+    assert_eq!(asked, 0);
+    let step = &s.steps(outcome.message_id)[0];
+    assert_eq!(step.decision, Some(StepDecision::Allowed));
+    let sandbox = step.sandbox.as_ref().unwrap();
+    if sandbox["confined"] == true && sandbox["network"] == "isolated" {
+        assert_ne!(step.exit_code, Some(0), "{step:?}");
+        assert_eq!(
+            count.load(SeqCst),
+            1,
+            "an unapproved command reached the network"
+        );
+    }
+}

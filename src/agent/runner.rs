@@ -354,6 +354,12 @@ impl<H: Host> State<'_, H> {
         if shell && !by_pattern {
             compensate(&mut assessment, sandbox::probe());
         }
+        // The person should know what a yes opens: the network comes only with approval.
+        if let (true, true, Decision::Ask { reason }) =
+            (shell, assessment.network, &mut assessment.decision)
+        {
+            reason.push_str("; approving also lets this command use the network");
+        }
         let (decision, reason) = match &assessment.decision {
             Decision::Allow { reason } => (StepDecision::Allowed, reason.clone()),
             Decision::Deny { reason } => (StepDecision::Denied, reason.clone()),
