@@ -1,4 +1,4 @@
-//! The programs `shell_rules::classify` hands over for a closer look at their arguments:
+//! The programs `rules::classify` hands over for a closer look at their arguments:
 //! shells, formatters, `find`, sed scripts, git settings and package.json scripts.
 
 use super::*;

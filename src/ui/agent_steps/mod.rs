@@ -20,7 +20,6 @@ const OUTPUT_LINES: usize = 6;
 const ESSENTIAL_CHARS: usize = 300;
 
 // The card of the call waiting for the person.
-#[path = "agent_approval.rs"]
 mod approval;
 
 /// The steps of reply `message_id`, then the calls it waits on.

@@ -7,13 +7,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::policy::Risk::{self, High, Low, Medium};
+use super::Risk::{self, High, Low, Medium};
+use super::options::scan;
+use super::rules::{Effects, RUNNERS, classify, is_download, subcommand, uses_network};
 use super::shell::{Cmd, Parser, among, program, unwrap, unwrap_all};
-use super::shell_options::scan;
-use super::shell_rules::{Effects, RUNNERS, classify, is_download, subcommand, uses_network};
 
 // Where paths lie: `Ctx::anchor`, `locate` and the read and write judgements.
-#[path = "facts_paths.rs"]
 mod paths;
 
 use paths::{Loc, normalize};

@@ -27,9 +27,7 @@ use tokio_util::sync::CancellationToken;
 use super::policy::{Risk, classify_shell};
 use crate::store::{ApprovalDecision, ApprovalKind, DecideError, DecidedBy, Store};
 
-#[path = "gateway_auth.rs"]
 mod auth;
-#[path = "gateway_risk.rs"]
 mod risk;
 pub use auth::generate_token;
 use auth::refusal;

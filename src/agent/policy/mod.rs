@@ -25,28 +25,36 @@
 //! control and invisible characters, `$'…'`, `${x%…}`, here-documents, `eval`, `case`, `alias`,
 //! `trap`, `exec`, patterns as the program; variables set for a command or for later ones
 //! unless harmless (`RUST_LOG`, `CI`…); options of "read-only" programs that run code, write or
-//! read a path (one table per program in `shell_options`, every spelling of an option);
+//! read a path (one table per program in `options`, every spelling of an option);
 //! wrapper options nobody knows (`env -S` is split and judged as a command); reading a path
 //! outside the project or only known at run time (`$X`, `~user`, `src/..` when `src` may be a
 //! symlink, `{..,x}`, `.*`); running after `cd` to such a place; a `cwd` outside the project
 //! (refused under Scoped trust). Such parts are pinned: no allow pattern approves them.
 //!
-//! This module holds the types and the precedence. The rest lives in sibling modules, each
-//! private to `agent`, whose public functions are re-exported here: `shell` parses commands,
-//! `shell_rules` says what each program does, `facts` turns a call into parts with risks and
-//! reasons, and `patterns` matches the user's patterns.
+//! This module holds the types and the precedence. The rest lives in private child modules,
+//! whose public functions are re-exported here: `shell` parses commands (`shell::words` reads
+//! a command's words and wrappers), `options` knows which options run code, write or read,
+//! `rules` says what each program does (`rules::programs` for those looked at closely),
+//! `facts` turns a call into parts with risks and reasons (`facts::paths` judges where paths
+//! lie), and `patterns` matches the user's patterns.
+
+mod facts;
+mod options;
+mod patterns;
+mod rules;
+mod shell;
 
 use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::facts::{Ctx, Facts, Kind, Part};
-use super::patterns::fires;
+use self::facts::{Ctx, Facts, Kind, Part};
+use self::patterns::fires;
 
-pub use super::patterns::allow_pattern_for;
-pub use super::shell::split_command;
-pub use super::shell_rules::classify_shell;
+pub use self::patterns::allow_pattern_for;
+pub use self::rules::classify_shell;
+pub use self::shell::split_command;
 
 use Risk::Low;
 
@@ -294,5 +302,4 @@ pub fn resolve_cwd(root: &Path, cwd: Option<&str>) -> Result<PathBuf, String> {
 }
 
 #[cfg(test)]
-#[path = "policy_tests.rs"]
 mod tests;

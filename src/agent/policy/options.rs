@@ -5,10 +5,9 @@
 //! option cannot hide behind another form. An option the table does not know is a flag; if it
 //! carries a path-like value (`--input=/etc/x`, `-f/etc/x`), that path counts as read.
 
-use super::policy::Risk::{self, High, Medium};
+use super::Risk::{self, High, Medium};
 use super::shell::among;
 
-#[path = "shell_options_table.rs"]
 mod table;
 
 use table::TABLE;

@@ -1,5 +1,5 @@
 //! The risk each program gets, judged through `classify_shell`; the precedence that turns
-//! risks into decisions is tested in `policy_tests.rs`.
+//! risks into decisions is tested in `policy::tests`.
 
 use super::*;
 

@@ -1,6 +1,6 @@
 use super::Risk::{High, Low, Medium};
 use super::*;
-use crate::agent::shell::quote;
+use crate::agent::policy::shell::quote;
 use proptest::prelude::*;
 use serde_json::json;
 

@@ -5,12 +5,11 @@
 
 use std::path::Path;
 
+use super::Risk::{self, High, Low, Medium};
 use super::facts::{Ctx, Kind};
-use super::policy::Risk::{self, High, Low, Medium};
+use super::options::{Scan, scan};
 use super::shell::{Cmd, among, operands, option_value, program, quote, unwrap};
-use super::shell_options::{Scan, scan};
 
-#[path = "shell_rules_programs.rs"]
 mod programs;
 
 use programs::{find, formatter, git_config, never, script, sed_acts, shell};
@@ -440,5 +439,4 @@ pub(super) fn subcommand<'a>(
 }
 
 #[cfg(test)]
-#[path = "shell_rules_tests.rs"]
 mod tests;

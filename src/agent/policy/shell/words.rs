@@ -3,7 +3,7 @@
 
 use super::among;
 use crate::agent::policy::Risk;
-use crate::agent::shell_options::{STRICT, Scan, scan};
+use crate::agent::policy::options::{STRICT, Scan, scan};
 
 const BIN_DIRS: &str = "/bin /sbin /usr/bin /usr/sbin /usr/local/bin /usr/local/sbin \
                         /opt/homebrew/bin";

@@ -1,15 +1,14 @@
 //! The shell lexer: splits a command line into simple commands, following quotes, escapes,
 //! operators (`;`, `&&`, `||`, `|`, `&`), subshells, `$(…)`, backticks, `<(…)` and
 //! here-documents; and the helpers that read a simple command's words (wrappers such as `sudo`
-//! and `env`, options, operands). It only parses: what a command does is `shell_rules`' call.
+//! and `env`, options, operands). It only parses: what a command does is `rules`' call.
 
 use std::mem::take;
 use std::path::Path;
 
-use super::shell_rules::{classify_shell, is_download};
+use super::rules::{classify_shell, is_download};
 
 // The words of one command: wrappers, operands, options.
-#[path = "shell_words.rs"]
 mod words;
 
 pub(super) use words::{operands, option_value, program, quote, unwrap, unwrap_all};
@@ -28,7 +27,7 @@ pub fn split_command(command: &str) -> Vec<String> {
     classify_shell(command, Path::new("/")).1
 }
 
-/// Whether `word` is in `list`, a space-separated table like the ones here and in `shell_rules`.
+/// Whether `word` is in `list`, a space-separated table like the ones here and in `rules`.
 pub(super) fn among(word: &str, list: &str) -> bool {
     list.split_whitespace().any(|w| w == word)
 }

@@ -1,4 +1,4 @@
-//! The option tables `shell_options::scan` reads programs' arguments with: one row per
+//! The option tables `options::scan` reads programs' arguments with: one row per
 //! program (or subcommand) and kind of option. Data only; the kinds are explained on `TABLE`.
 
 /// `(program, options, kind, why)`. `program` is a name, `family:sub` for a subcommand's
