@@ -15,7 +15,8 @@ use super::shell::{Cmd, Parser, among, program, unwrap, unwrap_all};
 // Where paths lie: `Ctx::anchor`, `locate` and the read and write judgements.
 mod paths;
 
-use paths::{Loc, normalize};
+use paths::Loc;
+pub(super) use paths::normalize;
 
 const PATH_KEYS: &str = "path paths from to file file_path source destination target old_path \
                          new_path dir directory";

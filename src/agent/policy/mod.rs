@@ -44,7 +44,7 @@ mod patterns;
 mod rules;
 mod shell;
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -271,17 +271,7 @@ fn decide(f: &Facts, tool: &str, trust: Trust, settings: &PolicySettings) -> Dec
 /// project. `~`, variables and substitutions are refused: they are only known at run time,
 /// and the command must run exactly where it was judged.
 pub fn resolve_cwd(root: &Path, cwd: Option<&str>) -> Result<PathBuf, String> {
-    let lexical = |path: &Path| {
-        let mut out = PathBuf::new();
-        for part in path.components() {
-            match part {
-                Component::CurDir => {}
-                Component::ParentDir => _ = out.pop(),
-                other => out.push(other),
-            }
-        }
-        out
-    };
+    let lexical = facts::normalize;
     let root = lexical(&std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf()));
     let Some(raw) = cwd.map(str::trim).filter(|c| !c.is_empty()) else {
         return Ok(root);

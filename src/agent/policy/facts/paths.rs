@@ -137,7 +137,7 @@ pub(super) fn expands_to_parent(raw: &str) -> bool {
 }
 
 /// Lexical normalisation: `.` dropped, `..` pops (never above `/`).
-pub(super) fn normalize(path: &Path) -> PathBuf {
+pub(in crate::agent::policy) fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {
