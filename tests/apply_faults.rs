@@ -120,3 +120,113 @@ fn a_conflict_found_at_apply_time_writes_nothing() {
     );
     assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "a\n");
 }
+
+/// Makes the database refuse to record any approval, as a full disk or a locked file would,
+/// until [`heal`] is called. A trigger: the engine's own write fails the way SQLite fails.
+fn refuse_approvals(f: &common::Fixture) {
+    let db = rusqlite::Connection::open(f.data.join("tandem.db")).unwrap();
+    db.execute_batch(
+        "CREATE TRIGGER refuse_approvals BEFORE UPDATE ON messages
+         WHEN NEW.approval_state = 'approved'
+         BEGIN SELECT RAISE(ABORT, 'disk I/O error (injected)'); END;",
+    )
+    .unwrap();
+}
+
+fn heal(f: &common::Fixture) {
+    let db = rusqlite::Connection::open(f.data.join("tandem.db")).unwrap();
+    db.execute_batch("DROP TRIGGER refuse_approvals").unwrap();
+}
+
+#[test]
+fn an_approval_committed_but_not_recorded_is_recorded_from_git() {
+    // Issue 10: the approval was recorded only after the commit; a failure in between left a
+    // committed change marked pending (and it could then be neither approved nor undone).
+    let f = fixture(&[("a.txt", "a\n")]);
+    let proposal = f
+        .engine
+        .propose(
+            &f.project,
+            None,
+            None,
+            "<tandem-write path=\"a.txt\">A\n</tandem-write>",
+        )
+        .unwrap();
+    let id = proposal.message.id;
+    let head = f.head();
+    refuse_approvals(&f);
+
+    let err = f.engine.approve(id, None).unwrap_err();
+    assert!(err.to_string().contains("injected"), "{err}");
+    // The change is on disk and committed: the error says so rather than hiding it.
+    let commit = f.head();
+    assert_ne!(commit, head);
+    assert_eq!(f.git(&["show", "HEAD:a.txt"]), "A\n");
+    assert!(err.to_string().contains(&commit[..7]), "{err}");
+    assert_eq!(f.read("a.txt"), "A\n");
+    f.assert_clean();
+
+    // Once the database works again, the next start records what git has.
+    heal(&f);
+    let engine = Engine::open(Some(&f.data)).unwrap();
+    let message = engine.store().message(id).unwrap();
+    assert_eq!(message.approval_state, Some(ApprovalState::Approved));
+    assert_eq!(message.commit_hash.as_deref(), Some(commit.as_str()));
+    // …so it can be undone like any approved change.
+    let undo = engine.undo(&f.project).unwrap();
+    assert_eq!(undo.reverted, commit);
+    assert_eq!(f.read("a.txt"), "a\n");
+    f.assert_clean();
+}
+
+#[test]
+fn a_review_settles_an_interrupted_approval_from_git() {
+    let f = fixture(&[("a.txt", "a\n")]);
+    let reply = "<tandem-write path=\"a.txt\">A\n</tandem-write>";
+    // The approval landed, but the record failed (and the engine kept running).
+    let landed = f.engine.propose(&f.project, None, None, reply).unwrap();
+    refuse_approvals(&f);
+    f.engine.approve(landed.message.id, None).unwrap_err();
+    heal(&f);
+    let review = f.engine.review(landed.message.id).unwrap();
+    assert_eq!(review.message.approval_state, Some(ApprovalState::Approved));
+    assert_eq!(
+        review.message.commit_hash.as_deref(),
+        Some(f.head().as_str())
+    );
+    assert!(matches!(
+        f.engine.reject(landed.message.id),
+        Err(EngineError::NotReviewable { .. })
+    ));
+
+    // An approval that stopped before HEAD moved (a crash): its commit is not in history,
+    // so the proposal is still pending and can be approved.
+    let stopped = f
+        .engine
+        .propose(
+            &f.project,
+            Some(landed.chat.id),
+            None,
+            "<tandem-write path=\"b.txt\">b\n</tandem-write>",
+        )
+        .unwrap();
+    let dangling = f.git(&[
+        "commit-tree",
+        "HEAD^{tree}",
+        "-p",
+        "HEAD",
+        "-m",
+        "never landed",
+    ]);
+    f.engine
+        .store()
+        .set_applying(stopped.message.id, Some(dangling.trim()))
+        .unwrap();
+    let review = f.engine.review(stopped.message.id).unwrap();
+    assert_eq!(review.message.approval_state, Some(ApprovalState::Pending));
+    assert_eq!(review.message.commit_hash, None);
+    let outcome = f.engine.approve(stopped.message.id, None).unwrap();
+    assert_eq!(outcome.commit.as_deref(), Some(f.head().as_str()));
+    assert_eq!(f.read("b.txt"), "b\n");
+    f.assert_clean();
+}

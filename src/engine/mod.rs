@@ -50,6 +50,11 @@ pub enum EngineError {
     ChatNotInProject { chat: i64, project: String },
     #[error("the proposal cannot be approved as a whole:\n{}", .0.join("\n"))]
     Unapprovable(Vec<String>),
+    #[error(
+        "the change was committed as {commit}, but recording the approval failed: {source}; \
+         Tandem records it from git the next time it reads this proposal"
+    )]
+    ApprovalNotRecorded { commit: String, source: StoreError },
     #[error("nothing to undo: no approved change in this project is still in place")]
     NothingToUndo,
     #[error("cannot write {path}: {source}")]
@@ -80,12 +85,17 @@ pub struct AddedProject {
 
 impl Engine {
     pub fn new(store: Store) -> Self {
-        Engine {
+        let engine = Engine {
             store: Arc::new(store),
             fs: Arc::new(RealFs),
             locks: Mutex::new(HashMap::new()),
             install_timeout: DEFAULT_TIMEOUT,
-        }
+        };
+        // An approval the last process left half-recorded is settled from git now, so every
+        // view shows what is on disk. One that cannot be settled (project folder gone,
+        // database busy) stays as it is and is settled when its proposal is next read.
+        engine.settle_all_applying();
+        engine
     }
 
     /// Opens the database in `dir` (else `TANDEM_DATA_DIR`, else the platform data directory).

@@ -130,9 +130,22 @@ impl Engine {
 
     /// The message, its project and its plan recomputed now, conflicts marked.
     pub fn review(&self, message_id: i64) -> Result<Review> {
+        let (project, message) = self.message_and_project(message_id)?;
+        let message = match applying(&message) {
+            true => self.locked(project.id, || self.settle_applying(&project, message_id))?,
+            false => message,
+        };
+        self.review_of(project, message)
+    }
+
+    /// A message with its project.
+    fn message_and_project(&self, message_id: i64) -> Result<(Project, Message)> {
         let message = self.store.message(message_id)?;
         let chat = self.store.chat(message.chat_id)?;
-        let project = self.store.project(chat.project_id)?;
+        Ok((self.store.project(chat.project_id)?, message))
+    }
+
+    fn review_of(&self, project: Project, message: Message) -> Result<Review> {
         let mut plan = self.plan_message(&project, &message)?;
         if let Some(base) = &message.plan_base {
             mark_conflicts(&mut plan, base);
@@ -154,10 +167,48 @@ impl Engine {
     ) -> Result<ApproveOutcome> {
         let project = self.pending_project(message_id)?;
         self.locked(project.id, || {
-            let review = self.review(message_id)?;
-            pending(&review.message)?;
+            let message = self.settle_applying(&project, message_id)?;
+            pending(&message)?;
+            let review = self.review_of(project.clone(), message)?;
             self.approve_locked(&review, selection)
         })
+    }
+
+    /// Settles a proposal an approval left "applying" (pending, with the commit it was being
+    /// applied as) from git: approved when that commit is in HEAD's history — the change
+    /// landed, only its record is missing — else pending again, the mark cleared, since HEAD
+    /// never moved. Any other message is returned as it is. Call with the project locked,
+    /// so no approval is between its steps.
+    fn settle_applying(&self, project: &Project, message_id: i64) -> Result<Message> {
+        let message = self.store.message(message_id)?;
+        let Some(commit) = message
+            .commit_hash
+            .as_deref()
+            .filter(|_| applying(&message))
+        else {
+            return Ok(message);
+        };
+        let repo = vcs::open(&project.path)?;
+        if vcs::in_history(&repo, commit)? {
+            self.store
+                .set_approval(message_id, ApprovalState::Approved, Some(commit))?;
+        } else {
+            self.store.set_applying(message_id, None)?;
+        }
+        Ok(self.store.message(message_id)?)
+    }
+
+    /// Settles every proposal left applying, at start-up. Best effort: one that cannot be
+    /// settled now is settled when it is next reviewed, approved or rejected.
+    pub(super) fn settle_all_applying(&self) {
+        let Ok(applying) = self.store.applying_messages() else {
+            return;
+        };
+        for (project_id, message) in applying {
+            if let Ok(project) = self.store.project(project_id) {
+                let _ = self.locked(project_id, || self.settle_applying(&project, message.id));
+            }
+        }
     }
 
     fn approve_locked(
@@ -209,7 +260,21 @@ impl Engine {
             })
             .collect();
         let message = commit_message(plan, &writes);
-        let committed = (|| -> Result<_> {
+        let id = review.message.id;
+        let head = match vcs::head_oid(&repo) {
+            Ok(head) => head,
+            Err(e) => {
+                applied.rollback(self.fs.as_ref());
+                return Err(e.into());
+            }
+        };
+        // The commits are written first without moving HEAD, so the approval's commit is
+        // known before it lands: the message is marked applying as that commit, then HEAD
+        // moves (one atomic step that makes both commits part of history), then the approval
+        // is recorded. Whatever stops in between, settle_applying can tell from git which
+        // state is true.
+        let mut marked = false;
+        let landed = (|| -> Result<_> {
             let manual_commit = match manual.is_empty() {
                 true => None,
                 false => {
@@ -218,15 +283,32 @@ impl Engine {
                         "[tandem] Save manual edits before AI changes: {}",
                         paths.join(", ")
                     );
-                    vcs::commit_paths(&repo, &manual, &text)?
+                    vcs::prepare_commit(&repo, head, &manual, &text)?
                 }
             };
-            Ok((manual_commit, vcs::commit_paths(&repo, &changes, &message)?))
+            let commit = vcs::prepare_commit(&repo, manual_commit.or(head), &changes, &message)?;
+            if let Some(commit) = commit {
+                self.store.set_applying(id, Some(&commit.to_string()))?;
+                marked = true;
+            }
+            if let Some(tip) = commit.or(manual_commit) {
+                let moved = vcs::advance_head(&repo, head, tip, &message);
+                // A failure reported after the reference was updated still landed.
+                if moved.is_err() && vcs::head_oid(&repo).ok().flatten() != Some(tip) {
+                    moved?;
+                }
+            }
+            Ok((manual_commit, commit))
         })();
-        let (manual_commit, commit) = match committed {
+        let (manual_commit, commit) = match landed {
             Ok(commits) => commits,
             Err(e) => {
                 applied.rollback(self.fs.as_ref());
+                if marked {
+                    // HEAD did not move; if clearing the mark fails too, settle_applying
+                    // clears it later for the same reason.
+                    let _ = self.store.set_applying(id, None);
+                }
                 return Err(e);
             }
         };
@@ -234,11 +316,17 @@ impl Engine {
         // The commit holds the change; a stale index only costs git a re-hash.
         let _ = vcs::refresh_index(&repo, &paths);
         let commit = commit.map(|oid| oid.to_string());
-        self.store.set_approval(
-            review.message.id,
-            ApprovalState::Approved,
-            commit.as_deref(),
-        )?;
+        if let Err(source) = self
+            .store
+            .set_approval(id, ApprovalState::Approved, commit.as_deref())
+        {
+            // The change is on disk and in history: say so. The applying mark lets
+            // settle_applying record it once the database works again.
+            return Err(match commit {
+                Some(commit) => EngineError::ApprovalNotRecorded { commit, source },
+                None => source.into(),
+            });
+        }
 
         let mut outcome = ApproveOutcome {
             commit,
@@ -311,12 +399,16 @@ impl Engine {
         outcome.install = Some(report);
     }
 
-    /// Rejects a pending proposal; nothing on disk changes.
+    /// Rejects a pending proposal; nothing on disk changes. Locked, so it cannot slip in
+    /// while an approval of the same proposal is being applied.
     pub fn reject(&self, message_id: i64) -> Result<()> {
-        pending(&self.store.message(message_id)?)?;
-        self.store
-            .set_approval(message_id, ApprovalState::Rejected, None)?;
-        Ok(())
+        let (project, _) = self.message_and_project(message_id)?;
+        self.locked(project.id, || {
+            pending(&self.settle_applying(&project, message_id)?)?;
+            self.store
+                .set_approval(message_id, ApprovalState::Rejected, None)?;
+            Ok(())
+        })
     }
 
     fn pending_project(&self, message_id: i64) -> Result<Project> {
@@ -325,6 +417,11 @@ impl Engine {
         let chat = self.store.chat(message.chat_id)?;
         Ok(self.store.project(chat.project_id)?)
     }
+}
+
+/// Pending, but with the commit an interrupted approval was applying it as.
+fn applying(message: &Message) -> bool {
+    message.approval_state == Some(ApprovalState::Pending) && message.commit_hash.is_some()
 }
 
 /// Only a complete assistant reply that is pending review can be approved or rejected.

@@ -102,26 +102,31 @@ const COLUMNS: &str = "id, chat_id, role, content, status, approval_state, commi
      created_at, updated_at";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<(Message, Option<String>)> {
+    from_row_at(row, 0)
+}
+
+/// A message from the columns starting at index `at` (after columns a join adds first).
+fn from_row_at(row: &Row<'_>, at: usize) -> rusqlite::Result<(Message, Option<String>)> {
     Ok((
         Message {
-            id: row.get(0)?,
-            chat_id: row.get(1)?,
-            role: row.get(2)?,
-            content: row.get(3)?,
-            status: row.get(4)?,
-            approval_state: row.get(5)?,
-            commit_hash: row.get(6)?,
-            source_commit_hash: row.get(7)?,
-            error: row.get(8)?,
-            model: row.get(9)?,
-            input_tokens: row.get(10)?,
-            output_tokens: row.get(11)?,
+            id: row.get(at)?,
+            chat_id: row.get(at + 1)?,
+            role: row.get(at + 2)?,
+            content: row.get(at + 3)?,
+            status: row.get(at + 4)?,
+            approval_state: row.get(at + 5)?,
+            commit_hash: row.get(at + 6)?,
+            source_commit_hash: row.get(at + 7)?,
+            error: row.get(at + 8)?,
+            model: row.get(at + 9)?,
+            input_tokens: row.get(at + 10)?,
+            output_tokens: row.get(at + 11)?,
             plan_base: None,
-            reverted_by: row.get(13)?,
-            created_at: row.get(14)?,
-            updated_at: row.get(15)?,
+            reverted_by: row.get(at + 13)?,
+            created_at: row.get(at + 14)?,
+            updated_at: row.get(at + 15)?,
         },
-        row.get(12)?,
+        row.get(at + 12)?,
     ))
 }
 
@@ -341,6 +346,40 @@ impl Store {
             "approval_state = ?2, commit_hash = COALESCE(?4, commit_hash)",
             params![id, state, now_ms(), commit],
         )
+    }
+
+    /// Marks a pending proposal as being applied as `commit` (before HEAD moves to it), or
+    /// clears that mark (`None`). A pending message with a commit is "applying": if the
+    /// process stops before the approval is recorded, the engine settles it from git. Only a
+    /// pending message changes.
+    pub fn set_applying(&self, id: i64, commit: Option<&str>) -> Result<()> {
+        self.change_row(
+            "pending proposal",
+            id,
+            "UPDATE messages SET commit_hash = ?2, updated_at = ?3
+             WHERE id = ?1 AND approval_state = 'pending'",
+            params![id, commit, now_ms()],
+        )
+    }
+
+    /// Every proposal left applying (pending with a commit), with its chat's project id.
+    pub fn applying_messages(&self) -> Result<Vec<(i64, Message)>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&format!(
+            "SELECT c.project_id, m.{} FROM messages m JOIN chats c ON c.id = m.chat_id
+             WHERE m.approval_state = 'pending' AND m.commit_hash IS NOT NULL ORDER BY m.id",
+            COLUMNS.replace(", ", ", m.")
+        ))?;
+        let rows = stmt.query_map([], |row| {
+            let project: i64 = row.get(0)?;
+            let rest = from_row_at(row, 1)?;
+            Ok((project, rest))
+        })?;
+        rows.map(|row| {
+            let (project, message) = row?;
+            Ok((project, finish(message)?))
+        })
+        .collect()
     }
 
     pub fn set_plan_base(&self, id: i64, base: &PlanBase) -> Result<()> {

@@ -24,6 +24,8 @@ pub enum VcsError {
     NoCommits,
     #[error("no commit {0} in this repository")]
     UnknownCommit(String),
+    #[error("HEAD moved while Tandem was committing; nothing was committed")]
+    HeadMoved,
     #[error("undoing {commit} conflicts with later changes to: {}", paths.join(", "))]
     RevertConflict { commit: String, paths: Vec<String> },
 }
@@ -116,7 +118,24 @@ pub fn commit_paths(
     changes: &[PathContent<'_>],
     message: &str,
 ) -> Result<Option<Oid>> {
-    let parent = head_commit(repo)?;
+    let parent = head_oid(repo)?;
+    let oid = prepare_commit(repo, parent, changes, message)?;
+    if let Some(oid) = oid {
+        advance_head(repo, parent, oid, message)?;
+    }
+    Ok(oid)
+}
+
+/// Writes the commit `commit_paths` would make on top of `parent` (`None`: a root commit)
+/// without moving HEAD: its id is known before anything points at it, so a caller can record
+/// what it is about to do first. `None` when nothing differs from `parent`.
+pub fn prepare_commit(
+    repo: &Repository,
+    parent: Option<Oid>,
+    changes: &[PathContent<'_>],
+    message: &str,
+) -> Result<Option<Oid>> {
+    let parent = parent.map(|oid| repo.find_commit(oid)).transpose()?;
     let mut index = Index::new()?;
     if let Some(parent) = &parent {
         index.read_tree(&parent.tree()?)?;
@@ -143,8 +162,54 @@ pub fn commit_paths(
     let tree = repo.find_tree(tree_id)?;
     let sig = signature(repo)?;
     let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
-    let oid = repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)?;
-    Ok(Some(oid))
+    Ok(Some(
+        repo.commit(None, &sig, &sig, message, &tree, &parents)?,
+    ))
+}
+
+/// Moves HEAD (the branch it names, or HEAD itself when detached) from `from` to `to` in one
+/// atomic reference update, as `git commit` would. Refused, moving nothing, when HEAD is no
+/// longer at `from`: something else committed meanwhile.
+pub fn advance_head(repo: &Repository, from: Option<Oid>, to: Oid, message: &str) -> Result<()> {
+    let summary = message.lines().next().unwrap_or_default();
+    let log = format!("commit: {summary}");
+    let head = repo.find_reference("HEAD")?;
+    match head.symbolic_target()? {
+        Some(branch) => {
+            match from {
+                Some(from) => repo.reference_matching(branch, to, true, from, &log)?,
+                // An unborn branch: creating it fails if it appeared meanwhile.
+                None => repo.reference(branch, to, false, &log)?,
+            };
+        }
+        None => {
+            if head_oid(repo)? != from {
+                return Err(VcsError::HeadMoved);
+            }
+            repo.set_head_detached(to)?;
+        }
+    }
+    Ok(())
+}
+
+/// The HEAD commit's id, `None` while the branch is unborn.
+pub fn head_oid(repo: &Repository) -> Result<Option<Oid>> {
+    Ok(head_commit(repo)?.map(|c| c.id()))
+}
+
+/// Whether `commit` (a full hash) is HEAD or one of its ancestors: the change it made is
+/// part of the project's history. A commit that does not exist is not.
+pub fn in_history(repo: &Repository, commit: &str) -> Result<bool> {
+    let Ok(oid) = Oid::from_str(commit) else {
+        return Ok(false);
+    };
+    if repo.find_commit(oid).is_err() {
+        return Ok(false);
+    }
+    match head_oid(repo)? {
+        Some(head) => Ok(head == oid || repo.graph_descendant_of(head, oid)?),
+        None => Ok(false),
+    }
 }
 
 /// Brings the repository's own index in line with the working tree for `paths` (after they
