@@ -225,3 +225,133 @@ fn a_restore_keeps_chats_that_started_there_but_changed_nothing() {
     assert_eq!(f.engine.store().messages(unrelated).unwrap().len(), 2);
     assert_eq!(outcome.removed_messages, 2);
 }
+
+/// `git ls-tree` of a commit: every path it tracks.
+fn tracked(f: &common::Fixture, commit: &str) -> Vec<String> {
+    f.git(&["ls-tree", "-r", "--name-only", commit])
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_restore_never_touches_ignored_files() {
+    // The first version tracked `.env` and a `build` script; later both became ignored
+    // (`.env` holds today's secret, `build/` today's output). Restoring the first version
+    // used to overwrite them with a forced checkout.
+    let f = fixture(&[
+        ("a.txt", "v0\n"),
+        (".env", "TOKEN=old\n"),
+        ("build", "old build script\n"),
+    ]);
+    let first = f.head();
+    f.git(&["rm", "-q", "--cached", ".env"]);
+    f.git(&["rm", "-q", "build"]);
+    std::fs::write(f.root.join(".gitignore"), ".env\nbuild/\n").unwrap();
+    std::fs::write(f.root.join("a.txt"), "v1\n").unwrap();
+    f.git(&["add", "-A"]);
+    f.git(&["commit", "-q", "-m", "ignore secrets and output"]);
+    std::fs::write(f.root.join(".env"), "TOKEN=today\n").unwrap();
+    std::fs::create_dir_all(f.root.join("build")).unwrap();
+    std::fs::write(f.root.join("build/out.bin"), "today's output\n").unwrap();
+
+    let outcome = f.engine.restore(&f.project, &first).unwrap();
+    assert!(outcome.commit.is_some());
+    assert_eq!(f.read("a.txt"), "v0\n");
+    assert_eq!(f.read(".env"), "TOKEN=today\n");
+    assert_eq!(f.read("build/out.bin"), "today's output\n");
+    // The restore commit leaves out what it kept, and says so.
+    assert_eq!(outcome.kept, [".env", "build"]);
+    assert_eq!(tracked(&f, "HEAD"), ["a.txt"]);
+    // Nothing of today's secret reached history.
+    let all = f.git(&["log", "--all", "-p", "--format=%H"]);
+    assert!(!all.contains("TOKEN=today"), "{all}");
+    f.git(&["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
+fn committing_everything_leaves_secret_looking_files_out() {
+    let f = fixture(&[("a.txt", "a\n")]);
+    let first = f.head();
+    approve(&f, None, "<tandem-write path=\"a.txt\">1\n</tandem-write>");
+    let secrets = [
+        ".env",
+        ".env.local",
+        "server.pem",
+        "tls/private.key",
+        "keys/id_rsa",
+        "cert.p12",
+        "credentials.json",
+        "config/secrets.yaml",
+    ];
+    for path in secrets.iter().chain(&["notes.txt", ".env.example"]) {
+        let full = f.root.join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, format!("content of {path}\n")).unwrap();
+    }
+
+    // Restoring saves uncommitted work first: the notes, never the secrets.
+    let outcome = f.engine.restore(&f.project, &first).unwrap();
+    let saved = tracked(&f, "HEAD~1");
+    assert!(saved.contains(&"notes.txt".to_string()), "{saved:?}");
+    assert!(saved.contains(&".env.example".to_string()), "{saved:?}");
+    for path in secrets {
+        assert!(
+            !saved.contains(&path.to_string()),
+            "{path} committed: {saved:?}"
+        );
+        assert_eq!(
+            f.read(path),
+            format!("content of {path}\n"),
+            "{path} touched"
+        );
+    }
+    let mut left_out = outcome.left_out.clone();
+    left_out.sort();
+    let mut expected: Vec<String> = secrets.iter().map(|s| s.to_string()).collect();
+    expected.sort();
+    assert_eq!(left_out, expected);
+    assert!(
+        !tracked(&f, "HEAD")
+            .iter()
+            .any(|p| secrets.contains(&p.as_str()))
+    );
+    let status = f.git(&["status", "--porcelain", "--untracked-files=all"]);
+    let untracked: Vec<&str> = status
+        .lines()
+        .filter_map(|l| l.strip_prefix("?? "))
+        .collect();
+    assert_eq!(untracked.len(), secrets.len(), "{status}");
+
+    // Undo saves the same way.
+    let undo_target = approve(&f, None, "<tandem-write path=\"b.txt\">b\n</tandem-write>");
+    std::fs::write(f.root.join("more.txt"), "more\n").unwrap();
+    let undo = f.engine.undo(&f.project).unwrap();
+    assert_eq!(undo.reverted, undo_target.2);
+    assert_eq!(undo.left_out.len(), secrets.len());
+    assert!(
+        !tracked(&f, "HEAD")
+            .iter()
+            .any(|p| secrets.contains(&p.as_str()))
+    );
+    assert!(tracked(&f, "HEAD").contains(&"more.txt".to_string()));
+}
+
+#[test]
+fn putting_a_folder_under_git_leaves_secret_looking_files_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("plain");
+    std::fs::create_dir_all(root.join("deploy")).unwrap();
+    std::fs::write(root.join("main.py"), "print('hi')\n").unwrap();
+    std::fs::write(root.join("deploy/id_rsa"), "-----BEGIN KEY-----\n").unwrap();
+    let engine = tandem::Engine::open(Some(&dir.path().join("data"))).unwrap();
+    let added = engine.add_project(&root, None).unwrap();
+    assert!(added.initialized_git);
+    assert_eq!(added.left_out, ["deploy/id_rsa"]);
+    let files = common::git(&root, &["ls-tree", "-r", "--name-only", "HEAD"]);
+    assert_eq!(files, ".gitignore\nmain.py\n");
+    assert_eq!(
+        std::fs::read_to_string(root.join("deploy/id_rsa")).unwrap(),
+        "-----BEGIN KEY-----\n"
+    );
+}

@@ -81,6 +81,8 @@ pub struct AddedProject {
     pub initialized_git: bool,
     /// The folder was already a project; nothing changed.
     pub already_added: bool,
+    /// Secret-looking files the initial commit left out (they stay on disk, untracked).
+    pub left_out: Vec<String>,
 }
 
 impl Engine {
@@ -150,9 +152,12 @@ impl Engine {
                 project,
                 initialized_git: false,
                 already_added: true,
+                left_out: Vec::new(),
             });
         }
-        let (_repo, initialized_git) = vcs::open_or_init(&root)?;
+        let (_repo, initial) = vcs::open_or_init(&root)?;
+        let initialized_git = initial.is_some();
+        let left_out = initial.map(|i| i.left_out).unwrap_or_default();
         let name = name
             .map(str::to_string)
             .or_else(|| root.file_name().map(|n| n.to_string_lossy().into_owned()))
@@ -162,6 +167,7 @@ impl Engine {
             project,
             initialized_git,
             already_added: false,
+            left_out,
         })
     }
 

@@ -15,6 +15,11 @@ pub struct RestoreOutcome {
     pub commit: Option<String>,
     /// Chat messages removed because they came after the restored version.
     pub removed_messages: usize,
+    /// Paths the version has that were left as they are on disk (and out of the restore
+    /// commit) because a file git does not track — ignored, or a secret — is there.
+    pub kept: Vec<String>,
+    /// Secret-looking untracked files not committed when uncommitted work was saved first.
+    pub left_out: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -24,6 +29,8 @@ pub struct UndoOutcome {
     /// The commit that was reverted.
     pub reverted: String,
     pub commit: String,
+    /// Secret-looking untracked files not committed when uncommitted work was saved first.
+    pub left_out: Vec<String>,
 }
 
 impl Engine {
@@ -45,16 +52,18 @@ impl Engine {
     pub fn restore(&self, project: &Project, commit: &str) -> Result<RestoreOutcome> {
         self.locked(project.id, || {
             let repo = vcs::open(&project.path)?;
-            let (restored, new_commit) = vcs::restore(&repo, commit)?;
-            let removed = match new_commit {
-                Some(_) => self.remove_messages_after(project, &restored)?,
+            let restored = vcs::restore(&repo, commit)?;
+            let removed = match restored.commit {
+                Some(_) => self.remove_messages_after(project, &restored.restored)?,
                 // No file changed, so no message describes a change that is gone.
                 None => 0,
             };
             Ok(RestoreOutcome {
-                restored,
-                commit: new_commit,
+                restored: restored.restored,
+                commit: restored.commit,
                 removed_messages: removed,
+                kept: restored.kept,
+                left_out: restored.left_out,
             })
         })
     }
@@ -104,12 +113,13 @@ impl Engine {
             let summary = summary.strip_prefix("[tandem] ").unwrap_or(&summary);
             let text = format!("[tandem] Undo {}: {summary}", vcs::short(&reverted));
             drop(original);
-            let commit = vcs::revert(&repo, &reverted, &text)?;
+            let (commit, left_out) = vcs::revert(&repo, &reverted, &text)?;
             self.store.set_reverted_by(message.id, &commit)?;
             Ok(UndoOutcome {
                 message_id: message.id,
                 reverted,
                 commit,
+                left_out,
             })
         })
     }

@@ -4,7 +4,7 @@
 use git2::{Delta, DiffFormat, DiffOptions, Repository, build::CheckoutBuilder};
 use serde::Serialize;
 
-use super::{Result, VcsError, commit_all, find_commit, head_commit, signature};
+use super::{Result, VcsError, commit_all, find_commit, head_commit, paths_in_the_way, signature};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -115,34 +115,76 @@ pub fn commit_patch(repo: &Repository, spec: &str) -> Result<String> {
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
+/// What a restore did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Restored {
+    /// The full hash of the version restored.
+    pub restored: String,
+    /// The new commit; `None` when HEAD already had that tree.
+    pub commit: Option<String>,
+    /// Paths the version has that were left as they are on disk, and out of the restore
+    /// commit, because a file git does not track (ignored, or a secret) is there.
+    pub kept: Vec<String>,
+    /// Secret-looking untracked files the save of uncommitted work left out.
+    pub left_out: Vec<String>,
+}
+
 /// Brings the working tree to the tree of `spec` and records that as a new commit. Uncommitted
-/// work is committed first so nothing is lost. Files the version does not have are removed;
-/// ignored files are left alone. Returns the restored commit's full hash and the new commit,
-/// `None` when HEAD already had that tree.
-pub fn restore(repo: &Repository, spec: &str) -> Result<(String, Option<String>)> {
+/// work is committed first so nothing is lost (secret-looking untracked files excepted, see
+/// [`commit_all`]). Files the version does not have are removed. Files git does not track
+/// (ignored, or those secrets) are never touched: a path of the version that one of them
+/// occupies is left as it is on disk and out of the commit, and reported in `kept`.
+pub fn restore(repo: &Repository, spec: &str) -> Result<Restored> {
     let target = find_commit(repo, spec)?;
     let target_id = target.id().to_string();
-    commit_all(
+    let saved = commit_all(
         repo,
         "[tandem] Save uncommitted changes before restoring a version",
     )?;
     let head = head_commit(repo)?.ok_or(VcsError::NoCommits)?;
-    let tree = target.tree()?;
+    let kept = paths_in_the_way(repo, &target.tree()?)?;
+    let tree = without(repo, &target.tree()?, &kept)?;
+    let mut restored = Restored {
+        restored: target_id,
+        commit: None,
+        kept,
+        left_out: saved.left_out,
+    };
     if head.tree_id() == tree.id() {
-        return Ok((target_id, None));
+        return Ok(restored);
     }
     checkout(repo, &tree)?;
     let sig = signature(repo)?;
-    let message = format!("[tandem] Restore {}", super::short(&target_id));
+    let message = format!("[tandem] Restore {}", super::short(&restored.restored));
     let oid = repo.commit(Some("HEAD"), &sig, &sig, &message, &tree, &[&head])?;
-    Ok((target_id, Some(oid.to_string())))
+    restored.commit = Some(oid.to_string());
+    Ok(restored)
+}
+
+/// `tree` without `paths`.
+fn without<'r>(
+    repo: &'r Repository,
+    tree: &git2::Tree<'r>,
+    paths: &[String],
+) -> Result<git2::Tree<'r>> {
+    if paths.is_empty() {
+        return Ok(tree.clone());
+    }
+    let mut index = git2::Index::new()?;
+    index.read_tree(tree)?;
+    for path in paths {
+        index.remove_path(std::path::Path::new(path))?;
+    }
+    Ok(repo.find_tree(index.write_tree_to(repo)?)?)
 }
 
 /// Reverts the change `spec` made (three-way, so later unrelated edits survive) and commits
-/// the result with `message`. Conflicting later edits are refused, touching nothing.
-pub fn revert(repo: &Repository, spec: &str, message: &str) -> Result<String> {
+/// the result with `message`; returns it with the secret-looking files the save of
+/// uncommitted work left out. Conflicting later edits are refused, touching nothing, and so
+/// is a revert that would write over a file git does not track.
+pub fn revert(repo: &Repository, spec: &str, message: &str) -> Result<(String, Vec<String>)> {
     let commit = find_commit(repo, spec)?;
-    commit_all(
+    let saved = commit_all(
         repo,
         "[tandem] Save uncommitted changes before undoing a change",
     )?;
@@ -162,16 +204,26 @@ pub fn revert(repo: &Repository, spec: &str, message: &str) -> Result<String> {
         });
     }
     let tree = repo.find_tree(index.write_tree_to(repo)?)?;
+    let in_the_way = paths_in_the_way(repo, &tree)?;
+    if !in_the_way.is_empty() {
+        return Err(VcsError::WouldOverwrite(in_the_way));
+    }
     checkout(repo, &tree)?;
     let sig = signature(repo)?;
     let oid = repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &[&head])?;
-    Ok(oid.to_string())
+    Ok((oid.to_string(), saved.left_out))
 }
 
 /// Makes the working tree and the index match `tree` (removing tracked files it lacks).
+/// Callers commit all work first and keep untracked files out of `tree`'s way, so forcing
+/// only replaces committed content; ignored and untracked files are still never removed or
+/// overwritten, should one appear meanwhile.
 fn checkout(repo: &Repository, tree: &git2::Tree<'_>) -> Result<()> {
     let mut opts = CheckoutBuilder::new();
-    opts.force();
+    opts.force()
+        .remove_untracked(false)
+        .remove_ignored(false)
+        .overwrite_ignored(false);
     repo.checkout_tree(tree.as_object(), Some(&mut opts))?;
     Ok(())
 }

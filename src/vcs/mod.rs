@@ -3,11 +3,11 @@
 
 mod history;
 
-pub use history::{ChangeKind, ChangedFile, Version, commit_patch, log, restore, revert};
+pub use history::{ChangeKind, ChangedFile, Restored, Version, commit_patch, log, restore, revert};
 
 use std::path::{Path, PathBuf};
 
-use git2::{Index, IndexAddOption, IndexEntry, IndexTime, Oid, Repository, Signature};
+use git2::{Index, IndexAddOption, IndexEntry, IndexTime, Oid, Repository, Signature, Status};
 
 #[derive(Debug, thiserror::Error)]
 pub enum VcsError {
@@ -26,6 +26,12 @@ pub enum VcsError {
     UnknownCommit(String),
     #[error("HEAD moved while Tandem was committing; nothing was committed")]
     HeadMoved,
+    #[error(
+        "this would overwrite files git does not track (ignored, or left out as secrets): {}; \
+         move them aside first",
+        .0.join(", ")
+    )]
+    WouldOverwrite(Vec<String>),
     #[error("undoing {commit} conflicts with later changes to: {}", paths.join(", "))]
     RevertConflict { commit: String, paths: Vec<String> },
 }
@@ -41,12 +47,13 @@ const DEFAULT_GITIGNORE: &str = "# Added by Tandem when it put this folder under
 node_modules/\ntarget/\ndist/\nbuild/\n.venv/\n__pycache__/\n.env\n.env.*\n.DS_Store\n";
 
 /// Opens the repository whose working tree is exactly `root`, or creates one there: `git init`,
-/// a default `.gitignore` if the folder had none, and an initial commit of everything else.
-/// An existing repository is used as it is.
-pub fn open_or_init(root: &Path) -> Result<(Repository, bool)> {
+/// a default `.gitignore` if the folder had none, and an initial commit of everything else
+/// (but secret-looking files, see [`commit_all`]); that commit is returned. An existing
+/// repository is used as it is.
+pub fn open_or_init(root: &Path) -> Result<(Repository, Option<CommitAll>)> {
     if root.join(".git").exists() {
         // A repository that cannot be opened is reported, never re-initialised over.
-        return Ok((open(root)?, false));
+        return Ok((open(root)?, None));
     }
     let repo = Repository::init(root)?;
     let gitignore = root.join(".gitignore");
@@ -56,8 +63,8 @@ pub fn open_or_init(root: &Path) -> Result<(Repository, bool)> {
             source,
         })?;
     }
-    commit_all(&repo, "[tandem] Initial commit")?;
-    Ok((repo, true))
+    let initial = commit_all(&repo, "[tandem] Initial commit")?;
+    Ok((repo, Some(initial)))
 }
 
 pub fn open(root: &Path) -> Result<Repository> {
@@ -231,29 +238,119 @@ pub fn refresh_index(repo: &Repository, paths: &[&str]) -> Result<()> {
     Ok(())
 }
 
+/// What [`commit_all`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CommitAll {
+    /// `None` when there was nothing to commit.
+    pub commit: Option<Oid>,
+    /// Untracked files whose names look like secrets ([`looks_secret`]): left out of the
+    /// commit and left on disk as they are.
+    pub left_out: Vec<String>,
+}
+
 /// `git add -A && git commit`: commits every change in the working tree (untracked files
-/// included, ignored files not). Returns `None` when the tree is clean.
-pub fn commit_all(repo: &Repository, message: &str) -> Result<Option<Oid>> {
+/// included, ignored files not), except untracked files whose names look like secrets — an
+/// automatic commit must not put a key into history, where it stays for good.
+pub fn commit_all(repo: &Repository, message: &str) -> Result<CommitAll> {
+    let left_out: Vec<String> = loose_files(repo, false)?
+        .into_iter()
+        .filter(|path| looks_secret(path))
+        .collect();
     let mut index = repo.index()?;
-    index.add_all(["*"], IndexAddOption::DEFAULT, None)?;
+    // 0 adds the path, 1 skips it.
+    let mut skip_secrets = |path: &Path, _: &[u8]| -> i32 {
+        let path = path.to_string_lossy();
+        i32::from(left_out.iter().any(|p| *p == path))
+    };
+    index.add_all(["*"], IndexAddOption::DEFAULT, Some(&mut skip_secrets))?;
     index.update_all(["*"], None)?;
     index.write()?;
     let tree_id = index.write_tree()?;
     let parent = head_commit(repo)?;
     if parent.as_ref().map(|p| p.tree_id()) == Some(tree_id) {
-        return Ok(None);
+        return Ok(CommitAll {
+            commit: None,
+            left_out,
+        });
     }
     let tree = repo.find_tree(tree_id)?;
     let sig = signature(repo)?;
     let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
-    Ok(Some(repo.commit(
-        Some("HEAD"),
-        &sig,
-        &sig,
-        message,
-        &tree,
-        &parents,
-    )?))
+    let commit = repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)?;
+    Ok(CommitAll {
+        commit: Some(commit),
+        left_out,
+    })
+}
+
+/// Whether a file's name looks like it holds a secret: `.env` and `.env.*` (but the
+/// `.example`/`.sample`/`.template`/`.dist` templates projects commit on purpose), `*.pem`,
+/// `*.key`, `*.p12`, `id_rsa*`, `credentials*`, `secrets.*`.
+pub fn looks_secret(path: &str) -> bool {
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    let name = name.to_ascii_lowercase();
+    const TEMPLATES: [&str; 4] = [".env.example", ".env.sample", ".env.template", ".env.dist"];
+    if TEMPLATES.contains(&name.as_str()) {
+        return false;
+    }
+    name == ".env"
+        || name.starts_with(".env.")
+        || name.starts_with("id_rsa")
+        || name.starts_with("credentials")
+        || name.starts_with("secrets.")
+        || [".pem", ".key", ".p12"]
+            .iter()
+            .any(|ext| name.ends_with(ext))
+}
+
+/// Files on disk that git does not track: untracked ones (each file) and, with `ignored`,
+/// ignored ones (an ignored folder as one entry ending in `/`, never walked into).
+fn loose_files(repo: &Repository, ignored: bool) -> Result<Vec<String>> {
+    let mut opts = git2::StatusOptions::new();
+    opts.include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .include_ignored(ignored)
+        .recurse_ignored_dirs(false);
+    let statuses = repo.statuses(Some(&mut opts))?;
+    Ok(statuses
+        .iter()
+        .filter(|s| s.status().intersects(Status::WT_NEW | Status::IGNORED))
+        .map(|s| String::from_utf8_lossy(s.path_bytes()).into_owned())
+        .collect())
+}
+
+/// The paths of `tree` that checking it out would write over a file git does not track
+/// (ignored, or untracked): the same path, a file where the tree has a folder, or a folder
+/// where it has a file.
+pub(crate) fn paths_in_the_way(repo: &Repository, tree: &git2::Tree<'_>) -> Result<Vec<String>> {
+    let loose = loose_files(repo, true)?;
+    if loose.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut in_the_way = Vec::new();
+    tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+        if entry.kind() != Some(git2::ObjectType::Tree) {
+            let path = format!("{dir}{}", String::from_utf8_lossy(entry.name_bytes()));
+            if loose.iter().any(|l| clashes(&path, l)) {
+                in_the_way.push(path);
+            }
+        }
+        git2::TreeWalkResult::Ok
+    })?;
+    Ok(in_the_way)
+}
+
+/// Whether a tracked file at `tracked` and a loose path `loose` (a folder ends in `/`)
+/// occupy the same place on disk.
+fn clashes(tracked: &str, loose: &str) -> bool {
+    let inside = |path: &str, dir: &str| {
+        path.strip_prefix(dir)
+            .is_some_and(|rest| rest.starts_with('/'))
+    };
+    match loose.strip_suffix('/') {
+        Some(dir) => tracked == dir || inside(tracked, dir),
+        None => tracked == loose || inside(tracked, loose) || inside(loose, tracked),
+    }
 }
 
 /// Whether the working tree has changes git would commit (tracked or untracked, not ignored).
@@ -300,4 +397,47 @@ pub fn find_commit<'r>(repo: &'r Repository, spec: &str) -> Result<git2::Commit<
 
 pub fn short(hash: &str) -> &str {
     hash.get(..7).unwrap_or(hash)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{clashes, looks_secret};
+
+    #[test]
+    fn secret_looking_names() {
+        for path in [
+            ".env",
+            "app/.env.production",
+            "server.PEM",
+            "tls/private.key",
+            "id_rsa",
+            "id_rsa.pub",
+            "cert.p12",
+            "credentials.json",
+            "config/secrets.yaml",
+        ] {
+            assert!(looks_secret(path), "{path}");
+        }
+        for path in [
+            ".env.example",
+            "env.rs",
+            "keyboard.rs",
+            "monkey",
+            "secret_santa.md",
+        ] {
+            assert!(!looks_secret(path), "{path}");
+        }
+    }
+
+    #[test]
+    fn paths_that_occupy_the_same_place() {
+        assert!(clashes(".env", ".env"));
+        assert!(clashes("build", "build/"));
+        assert!(clashes("build/x.js", "build/"));
+        assert!(clashes("logs/app.log", "logs"));
+        assert!(clashes("out", "out/a.bin"));
+        assert!(!clashes("builder", "build/"));
+        assert!(!clashes("build.rs", "build"));
+        assert!(!clashes("a/.env", ".env"));
+    }
 }
