@@ -355,3 +355,18 @@ fn putting_a_folder_under_git_leaves_secret_looking_files_out() {
         "-----BEGIN KEY-----\n"
     );
 }
+
+#[test]
+fn undo_refuses_to_overwrite_an_ignored_file() {
+    let f = fixture(&[("local.cfg", "committed\n")]);
+    approve(&f, None, "<tandem-delete path=\"local.cfg\"/>");
+    // The person now keeps their own, ignored copy; undoing the delete would write over it.
+    std::fs::write(f.root.join(".git/info/exclude"), "local.cfg\n").unwrap();
+    std::fs::write(f.root.join("local.cfg"), "mine\n").unwrap();
+    let head = f.head();
+    let err = f.engine.undo(&f.project).unwrap_err();
+    assert!(err.to_string().contains("local.cfg"), "{err}");
+    assert_eq!(f.read("local.cfg"), "mine\n");
+    assert_eq!(f.head(), head);
+    f.assert_clean();
+}

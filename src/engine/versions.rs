@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::{Engine, EngineError, Result};
-use crate::store::Project;
+use crate::store::{ApprovalState, Project};
 use crate::vcs::{self, Version};
 
 #[derive(Debug, Clone, Serialize)]
@@ -81,12 +81,11 @@ impl Engine {
                 continue;
             }
             // Only a chat that committed something since its start lost anything: a chat
-            // that asked questions, or whose proposals are still pending, is left as it is.
-            let changed = self
-                .store
-                .messages(chat.id)?
-                .iter()
-                .any(|m| m.commit_hash.is_some());
+            // that asked questions, or whose proposals are still pending (even one an
+            // interrupted approval marked with a commit), is left as it is.
+            let changed = self.store.messages(chat.id)?.iter().any(|m| {
+                m.approval_state == Some(ApprovalState::Approved) && m.commit_hash.is_some()
+            });
             if changed {
                 removed += self.store.clear_chat(chat.id)?;
             }
