@@ -11,8 +11,10 @@ fn every_ui_glyph_is_in_the_fonts() {
     let mut output = ctx.run_ui(egui::RawInput::default(), |_| {});
     output.textures_delta.clear();
     let mut used = BTreeSet::new();
-    for entry in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/src/ui")).unwrap() {
-        let path = entry.unwrap().path();
+    for path in rust_files(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/src/ui"
+    ))) {
         // Test files may hold any text.
         if path.to_string_lossy().ends_with("_tests.rs") {
             continue;
@@ -44,4 +46,18 @@ fn every_ui_glyph_is_in_the_fonts() {
         "glyphs missing from the fonts:\n{}",
         missing.join("\n")
     );
+}
+
+/// Every `.rs` file below `dir`, child modules' folders included.
+fn rust_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(rust_files(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+    out
 }
