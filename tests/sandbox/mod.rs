@@ -551,3 +551,26 @@ async fn dependency_installs_run_confined_with_the_network() {
     let arrived = listeners.arrived_until(Duration::from_secs(5), (true, false));
     assert!(arrived.0, "{report:?}");
 }
+
+/// Tandem still stops what it confined: a confined command that outlives its timeout is
+/// killed with everything it started (the namespaces and scopes restrict the command, not
+/// Tandem's signals to it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_confined_command_is_still_killed_on_timeout() {
+    let s = Scratch::new();
+    let mark = super::marker(304);
+    let started = Instant::now();
+    let outcome = run(ShellRequest {
+        sandbox: Sandbox::Confined(s.confinement(false)),
+        timeout: Duration::from_secs(1),
+        ..request(&format!("sleep {mark} & sleep {mark}; wait"), s.root())
+    })
+    .await;
+    if abi_or_report(&outcome).is_none() {
+        return;
+    }
+    assert!(outcome.timed_out, "{outcome:?}");
+    assert!(started.elapsed() < Duration::from_secs(10), "{outcome:?}");
+    assert_eq!(outcome.signal, Some(libc::SIGKILL), "{outcome:?}");
+    super::assert_no_orphans(&mark).await;
+}
