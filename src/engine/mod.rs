@@ -9,6 +9,7 @@ mod files;
 mod proposals;
 mod versions;
 
+pub use files::SaveOutcome;
 pub use proposals::{ApproveOutcome, Proposal, Review, TITLE_CHARS, title_from_prompt, truncate};
 pub use versions::{RestoreOutcome, UndoOutcome};
 
