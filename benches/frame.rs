@@ -125,15 +125,7 @@ fn main() {
         review: Some(Review::new(1, plan)),
         breakdown: None,
     });
-    view.tabs = vec![Tab {
-        path: "src/big.rs".into(),
-        saved: big.clone(),
-        text: big,
-        read_only: None,
-        revision: 0,
-        find: None,
-        disk_changed: None,
-    }];
+    view.tabs = vec![Tab::new("src/big.rs".into(), big, None)];
     view.active_tab = Some(0);
     view.chat_requested = true;
     app.state.project = Some(view);

@@ -361,3 +361,180 @@ fn settings_count_what_the_context_globs_select_as_they_change() {
     let project = world.store().projects().unwrap().remove(0);
     assert!(project.settings.context_include.is_empty());
 }
+
+/// Opens notes.txt and types `typed` at the start of its buffer.
+fn open_and_type(harness: &mut gui_harness::H, typed: &str) {
+    wait_until(harness, "the project", |a| a.state.project.is_some());
+    harness.get_by_label_contains("notes.txt").click();
+    wait_until(harness, "the open tab", |a| {
+        a.state.project.as_ref().is_some_and(|p| !p.tabs.is_empty())
+    });
+    let editor = |n: &egui_kittest::kittest::AccessKitNode<'_>| {
+        n.role() == Role::MultilineTextInput && n.value().is_some_and(|v| v.starts_with("line 1"))
+    };
+    harness.get_by(editor).focus();
+    harness.step();
+    harness.get_by(editor).type_text(typed);
+    harness.step();
+    assert!(app(harness).state.project.as_ref().unwrap().tabs[0].dirty());
+}
+
+/// Steps until a (fading-in) dialog's button shows, then clicks it.
+fn click_when_shown(harness: &mut gui_harness::H, label: &str) {
+    wait_shown(harness, label);
+    harness.get_by_label(label).click();
+    harness.step();
+    harness.step();
+}
+
+fn wait_shown(harness: &mut gui_harness::H, label: &str) {
+    for _ in 0..30 {
+        if harness.query_by_label(label).is_some() {
+            break;
+        }
+        harness.step();
+    }
+}
+
+fn tabs(harness: &gui_harness::H) -> Vec<(String, String)> {
+    let project = app(harness).state.project.as_ref().unwrap();
+    project
+        .tabs
+        .iter()
+        .map(|t| (t.path.clone(), t.text.clone()))
+        .collect()
+}
+
+#[test]
+fn closing_a_dirty_tab_asks_cancel_keeps_the_text_and_discard_drops_it() {
+    let (world, prefs) = world();
+    let mut harness = harness(&world.data, prefs);
+    open_and_type(&mut harness, "mine ");
+    // The tab's close button asks instead of closing.
+    harness.get_by_label("×").click();
+    harness.step();
+    harness.step();
+    assert_eq!(tabs(&harness).len(), 1, "a dirty tab is not closed at once");
+    wait_shown(&mut harness, "Discard");
+    harness.get_by_label_contains("notes.txt has unsaved changes");
+    click_when_shown(&mut harness, "Cancel");
+    let open = tabs(&harness);
+    assert_eq!(open.len(), 1);
+    assert!(open[0].1.contains("mine "), "{:?}", open[0].1);
+    assert!(app(&harness).state.closing.is_none());
+    assert!(
+        harness
+            .query_by_label_contains("has unsaved changes")
+            .is_none()
+    );
+    // Ctrl+W asks the same; Discard drops the edits and leaves the disk alone.
+    harness.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::W);
+    harness.step();
+    click_when_shown(&mut harness, "Discard");
+    assert!(tabs(&harness).is_empty());
+    assert_eq!(
+        std::fs::read_to_string(world.root.join("notes.txt")).unwrap(),
+        ORIGINAL
+    );
+}
+
+#[test]
+fn saving_after_an_outside_change_does_not_overwrite_it_and_offers_the_choice() {
+    let (world, prefs) = world();
+    let mut harness = harness(&world.data, prefs);
+    open_and_type(&mut harness, "mine ");
+    let outside = "changed by another program\n";
+    std::fs::write(world.root.join("notes.txt"), outside).unwrap();
+    harness.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::S);
+    wait_until(&mut harness, "the refused save", |a| {
+        a.state
+            .project
+            .as_ref()
+            .is_some_and(|p| p.tabs[0].save_refused.is_some())
+    });
+    assert_eq!(
+        std::fs::read_to_string(world.root.join("notes.txt")).unwrap(),
+        outside,
+        "the outside change is not overwritten"
+    );
+    harness.step();
+    harness.get_by_label_contains("changed on disk since you opened it");
+    harness.get_by_label("Reload from disk");
+    harness.get_by_label("Keep editing");
+    // Keep editing: nothing is written and the next save asks again.
+    harness.get_by_label("Keep editing").click();
+    harness.step();
+    assert!(tabs(&harness)[0].1.contains("mine "));
+    harness.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::S);
+    wait_until(&mut harness, "the second refusal", |a| {
+        a.state
+            .project
+            .as_ref()
+            .is_some_and(|p| p.tabs[0].save_refused.is_some())
+    });
+    harness.step();
+    harness.get_by_label("Overwrite").click();
+    wait_until(&mut harness, "the overwrite commit", |a| {
+        a.state.project.as_ref().is_some_and(|p| {
+            !p.tabs[0].dirty()
+                && p.history
+                    .first()
+                    .is_some_and(|v| v.message == "[tandem] Edit notes.txt")
+        })
+    });
+    let saved = std::fs::read_to_string(world.root.join("notes.txt")).unwrap();
+    assert!(saved.contains("mine "), "{saved}");
+}
+
+#[test]
+fn a_dirty_buffer_survives_a_restart_and_the_disk_is_never_overwritten() {
+    let (world, prefs) = world();
+    let mut harness = harness(&world.data, prefs);
+    open_and_type(&mut harness, "unsaved ");
+    let (prefs, drafts) = harness.state_mut().as_mut().unwrap().persisted();
+    assert_eq!(drafts.len(), 1);
+    drop(harness);
+    // Meanwhile the file changes on disk.
+    let outside = ORIGINAL.replace("line 20\n", "line twenty\n");
+    std::fs::write(world.root.join("notes.txt"), &outside).unwrap();
+    let mut harness = gui_harness::restarted(&world.data, prefs, drafts);
+    wait_until(&mut harness, "the restored tab", |a| {
+        a.state
+            .project
+            .as_ref()
+            .is_some_and(|p| p.tabs.iter().any(|t| t.text.contains("unsaved ")))
+    });
+    {
+        let state = &app(&harness).state;
+        let tab = &state.project.as_ref().unwrap().tabs[0];
+        assert!(tab.dirty());
+        assert_eq!(tab.disk_changed.as_deref(), Some(outside.as_str()));
+        assert!(
+            state
+                .log
+                .iter()
+                .any(|l| l.contains("changed on disk since")),
+            "{:?}",
+            state.log
+        );
+        assert!(state.drafts.is_empty(), "the draft was put back");
+    }
+    harness.step();
+    harness.get_by_label_contains("changed on disk while you were editing");
+    assert_eq!(
+        std::fs::read_to_string(world.root.join("notes.txt")).unwrap(),
+        outside
+    );
+    // Saving it still asks before overwriting the newer disk version.
+    harness.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::S);
+    wait_until(&mut harness, "the refused save", |a| {
+        a.state
+            .project
+            .as_ref()
+            .is_some_and(|p| p.tabs[0].save_refused.is_some())
+    });
+    assert_eq!(
+        std::fs::read_to_string(world.root.join("notes.txt")).unwrap(),
+        outside
+    );
+}

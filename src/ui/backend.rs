@@ -84,6 +84,12 @@ pub enum Event {
         text: String,
         commit: Option<String>,
     },
+    /// A save was not written: the file on disk changed since the buffer was loaded. `disk`
+    /// is its text now (`None`: gone; lossy when not UTF-8).
+    SaveConflict {
+        path: String,
+        disk: Option<String>,
+    },
     Files(Vec<String>),
     History(Vec<Version>),
     VersionDiff {

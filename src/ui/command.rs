@@ -6,6 +6,7 @@ use std::path::PathBuf;
 pub use super::agent_commands::AgentCommand;
 use super::backend::Backend;
 use super::state::{AppState, BottomTab, Confirm, Palette, Review, SendKey, Theme};
+pub use super::unsaved::CloseChoice;
 use crate::chat::SendOptions;
 use crate::store::ChatMode;
 
@@ -38,7 +39,11 @@ pub enum Command {
     Approve,
     Reject,
     OpenFile(String),
+    /// Closes a tab; a dirty one asks first (Save / Discard / Cancel).
     CloseTab(usize),
+    CloseActiveTab,
+    /// The answer to the close dialog.
+    CloseChoice(CloseChoice),
     SelectTab(usize),
     Save,
     ToggleFind,
@@ -64,6 +69,10 @@ pub enum Command {
     ClosePalette,
     /// The open file changed on disk: take the disk's text (`true`) or keep the buffer.
     ResolveDiskChange(bool),
+    /// A save was refused (the file changed on disk): write the buffer over it anyway.
+    OverwriteOnDisk,
+    /// A save was refused: put the question away, keep the buffer (the next save asks again).
+    KeepEditing,
     /// Saves the provider form (adds, or updates the one being edited).
     SaveProvider,
     EditProvider(i64),
@@ -186,29 +195,17 @@ impl AppState {
                     None => backend.open_file(project.project.clone(), path),
                 }
             }
-            Command::CloseTab(index) => {
-                if let Some(project) = &mut self.project
-                    && index < project.tabs.len()
-                {
-                    project.tabs.remove(index);
-                    project.active_tab =
-                        (!project.tabs.is_empty()).then(|| index.min(project.tabs.len() - 1));
-                }
-            }
+            Command::CloseTab(index) => self.close_tab(index),
+            Command::CloseActiveTab => self.close_active_tab(),
+            Command::CloseChoice(choice) => self.close_choice(choice, backend),
+            Command::OverwriteOnDisk => self.overwrite_on_disk(backend),
+            Command::KeepEditing => self.keep_editing(),
             Command::SelectTab(index) => {
                 if let Some(project) = &mut self.project {
                     project.active_tab = (index < project.tabs.len()).then_some(index);
                 }
             }
-            Command::Save => {
-                let Some(project) = &self.project else { return };
-                let Some(tab) = project.active_tab.and_then(|i| project.tabs.get(i)) else {
-                    return;
-                };
-                if tab.read_only.is_none() {
-                    backend.save_file(project.project.clone(), tab.path.clone(), tab.text.clone());
-                }
-            }
+            Command::Save => self.save_active(backend),
             Command::ToggleFind => {
                 let tab = self.project.as_mut().and_then(|p| {
                     let index = p.active_tab?;
@@ -256,6 +253,7 @@ impl AppState {
             Command::Confirm => self.confirmed(backend),
             Command::Dismiss => {
                 self.confirm = None;
+                self.closing = None;
                 self.palette = None;
             }
             Command::ShowBottom(tab) => {
@@ -281,6 +279,7 @@ impl AppState {
                 if let Some(tab) = tab
                     && let Some(disk) = tab.disk_changed.take()
                 {
+                    tab.save_refused = None;
                     if reload {
                         tab.text = disk.clone();
                         tab.revision += 1;

@@ -83,7 +83,8 @@ pub fn show(
         }
     }
 
-    if tab.disk_changed.is_some() {
+    if super::unsaved::refused_notice(ui, tab, commands) {
+    } else if tab.disk_changed.is_some() {
         notice(
             ui,
             "This file changed on disk while you were editing it.",
@@ -200,14 +201,18 @@ fn tab_bar(
 }
 
 fn shortcuts(ui: &egui::Ui, tab: &Tab, find_id: Id, commands: &mut Vec<Command>) {
-    let (save, find) = ui.input_mut(|i| {
+    let (save, find, close) = ui.input_mut(|i| {
         (
             i.consume_key(Modifiers::COMMAND, Key::S),
             i.consume_key(Modifiers::COMMAND, Key::F),
+            i.consume_key(Modifiers::COMMAND, Key::W),
         )
     });
     if save {
         commands.push(Command::Save);
+    }
+    if close {
+        commands.push(Command::CloseActiveTab);
     }
     let find_focused = ui.memory(|m| m.has_focus(find_id));
     if find {

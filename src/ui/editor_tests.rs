@@ -13,15 +13,9 @@ struct Fixture {
 }
 
 fn tab(path: &str, text: &str, find: Option<&str>) -> Tab {
-    Tab {
-        path: path.to_string(),
-        text: text.to_string(),
-        saved: text.to_string(),
-        read_only: None,
-        revision: 0,
-        find: find.map(str::to_string),
-        disk_changed: None,
-    }
+    let mut tab = Tab::new(path.to_string(), text.to_string(), None);
+    tab.find = find.map(str::to_string);
+    tab
 }
 
 fn harness(tabs: Vec<Tab>) -> Harness<'static, Fixture> {

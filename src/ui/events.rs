@@ -36,6 +36,9 @@ impl AppState {
                 if !self.projects.iter().any(|p| p.id == project.id) {
                     self.projects.insert(0, project.clone());
                 }
+                // The project being left keeps its unsaved buffers: they come back as dirty
+                // tabs when it is opened again.
+                self.drafts = super::unsaved::drafts(self);
                 self.project = Some(ProjectState::new(project, chats, files, history));
             }
             Event::ChatsChanged(chats) => {
@@ -150,17 +153,14 @@ impl AppState {
                 }
             }
             Event::FileSaved { path, text, commit } => {
-                if let Some(project) = &mut self.project
-                    && let Some(tab) = project.tabs.iter_mut().find(|t| t.path == path)
-                {
-                    tab.saved = text;
-                }
+                self.saved(&path, text);
                 let note = match commit {
                     Some(c) => format!("Saved {path} (commit {})", crate::vcs::short(&c)),
                     None => format!("Saved {path} (unchanged)"),
                 };
                 self.toast(note, false);
             }
+            Event::SaveConflict { path, disk } => self.save_conflict(&path, disk),
             Event::Files(files) => {
                 if let Some(project) = &mut self.project {
                     project.files = files;
@@ -364,6 +364,7 @@ impl AppState {
                 Some(format!("binary file ({bytes} bytes): not shown")),
             ),
         };
+        let mut restored = None;
         match project.tabs.iter().position(|t| t.path == path) {
             Some(index) => {
                 let tab = &mut project.tabs[index];
@@ -375,19 +376,18 @@ impl AppState {
                 project.active_tab = Some(index);
             }
             None => {
-                project.tabs.push(Tab {
-                    path,
-                    saved: text.clone(),
-                    text,
-                    read_only,
-                    revision: 0,
-                    find: None,
-                    disk_changed: None,
-                });
+                let mut tab = Tab::new(path, text, read_only);
+                restored =
+                    super::unsaved::restore_draft(&mut self.drafts, project.project.id, &mut tab);
+                project.tabs.push(tab);
                 project.active_tab = Some(project.tabs.len() - 1);
             }
         }
         self.prefs.open_tabs = project.tabs.iter().map(|t| t.path.clone()).collect();
+        if let Some(note) = restored {
+            self.log.push(note.clone());
+            self.toast(note, false);
+        }
     }
 
     /// After a restore or undo, open files may have changed on disk.

@@ -7,6 +7,7 @@ use anyhow::Context as _;
 use super::{Backend, EDITABLE_LIMIT, Event, FileContent};
 use crate::chat::SendOptions;
 use crate::edits::Selection;
+use crate::engine::SaveOutcome;
 use crate::store::{ApprovalState, ChatMode, Project, Role};
 
 impl Backend {
@@ -236,18 +237,39 @@ impl Backend {
         });
     }
 
-    pub fn save_file(&self, project: Project, path: String, text: String) {
+    /// Saves `text` if the file on disk still has the blob hash `expected` (what the buffer
+    /// was loaded from; `None`: no file); otherwise reports [`Event::SaveConflict`].
+    pub fn save_file(
+        &self,
+        project: Project,
+        path: String,
+        text: String,
+        expected: Option<String>,
+    ) {
         self.spawn("saving the file", move |service, emit| {
-            let commit = service
-                .engine()
-                .save_file(&project, &path, text.as_bytes())?;
-            emit.send(Event::FileSaved { path, text, commit });
-            refresh_project(&service, &emit, &project)
+            let outcome = service.engine().save_file_checked(
+                &project,
+                &path,
+                text.as_bytes(),
+                expected.as_deref(),
+            )?;
+            match outcome {
+                SaveOutcome::Saved { commit } => {
+                    emit.send(Event::FileSaved { path, text, commit });
+                    refresh_project(&service, &emit, &project)
+                }
+                SaveOutcome::ChangedOnDisk { disk } => {
+                    let disk = disk.map(|b| String::from_utf8_lossy(&b).into_owned());
+                    emit.send(Event::SaveConflict { path, disk });
+                    Ok(())
+                }
+            }
         });
     }
 
+    /// Creates an empty file; an existing file is left as it is (reported as a conflict).
     pub fn create_file(&self, project: Project, path: String) {
-        self.save_file(project, path, String::new());
+        self.save_file(project, path, String::new(), None);
     }
 
     pub fn rename_file(&self, project: Project, from: String, to: String) {

@@ -25,6 +25,7 @@ mod settings;
 mod sidebar;
 mod theme;
 mod top_bar;
+pub mod unsaved;
 mod welcome;
 
 use std::path::PathBuf;
@@ -77,7 +78,22 @@ impl TandemApp {
             .storage
             .and_then(|s| eframe::get_value(s, PREFS_KEY))
             .unwrap_or_default();
-        Self::with_prefs(&cc.egui_ctx, data_dir, prefs)
+        let mut app = Self::with_prefs(&cc.egui_ctx, data_dir, prefs);
+        app.state.drafts = cc
+            .storage
+            .and_then(|s| eframe::get_value(s, unsaved::DRAFTS_KEY))
+            .unwrap_or_default();
+        app
+    }
+
+    /// What is kept between runs: the preferences and the unsaved buffers. The window's
+    /// storage writes both on quit and every 30 s (eframe's auto-save).
+    pub fn persisted(&mut self) -> (Prefs, Vec<unsaved::Draft>) {
+        if let Some(project) = &self.state.project {
+            self.state.prefs.open_tabs = project.tabs.iter().map(|t| t.path.clone()).collect();
+            self.state.prefs.last_chat = project.chat.as_ref().map(|c| c.chat.id);
+        }
+        (self.state.prefs.clone(), unsaved::drafts(&self.state))
     }
 
     /// For tests and embedding: an app on `ctx` with the database in `data_dir`.
@@ -161,7 +177,14 @@ impl TandemApp {
             if let Some(chat) = last.or_else(|| project.chats.first().map(|c| c.id)) {
                 self.backend.load_chat(chat);
             }
-            for path in std::mem::take(&mut self.state.prefs.open_tabs) {
+            let mut paths = std::mem::take(&mut self.state.prefs.open_tabs);
+            // Unsaved buffers kept from the last run come back with their files.
+            for draft in &self.state.drafts {
+                if draft.project_id == project.project.id && !paths.contains(&draft.path) {
+                    paths.push(draft.path.clone());
+                }
+            }
+            for path in paths {
                 if project.files.contains(&path) {
                     self.backend.open_file(project.project.clone(), path);
                 }
@@ -275,6 +298,7 @@ impl TandemApp {
         settings::show(ui.ctx(), state, &mut commands);
         palette::show(ui.ctx(), state, &mut commands);
         confirm_dialog(ui.ctx(), state, &mut commands);
+        unsaved::close_dialog(ui.ctx(), state, &mut commands);
         toasts(ui.ctx(), state);
         let theme_before = (state.prefs.theme, state.prefs.font_size);
         for command in commands {
@@ -301,11 +325,9 @@ impl eframe::App for TandemApp {
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
-        if let Some(project) = &self.state.project {
-            self.state.prefs.open_tabs = project.tabs.iter().map(|t| t.path.clone()).collect();
-            self.state.prefs.last_chat = project.chat.as_ref().map(|c| c.chat.id);
-        }
-        eframe::set_value(storage, PREFS_KEY, &self.state.prefs);
+        let (prefs, drafts) = self.persisted();
+        eframe::set_value(storage, PREFS_KEY, &prefs);
+        eframe::set_value(storage, unsaved::DRAFTS_KEY, &drafts);
     }
 }
 

@@ -88,6 +88,7 @@ impl Command {
             ("Previous hunk", "P", Command::PrevHunk),
             ("Toggle side-by-side diff", "", Command::ToggleSideBySide),
             ("Save file", "Ctrl+S", Command::Save),
+            ("Close tab", "Ctrl+W", Command::CloseActiveTab),
             ("Find in file", "Ctrl+F", Command::ToggleFind),
             ("Undo last AI change", "", Command::Undo),
             ("Mode: Build", "", Command::SetMode(ChatMode::Build)),

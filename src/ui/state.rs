@@ -115,6 +115,10 @@ pub struct AppState {
     pub show_review: bool,
     /// Waiting tool calls, the approval gateway, the agent settings.
     pub agent: super::agent_state::AgentView,
+    /// A dirty tab (its path) the person asked to close: the dialog asks Save / Discard.
+    pub closing: Option<String>,
+    /// Unsaved buffers kept from the last run, put back when their file opens.
+    pub drafts: Vec<super::unsaved::Draft>,
 }
 
 /// The provider form and key field in settings. `editing` is the provider being edited
@@ -376,6 +380,27 @@ pub struct Tab {
     /// The file changed on disk while this buffer had unsaved edits: the disk's text, until
     /// the person reloads or keeps theirs.
     pub disk_changed: Option<String>,
+    /// A save was refused because the file changed on disk: the disk's blob hash then
+    /// (`None`: the file was gone), which an explicit "Overwrite" expects.
+    pub save_refused: Option<Option<String>>,
+    /// Close the tab once this text is saved (the close dialog's "Save").
+    pub close_after_save: bool,
+}
+
+impl Tab {
+    pub fn new(path: String, text: String, read_only: Option<String>) -> Self {
+        Tab {
+            path,
+            saved: text.clone(),
+            text,
+            read_only,
+            revision: 0,
+            find: None,
+            disk_changed: None,
+            save_refused: None,
+            close_after_save: false,
+        }
+    }
 }
 
 impl Tab {
@@ -411,6 +436,8 @@ impl AppState {
             pending_reloads: Vec::new(),
             show_review: true,
             agent: Default::default(),
+            closing: None,
+            drafts: Vec::new(),
         }
     }
 

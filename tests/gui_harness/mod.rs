@@ -13,6 +13,7 @@ use tandem::llm::ProviderKind;
 use tandem::store::{ProviderSettings, Store};
 use tandem::ui::TandemApp;
 use tandem::ui::state::Prefs;
+use tandem::ui::unsaved::Draft;
 
 use crate::common;
 use crate::fake_provider::{FakeProvider, Reply, ollama_stream};
@@ -86,19 +87,35 @@ pub fn world(files: &[(&str, &str)]) -> (World, Prefs) {
 pub type App = Option<TandemApp>;
 
 pub fn harness(data: &Path, prefs: Prefs) -> Harness<'static, App> {
-    build(egui_kittest::HarnessBuilder::default(), data, prefs)
+    build(
+        egui_kittest::HarnessBuilder::default(),
+        data,
+        prefs,
+        Vec::new(),
+    )
+}
+
+/// The app started again with what a previous run persisted (preferences, unsaved buffers).
+pub fn restarted(data: &Path, prefs: Prefs, drafts: Vec<Draft>) -> Harness<'static, App> {
+    build(egui_kittest::HarnessBuilder::default(), data, prefs, drafts)
 }
 
 /// A harness that paints with wgpu (Mesa's software rasteriser when there is no GPU), for
 /// PNG snapshots.
 pub fn painting_harness(data: &Path, prefs: Prefs) -> Harness<'static, App> {
-    build(egui_kittest::HarnessBuilder::default().wgpu(), data, prefs)
+    build(
+        egui_kittest::HarnessBuilder::default().wgpu(),
+        data,
+        prefs,
+        Vec::new(),
+    )
 }
 
 fn build(
     builder: egui_kittest::HarnessBuilder<App>,
     data: &Path,
     prefs: Prefs,
+    drafts: Vec<Draft>,
 ) -> Harness<'static, App> {
     let data = data.to_path_buf();
     builder
@@ -109,7 +126,10 @@ fn build(
         .build_ui_state(
             move |ui, app: &mut App| {
                 let app = app.get_or_insert_with(|| {
-                    TandemApp::with_prefs(ui.ctx(), Some(data.clone()), prefs.clone())
+                    let mut app =
+                        TandemApp::with_prefs(ui.ctx(), Some(data.clone()), prefs.clone());
+                    app.state.drafts = drafts.clone();
+                    app
                 });
                 app.update_state(&ui.ctx().clone());
                 app.frame(ui);
