@@ -538,3 +538,28 @@ fn a_dirty_buffer_survives_a_restart_and_the_disk_is_never_overwritten() {
         outside
     );
 }
+
+#[test]
+fn closing_a_dirty_tab_from_the_palette_can_save_it_first() {
+    let (world, prefs) = world();
+    let mut harness = harness(&world.data, prefs);
+    open_and_type(&mut harness, "kept ");
+    harness.key_press_modifiers(
+        egui::Modifiers::COMMAND | egui::Modifiers::SHIFT,
+        egui::Key::P,
+    );
+    wait_shown(&mut harness, "Close tab");
+    harness.get_by_label("Close tab").click();
+    harness.step();
+    click_when_shown(&mut harness, "Save");
+    wait_until(&mut harness, "the save, then the close", |a| {
+        a.state.project.as_ref().is_some_and(|p| {
+            p.tabs.is_empty()
+                && p.history
+                    .first()
+                    .is_some_and(|v| v.message == "[tandem] Edit notes.txt")
+        })
+    });
+    let saved = std::fs::read_to_string(world.root.join("notes.txt")).unwrap();
+    assert!(saved.contains("kept "), "{saved}");
+}
