@@ -265,3 +265,61 @@ pub fn close_dialog(ctx: &egui::Context, state: &AppState, commands: &mut Vec<Co
         });
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Project, ProjectSettings};
+    use crate::ui::backend::{Event, FileContent};
+    use crate::ui::state::Prefs;
+
+    fn project(id: i64) -> Project {
+        Project {
+            id,
+            name: format!("p{id}"),
+            path: format!("/tmp/p{id}").into(),
+            settings: ProjectSettings::default(),
+            created_at: 0,
+            updated_at: 0,
+        }
+    }
+
+    fn opened(id: i64) -> Event {
+        Event::ProjectOpened {
+            project: project(id),
+            chats: Vec::new(),
+            files: vec!["a.txt".into()],
+            history: Vec::new(),
+        }
+    }
+
+    fn file(text: &str) -> Event {
+        Event::FileOpened {
+            path: "a.txt".into(),
+            content: FileContent::Text(text.into()),
+        }
+    }
+
+    #[test]
+    fn switching_project_keeps_dirty_buffers_and_reopening_puts_them_back() {
+        let mut state = AppState::new(Prefs::default());
+        state.on_event(opened(1));
+        state.on_event(file("disk\n"));
+        let tab = &mut state.project.as_mut().unwrap().tabs[0];
+        tab.text = "typed\n".into();
+        state.on_event(opened(2));
+        assert_eq!(state.drafts.len(), 1);
+        // Another project's file of the same name is not touched by the draft.
+        state.on_event(file("other\n"));
+        assert!(!state.project.as_ref().unwrap().tabs[0].dirty());
+        state.on_event(opened(1));
+        state.on_event(file("disk\n"));
+        let tab = &state.project.as_ref().unwrap().tabs[0];
+        assert_eq!(
+            (tab.text.as_str(), tab.saved.as_str()),
+            ("typed\n", "disk\n")
+        );
+        assert!(tab.dirty() && tab.disk_changed.is_none());
+        assert!(state.drafts.is_empty());
+    }
+}
