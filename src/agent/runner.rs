@@ -341,15 +341,7 @@ impl<H: Host> State<'_, H> {
         };
         let mut assessment = policy::assess(&view, trust, &self.policy, &self.config.root);
         self.steps += 1;
-        // An allow that disappears without the person's allow patterns was theirs.
-        let by_pattern = matches!(assessment.decision, Decision::Allow { .. }) && {
-            let without = PolicySettings {
-                allow: Vec::new(),
-                ..self.policy.clone()
-            };
-            let again = policy::assess(&view, trust, &without, &self.config.root);
-            !matches!(again.decision, Decision::Allow { .. })
-        };
+        let by_pattern = assessment.by_pattern;
         let shell = tool == "run_shell";
         if shell && !by_pattern {
             compensate(&mut assessment, sandbox::probe());
@@ -538,6 +530,7 @@ mod tests {
             },
             reasons: Vec::new(),
             parts: Vec::new(),
+            by_pattern: false,
             network: false,
         }
     }

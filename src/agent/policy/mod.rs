@@ -95,6 +95,9 @@ pub struct Assessment {
     pub reasons: Vec<String>,
     /// For `run_shell`: the parts of the command in source order. Empty for other tools.
     pub parts: Vec<String>,
+    /// The allow came from the person's allow patterns, not from the risk level: they chose
+    /// it, as if they had approved this call.
+    pub by_pattern: bool,
     /// Some part needs the network (downloads, ssh, git push/pull/fetch/clone, package
     /// installs, `npx`…): the sandbox opens the network only to such calls, once approved.
     pub network: bool,
@@ -178,7 +181,7 @@ pub fn assess(
         None => ctx.tool(call.tool, args),
     }
     let facts = ctx.finish();
-    let decision = decide(&facts, call.tool, trust, settings);
+    let (decision, by_pattern) = decide(&facts, call.tool, trust, settings);
     let shell = facts.command.is_some();
     let network = facts.parts.iter().any(|p| p.network);
     let parts = facts.parts.iter().filter(|_| shell).map(|p| p.text.clone());
@@ -188,12 +191,14 @@ pub fn assess(
         decision,
         reasons,
         parts,
+        by_pattern,
         network,
     }
 }
 
-fn decide(f: &Facts, tool: &str, trust: Trust, settings: &PolicySettings) -> Decision {
-    let deny = |reason| Decision::Deny { reason };
+/// The decision, and whether one of the person's allow patterns made it.
+fn decide(f: &Facts, tool: &str, trust: Trust, settings: &PolicySettings) -> (Decision, bool) {
+    let deny = |reason| (Decision::Deny { reason }, false);
     if !f.hard.is_empty() {
         return deny(format!("never allowed: {}", f.hard.join("; ")));
     }
@@ -227,15 +232,13 @@ fn decide(f: &Facts, tool: &str, trust: Trust, settings: &PolicySettings) -> Dec
         return deny(format!("matches your deny pattern `{p}`"));
     }
     if let Some(p) = hit(&settings.ask) {
-        return Decision::Ask {
-            reason: format!("matches your ask pattern `{p}`"),
-        };
+        let reason = format!("matches your ask pattern `{p}`");
+        return (Decision::Ask { reason }, false);
     }
     let mut tool_allow = settings.allow.iter().filter(|p| p.starts_with("tool:"));
     if let Some(p) = tool_allow.find(|p| fires(p, tool, &[])) {
-        return Decision::Allow {
-            reason: format!("matches your allow pattern `{p}`"),
-        };
+        let reason = format!("matches your allow pattern `{p}`");
+        return (Decision::Allow { reason }, true);
     }
     // A part whose risk comes from variables, options that run code, unreadable syntax or
     // paths outside the project is never approved by a pattern; nor is a refused directory.
@@ -252,18 +255,18 @@ fn decide(f: &Facts, tool: &str, trust: Trust, settings: &PolicySettings) -> Dec
         plain.any(|a| fires(a, tool, &[&p.text, core]))
     };
     if f.command.is_some() && !f.parts.is_empty() && f.parts.iter().all(covered) {
-        return Decision::Allow {
-            reason: "every part matches your allow patterns".into(),
-        };
+        let reason = "every part matches your allow patterns".into();
+        return (Decision::Allow { reason }, true);
     }
-    match settings.auto_approve_up_to {
+    let decision = match settings.auto_approve_up_to {
         Some(max) if f.risk <= max => Decision::Allow {
             reason: format!("{} risk, auto-approved up to {max}", f.risk),
         },
         _ => Decision::Ask {
             reason: format!("{} risk: needs your approval", f.risk),
         },
-    }
+    };
+    (decision, false)
 }
 
 /// The working directory a `run_shell` call names (`None`: the project root), resolved

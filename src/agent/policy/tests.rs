@@ -890,3 +890,20 @@ fn wrappers_that_resplit_or_hide_options_are_not_low() {
     }
     assert!(split_command("env -S 'a b; c'").contains(&"c".to_string()));
 }
+
+#[test]
+fn an_allow_says_whether_the_persons_pattern_made_it() {
+    let patterns = PolicySettings {
+        allow: vec!["cargo build*".into(), "tool:write_file".into()],
+        ..PolicySettings::default()
+    };
+    let by_command = shell("cargo build --release", Trust::Scoped, &patterns);
+    assert!(matches!(by_command.decision, Decision::Allow { .. }) && by_command.by_pattern);
+    let by_tool = call("write_file", json!({"path": "a"}), Trust::Scoped, &patterns);
+    assert!(matches!(by_tool.decision, Decision::Allow { .. }) && by_tool.by_pattern);
+    // Allowed by the risk level only, or asked, or denied: not the person's pattern.
+    let by_risk = shell("ls", Trust::Scoped, &patterns);
+    assert!(matches!(by_risk.decision, Decision::Allow { .. }) && !by_risk.by_pattern);
+    assert!(!shell("rm -rf build", Trust::Scoped, &patterns).by_pattern);
+    assert!(!shell("rm -rf /", Trust::Scoped, &patterns).by_pattern);
+}
