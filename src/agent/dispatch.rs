@@ -2,7 +2,7 @@
 //! proposal (checked against the edits before them, never written to disk), `run_shell`
 //! through the executor in the kernel sandbox (see `sandbox`), MCP tools through their server.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -13,14 +13,14 @@ use super::mcp::McpHub;
 use super::policy;
 use super::tools;
 use crate::edits::{Action, plan_actions};
-use crate::sandbox::{self as confinement, Confinement};
+use crate::sandbox;
 
 /// What a call needs from its turn.
 pub struct Context<'a> {
     pub root: &'a Path,
     /// How a `run_shell` call may run (decided by the runner from trust and approval).
     pub shell: ShellGrant,
-    pub sandbox: &'a SandboxSettings,
+    pub sandbox: &'a sandbox::Settings,
     pub shell_timeout: Duration,
     pub mcp: Option<&'a McpHub>,
     pub cancel: &'a CancellationToken,
@@ -36,27 +36,6 @@ pub struct ShellGrant {
     /// With the network: only a call the person approved (or a pattern they saved allowed)
     /// that the policy classified as using the network.
     pub network: bool,
-}
-
-/// The person's sandbox settings: directories confined commands may also read, and paths they
-/// must never read (Tandem's data directory and secrets file).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SandboxSettings {
-    /// Extra readable directories (`~/` is the home directory).
-    pub readable: Vec<String>,
-    pub hidden: Vec<PathBuf>,
-}
-
-impl SandboxSettings {
-    /// The confinement of one call in `root` with the private `temp` dir.
-    pub fn confinement(&self, root: &Path, temp: &Path, network: bool) -> Confinement {
-        let home = confinement::home_dir();
-        let mut c = Confinement::new(root, temp);
-        c.readable = confinement::default_readable(home.as_deref(), &self.readable);
-        c.hidden.extend(self.hidden.iter().cloned());
-        c.network = network;
-        c
-    }
 }
 
 /// A call's result as the model will read it.

@@ -80,14 +80,6 @@ impl SandboxStatus {
             }
         }
     }
-
-    /// The protections that applied (none when unsandboxed).
-    pub fn protections(&self) -> Protections {
-        match self {
-            SandboxStatus::Enforced(p) => p.clone(),
-            _ => Protections::none(),
-        }
-    }
 }
 
 #[derive(Debug, Clone)]

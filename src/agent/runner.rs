@@ -13,7 +13,6 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-pub use super::dispatch::SandboxSettings;
 use super::dispatch::{self, Dispatched, ShellGrant};
 use super::mcp::McpHub;
 use super::policy::{self, Assessment, Decision, PolicySettings, Risk, ToolCallView, Trust};
@@ -44,7 +43,7 @@ pub struct AgentConfig {
     pub max_steps: usize,
     pub shell_timeout: Duration,
     /// What confined commands may also read, and must never read.
-    pub sandbox: SandboxSettings,
+    pub sandbox: sandbox::Settings,
 }
 
 /// One model reply: its text and the tool calls it made natively.

@@ -4,7 +4,6 @@
 //! the policy asks about wait for [`ChatService::answer`].
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -21,7 +20,7 @@ use crate::agent::mcp::McpHub;
 use crate::agent::policy::{PolicySettings, Risk, Trust};
 use crate::agent::runner::{
     self, AgentConfig, Answer, DEFAULT_MAX_STEPS, Host, LoopEnd, MAX_STEPS_SETTING, ModelReply,
-    Pending, SandboxSettings, StepRecord,
+    Pending, StepRecord,
 };
 use crate::agent::tools::AgentMode;
 use crate::llm::{ChatMessage, ChatRequest, ProviderKind, StreamEvent, ToolSpec, Usage};
@@ -88,23 +87,12 @@ impl ChatService {
         all
     }
 
-    /// The sandbox settings of agent commands: the person's extra readable directories, and
-    /// Tandem's own data directory and secrets file, which no command may read.
-    pub fn sandbox_settings(&self) -> SandboxSettings {
-        let store = self.engine.store();
-        let readable = store
-            .setting::<Vec<String>>(crate::sandbox::READABLE_SETTING)
-            .ok()
-            .flatten()
-            .unwrap_or_default();
-        let mut hidden: Vec<PathBuf> = store
-            .path()
-            .and_then(|db| db.parent())
-            .map(Path::to_path_buf)
-            .into_iter()
-            .collect();
-        hidden.push(self.secrets.file().to_path_buf());
-        SandboxSettings { readable, hidden }
+    /// The sandbox settings of agent commands: the engine's, with the secrets file (which may
+    /// live outside the data directory) hidden too.
+    pub fn sandbox_settings(&self) -> crate::sandbox::Settings {
+        let mut settings = self.engine.sandbox_settings();
+        settings.hidden.push(self.secrets.file().to_path_buf());
+        settings
     }
 
     /// Runs an Agent or Plan turn from its prepared first request.

@@ -75,22 +75,20 @@ const INSTALL_CACHES: &[&str] = &[
     ".yarn",
 ];
 
-/// The confinement of an install in `root`: the sandbox of agent commands with the network
-/// allowed (the person approved the install) and the package caches writable.
-pub fn install_confinement(root: &Path, temp: &Path, extra_readable: &[String]) -> Confinement {
+/// An install's confinement: `base` (the sandbox of agent commands) with the network allowed
+/// (the person approved the install) and the package caches writable.
+pub fn install_confinement(mut base: Confinement) -> Confinement {
     let home = sandbox::home_dir();
-    let mut c = Confinement::new(root, temp);
-    c.readable = sandbox::default_readable(home.as_deref(), extra_readable);
-    c.writable = home
+    base.writable = home
         .iter()
         .flat_map(|h| INSTALL_CACHES.iter().map(move |d| h.join(d)))
         .collect();
     if let Some(cargo) = std::env::var_os("CARGO_HOME").map(std::path::PathBuf::from) {
-        c.writable
+        base.writable
             .extend(["registry", "git"].map(|d| cargo.join(d)));
     }
-    c.network = true;
-    c
+    base.network = true;
+    base
 }
 
 /// The command that adds `packages` to the project at `root`, chosen by its lockfile.

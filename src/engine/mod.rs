@@ -118,6 +118,25 @@ impl Engine {
         self
     }
 
+    /// The sandbox settings of commands run for a model: the person's extra readable
+    /// directories, and the data directory (database, secrets file) hidden from them.
+    pub fn sandbox_settings(&self) -> crate::sandbox::Settings {
+        let readable = self
+            .store
+            .setting::<Vec<String>>(crate::sandbox::READABLE_SETTING)
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let data_dir = self.store.path().and_then(std::path::Path::parent);
+        crate::sandbox::Settings {
+            readable,
+            hidden: data_dir
+                .map(std::path::Path::to_path_buf)
+                .into_iter()
+                .collect(),
+        }
+    }
+
     pub fn store(&self) -> &Store {
         &self.store
     }

@@ -1,8 +1,6 @@
 //! Proposals: store a reply with its edit plan, review it against the disk as it is now,
 //! approve (all or a selection) as one commit, or reject.
 
-use std::path::Path;
-
 use serde::Serialize;
 
 use super::{Engine, EngineError, Result};
@@ -11,7 +9,6 @@ use crate::edits::deps::{
     InstallReport, MANIFESTS, install_command, install_confinement, run_install,
 };
 use crate::edits::plan::{EditPlan, FileChangeKind, plan_actions};
-use crate::sandbox;
 use crate::store::{
     ApprovalState, Chat, ChatMode, Message, MessageStatus, NewMessage, PlanBase, Project, Role,
 };
@@ -355,19 +352,10 @@ impl Engine {
                 return;
             }
         };
-        let extra = self
-            .store
-            .setting::<Vec<String>>(sandbox::READABLE_SETTING)
-            .ok()
-            .flatten()
-            .unwrap_or_default();
-        let mut confinement = install_confinement(&plan.root, temp.path(), &extra);
-        confinement.hidden.extend(
-            self.store
-                .path()
-                .and_then(Path::parent)
-                .map(Path::to_path_buf),
-        );
+        let base = self
+            .sandbox_settings()
+            .confinement(&plan.root, temp.path(), true);
+        let confinement = install_confinement(base);
         let timeout = self.install_timeout;
         let report = match run_install(&plan.root, &argv, timeout, Some(&confinement)) {
             Ok(report) => report,

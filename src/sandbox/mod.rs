@@ -170,6 +170,32 @@ fn git_identity() -> &'static (Option<String>, Option<String>) {
     })
 }
 
+/// The person's sandbox settings: directories confined commands may also read, and paths they
+/// must never read (Tandem's data directory and secrets file).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Settings {
+    /// Extra readable directories ([`READABLE_SETTING`]; `~/` is the home directory).
+    pub readable: Vec<String>,
+    pub hidden: Vec<PathBuf>,
+}
+
+impl Settings {
+    /// The confinement of one command in `project` with the private `temp` dir.
+    pub fn confinement(&self, project: &Path, temp: &Path, network: bool) -> Confinement {
+        let home = home_dir();
+        let mut hidden = default_hidden(home.as_deref());
+        hidden.extend(self.hidden.iter().cloned());
+        Confinement {
+            project: project.to_path_buf(),
+            temp: temp.to_path_buf(),
+            readable: default_readable(home.as_deref(), &self.readable),
+            writable: Vec::new(),
+            hidden,
+            network,
+        }
+    }
+}
+
 /// The home directory (`$HOME`), if set and absolute.
 pub fn home_dir() -> Option<PathBuf> {
     let home = PathBuf::from(std::env::var_os("HOME")?);

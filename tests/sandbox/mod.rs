@@ -517,9 +517,7 @@ async fn dependency_installs_run_confined_with_the_network() {
     let s = Scratch::new();
     let listeners = Listeners::new();
     let (tcp, _) = listeners.ports();
-    let mut confinement = install_confinement(s.root(), s.tmp.path(), &[]);
-    confinement.readable = default_readable(Some(s.home()), &[]);
-    confinement.hidden = default_hidden(Some(s.home()));
+    let confinement = install_confinement(s.confinement(true));
     let script = format!(
         "cat '{home}/.ssh/id_rsa' '{outside}/secret.txt'; echo x > '{outside}/new'; \
          echo x > .git/hooks/pre-commit; echo ok > installed.txt; \
