@@ -7,6 +7,7 @@
 //! - [`vcs`] — git (commits, history, restore, revert)
 //! - [`engine`] — projects, proposals and versions, tying the above together
 //! - [`sandbox`] — the kernel sandbox for every command Tandem runs for a model
+//! - [`app`] — the use cases: the one door the window and the CLI go through
 //!
 //! A reply is parsed into prose and tags; only complete tags become actions:
 //!
@@ -33,6 +34,7 @@
 //! ```
 
 pub mod agent;
+pub mod app;
 pub mod chat;
 pub mod edits;
 pub mod engine;

@@ -17,8 +17,9 @@ use fake_provider::{Chunk, End, Reply, ollama_stream, ollama_tool_call, sse_even
 use serde_json::{Value, json};
 use tandem::agent::policy::{PolicySettings, Risk};
 use tandem::agent::runner::Answer;
-use tandem::chat::{ChatEventKind, POLICY_SETTING, SendOptions, TOOL_CALLING_SETTING, TurnOutcome};
+use tandem::chat::{ChatEventKind, SendOptions, TurnOutcome};
 use tandem::llm::ProviderKind;
+use tandem::store::keys::{AGENT_POLICY, TOOL_CALLING};
 use tandem::store::{ApprovalState, ChatMode, MessageStatus, StepDecision, StepKind};
 
 const BOUND: Duration = Duration::from_secs(30);
@@ -82,10 +83,7 @@ fn text(reply: &str) -> Reply {
 
 impl Setup {
     fn tool_calling(&self, how: &str) {
-        self.engine
-            .store()
-            .set_setting(TOOL_CALLING_SETTING, how)
-            .unwrap();
+        self.engine.store().set_setting(TOOL_CALLING, how).unwrap();
     }
 
     fn script(&self, path: &str, replies: Vec<Reply>) {
@@ -381,7 +379,7 @@ async fn always_allow_saves_a_pattern_that_approves_the_next_call() {
         .await;
     assert_complete(&outcome);
     assert_eq!(asked, 1, "the second call matched the saved pattern");
-    let policy: PolicySettings = s.engine.store().setting(POLICY_SETTING).unwrap().unwrap();
+    let policy: PolicySettings = s.engine.store().setting(AGENT_POLICY).unwrap().unwrap();
     assert_eq!(policy.allow, vec!["tool:write_file".to_string()]);
     let steps = s.steps(outcome.message_id);
     assert_eq!(steps[1].decision, Some(StepDecision::Allowed));

@@ -191,7 +191,7 @@ fn the_keyboard_answers_a_waiting_call() {
     wait_until(&mut harness, "the proposal", |a| a.state.review().is_some());
     let policy: tandem::agent::policy::PolicySettings = world
         .store()
-        .setting(tandem::chat::POLICY_SETTING)
+        .setting(tandem::store::keys::AGENT_POLICY)
         .unwrap()
         .unwrap();
     assert_eq!(policy.allow, ["tool:write_file"]);
@@ -254,8 +254,9 @@ fn plan_mode_then_implement_this_plan_sends_it_to_agent_mode() {
 // The approval gateway: an external tool's WebSocket client against the app's gateway.
 
 use futures_util::{SinkExt, StreamExt};
+use tandem::app::{GATEWAY_TOKEN_SECRET, GatewaySettings};
+use tandem::store::keys::GATEWAY;
 use tandem::ui::agent_state::GatewayStatus;
-use tandem::ui::backend::{GATEWAY_SETTING, GATEWAY_TOKEN_SECRET, GatewaySettings};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::{Message, http::header};
 
@@ -319,7 +320,7 @@ fn enabling_the_gateway_in_settings_and_approving_a_request_in_the_approvals_tab
         port: 0,
         ..GatewaySettings::default()
     };
-    world.store().set_setting(GATEWAY_SETTING, &off).unwrap();
+    world.store().set_setting(GATEWAY, &off).unwrap();
     let mut harness = harness(&world.data, prefs);
     wait_until(&mut harness, "the agent settings", |a| {
         a.state.project.is_some() && a.state.agent.form.loaded
@@ -337,7 +338,7 @@ fn enabling_the_gateway_in_settings_and_approving_a_request_in_the_approvals_tab
     // the form.
     let token = app(&harness).state.agent.form.gateway_token.clone();
     assert_eq!(token.len(), 64);
-    let saved: GatewaySettings = world.store().setting(GATEWAY_SETTING).unwrap().unwrap();
+    let saved: GatewaySettings = world.store().setting(GATEWAY).unwrap().unwrap();
     assert!(saved.enabled);
     assert!(saved.token.is_empty());
     let secrets = tandem::llm::secrets::Secrets::new(&world.data);
@@ -390,7 +391,7 @@ fn a_gateway_request_about_the_waiting_command_is_decided_with_it() {
         token: "test-token-0123456789".into(),
         ..GatewaySettings::default()
     };
-    world.store().set_setting(GATEWAY_SETTING, &on).unwrap();
+    world.store().set_setting(GATEWAY, &on).unwrap();
     tandem::llm::secrets::Secrets::new(&world.data)
         .set(GATEWAY_TOKEN_SECRET, &on.token)
         .unwrap();

@@ -23,9 +23,8 @@ use crate::llm::{ChatMessage, ChatRole, ToolCall, ToolSpec};
 use crate::sandbox::{self, Protections};
 use crate::store::{NewStep, StepDecision, StepKind};
 
-/// Default and setting key for the most tool steps in one turn.
+/// The most tool steps in one turn unless the setting (`store::keys::MAX_STEPS`) says.
 pub const DEFAULT_MAX_STEPS: usize = 25;
-pub const MAX_STEPS_SETTING: &str = "agent.max_steps";
 /// The longest plan the text protocol accepts.
 pub const MAX_PLAN_STEPS: usize = 12;
 /// Protocol violations in a row before the turn gives up.

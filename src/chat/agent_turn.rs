@@ -19,19 +19,12 @@ use super::{ChatEventKind, ChatService};
 use crate::agent::mcp::McpHub;
 use crate::agent::policy::{PolicySettings, Risk, Trust};
 use crate::agent::runner::{
-    self, AgentConfig, Answer, DEFAULT_MAX_STEPS, Host, LoopEnd, MAX_STEPS_SETTING, ModelReply,
-    Pending, StepRecord,
+    self, AgentConfig, Answer, DEFAULT_MAX_STEPS, Host, LoopEnd, ModelReply, Pending, StepRecord,
 };
 use crate::agent::tools::AgentMode;
 use crate::llm::{ChatMessage, ChatRequest, ProviderKind, StreamEvent, ToolSpec, Usage};
+use crate::store::keys::{AGENT_POLICY, MAX_STEPS, SHELL_TIMEOUT_SECS, TOOL_CALLING};
 use crate::store::{ChatMode, MessageStatus};
-
-/// Setting: the approval policy's patterns and auto-approve level (JSON `PolicySettings`).
-pub const POLICY_SETTING: &str = "agent.policy";
-/// Setting: `auto` (default: native when the model supports it), `native` or `text`.
-pub const TOOL_CALLING_SETTING: &str = "agent.tool_calling";
-/// Setting: `run_shell` timeout in seconds (default 120).
-pub const SHELL_TIMEOUT_SETTING: &str = "agent.shell_timeout_secs";
 
 const MCP_CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -99,19 +92,19 @@ impl ChatService {
     pub(super) async fn agent(&self, turn: &Turn, request: ChatRequest, outcome: &mut TurnOutcome) {
         let store = self.engine.store();
         let policy = store
-            .setting::<PolicySettings>(POLICY_SETTING)
+            .setting::<PolicySettings>(AGENT_POLICY)
             .ok()
             .flatten()
             .unwrap_or_default();
         let info = super::models::model_info(store, &turn.choice).await;
-        let tool_calling = store.setting::<String>(TOOL_CALLING_SETTING).ok().flatten();
+        let tool_calling = store.setting::<String>(TOOL_CALLING).ok().flatten();
         let native_tools = match tool_calling.as_deref() {
             Some("native") => true,
             Some("text") => false,
             _ => info.supports_tools || native_by_kind(turn.choice.record.kind),
         };
         let shell_timeout = store
-            .setting::<u64>(SHELL_TIMEOUT_SETTING)
+            .setting::<u64>(SHELL_TIMEOUT_SECS)
             .ok()
             .flatten()
             .map_or(crate::agent::exec::DEFAULT_TIMEOUT, Duration::from_secs);
@@ -125,7 +118,7 @@ impl ChatService {
             trust: turn.project.settings.agent_trust.unwrap_or(Trust::Scoped),
             policy: runner::with_allow_risk(policy, turn.allow_risk),
             max_steps: store
-                .setting::<usize>(MAX_STEPS_SETTING)
+                .setting::<usize>(MAX_STEPS)
                 .ok()
                 .flatten()
                 .unwrap_or(DEFAULT_MAX_STEPS),
@@ -350,13 +343,13 @@ impl Host for AgentHost<'_> {
     fn always_allow(&self, pattern: &str) {
         let store = self.service.engine.store();
         let mut policy = store
-            .setting::<PolicySettings>(POLICY_SETTING)
+            .setting::<PolicySettings>(AGENT_POLICY)
             .ok()
             .flatten()
             .unwrap_or_default();
         if !policy.allow.iter().any(|p| p == pattern) {
             policy.allow.push(pattern.to_string());
-            let _ = store.set_setting(POLICY_SETTING, &policy);
+            let _ = store.set_setting(AGENT_POLICY, &policy);
         }
     }
 }

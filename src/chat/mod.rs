@@ -12,9 +12,7 @@ mod prompt;
 mod turn;
 mod writer;
 
-pub use agent_turn::{
-    POLICY_SETTING, PendingApproval, SHELL_TIMEOUT_SETTING, TOOL_CALLING_SETTING,
-};
+pub use agent_turn::PendingApproval;
 pub use models::{ModelChoice, ensure_default_provider, provider_config};
 pub use prompt::{ContextBreakdown, PromptError, history, strip_for_history, system_prompt};
 pub use turn::TurnOutcome;

@@ -10,13 +10,7 @@ use crate::llm::{
 };
 use crate::store::{ProviderRecord, ProviderSettings, Store};
 
-/// Settings keys.
-pub const DEFAULT_PROVIDER: &str = "chat.default_provider";
-pub const DEFAULT_MODEL: &str = "chat.default_model";
-pub const IDLE_TIMEOUT_SECS: &str = "llm.idle_timeout_secs";
-pub const HISTORY_TURNS: &str = "chat.history_turns";
-pub const AUTO_APPROVE: &str = "chat.auto_approve";
-const SEEDED: &str = "providers.seeded";
+use crate::store::keys::{DEFAULT_MODEL, DEFAULT_PROVIDER, IDLE_TIMEOUT_SECS, PROVIDERS_SEEDED};
 
 /// Used when neither the provider nor a setting tells a model's window.
 pub const FALLBACK_CONTEXT: u32 = 8192;
@@ -29,7 +23,7 @@ pub struct ModelChoice {
 
 /// On first run, an Ollama provider at `OLLAMA_HOST` (or localhost:11434) exists.
 pub fn ensure_default_provider(store: &Store) -> Result<(), ChatError> {
-    if store.setting::<bool>(SEEDED)?.is_some() {
+    if store.setting::<bool>(PROVIDERS_SEEDED)?.is_some() {
         return Ok(());
     }
     if store.providers()?.is_empty() {
@@ -41,7 +35,7 @@ pub fn ensure_default_provider(store: &Store) -> Result<(), ChatError> {
             &ProviderSettings::default(),
         )?;
     }
-    store.set_setting(SEEDED, &true)?;
+    store.set_setting(PROVIDERS_SEEDED, &true)?;
     Ok(())
 }
 

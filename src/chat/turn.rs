@@ -7,19 +7,18 @@ use serde::Serialize;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::models::{self, AUTO_APPROVE, FALLBACK_CONTEXT, HISTORY_TURNS, ModelChoice};
+use super::models::{self, FALLBACK_CONTEXT, ModelChoice};
 use super::prompt::{self, ContextBreakdown, PromptInputs};
 use super::writer::{Coalescer, DB_FLUSH_INTERVAL, EVENT_INTERVAL, StreamWriter};
 use super::{Active, ChatError, ChatEvent, ChatEventKind, ChatService, SendOptions, TurnHandle};
 use crate::edits::EditPlan;
 use crate::engine::{ApproveOutcome, TITLE_CHARS, title_from_prompt, truncate};
 use crate::llm::{ChatRequest, ProviderKind, StreamEvent, Usage};
+use crate::store::keys::{AUTO_APPROVE, GENERATE_TITLES, HISTORY_TURNS};
 use crate::store::{Chat, ChatMode, MessageStatus, NewMessage, Project, Role};
 use crate::workspace::context::{ContextOptions, mentioned_paths};
 
 const DEFAULT_HISTORY_TURNS: usize = 10;
-/// Setting: ask the model for a chat title after the first reply (default on).
-pub const GENERATE_TITLES: &str = "chat.generate_titles";
 
 /// How a turn ended.
 #[derive(Debug, Clone, Serialize)]

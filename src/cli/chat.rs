@@ -7,15 +7,11 @@ use anyhow::{Context, Result, bail};
 use clap::Subcommand;
 use serde_json::json;
 
-use tandem::Engine;
 use tandem::agent::display::{has_hidden, visible};
 use tandem::agent::policy::Risk;
 use tandem::agent::runner::Answer;
-use tandem::chat::{
-    ChatEventKind, ChatService, PendingApproval, SendOptions, ensure_default_provider,
-    provider_config,
-};
-use tandem::llm::{ProviderKind, provider};
+use tandem::app::{App, ChatEventKind, NewProvider, PendingApproval, SendOptions};
+use tandem::llm::ProviderKind;
 use tandem::store::{AgentStep, ChatMode, MessageStatus, ProviderSettings, StepKind};
 
 #[derive(Subcommand)]
@@ -50,26 +46,12 @@ fn parse_kind(text: &str) -> Result<ProviderKind, String> {
     text.parse()
 }
 
-fn default_base_url(kind: ProviderKind) -> String {
-    match kind {
-        ProviderKind::Ollama => tandem::llm::ollama::default_base_url(),
-        ProviderKind::Openai => "https://api.openai.com/v1".into(),
-        ProviderKind::Anthropic => "https://api.anthropic.com/v1".into(),
-        ProviderKind::Gemini => "https://generativelanguage.googleapis.com/v1beta".into(),
-    }
-}
-
 pub struct Ctx {
-    pub engine: Arc<Engine>,
-    pub data_dir: std::path::PathBuf,
+    pub app: Arc<App>,
     pub json: bool,
 }
 
 impl Ctx {
-    fn service(&self) -> Arc<ChatService> {
-        ChatService::with_data_dir(Arc::clone(&self.engine), self.data_dir.clone())
-    }
-
     pub fn out(&self, value: serde_json::Value, text: String) {
         if self.json {
             println!("{value}");
@@ -89,8 +71,7 @@ pub fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 pub fn provider_cmd(ctx: &Ctx, command: ProviderCommand) -> Result<()> {
-    let store = ctx.engine.store();
-    ensure_default_provider(store)?;
+    let app = &ctx.app;
     match command {
         ProviderCommand::Add {
             name,
@@ -100,34 +81,29 @@ pub fn provider_cmd(ctx: &Ctx, command: ProviderCommand) -> Result<()> {
             default_model,
             context_length,
         } => {
-            let url = base_url.unwrap_or_else(|| default_base_url(kind));
-            let settings = ProviderSettings {
-                default_model,
-                context_length,
-            };
-            let record =
-                store.insert_provider(&name, kind, &url, api_key_env.as_deref(), &settings)?;
+            let record = app.add_provider(NewProvider {
+                name,
+                kind,
+                base_url,
+                api_key_env,
+                settings: ProviderSettings {
+                    default_model,
+                    context_length,
+                },
+            })?;
             ctx.out(
                 json!({"provider": record}),
-                format!("added provider {} ({kind}) at {url}\n", record.name),
+                format!(
+                    "added provider {} ({kind}) at {}\n",
+                    record.name, record.base_url
+                ),
             );
         }
         ProviderCommand::List => {
-            let service = ctx.service();
             let mut rows = Vec::new();
             let mut text = String::new();
-            for record in store.providers()? {
-                let config = provider_config(store, service.secrets(), &record)?;
-                let key = if service.secrets().get(&record.name).ok().flatten().is_some() {
-                    format!("{:?}", service.secrets().location())
-                } else if !config.api_keys.is_empty() {
-                    format!(
-                        "environment ({})",
-                        config.api_key_env.clone().unwrap_or_default()
-                    )
-                } else {
-                    "none".to_string()
-                };
+            for row in app.provider_rows()? {
+                let (record, key) = (row.record, row.key.to_string());
                 text.push_str(&format!(
                     "{:<14} {:<10} {:<45} key: {key}\n",
                     record.name, record.kind, record.base_url
@@ -137,23 +113,17 @@ pub fn provider_cmd(ctx: &Ctx, command: ProviderCommand) -> Result<()> {
             ctx.out(json!({"providers": rows}), text);
         }
         ProviderCommand::SetKey { name } => {
-            let record = store
-                .provider_by_name(&name)?
-                .with_context(|| format!("no provider named {name:?}"))?;
+            // The provider is checked before the key is read.
+            app.provider(&name)?;
             let mut key = String::new();
             std::io::stdin()
                 .read_to_string(&mut key)
                 .context("reading the key from standard input")?;
-            let key = key.trim();
-            if key.is_empty() {
+            if key.trim().is_empty() {
                 bail!("no key on standard input");
             }
-            let service = ctx.service();
-            let location = service.secrets().set(&record.name, key)?;
-            let why = service
-                .secrets()
-                .keychain_unavailable_reason()
-                .map(str::to_string);
+            let stored = app.set_key(&name, &key)?;
+            let (location, why) = (stored.location, stored.keychain_unavailable);
             let text = match (&location, &why) {
                 (tandem::llm::secrets::SecretLocation::File(path), Some(why)) => format!(
                     "stored the key for {name} in {} (mode 0600): no OS keychain is available ({why})\n",
@@ -167,11 +137,7 @@ pub fn provider_cmd(ctx: &Ctx, command: ProviderCommand) -> Result<()> {
             );
         }
         ProviderCommand::Remove { name } => {
-            let record = store
-                .provider_by_name(&name)?
-                .with_context(|| format!("no provider named {name:?}"))?;
-            store.delete_provider(record.id)?;
-            let _ = ctx.service().secrets().delete(&name);
+            app.remove_provider(&name)?;
             ctx.out(
                 json!({"removed": name}),
                 format!("removed provider {name}\n"),
@@ -182,36 +148,25 @@ pub fn provider_cmd(ctx: &Ctx, command: ProviderCommand) -> Result<()> {
 }
 
 pub fn models(ctx: &Ctx, provider_name: Option<String>) -> Result<()> {
-    let store = ctx.engine.store();
-    ensure_default_provider(store)?;
-    let service = ctx.service();
-    let records = match provider_name {
-        Some(name) => vec![
-            store
-                .provider_by_name(&name)?
-                .with_context(|| format!("no provider named {name:?}"))?,
-        ],
-        None => store.providers()?,
-    };
-    let runtime = runtime()?;
+    let listed = runtime()?.block_on(ctx.app.models_of(provider_name.as_deref()))?;
     let mut all = Vec::new();
     let mut text = String::new();
-    for record in records {
-        let client = provider(provider_config(store, service.secrets(), &record)?);
-        match runtime.block_on(client.list_models()) {
+    for entry in listed {
+        let name = entry.provider;
+        match entry.models {
             Ok(models) => {
                 for model in &models {
                     let window = model
                         .context_length
                         .map(|c| format!("{c} tokens"))
                         .unwrap_or_default();
-                    text.push_str(&format!("{:<14} {:<40} {window}\n", record.name, model.id));
+                    text.push_str(&format!("{name:<14} {:<40} {window}\n", model.id));
                 }
-                all.push(json!({"provider": record.name, "models": models}));
+                all.push(json!({"provider": name, "models": models}));
             }
             Err(e) => {
-                text.push_str(&format!("{:<14} error: {e}\n", record.name));
-                all.push(json!({"provider": record.name, "error": e.to_string()}));
+                text.push_str(&format!("{name:<14} error: {e}\n"));
+                all.push(json!({"provider": name, "error": e}));
             }
         }
     }
@@ -251,23 +206,12 @@ fn parse_mode(text: &str) -> Result<ChatMode, String> {
 }
 
 pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
-    let store = ctx.engine.store();
-    ensure_default_provider(store)?;
-    let project = ctx.engine.project(&args.project)?;
-    let service = ctx.service();
+    let app = &ctx.app;
+    let project = app.project(&args.project)?;
     let runtime = runtime()?;
     let chat = match args.chat {
-        Some(id) => {
-            let chat = store.chat(id)?;
-            if chat.project_id != project.id {
-                bail!("chat {id} belongs to another project");
-            }
-            if let Some(mode) = args.mode {
-                store.set_chat_mode(id, mode)?;
-            }
-            chat
-        }
-        None => service.new_chat(project.id, args.mode.unwrap_or(ChatMode::Build))?,
+        Some(id) => app.chat_in_project(&project, id, args.mode)?,
+        None => app.new_chat(project.id, args.mode.unwrap_or(ChatMode::Build))?,
     };
     let options = SendOptions {
         provider: args.provider,
@@ -277,20 +221,20 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
     };
     let json = ctx.json;
     let outcome = runtime.block_on(async {
-        let mut events = service.subscribe();
-        let handle = service.send(chat.id, &args.prompt, options).await?;
-        let message_id = handle.message_id;
-        let mut outcome = handle.outcome;
+        let mut events = app.subscribe();
+        let started = app.send(chat.id, None, &args.prompt, options).await?;
+        let message_id = started.reply_id;
+        let mut outcome = std::pin::pin!(started.finish());
         let mut stdout = std::io::stdout();
         loop {
             tokio::select! {
-                result = &mut outcome => break result.context("the chat task failed"),
-                _ = tokio::signal::ctrl_c() => { service.cancel(chat.id); }
+                result = &mut outcome => break result,
+                _ = tokio::signal::ctrl_c() => { app.cancel(chat.id); }
                 event = events.recv() => {
                     let Ok(event) = event else { continue };
                     if event.message_id != message_id { continue; }
                     if let ChatEventKind::Approval { approval } = &event.kind {
-                        ask_on_terminal(&service, approval.clone());
+                        ask_on_terminal(app, approval.clone());
                         continue;
                     }
                     if json { continue; }
@@ -338,7 +282,7 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
             value["usage"] = json!(usage);
         }
         if matches!(chat.mode, ChatMode::Agent | ChatMode::Plan) || args.mode.is_some() {
-            value["steps"] = steps_json(&store.agent_steps(outcome.message_id)?);
+            value["steps"] = steps_json(&app.agent_steps(outcome.message_id)?);
         }
         println!("{value}");
     } else {
@@ -388,15 +332,13 @@ pub fn context(
     provider_name: Option<String>,
     model: Option<String>,
 ) -> Result<()> {
-    ensure_default_provider(ctx.engine.store())?;
-    let project = ctx.engine.project(project)?;
-    let service = ctx.service();
+    let project = ctx.app.project(project)?;
     let options = SendOptions {
         provider: provider_name,
         model,
         ..SendOptions::default()
     };
-    let breakdown = runtime()?.block_on(service.preview(&project, prompt, &options))?;
+    let breakdown = runtime()?.block_on(ctx.app.preview(&project, None, prompt, &options))?;
     let mut text = format!(
         "window {}: system {} + codebase {} + history {} + prompt {} = {} tokens, {} reserved for the reply\nfiles: {} included, {} listed by path only, {} skipped\n",
         breakdown.window,
@@ -421,7 +363,7 @@ pub fn context(
 }
 
 pub fn show(ctx: &Ctx, id: i64) -> Result<()> {
-    let m = ctx.engine.store().message(id)?;
+    let m = ctx.app.message(id)?;
     let value = json!({
         "id": m.id, "chat_id": m.chat_id, "role": m.role, "status": m.status,
         "approval_state": m.approval_state, "commit": m.commit_hash, "content": m.content,
@@ -442,8 +384,8 @@ pub fn show(ctx: &Ctx, id: i64) -> Result<()> {
 }
 
 pub fn chats(ctx: &Ctx, project: &str) -> Result<()> {
-    let project = ctx.engine.project(project)?;
-    let chats = ctx.engine.store().chats(project.id)?;
+    let project = ctx.app.project(project)?;
+    let chats = ctx.app.chats(project.id)?;
     let text = chats
         .iter()
         .map(|c| format!("{:>5}  {:<6} {}\n", c.id, c.mode, c.title))
@@ -453,7 +395,7 @@ pub fn chats(ctx: &Ctx, project: &str) -> Result<()> {
 }
 
 pub fn messages(ctx: &Ctx, chat: i64) -> Result<()> {
-    let messages = ctx.engine.store().messages(chat)?;
+    let messages = ctx.app.messages(chat)?;
     let text = messages
         .iter()
         .map(|m| {
@@ -527,8 +469,8 @@ fn steps_json(steps: &[AgentStep]) -> serde_json::Value {
 
 /// Asks about a pending call on the terminal (stderr + a line from stdin) without blocking
 /// the event loop; end of input or anything but yes/always rejects.
-fn ask_on_terminal(service: &std::sync::Arc<tandem::chat::ChatService>, approval: PendingApproval) {
-    let service = std::sync::Arc::clone(service);
+fn ask_on_terminal(app: &Arc<App>, approval: PendingApproval) {
+    let app = Arc::clone(app);
     tokio::task::spawn_blocking(move || {
         // Escaped (agent::display): a `\r` or an escape sequence must not hide part of what
         // is approved from the terminal. The command is printed whole, however long.
@@ -566,6 +508,6 @@ fn ask_on_terminal(service: &std::sync::Arc<tandem::chat::ChatService>, approval
                 Answer::Reject
             }
         };
-        service.answer(approval.id, answer);
+        app.answer(approval.id, answer);
     });
 }

@@ -1,4 +1,5 @@
-//! The headless CLI. Every command uses the same engine calls as the GUI. With `--json`, a
+//! The headless CLI. Every command goes through the application layer (`tandem::app`), as
+//! the window does. With `--json`, a
 //! command prints exactly one JSON object on stdout; errors go to stderr with a non-zero exit.
 
 use std::io::Read;
@@ -12,9 +13,7 @@ use serde_json::json;
 
 mod chat;
 
-use std::sync::Arc;
-
-use tandem::Engine;
+use tandem::app::App;
 use tandem::edits::plan::EditPlan;
 use tandem::edits::{FileSelection, OpStatus, Selection};
 use tandem::vcs;
@@ -191,17 +190,15 @@ fn read_input(path: &PathBuf) -> Result<Vec<u8>> {
 }
 
 fn run(data_dir: Option<PathBuf>, json: bool, command: Command) -> Result<()> {
-    let data_dir = tandem::store::data_dir(data_dir.as_deref())?;
     let ctx = chat::Ctx {
-        engine: Arc::new(Engine::open(Some(&data_dir))?),
-        data_dir,
+        app: App::open(data_dir.as_deref())?,
         json,
     };
-    let engine = &ctx.engine;
+    let app = &ctx.app;
     let out = |value: serde_json::Value, text: String| ctx.out(value, text);
     match command {
         Command::Sandbox => {
-            let found = tandem::sandbox::probe();
+            let found = app.sandbox();
             let gaps = found.gaps();
             let text = match gaps.is_empty() {
                 true => format!(
@@ -221,7 +218,7 @@ Every command is asked: the kernel here cannot stop {}.
             out(json!({"sandbox": found, "gaps": gaps}), text);
         }
         Command::Project(ProjectCommand::Add { path, name }) => {
-            let added = engine.add_project(&path, name.as_deref())?;
+            let added = app.add_project(&path, name.as_deref())?;
             let p = &added.project;
             let note = match (added.already_added, added.initialized_git) {
                 (true, _) => " (already added)",
@@ -239,7 +236,7 @@ Every command is asked: the kernel here cannot stop {}.
             );
         }
         Command::Project(ProjectCommand::List) => {
-            let projects = engine.store().projects()?;
+            let projects = app.projects()?;
             let text = projects
                 .iter()
                 .map(|p| format!("{:>4}  {:<20} {}\n", p.id, p.name, p.path.display()))
@@ -252,10 +249,10 @@ Every command is asked: the kernel here cannot stop {}.
             prompt,
             chat,
         } => {
-            let project = engine.project(&project)?;
+            let project = app.project(&project)?;
             let reply = String::from_utf8(read_input(&response)?)
                 .context("the response file is not UTF-8 text")?;
-            let proposal = engine.propose(&project, chat, prompt.as_deref(), &reply)?;
+            let proposal = app.propose(&project, chat, prompt.as_deref(), &reply)?;
             let id = proposal.message.id;
             out(
                 json!({
@@ -271,7 +268,7 @@ Every command is asked: the kernel here cannot stop {}.
             );
         }
         Command::Diff { message_id } => {
-            let review = engine.review(message_id)?;
+            let review = app.review(message_id)?;
             let diff = review.plan.unified_diff();
             out(
                 json!({"message_id": message_id, "diff": diff}),
@@ -284,7 +281,7 @@ Every command is asked: the kernel here cannot stop {}.
             skip_dependencies,
         } => {
             let selection = selection(&only, skip_dependencies)?;
-            let outcome = engine.approve(message_id, selection.as_ref())?;
+            let outcome = app.approve(message_id, selection.as_ref())?;
             let mut text = match &outcome.commit {
                 Some(commit) => format!("approved: commit {commit}\n"),
                 None => "approved: nothing needed changing, no commit\n".to_string(),
@@ -307,15 +304,15 @@ Every command is asked: the kernel here cannot stop {}.
             out(serde_json::to_value(&outcome)?, text);
         }
         Command::Reject { message_id } => {
-            engine.reject(message_id)?;
+            app.reject(message_id)?;
             out(
                 json!({"message_id": message_id, "approval_state": "rejected"}),
                 format!("rejected message {message_id}\n"),
             );
         }
         Command::Log { project, limit } => {
-            let project = engine.project(&project)?;
-            let versions = engine.log(&project, limit)?;
+            let project = app.project(&project)?;
+            let versions = app.history(&project, limit)?;
             let mut text = String::new();
             for v in &versions {
                 text.push_str(&format!(
@@ -331,13 +328,13 @@ Every command is asked: the kernel here cannot stop {}.
             out(json!({"versions": versions}), text);
         }
         Command::ShowVersion { project, commit } => {
-            let project = engine.project(&project)?;
-            let diff = engine.version_diff(&project, &commit)?;
+            let project = app.project(&project)?;
+            let diff = app.version_diff(&project, &commit)?;
             out(json!({"commit": commit, "diff": diff}), diff.clone());
         }
         Command::Restore { project, commit } => {
-            let project = engine.project(&project)?;
-            let outcome = engine.restore(&project, &commit)?;
+            let project = app.project(&project)?;
+            let outcome = app.restore(&project, &commit)?;
             let text = match &outcome.commit {
                 Some(c) => format!(
                     "restored {}: commit {c}; {} later chat message(s) removed\n",
@@ -352,8 +349,8 @@ Every command is asked: the kernel here cannot stop {}.
             out(serde_json::to_value(&outcome)?, text);
         }
         Command::Undo { project } => {
-            let project = engine.project(&project)?;
-            let outcome = engine.undo(&project)?;
+            let project = app.project(&project)?;
+            let outcome = app.undo(&project)?;
             out(
                 serde_json::to_value(&outcome)?,
                 format!(
@@ -368,9 +365,9 @@ Every command is asked: the kernel here cannot stop {}.
             path,
             from,
         } => {
-            let project = engine.project(&project)?;
+            let project = app.project(&project)?;
             let bytes = read_input(&from)?;
-            let commit = engine.save_file(&project, &path, &bytes)?;
+            let commit = app.save_file(&project, &path, &bytes)?;
             let text = match &commit {
                 Some(c) => format!("saved {path}: commit {c}\n"),
                 None => format!("saved {path}: unchanged\n"),

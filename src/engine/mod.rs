@@ -123,7 +123,7 @@ impl Engine {
     pub fn sandbox_settings(&self) -> crate::sandbox::Settings {
         let readable = self
             .store
-            .setting::<Vec<String>>(crate::sandbox::READABLE_SETTING)
+            .setting::<Vec<String>>(crate::store::keys::SANDBOX_READABLE)
             .ok()
             .flatten()
             .unwrap_or_default();

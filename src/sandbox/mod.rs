@@ -34,10 +34,6 @@ pub const SYSTEM_READABLE: &[&str] = &[
     "/proc", "/sys", "/snap",
 ];
 
-/// Setting: directories sandboxed commands may also read (JSON list of paths, `~/` allowed),
-/// besides the system, the project and the default toolchain directories.
-pub const READABLE_SETTING: &str = "agent.sandbox_readable";
-
 /// Toolchains and caches below the home directory that builds read (read-only in the
 /// sandbox). The person extends the list in the agent settings.
 pub const HOME_READABLE: &[&str] = &[
@@ -174,7 +170,7 @@ fn git_identity() -> &'static (Option<String>, Option<String>) {
 /// must never read (Tandem's data directory and secrets file).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Settings {
-    /// Extra readable directories ([`READABLE_SETTING`]; `~/` is the home directory).
+    /// Extra readable directories (setting `agent.sandbox_readable`; `~/` is the home directory).
     pub readable: Vec<String>,
     pub hidden: Vec<PathBuf>,
 }

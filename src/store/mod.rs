@@ -8,6 +8,7 @@
 mod agent_steps;
 mod approvals;
 mod chats;
+pub mod keys;
 mod mcp_servers;
 mod messages;
 mod projects;

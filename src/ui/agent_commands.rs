@@ -68,7 +68,7 @@ impl AppState {
             AgentCommand::SetTrust(trust) => {
                 if let Some(project) = &mut self.project {
                     project.project.settings.agent_trust = Some(trust);
-                    backend.save_project_settings_only(project.project.clone());
+                    backend.save_project_settings(project.project.clone());
                 }
             }
             AgentCommand::AddMcpServer => self.add_mcp_server(backend),
@@ -133,7 +133,7 @@ impl AppState {
         let Some(view) = chat.messages.iter().find(|m| m.message.id == message_id) else {
             return;
         };
-        let plan = crate::chat::strip_for_history(&view.message.content);
+        let plan = crate::app::strip_for_history(&view.message.content);
         if plan.is_empty() {
             self.toast("That reply holds no plan to implement", true);
             return;

@@ -6,13 +6,10 @@ use std::collections::BTreeSet;
 
 use crate::agent::gateway::{AutoApprove, CodeResponsePolicy};
 use crate::agent::policy::{PolicySettings, Risk};
-use crate::chat::PendingApproval;
+use crate::app::PendingApproval;
 use crate::store::{ApprovalKind, ApprovalRequestRecord, McpServerRecord};
 
-use super::backend::{AgentSettings, GatewaySettings};
-
-/// The port the gateway listens on (127.0.0.1 only) unless the person picks another.
-pub const DEFAULT_GATEWAY_PORT: u16 = 7433;
+pub use crate::app::{AgentSettings, DEFAULT_GATEWAY_PORT, GatewaySettings, GatewayStatus};
 
 #[derive(Default)]
 pub struct AgentView {
@@ -51,17 +48,6 @@ impl ApprovalView {
             fingerprint,
         }
     }
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum GatewayStatus {
-    #[default]
-    Off,
-    Starting,
-    Running {
-        port: u16,
-    },
-    Failed(String),
 }
 
 #[derive(Default)]

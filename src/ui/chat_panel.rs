@@ -64,7 +64,7 @@ pub fn show(
 fn context_meter(
     ui: &mut egui::Ui,
     chat: &ChatState,
-    estimate: Option<&Result<crate::chat::ContextBreakdown, String>>,
+    estimate: Option<&Result<crate::app::ContextBreakdown, String>>,
 ) {
     let b = match (estimate, &chat.breakdown) {
         (Some(Ok(b)), _) => b,

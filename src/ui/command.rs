@@ -7,7 +7,7 @@ pub use super::agent_commands::AgentCommand;
 use super::backend::Backend;
 use super::state::{AppState, BottomTab, Confirm, Palette, Review, SendKey, Theme};
 pub use super::unsaved::CloseChoice;
-use crate::chat::SendOptions;
+use crate::app::SendOptions;
 use crate::store::ChatMode;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -118,8 +118,11 @@ impl AppState {
                 }
             }
             Command::SelectModel { provider, model } => {
-                backend.save_setting("chat.default_provider", provider.clone().into());
-                backend.save_setting("chat.default_model", model.clone().into());
+                let (p, m) = (provider.clone(), model.clone());
+                backend.update_chat_settings(move |s| {
+                    s.default_provider = Some(p);
+                    s.default_model = Some(m);
+                });
                 self.provider = Some(provider);
                 self.model = Some(model);
             }
@@ -130,7 +133,8 @@ impl AppState {
             }
             Command::ToggleAutoApprove => {
                 self.auto_approve = !self.auto_approve;
-                backend.save_setting("chat.auto_approve", self.auto_approve.into());
+                let on = self.auto_approve;
+                backend.update_chat_settings(move |s| s.auto_approve = on);
             }
             Command::Send => self.send(backend, false),
             Command::Redo => self.send(backend, true),
@@ -308,7 +312,7 @@ impl AppState {
             }
             Command::DeleteProvider(id) => {
                 if let Some(p) = self.providers.iter().find(|p| p.id == id) {
-                    backend.delete_provider(id, p.name.clone());
+                    backend.delete_provider(p.name.clone());
                 }
             }
             Command::TestProvider(name) => backend.refresh_models(name),
@@ -320,7 +324,9 @@ impl AppState {
             }
             Command::SaveHistoryTurns => {
                 match self.settings.history_turns.trim().parse::<usize>() {
-                    Ok(turns) => backend.save_setting("chat.history_turns", turns.into()),
+                    Ok(turns) => {
+                        backend.update_chat_settings(move |s| s.history_turns = Some(turns))
+                    }
                     Err(_) => self.toast("History turns must be a whole number", true),
                 }
             }
@@ -357,10 +363,8 @@ impl AppState {
             default_model: Some(form.model.trim().to_string()).filter(|m| !m.is_empty()),
             context_length,
         };
-        let base_url = match form.base_url.trim() {
-            "" => crate::llm::default_base_url(kind),
-            url => url.to_string(),
-        };
+        // Blank: the kind's usual URL (the application layer fills it in).
+        let base_url = form.base_url.trim().to_string();
         if form.name.trim().is_empty() {
             self.toast("A provider needs a name", true);
             return;

@@ -4,7 +4,7 @@ use super::agent_state::GatewayStatus;
 use super::backend::{Event, FileContent};
 use super::state::{AppState, ChatState, MessageView, ProjectState, Status, Streaming, Tab};
 use crate::agent::gateway::GatewayEvent;
-use crate::chat::ChatEventKind;
+use crate::app::ChatEventKind;
 use crate::store::MessageStatus;
 
 impl AppState {
@@ -26,12 +26,13 @@ impl AppState {
                 });
                 self.auto_approve = settings.auto_approve;
             }
-            Event::ProjectOpened {
-                project,
-                chats,
-                files,
-                history,
-            } => {
+            Event::ProjectOpened(opened) => {
+                let crate::app::OpenedProject {
+                    project,
+                    chats,
+                    files,
+                    history,
+                } = *opened;
                 self.prefs.last_project = Some(project.id);
                 if !self.projects.iter().any(|p| p.id == project.id) {
                     self.projects.insert(0, project.clone());
@@ -51,13 +52,14 @@ impl AppState {
                     project.chats = chats;
                 }
             }
-            Event::ChatLoaded {
-                chat,
-                messages,
-                mut steps,
-                review,
-                approvals,
-            } => {
+            Event::ChatLoaded(loaded) => {
+                let crate::app::LoadedChat {
+                    chat,
+                    messages,
+                    mut steps,
+                    review,
+                    approvals,
+                } = *loaded;
                 for approval in approvals {
                     self.agent.add_approval(approval);
                 }
@@ -230,7 +232,7 @@ impl AppState {
         }
     }
 
-    fn on_chat_event(&mut self, event: crate::chat::ChatEvent) {
+    fn on_chat_event(&mut self, event: crate::app::ChatEvent) {
         // Waiting calls are tracked for every chat (the open one shows them inline).
         match &event.kind {
             ChatEventKind::Approval { approval } => {

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::chat::ContextBreakdown;
+use crate::app::ContextBreakdown;
 use crate::edits::{EditPlan, FileChange, Segment, StreamParser};
 use crate::llm::ModelInfo;
 use crate::store::{AgentStep, Chat, ChatMode, Message, Project, ProviderRecord};
@@ -98,7 +98,7 @@ pub struct AppState {
     /// When the composer last changed and its context estimate is not asked for yet.
     pub composer_edited: Option<Instant>,
     /// The context estimate for the composer's text (the prompt it was made for).
-    pub preview: Option<(String, Result<crate::chat::ContextBreakdown, String>)>,
+    pub preview: Option<(String, Result<ContextBreakdown, String>)>,
     pub mode: ChatMode,
     pub toasts: Vec<Toast>,
     pub log: Vec<String>,

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::backend::Backend;
 use super::command::Command;
 use super::state::{AppState, ProjectState, Tab};
-use crate::workspace::blob_hash;
+use crate::app::blob_hash;
 
 /// eframe storage key of the unsaved buffers.
 pub const DRAFTS_KEY: &str = "tandem.drafts";
@@ -285,12 +285,12 @@ mod tests {
     }
 
     fn opened(id: i64) -> Event {
-        Event::ProjectOpened {
+        Event::ProjectOpened(Box::new(crate::app::OpenedProject {
             project: project(id),
             chats: Vec::new(),
             files: vec!["a.txt".into()],
             history: Vec::new(),
-        }
+        }))
     }
 
     fn file(text: &str) -> Event {

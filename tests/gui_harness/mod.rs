@@ -211,7 +211,7 @@ pub fn agent_world(replies: Vec<Reply>) -> (World, Prefs) {
     let (world, prefs) = world(&[("src/main.rs", MAIN)]);
     world
         .store()
-        .set_setting(tandem::chat::TOOL_CALLING_SETTING, "native")
+        .set_setting(tandem::store::keys::TOOL_CALLING, "native")
         .unwrap();
     for reply in replies {
         world.server.push("POST", "/api/chat", reply);

@@ -1,0 +1,243 @@
+//! Chats: their messages and agent steps, sending and redoing turns, the proposals replies
+//! make (review, approve, reject), and the agent's tool calls waiting for the person.
+
+use std::collections::HashMap;
+
+use tokio::sync::broadcast;
+
+use super::{App, AppError, Result};
+use crate::agent::runner::Answer;
+use crate::chat::{ChatEvent, ContextBreakdown, PendingApproval, SendOptions, TurnOutcome};
+use crate::edits::{EditPlan, Selection};
+use crate::engine::{ApproveOutcome, Proposal, Review};
+use crate::store::{AgentStep, ApprovalState, Chat, ChatMode, Message, Project, Role};
+
+/// A chat with everything its view shows.
+#[derive(Debug, Clone)]
+pub struct LoadedChat {
+    pub chat: Chat,
+    pub messages: Vec<Message>,
+    /// Agent steps by message id (replies of agent turns only).
+    pub steps: HashMap<i64, Vec<AgentStep>>,
+    /// The pending proposal's message id and its plan against the disk as it is now.
+    pub review: Option<(i64, EditPlan)>,
+    /// Tool calls waiting for the person now (every chat's).
+    pub approvals: Vec<PendingApproval>,
+}
+
+/// A turn that has started: its reply streams as [`ChatEvent`]s until `outcome` resolves.
+pub struct StartedTurn {
+    pub chat_id: i64,
+    pub reply_id: i64,
+    /// The person's new message (`None` for a redo, which keeps the old one).
+    pub user: Option<Message>,
+    pub outcome: tokio::task::JoinHandle<TurnOutcome>,
+}
+
+impl StartedTurn {
+    /// Waits for the turn to end.
+    pub async fn finish(self) -> Result<TurnOutcome> {
+        self.outcome
+            .await
+            .map_err(|e| AppError::Task(format!("the reply task failed: {e}")))
+    }
+}
+
+impl App {
+    pub fn chats(&self, project_id: i64) -> Result<Vec<Chat>> {
+        Ok(self.store().chats(project_id)?)
+    }
+
+    pub fn chat(&self, chat_id: i64) -> Result<Chat> {
+        Ok(self.store().chat(chat_id)?)
+    }
+
+    /// A new chat in the project, starting at its current commit.
+    pub fn new_chat(&self, project_id: i64, mode: ChatMode) -> Result<Chat> {
+        Ok(self.chat.new_chat(project_id, mode)?)
+    }
+
+    /// Chat `chat_id` of `project`, switched to `mode` when given; an error when the chat
+    /// belongs to another project.
+    pub fn chat_in_project(
+        &self,
+        project: &Project,
+        chat_id: i64,
+        mode: Option<ChatMode>,
+    ) -> Result<Chat> {
+        let chat = self.chat(chat_id)?;
+        if chat.project_id != project.id {
+            return Err(AppError::ChatNotInProject { chat: chat_id });
+        }
+        match mode {
+            Some(mode) if mode != chat.mode => self.set_chat_mode(chat_id, mode),
+            _ => Ok(chat),
+        }
+    }
+
+    /// Renames a chat; returns it.
+    pub fn rename_chat(&self, chat_id: i64, title: &str) -> Result<Chat> {
+        self.store().rename_chat(chat_id, title)?;
+        self.chat(chat_id)
+    }
+
+    /// Switches a chat's mode; returns it.
+    pub fn set_chat_mode(&self, chat_id: i64, mode: ChatMode) -> Result<Chat> {
+        self.store().set_chat_mode(chat_id, mode)?;
+        self.chat(chat_id)
+    }
+
+    /// Stops the chat's reply if one streams, then deletes the chat with its messages.
+    /// Returns the chat as it was.
+    pub fn delete_chat(&self, chat_id: i64) -> Result<Chat> {
+        let chat = self.chat(chat_id)?;
+        self.chat.cancel(chat_id);
+        self.store().delete_chat(chat_id)?;
+        Ok(chat)
+    }
+
+    pub fn messages(&self, chat_id: i64) -> Result<Vec<Message>> {
+        Ok(self.store().messages(chat_id)?)
+    }
+
+    pub fn message(&self, message_id: i64) -> Result<Message> {
+        Ok(self.store().message(message_id)?)
+    }
+
+    /// The agent steps of a reply, in order.
+    pub fn agent_steps(&self, message_id: i64) -> Result<Vec<AgentStep>> {
+        Ok(self.store().agent_steps(message_id)?)
+    }
+
+    /// A chat with its messages, agent steps, and the review of its pending proposal.
+    pub fn load_chat(&self, chat_id: i64) -> Result<LoadedChat> {
+        let chat = self.chat(chat_id)?;
+        let messages = self.messages(chat_id)?;
+        let pending = messages.iter().rev().find(|m| {
+            m.role == Role::Assistant && m.approval_state == Some(ApprovalState::Pending)
+        });
+        let review = match pending {
+            Some(message) => Some((message.id, self.review(message.id)?.plan)),
+            None => None,
+        };
+        let mut steps = HashMap::new();
+        for message in messages.iter().filter(|m| m.role == Role::Assistant) {
+            let list = self.agent_steps(message.id)?;
+            if !list.is_empty() {
+                steps.insert(message.id, list);
+            }
+        }
+        Ok(LoadedChat {
+            chat,
+            messages,
+            steps,
+            review,
+            approvals: self.chat.pending_approvals(),
+        })
+    }
+
+    /// Sends `prompt` in the chat, switched to `mode` first when given (so the turn cannot
+    /// start in the old mode). The reply streams as [`ChatEvent`]s.
+    pub async fn send(
+        &self,
+        chat_id: i64,
+        mode: Option<ChatMode>,
+        prompt: &str,
+        options: SendOptions,
+    ) -> Result<StartedTurn> {
+        if let Some(mode) = mode
+            && self.chat(chat_id)?.mode != mode
+        {
+            self.set_chat_mode(chat_id, mode)?;
+        }
+        let handle = self.chat.send(chat_id, prompt, options).await?;
+        let user = match handle.user_message_id {
+            Some(id) => Some(self.message(id)?),
+            None => None,
+        };
+        Ok(StartedTurn {
+            chat_id,
+            reply_id: handle.message_id,
+            user,
+            outcome: handle.outcome,
+        })
+    }
+
+    /// Asks again for the reply to the chat's last prompt. The old reply stays until the new
+    /// one is complete.
+    pub async fn redo(&self, chat_id: i64, options: SendOptions) -> Result<StartedTurn> {
+        let handle = self.chat.redo(chat_id, None, options).await?;
+        Ok(StartedTurn {
+            chat_id,
+            reply_id: handle.message_id,
+            user: None,
+            outcome: handle.outcome,
+        })
+    }
+
+    /// Stops the chat's streaming reply (what arrived is kept). False when none streams.
+    pub fn cancel(&self, chat_id: i64) -> bool {
+        self.chat.cancel(chat_id)
+    }
+
+    /// Every chat's turn events from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<ChatEvent> {
+        self.chat.subscribe()
+    }
+
+    /// The person's answer to an agent's waiting tool call. False when nothing waits for it
+    /// any more (the turn ended meanwhile).
+    pub fn answer(&self, approval_id: u64, answer: Answer) -> bool {
+        self.chat.answer(approval_id, answer)
+    }
+
+    /// The agent's tool calls waiting for the person now.
+    pub fn pending_approvals(&self) -> Vec<PendingApproval> {
+        self.chat.pending_approvals()
+    }
+
+    /// What sending `prompt` would put in the model's window: in `chat_id` (its mode and
+    /// history), else as the first message of a new Build chat in `project`.
+    pub async fn preview(
+        &self,
+        project: &Project,
+        chat_id: Option<i64>,
+        prompt: &str,
+        options: &SendOptions,
+    ) -> Result<ContextBreakdown> {
+        Ok(match chat_id {
+            Some(id) => self.chat.preview_in_chat(id, prompt, options).await?,
+            None => self.chat.preview(project, prompt, options).await?,
+        })
+    }
+
+    /// Records `reply` (a model's answer written elsewhere) as a proposal in a chat of the
+    /// project (a new one unless `chat_id` is given).
+    pub fn propose(
+        &self,
+        project: &Project,
+        chat_id: Option<i64>,
+        prompt: Option<&str>,
+        reply: &str,
+    ) -> Result<Proposal> {
+        Ok(self.engine().propose(project, chat_id, prompt, reply)?)
+    }
+
+    /// A proposal's plan against the disk as it is now.
+    pub fn review(&self, message_id: i64) -> Result<Review> {
+        Ok(self.engine().review(message_id)?)
+    }
+
+    /// Applies a proposal (all, or `selection`) as one commit.
+    pub fn approve(
+        &self,
+        message_id: i64,
+        selection: Option<&Selection>,
+    ) -> Result<ApproveOutcome> {
+        Ok(self.engine().approve(message_id, selection)?)
+    }
+
+    pub fn reject(&self, message_id: i64) -> Result<()> {
+        Ok(self.engine().reject(message_id)?)
+    }
+}

@@ -1,0 +1,133 @@
+//! The application layer: every use case of Tandem, once, for the window and the CLI.
+//!
+//! The front-ends call [`App`] and read the record types it returns (`store` records, edit
+//! plans, versions); they never reach the store, the workspace, git or a provider directly.
+//! Calls here return values: no egui, no UI channels. Slow calls block the calling thread
+//! (the window runs them on its background runtime); calls that talk to a model are `async`.
+//!
+//! - [`projects`](App::projects) — projects, their files, history, versions and settings
+//! - chats — chats and messages, sending and redoing turns, proposals and their approval
+//! - providers — model providers with their keys, and their models
+//! - [`Settings`] — every global setting, typed, in one place
+//! - gateway — the approval gateway for external executors
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::chat::{ChatError, ChatService, ensure_default_provider};
+use crate::engine::{Engine, EngineError};
+use crate::llm::LlmError;
+use crate::llm::secrets::SecretError;
+use crate::store::StoreError;
+
+mod chats;
+mod gateway;
+mod projects;
+mod providers;
+mod settings;
+
+#[cfg(test)]
+mod door_tests;
+
+pub use chats::{LoadedChat, StartedTurn};
+pub use gateway::{
+    DEFAULT_GATEWAY_PORT, GATEWAY_TOKEN_SECRET, GatewayApplied, GatewaySettings, GatewayStatus,
+};
+pub use projects::{ContextCount, EDITABLE_LIMIT, FileContent, OpenedProject};
+pub use providers::{KeySource, KeyStored, NewProvider, ProviderModels, ProviderRow};
+pub use settings::{AgentSettings, ChatSettings, Settings};
+
+// The records the use cases return, for the front-ends to import from here.
+pub use crate::chat::{
+    ChatEvent, ChatEventKind, ContextBreakdown, PendingApproval, SendOptions, TurnOutcome,
+    strip_for_history,
+};
+pub use crate::engine::{
+    AddedProject, ApproveOutcome, Proposal, RestoreOutcome, Review, SaveOutcome, UndoOutcome,
+};
+/// The git blob hash of file content: what a save checks the disk against.
+pub use crate::workspace::blob_hash;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error(transparent)]
+    Chat(#[from] ChatError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Secret(#[from] SecretError),
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+    #[error(transparent)]
+    Context(#[from] crate::workspace::context::ContextError),
+    #[error(transparent)]
+    Listing(#[from] crate::workspace::ListError),
+    #[error(transparent)]
+    Path(#[from] crate::workspace::PathError),
+    #[error(transparent)]
+    McpServer(#[from] crate::store::McpServerError),
+    #[error(transparent)]
+    Gateway(#[from] crate::agent::gateway::GatewayError),
+    #[error(transparent)]
+    Decide(#[from] crate::store::DecideError),
+    #[error("no provider named {0:?}; `tandem provider list` shows them")]
+    UnknownProvider(String),
+    #[error("chat {chat} belongs to another project")]
+    ChatNotInProject { chat: i64 },
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        source: std::io::Error,
+    },
+    #[error("the background task failed: {0}")]
+    Task(String),
+}
+
+pub type Result<T, E = AppError> = std::result::Result<T, E>;
+
+/// Tandem, opened on one data directory: the door into the core.
+pub struct App {
+    chat: Arc<ChatService>,
+    data_dir: PathBuf,
+    gateway: gateway::GatewayHost,
+}
+
+impl App {
+    /// Opens (creating if needed) the data directory `dir` (default: the platform's), its
+    /// database with migrations, and the secrets; seeds the default local provider once.
+    pub fn open(dir: Option<&Path>) -> Result<Arc<App>> {
+        let dir = crate::store::data_dir(dir)?;
+        let engine = Arc::new(Engine::open(Some(&dir))?);
+        ensure_default_provider(engine.store())?;
+        Ok(App::with_engine(engine, dir))
+    }
+
+    /// Around an engine opened elsewhere (tests with a fake file system or short timeouts).
+    pub fn with_engine(engine: Arc<Engine>, dir: PathBuf) -> Arc<App> {
+        let chat = ChatService::with_data_dir(engine, dir.clone());
+        Arc::new(App {
+            gateway: gateway::GatewayHost::default(),
+            chat,
+            data_dir: dir,
+        })
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    fn engine(&self) -> &Engine {
+        self.chat.engine()
+    }
+
+    fn store(&self) -> &crate::store::Store {
+        self.chat.engine().store()
+    }
+
+    /// What the sandbox enforces on this machine (probed once per process).
+    pub fn sandbox(&self) -> crate::sandbox::Protections {
+        crate::sandbox::probe().clone()
+    }
+}

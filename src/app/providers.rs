@@ -1,0 +1,155 @@
+//! Model providers with their keys (OS keychain, else the 0600 secrets file, or an
+//! environment variable named on the provider), and the models they serve.
+
+use serde::Serialize;
+
+use super::{App, AppError, Result};
+use crate::chat::provider_config;
+use crate::llm::secrets::SecretLocation;
+use crate::llm::{ModelInfo, ProviderKind, default_base_url, provider};
+use crate::store::{ProviderRecord, ProviderSettings};
+
+/// A provider to add.
+#[derive(Debug, Clone)]
+pub struct NewProvider {
+    pub name: String,
+    pub kind: ProviderKind,
+    /// `None` or blank: the kind's usual URL.
+    pub base_url: Option<String>,
+    /// The environment variable that holds the key, if it comes from there.
+    pub api_key_env: Option<String>,
+    pub settings: ProviderSettings,
+}
+
+/// Where a provider's key comes from (never the key).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeySource {
+    Stored(SecretLocation),
+    /// The environment variable named on the provider.
+    Environment(String),
+    None,
+}
+
+impl std::fmt::Display for KeySource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeySource::Stored(location) => write!(f, "{location:?}"),
+            KeySource::Environment(var) => write!(f, "environment ({var})"),
+            KeySource::None => f.write_str("none"),
+        }
+    }
+}
+
+/// A provider and where its key comes from.
+#[derive(Debug, Clone)]
+pub struct ProviderRow {
+    pub record: ProviderRecord,
+    pub key: KeySource,
+}
+
+/// Where a key was stored, and why not in the OS keychain when it was not.
+#[derive(Debug, Clone, Serialize)]
+pub struct KeyStored {
+    pub location: SecretLocation,
+    pub keychain_unavailable: Option<String>,
+}
+
+/// One provider's models, or why they could not be listed.
+#[derive(Debug, Clone)]
+pub struct ProviderModels {
+    pub provider: String,
+    pub models: Result<Vec<ModelInfo>, String>,
+}
+
+impl App {
+    pub fn providers(&self) -> Result<Vec<ProviderRecord>> {
+        Ok(self.store().providers()?)
+    }
+
+    pub fn provider(&self, name: &str) -> Result<ProviderRecord> {
+        self.store()
+            .provider_by_name(name)?
+            .ok_or_else(|| AppError::UnknownProvider(name.to_string()))
+    }
+
+    /// Every provider with where its key comes from.
+    pub fn provider_rows(&self) -> Result<Vec<ProviderRow>> {
+        let secrets = self.chat.secrets();
+        self.providers()?
+            .into_iter()
+            .map(|record| {
+                let config = provider_config(self.store(), secrets, &record)?;
+                let key = if secrets.get(&record.name)?.is_some() {
+                    KeySource::Stored(secrets.location())
+                } else if !config.api_keys.is_empty() {
+                    KeySource::Environment(config.api_key_env.clone().unwrap_or_default())
+                } else {
+                    KeySource::None
+                };
+                Ok(ProviderRow { record, key })
+            })
+            .collect()
+    }
+
+    /// Adds a provider; a blank base URL becomes the kind's usual one.
+    pub fn add_provider(&self, new: NewProvider) -> Result<ProviderRecord> {
+        let url = match new.base_url.as_deref().map(str::trim) {
+            None | Some("") => default_base_url(new.kind),
+            Some(url) => url.to_string(),
+        };
+        Ok(self.store().insert_provider(
+            new.name.trim(),
+            new.kind,
+            &url,
+            new.api_key_env.as_deref(),
+            &new.settings,
+        )?)
+    }
+
+    /// Saves a provider's name, kind, URL and settings; a blank URL becomes the kind's usual.
+    pub fn update_provider(&self, mut record: ProviderRecord) -> Result<()> {
+        if record.base_url.trim().is_empty() {
+            record.base_url = default_base_url(record.kind);
+        }
+        Ok(self.store().update_provider(&record)?)
+    }
+
+    /// Removes a provider and its stored key (the key first: a keychain that refuses leaves
+    /// both in place).
+    pub fn remove_provider(&self, name: &str) -> Result<()> {
+        let record = self.provider(name)?;
+        self.chat.secrets().delete(&record.name)?;
+        Ok(self.store().delete_provider(record.id)?)
+    }
+
+    /// Stores a provider's key (OS keychain, else the 0600 secrets file).
+    pub fn set_key(&self, name: &str, key: &str) -> Result<KeyStored> {
+        let record = self.provider(name)?;
+        let secrets = self.chat.secrets();
+        Ok(KeyStored {
+            location: secrets.set(&record.name, key.trim())?,
+            keychain_unavailable: secrets.keychain_unavailable_reason().map(str::to_string),
+        })
+    }
+
+    /// The models a provider serves now.
+    pub async fn models(&self, name: &str) -> Result<Vec<ModelInfo>> {
+        let record = self.provider(name)?;
+        let config = provider_config(self.store(), self.chat.secrets(), &record)?;
+        Ok(provider(config).list_models().await?)
+    }
+
+    /// The models of `name`, or of every provider; each provider's failure is its own.
+    pub async fn models_of(&self, name: Option<&str>) -> Result<Vec<ProviderModels>> {
+        let names = match name {
+            Some(name) => vec![self.provider(name)?.name],
+            None => self.providers()?.into_iter().map(|p| p.name).collect(),
+        };
+        let mut all = Vec::new();
+        for provider in names {
+            let models = self.models(&provider).await.map_err(|e| e.to_string());
+            all.push(ProviderModels { provider, models });
+        }
+        Ok(all)
+    }
+}

@@ -1,0 +1,30 @@
+//! The settings table's keys, all in one place (values are JSON). [`crate::app::Settings`]
+//! reads and writes them typed; the core reads the ones it needs.
+
+/// The provider a send uses when none is named.
+pub const DEFAULT_PROVIDER: &str = "chat.default_provider";
+/// The model a send uses when none is named (with [`DEFAULT_PROVIDER`]).
+pub const DEFAULT_MODEL: &str = "chat.default_model";
+/// How many earlier turns a request carries (default 10).
+pub const HISTORY_TURNS: &str = "chat.history_turns";
+/// Apply a Build reply's proposal without review (default off).
+pub const AUTO_APPROVE: &str = "chat.auto_approve";
+/// Ask the model for a chat title after the first reply (default on).
+pub const GENERATE_TITLES: &str = "chat.generate_titles";
+/// Seconds a stream may stay silent before it is given up.
+pub const IDLE_TIMEOUT_SECS: &str = "llm.idle_timeout_secs";
+/// Set once the default local provider was added (so removing it sticks).
+pub const PROVIDERS_SEEDED: &str = "providers.seeded";
+/// The approval policy's patterns and auto-approve level (`PolicySettings`).
+pub const AGENT_POLICY: &str = "agent.policy";
+/// `auto` (native when the model supports it), `native` or `text`.
+pub const TOOL_CALLING: &str = "agent.tool_calling";
+/// `run_shell`'s timeout in seconds (default 120).
+pub const SHELL_TIMEOUT_SECS: &str = "agent.shell_timeout_secs";
+/// The most tool steps in one agent turn.
+pub const MAX_STEPS: &str = "agent.max_steps";
+/// Directories sandboxed commands may also read (list of paths, `~/` allowed), besides the
+/// system, the project and the default toolchain directories.
+pub const SANDBOX_READABLE: &str = "agent.sandbox_readable";
+/// The approval gateway's settings (the token lives with the API keys, not here).
+pub const GATEWAY: &str = "gateway.settings";

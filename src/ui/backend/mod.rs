@@ -1,0 +1,281 @@
+//! The bridge between the window and the application layer ([`crate::app`]). Every call into
+//! it (database, git, disk, network) runs here, on a Tokio runtime, and reports back through
+//! [`Event`]s that the UI drains once per frame. Nothing here blocks the caller.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use crate::agent::gateway::GatewayEvent;
+use crate::app::{
+    App, ApproveOutcome, ChatEvent, ChatSettings, ContextBreakdown, GatewayStatus, LoadedChat,
+    OpenedProject, RestoreOutcome, TurnOutcome, UndoOutcome,
+};
+use crate::llm::ModelInfo;
+use crate::store::{
+    ApprovalRequestRecord, Chat, McpServerRecord, Message, Project, ProviderRecord,
+};
+use crate::vcs::Version;
+
+pub use crate::app::{AgentSettings, EDITABLE_LIMIT, FileContent, GatewaySettings};
+
+/// Bounded so a runaway producer cannot eat memory; producers wait, the UI never does.
+const EVENT_QUEUE: usize = 4096;
+
+/// What the background reports.
+#[derive(Debug)]
+pub enum Event {
+    Ready {
+        projects: Vec<Project>,
+        providers: Vec<ProviderRecord>,
+        settings: ChatSettings,
+    },
+    ProjectOpened(Box<OpenedProject>),
+    ChatsChanged(Vec<Chat>),
+    /// What the settings' context globs select, for the texts they were counted with.
+    ContextCounts {
+        include: String,
+        exclude: String,
+        counts: Result<String, String>,
+    },
+    /// The live context estimate for the composer's text (`Err`: why there is none).
+    ContextPreview {
+        prompt: String,
+        breakdown: Result<ContextBreakdown, String>,
+    },
+    ChatLoaded(Box<LoadedChat>),
+    Chat(ChatEvent),
+    TurnStarted {
+        chat_id: i64,
+        user: Option<Message>,
+        reply_id: i64,
+    },
+    TurnFinished(Box<TurnOutcome>),
+    Approved {
+        message_id: i64,
+        outcome: ApproveOutcome,
+    },
+    Rejected(i64),
+    FileOpened {
+        path: String,
+        content: FileContent,
+    },
+    /// An open file's content on disk differs from what the tab last loaded or saved.
+    FileChangedOnDisk {
+        path: String,
+        text: String,
+    },
+    FileSaved {
+        path: String,
+        text: String,
+        commit: Option<String>,
+    },
+    /// A save was not written: the file on disk changed since the buffer was loaded. `disk`
+    /// is its text now (`None`: gone; lossy when not UTF-8).
+    SaveConflict {
+        path: String,
+        disk: Option<String>,
+    },
+    Files(Vec<String>),
+    History(Vec<Version>),
+    VersionDiff {
+        commit: String,
+        diff: String,
+    },
+    Restored(RestoreOutcome),
+    Undone(UndoOutcome),
+    Providers(Vec<ProviderRecord>),
+    Models {
+        provider: String,
+        models: Result<Vec<ModelInfo>, String>,
+    },
+    /// The folder chosen in the native dialog, to open as a project.
+    FolderPicked(PathBuf),
+    /// A background failure, with what was being done.
+    Error {
+        action: String,
+        message: String,
+    },
+    /// A line for the Log tab.
+    Log(String),
+    /// The Agent settings as stored.
+    AgentSettings(AgentSettings),
+    McpServers(Vec<McpServerRecord>),
+    /// An approval answer found nobody waiting (the turn ended meanwhile).
+    ApprovalGone(u64),
+    GatewayStatus(GatewayStatus),
+    /// The gateway settings as saved (a new token, a new port).
+    GatewaySettings(GatewaySettings),
+    /// The gateway's latest requests, newest first.
+    ApprovalRequests(Vec<ApprovalRequestRecord>),
+    Gateway(GatewayEvent),
+}
+
+pub struct Backend {
+    runtime: tokio::runtime::Runtime,
+    tx: mpsc::Sender<Event>,
+    rx: mpsc::Receiver<Event>,
+    repaint: Arc<dyn Fn() + Send + Sync>,
+    data_dir: Option<PathBuf>,
+    app: Arc<tokio::sync::OnceCell<Arc<App>>>,
+}
+
+impl Backend {
+    /// Starts the runtime and opens the application in the background. `repaint` wakes the
+    /// UI.
+    pub fn start(data_dir: Option<PathBuf>, repaint: Arc<dyn Fn() + Send + Sync>) -> Backend {
+        crate::llm::init_tls();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("tandem-bg")
+            .enable_all()
+            .build()
+            .unwrap_or_else(|e| panic!("cannot start the background runtime: {e}"));
+        let (tx, rx) = mpsc::channel(EVENT_QUEUE);
+        let backend = Backend {
+            runtime,
+            tx,
+            rx,
+            repaint,
+            data_dir,
+            app: Arc::new(tokio::sync::OnceCell::new()),
+        };
+        backend.open();
+        backend
+    }
+
+    /// Events that arrived since the last call (never waits).
+    pub fn drain(&mut self) -> Vec<Event> {
+        let mut events = Vec::new();
+        while let Ok(event) = self.rx.try_recv() {
+            events.push(event);
+        }
+        events
+    }
+
+    /// Runs blocking `job` (database, git, disk) on a blocking thread; its events (or its
+    /// error) are sent to the UI.
+    fn spawn<F>(&self, action: &str, job: F)
+    where
+        F: FnOnce(Arc<App>, Emit) -> anyhow::Result<()> + Send + 'static,
+    {
+        self.spawn_async(action, move |app, emit| async move {
+            tokio::task::spawn_blocking(move || job(app, emit))
+                .await
+                .map_err(|e| anyhow::anyhow!("the task failed: {e}"))?
+        });
+    }
+
+    /// Runs async `job` (a turn, the gateway) on the runtime; an error becomes
+    /// [`Event::Error`].
+    fn spawn_async<F, Fut>(&self, action: &str, job: F)
+    where
+        F: FnOnce(Arc<App>, Emit) -> Fut + Send + 'static,
+        Fut: Future<Output = anyhow::Result<()>> + Send + 'static,
+    {
+        let emit = self.emit();
+        let app = Arc::clone(&self.app);
+        let action = action.to_string();
+        self.runtime.spawn(async move {
+            let Some(app) = app.get().cloned() else {
+                let message = "the database is still opening".to_string();
+                emit.send_async(Event::Error { action, message }).await;
+                return;
+            };
+            if let Err(e) = job(app, emit.clone()).await {
+                let message = format!("{e:#}");
+                emit.send_async(Event::Error { action, message }).await;
+            }
+        });
+    }
+
+    fn emit(&self) -> Emit {
+        Emit {
+            tx: self.tx.clone(),
+            repaint: Arc::clone(&self.repaint),
+        }
+    }
+
+    /// Opens the application, reports what the window starts with, forwards chat events,
+    /// and restores the agent settings and the gateway.
+    fn open(&self) {
+        let emit = self.emit();
+        let cell = Arc::clone(&self.app);
+        let data_dir = self.data_dir.clone();
+        self.runtime.spawn(async move {
+            let opened = tokio::task::spawn_blocking(move || App::open(data_dir.as_deref())).await;
+            let app = match opened {
+                Ok(Ok(app)) => app,
+                Ok(Err(e)) => return emit.send_async(error("opening the database", e)).await,
+                Err(e) => return emit.send_async(error("opening the database", e)).await,
+            };
+            let _ = cell.set(Arc::clone(&app));
+            let mut events = app.subscribe();
+            let forward = emit.clone();
+            tokio::spawn(async move {
+                loop {
+                    match events.recv().await {
+                        Ok(event) => forward.send_async(Event::Chat(event)).await,
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                        Err(_) => break,
+                    }
+                }
+            });
+            let ready = {
+                let app = Arc::clone(&app);
+                tokio::task::spawn_blocking(move || -> anyhow::Result<Event> {
+                    Ok(Event::Ready {
+                        projects: app.projects()?,
+                        providers: app.providers()?,
+                        settings: app.chat_settings()?,
+                    })
+                })
+                .await
+            };
+            let event = match ready {
+                Ok(Ok(event)) => event,
+                Ok(Err(e)) => error("loading projects", e),
+                Err(e) => error("loading projects", e),
+            };
+            emit.send_async(event).await;
+            gateway::restore(&app, &emit).await;
+        });
+    }
+}
+
+/// An [`Event::Error`] for a failure while doing `action`.
+fn error(action: &str, e: impl std::fmt::Display) -> Event {
+    Event::Error {
+        action: action.to_string(),
+        message: format!("{e:#}"),
+    }
+}
+
+/// Sends events to the UI and wakes it.
+#[derive(Clone)]
+pub struct Emit {
+    tx: mpsc::Sender<Event>,
+    repaint: Arc<dyn Fn() + Send + Sync>,
+}
+
+impl Emit {
+    /// From blocking code (jobs run on blocking threads).
+    pub fn send(&self, event: Event) {
+        if self.tx.blocking_send(event).is_ok() {
+            (self.repaint)();
+        }
+    }
+
+    async fn send_async(&self, event: Event) {
+        if self.tx.send(event).await.is_ok() {
+            (self.repaint)();
+        }
+    }
+}
+
+mod chats;
+mod gateway;
+mod projects;
+mod settings;

@@ -1,0 +1,123 @@
+//! Settings in the background: providers and their keys, the chat and agent settings, MCP
+//! servers.
+
+use super::{Backend, Event};
+use crate::app::{AgentSettings, ChatSettings, NewProvider};
+use crate::llm::ProviderKind;
+use crate::store::{McpTransport, ProviderRecord, ProviderSettings};
+
+impl Backend {
+    pub fn refresh_models(&self, provider_name: String) {
+        self.spawn_async("listing models", move |app, emit| async move {
+            let models = app.models(&provider_name).await.map_err(|e| e.to_string());
+            emit.send_async(Event::Models {
+                provider: provider_name,
+                models,
+            })
+            .await;
+            Ok(())
+        });
+    }
+
+    pub fn add_provider(
+        &self,
+        name: String,
+        kind: ProviderKind,
+        base_url: String,
+        settings: ProviderSettings,
+    ) {
+        self.spawn("adding the provider", move |app, emit| {
+            app.add_provider(NewProvider {
+                name,
+                kind,
+                base_url: Some(base_url),
+                api_key_env: None,
+                settings,
+            })?;
+            emit.send(Event::Providers(app.providers()?));
+            Ok(())
+        });
+    }
+
+    pub fn update_provider(&self, record: ProviderRecord) {
+        self.spawn("saving the provider", move |app, emit| {
+            app.update_provider(record)?;
+            emit.send(Event::Providers(app.providers()?));
+            Ok(())
+        });
+    }
+
+    /// Removes a provider and its stored key.
+    pub fn delete_provider(&self, name: String) {
+        self.spawn("removing the provider", move |app, emit| {
+            app.remove_provider(&name)?;
+            emit.send(Event::Providers(app.providers()?));
+            Ok(())
+        });
+    }
+
+    pub fn set_key(&self, provider_name: String, key: String) {
+        self.spawn("storing the API key", move |app, emit| {
+            let stored = app.set_key(&provider_name, &key)?;
+            let location = stored.location;
+            let note = match stored.keychain_unavailable {
+                Some(why) => format!(
+                    "API key for {provider_name} stored in {location:?} (no OS keychain: {why})"
+                ),
+                None => format!("API key for {provider_name} stored in {location:?}"),
+            };
+            emit.send(Event::Log(note));
+            Ok(())
+        });
+    }
+
+    /// Changes some chat settings (the default model, auto-approve, history turns).
+    pub fn update_chat_settings(&self, change: impl FnOnce(&mut ChatSettings) + Send + 'static) {
+        self.spawn("saving a setting", move |app, _emit| {
+            app.update_chat_settings(change)?;
+            Ok(())
+        });
+    }
+
+    /// Reads the agent settings and the MCP servers.
+    pub fn load_agent_settings(&self) {
+        self.spawn("loading the agent settings", move |app, emit| {
+            emit.send(Event::AgentSettings(app.agent_settings()?));
+            emit.send(Event::McpServers(app.mcp_servers()?));
+            Ok(())
+        });
+    }
+
+    /// Saves the policy and the limits (the gateway has its own job).
+    pub fn save_agent_settings(&self, settings: AgentSettings) {
+        self.spawn("saving the agent settings", move |app, emit| {
+            emit.send(Event::AgentSettings(app.save_agent_settings(&settings)?));
+            emit.send(Event::Log("agent settings saved".into()));
+            Ok(())
+        });
+    }
+
+    pub fn add_mcp_server(&self, name: String, transport: McpTransport) {
+        self.spawn("adding the MCP server", move |app, emit| {
+            app.add_mcp_server(&name, transport)?;
+            emit.send(Event::McpServers(app.mcp_servers()?));
+            Ok(())
+        });
+    }
+
+    pub fn set_mcp_server_enabled(&self, id: i64, enabled: bool) {
+        self.spawn("changing the MCP server", move |app, emit| {
+            app.set_mcp_server_enabled(id, enabled)?;
+            emit.send(Event::McpServers(app.mcp_servers()?));
+            Ok(())
+        });
+    }
+
+    pub fn remove_mcp_server(&self, id: i64) {
+        self.spawn("removing the MCP server", move |app, emit| {
+            app.remove_mcp_server(id)?;
+            emit.send(Event::McpServers(app.mcp_servers()?));
+            Ok(())
+        });
+    }
+}
