@@ -7,6 +7,7 @@
 //! - [`vcs`] — git (commits, history, restore, revert)
 //! - [`engine`] — projects, proposals and versions, tying the above together
 //! - [`sandbox`] — the kernel sandbox for every command Tandem runs for a model
+//! - [`process`] — starting, confining, capping and killing those commands
 //! - [`app`] — the use cases: the one door the window and the CLI go through
 //!
 //! A reply is parsed into prose and tags; only complete tags become actions:
@@ -39,8 +40,10 @@ pub mod chat;
 pub mod edits;
 pub mod engine;
 pub mod llm;
+pub mod process;
 pub mod sandbox;
 pub mod store;
+pub mod trust;
 pub mod ui;
 pub mod vcs;
 pub mod workspace;

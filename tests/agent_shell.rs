@@ -6,9 +6,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use tandem::agent::exec::{
-    ExecError, Sandbox, SandboxStatus, ShellOutcome, ShellRequest, run_shell,
-};
+use tandem::process::{ExecError, Sandbox, SandboxStatus, ShellOutcome, ShellRequest, run_shell};
 use tokio_util::sync::CancellationToken;
 
 mod sandbox;

@@ -8,11 +8,11 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::exec::{self, Sandbox, ShellRequest};
 use super::mcp::McpHub;
 use super::policy;
 use super::tools;
 use crate::edits::{Action, plan_actions};
+use crate::process::{self, Sandbox, ShellRequest};
 use crate::sandbox;
 
 /// What a call needs from its turn.
@@ -189,7 +189,7 @@ async fn shell(context: &Context<'_>, arguments: &Value) -> Dispatched {
         sandbox,
         ..ShellRequest::new(command, cwd)
     };
-    match exec::run_shell(request, context.cancel.clone()).await {
+    match process::run_shell(request, context.cancel.clone()).await {
         Ok(outcome) => Dispatched {
             text: outcome.render_for_model(),
             is_error: outcome.exit_code != Some(0),

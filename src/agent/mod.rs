@@ -2,7 +2,6 @@
 
 mod dispatch;
 pub mod display;
-pub mod exec;
 pub mod gateway;
 pub mod mcp;
 /// The approval policy; its internals (lexer, rules, options, facts, patterns) are children.

@@ -104,7 +104,7 @@ impl App {
             max_steps: store.setting(keys::MAX_STEPS)?.unwrap_or(DEFAULT_MAX_STEPS),
             shell_timeout_secs: store
                 .setting(keys::SHELL_TIMEOUT_SECS)?
-                .unwrap_or(crate::agent::exec::DEFAULT_TIMEOUT.as_secs()),
+                .unwrap_or(crate::process::DEFAULT_TIMEOUT.as_secs()),
             tool_calling: store
                 .setting(keys::TOOL_CALLING)?
                 .unwrap_or_else(|| "auto".to_string()),

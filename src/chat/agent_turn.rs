@@ -107,7 +107,7 @@ impl ChatService {
             .setting::<u64>(SHELL_TIMEOUT_SECS)
             .ok()
             .flatten()
-            .map_or(crate::agent::exec::DEFAULT_TIMEOUT, Duration::from_secs);
+            .map_or(crate::process::DEFAULT_TIMEOUT, Duration::from_secs);
         let config = AgentConfig {
             root: turn.project.path.clone(),
             mode: match turn.chat.mode {

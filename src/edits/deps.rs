@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::agent::exec::{kill_process_group, scrubbed_env};
+use crate::process::{self, Capture};
 use crate::sandbox::{self, Confinement};
 
 /// Output kept from an install (head and tail), so a noisy install cannot fill memory.
@@ -141,8 +141,6 @@ pub fn run_install(
         source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty command"),
     })?;
     let mut command = Command::new(program);
-    let vars = std::env::vars_os()
-        .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)));
     command
         .args(args)
         .current_dir(root)
@@ -150,23 +148,15 @@ pub fn run_install(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .env_clear()
-        .envs(scrubbed_env(vars));
-    std::os::unix::process::CommandExt::process_group(&mut command, 0);
-    let prepared = match confinement {
-        Some(c) => {
-            command.envs(c.env());
-            let prepared = sandbox::prepare(c)?;
-            prepared.install(&mut command);
-            Some(prepared)
+        .envs(process::agent_env());
+    process::in_own_group(&mut command);
+    let (status, prepared) = process::confine(&mut command, confinement)?;
+    let sandbox = match status {
+        process::SandboxStatus::NotRequested => "Sandbox: none (not requested).".to_string(),
+        process::SandboxStatus::Unavailable { reason } => {
+            format!("Warning: no sandbox ({reason}).")
         }
-        None => None,
-    };
-    let sandbox = match &prepared {
-        None => "Sandbox: none (not requested).".to_string(),
-        Some(p) => match p.unavailable() {
-            Some(reason) => format!("Warning: no sandbox ({reason})."),
-            None => p.protections().summary(),
-        },
+        process::SandboxStatus::Enforced(protections) => protections.summary(),
     };
     let mut child = command.spawn().map_err(|source| InstallError::Spawn {
         command: command_line.clone(),
@@ -184,7 +174,8 @@ pub fn run_install(
             Ok(Some(status)) => break Some(status),
             Ok(None) if started.elapsed() >= timeout => {
                 timed_out = true;
-                kill_process_group(child.id());
+                process::kill_group(child.id());
+                let _ = child.kill();
                 break child.wait().ok();
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
@@ -202,42 +193,24 @@ pub fn run_install(
         success: !timed_out && status.is_some_and(|s| s.success()),
         exit_code: status.and_then(|s| s.code()),
         timed_out,
-        output: cap(&output),
+        output,
         sandbox,
     })
 }
 
+/// Reads a pipe to its end on a thread, keeping a bounded head and tail of it.
 fn reader(mut stream: Box<dyn Read + Send>) -> Option<std::thread::JoinHandle<String>> {
     std::thread::Builder::new()
         .name("tandem-install-output".into())
         .spawn(move || {
-            let mut bytes = Vec::new();
-            let _ = stream.read_to_end(&mut bytes);
-            String::from_utf8_lossy(&bytes).into_owned()
+            let mut capture = Capture::new(OUTPUT_CAP / 2);
+            let mut buf = vec![0u8; 16 * 1024];
+            while let Ok(n @ 1..) = stream.read(&mut buf) {
+                capture.push(&buf[..n]);
+            }
+            capture.finish().0
         })
         .ok()
-}
-
-/// Keeps the head and the tail of long output, marking the cut.
-pub fn cap(text: &str) -> String {
-    if text.len() <= OUTPUT_CAP {
-        return text.to_string();
-    }
-    let half = OUTPUT_CAP / 2;
-    let mut head_end = half;
-    while !text.is_char_boundary(head_end) {
-        head_end -= 1;
-    }
-    let mut tail_start = text.len() - half;
-    while !text.is_char_boundary(tail_start) {
-        tail_start += 1;
-    }
-    format!(
-        "{}\n[… {} bytes cut …]\n{}",
-        &text[..head_end],
-        tail_start - head_end,
-        &text[tail_start..]
-    )
 }
 
 #[cfg(test)]
@@ -297,9 +270,17 @@ mod tests {
 
     #[test]
     fn long_output_keeps_head_and_tail() {
-        let text = format!("HEAD{}TAIL", "é".repeat(30_000));
-        let capped = cap(&text);
-        assert!(capped.starts_with("HEAD") && capped.ends_with("TAIL"));
-        assert!(capped.len() < 21_000);
+        let dir = tempfile::tempdir().unwrap();
+        let script = "printf HEAD; i=0; while [ $i -lt 3000 ]; do printf 'éééééééééé'; i=$((i+1)); done; printf TAIL";
+        let argv: Vec<String> = ["sh", "-c", script].iter().map(|s| s.to_string()).collect();
+        let report = run_install(dir.path(), &argv, DEFAULT_TIMEOUT, None).unwrap();
+        assert!(
+            report.output.starts_with("HEAD"),
+            "{}",
+            &report.output[..20]
+        );
+        assert!(report.output.ends_with("TAIL"));
+        assert!(report.output.contains("characters omitted"));
+        assert!(report.output.chars().count() < OUTPUT_CAP);
     }
 }

@@ -312,21 +312,6 @@ fn write_file(path: &Path, keys: &BTreeMap<String, String>) -> Result<(), Secret
     Ok(())
 }
 
-/// Whether an environment variable's name says it holds a secret (`*_API_KEY`, `*_TOKEN`,
-/// passwords, credentials, AWS keys, Tandem's own settings, the SSH agent): such variables
-/// are never passed to the commands and servers the agent starts.
-pub fn is_secret_env_name(name: &str) -> bool {
-    let name = name.to_ascii_uppercase();
-    const SUFFIXES: &[&str] = &["_API_KEY", "APIKEY", "_KEY", "_TOKEN", "_SECRET"];
-    const PARTS: &[&str] = &["PASSWORD", "PASSWD", "SECRET", "CREDENTIAL"];
-    const AWS_PARTS: &[&str] = &["KEY", "TOKEN", "SESSION"];
-    SUFFIXES.iter().any(|s| name.ends_with(s))
-        || PARTS.iter().any(|p| name.contains(p))
-        || (name.starts_with("AWS_") && AWS_PARTS.iter().any(|p| name.contains(p)))
-        || name.starts_with("TANDEM_")
-        || name == "SSH_AUTH_SOCK"
-}
-
 /// The conventional environment variable for a provider's key (Ollama needs none).
 pub fn conventional_env(kind: ProviderKind) -> Option<&'static str> {
     match kind {

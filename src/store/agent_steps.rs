@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{Result, Store, StoreError, now_ms, text_enum};
-use crate::agent::policy::Risk;
+use crate::trust::Risk;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{Result, Store, StoreError, not_found, now_ms, text_enum};
-use crate::agent::policy::Risk;
+use crate::trust::Risk;
 
 /// What an external agent asked about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

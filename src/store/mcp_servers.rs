@@ -105,7 +105,7 @@ fn validate_transport(name: &str, transport: &McpTransport) -> Result<(), McpSer
 
 /// One rule for secret-looking names, shared with the agent's shell commands.
 fn is_secret_name(name: &OsStr) -> bool {
-    crate::llm::secrets::is_secret_env_name(&name.to_string_lossy())
+    crate::process::is_secret_env_name(&name.to_string_lossy())
 }
 
 /// The environment a stdio server starts with. MCP servers are third-party programs, so they

@@ -20,7 +20,7 @@ pub struct ProjectSettings {
     /// Overrides the global auto-approve setting for this project.
     pub auto_approve: Option<bool>,
     /// How far agent mode is trusted here (default: scoped to the project).
-    pub agent_trust: Option<crate::agent::policy::Trust>,
+    pub agent_trust: Option<crate::trust::Trust>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

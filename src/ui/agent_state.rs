@@ -92,7 +92,7 @@ impl Default for AgentForm {
             ask: String::new(),
             allow: String::new(),
             max_steps: crate::agent::runner::DEFAULT_MAX_STEPS.to_string(),
-            shell_timeout: crate::agent::exec::DEFAULT_TIMEOUT.as_secs().to_string(),
+            shell_timeout: crate::process::DEFAULT_TIMEOUT.as_secs().to_string(),
             tool_calling: "auto".into(),
             sandbox_readable: String::new(),
             sandbox: None,

@@ -8,7 +8,6 @@
 use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::io::Read;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::SystemTime;
@@ -269,7 +268,7 @@ impl CacheState {
             self.misses += 1;
             return read_text(&abs, max_bytes);
         };
-        let stamp = (mtime, meta.len(), meta.ino());
+        let stamp = (mtime, meta.len(), super::platform::identity(&meta));
         let loaded = match old.remove(&abs) {
             Some((cached, loaded)) if cached == stamp => {
                 self.hits += 1;

@@ -5,7 +5,6 @@
 //! apply leaves nothing behind (running as root, a read-only directory is no obstacle).
 
 use std::io::{self, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 /// Mode for files Tandem creates.
@@ -58,7 +57,7 @@ pub fn read_state(path: &Path) -> io::Result<FileState> {
         )),
         Ok(meta) => Ok(FileState::File {
             bytes: std::fs::read(path)?,
-            mode: meta.permissions().mode() & 0o7777,
+            mode: super::platform::mode(&meta),
         }),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(FileState::Missing),
         Err(e) => Err(e),
@@ -80,10 +79,7 @@ pub fn write_file_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> io::Re
         .suffix(".tmp")
         .tempfile_in(parent)?;
     temp.write_all(bytes)?;
-    temp.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(
-            mode.unwrap_or(NEW_FILE_MODE),
-        ))?;
+    super::platform::set_mode(temp.as_file(), mode.unwrap_or(NEW_FILE_MODE))?;
     temp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }

@@ -5,6 +5,7 @@ pub mod context;
 mod files;
 mod listing;
 mod paths;
+mod platform;
 
 pub use files::{FileState, Fs, RealFs, blob_hash, read_state, remove_file, write_file_atomic};
 pub use listing::{ListError, list_files};

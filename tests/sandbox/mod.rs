@@ -8,7 +8,7 @@ use std::net::{TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use tandem::agent::exec::{Sandbox, SandboxStatus, ShellOutcome, ShellRequest};
+use tandem::process::{Sandbox, SandboxStatus, ShellOutcome, ShellRequest};
 use tandem::sandbox::{Confinement, Network, default_hidden, default_readable};
 
 use super::{kernel_landlock_abi, request, run};

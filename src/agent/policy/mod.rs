@@ -55,29 +55,9 @@ use self::patterns::fires;
 pub use self::patterns::allow_pattern_for;
 pub use self::rules::classify_shell;
 pub use self::shell::split_command;
+pub use crate::trust::{Risk, Trust};
 
 use Risk::Low;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Risk {
-    Low,
-    Medium,
-    High,
-}
-
-/// How far the user trusts the agent in this project.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Trust {
-    /// Writes outside the project are possible (high risk, so asked by default).
-    Trusted,
-    /// The agent may change the project only; writes outside it are denied.
-    #[default]
-    Scoped,
-    /// The agent may only read: edit tools, `run_shell`, MCP and unknown tools are denied.
-    ReadOnly,
-}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "decision", rename_all = "snake_case")]
@@ -139,8 +119,6 @@ pub struct ToolCallView<'a> {
     pub tool: &'a str,
     pub arguments: &'a Value,
 }
-
-// `Risk`'s `Display`, `FromStr` and SQLite conversions come from `store::agent_steps`.
 
 impl Decision {
     pub fn reason(&self) -> &str {
