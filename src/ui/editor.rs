@@ -201,13 +201,10 @@ fn tab_bar(
 }
 
 fn shortcuts(ui: &egui::Ui, tab: &Tab, find_id: Id, commands: &mut Vec<Command>) {
-    let (save, find, close) = ui.input_mut(|i| {
-        (
-            i.consume_key(Modifiers::COMMAND, Key::S),
-            i.consume_key(Modifiers::COMMAND, Key::F),
-            i.consume_key(Modifiers::COMMAND, Key::W),
-        )
-    });
+    use super::keymap::editor_shortcut;
+    let save = editor_shortcut(ui, &Command::Save);
+    let find = editor_shortcut(ui, &Command::ToggleFind);
+    let close = editor_shortcut(ui, &Command::CloseActiveTab);
     if save {
         commands.push(Command::Save);
     }

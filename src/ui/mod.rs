@@ -19,6 +19,7 @@ mod agent_steps;
 mod approvals_tab;
 mod bottom;
 mod chat_panel;
+mod keymap;
 mod palette;
 mod prose;
 mod settings;
@@ -230,7 +231,7 @@ impl TandemApp {
     /// Lays out one frame and applies the commands it produced.
     pub fn frame(&mut self, ui: &mut egui::Ui) {
         let mut commands = Vec::new();
-        shortcuts(ui, &self.state, &mut commands);
+        keymap::window_shortcuts(ui, &self.state, &mut commands);
         let state = &mut self.state;
         top_bar::show(ui, state, &mut commands);
         if state.project.is_none() {
@@ -351,61 +352,6 @@ pub fn run(data_dir: Option<PathBuf>, open: Option<PathBuf>) -> eframe::Result {
             Ok(Box::new(app))
         }),
     )
-}
-
-fn shortcuts(ui: &egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
-    use egui::{Key, KeyboardShortcut, Modifiers};
-    let typing = ui.ctx().text_edit_focused();
-    ui.input_mut(|input| {
-        let mut take = |mods: Modifiers, key: Key, command: Command| {
-            if input.consume_shortcut(&KeyboardShortcut::new(mods, key)) {
-                commands.push(command);
-            }
-        };
-        take(
-            Modifiers::COMMAND | Modifiers::SHIFT,
-            Key::P,
-            Command::OpenPalette,
-        );
-        take(
-            Modifiers::COMMAND | Modifiers::SHIFT,
-            Key::Enter,
-            Command::Approve,
-        );
-        // A tool call waits in the open chat: answer it from the keyboard.
-        let waiting = state
-            .chat()
-            .is_some_and(|c| state.agent.first_waiting(c.chat.id).is_some());
-        if waiting {
-            use crate::agent::runner::Answer;
-            use command::AgentCommand::AnswerWaiting;
-            take(
-                Modifiers::ALT,
-                Key::Y,
-                AnswerWaiting(Answer::Approve).into(),
-            );
-            take(Modifiers::ALT, Key::N, AnswerWaiting(Answer::Reject).into());
-            take(
-                Modifiers::ALT,
-                Key::A,
-                AnswerWaiting(Answer::AlwaysAllow).into(),
-            );
-        }
-        take(Modifiers::COMMAND, Key::O, Command::OpenFolderDialog);
-        take(Modifiers::COMMAND, Key::N, Command::NewChat);
-        take(Modifiers::COMMAND, Key::J, Command::ToggleBottom);
-        take(Modifiers::COMMAND, Key::Comma, Command::OpenSettings);
-        // Esc cancels a streaming reply; otherwise it belongs to the focused widget (the find
-        // bar, a dialog).
-        let streaming = state.chat().is_some_and(|c| c.streaming.is_some());
-        if streaming && state.palette.is_none() && state.confirm.is_none() {
-            take(Modifiers::NONE, Key::Escape, Command::Cancel);
-        }
-        if !typing && state.review().is_some() {
-            take(Modifiers::NONE, Key::N, Command::NextHunk);
-            take(Modifiers::NONE, Key::P, Command::PrevHunk);
-        }
-    });
 }
 
 fn confirm_dialog(ctx: &egui::Context, state: &AppState, commands: &mut Vec<Command>) {

@@ -1,17 +1,20 @@
 //! The command palette (Ctrl+Shift+P): every command, filtered as you type.
 
-use super::command::{AgentCommand, Command};
-use super::state::{AppState, BottomTab, Theme};
-use crate::agent::runner::Answer;
-use crate::store::ChatMode;
+use super::command::Command;
+use super::keymap::shortcut_text;
+use super::state::AppState;
 
 pub fn show(ctx: &egui::Context, state: &mut AppState, commands: &mut Vec<Command>) {
     let Some(palette) = &mut state.palette else {
         return;
     };
     let query = palette.query.to_lowercase();
-    let entries: Vec<_> = Command::palette()
+    let entries: Vec<(&str, String, Command)> = Command::palette()
         .into_iter()
+        .filter_map(|c| {
+            let label = c.label()?;
+            Some((label, shortcut_text(ctx, &c).unwrap_or_default(), c))
+        })
         .filter(|(label, _, _)| {
             query
                 .split_whitespace()
@@ -54,7 +57,7 @@ pub fn show(ctx: &egui::Context, state: &mut AppState, commands: &mut Vec<Comman
                             commands.push(command.clone());
                         }
                         if !shortcut.is_empty() {
-                            ui.weak(*shortcut);
+                            ui.weak(shortcut.as_str());
                         }
                     });
                 }
@@ -67,63 +70,4 @@ pub fn show(ctx: &egui::Context, state: &mut AppState, commands: &mut Vec<Comman
             commands.push(Command::ClosePalette);
         }
     });
-}
-
-impl Command {
-    /// Commands the palette offers, with their shortcuts.
-    pub fn palette() -> Vec<(&'static str, &'static str, Command)> {
-        vec![
-            ("Open folder…", "Ctrl+O", Command::OpenFolderDialog),
-            ("New chat", "Ctrl+N", Command::NewChat),
-            ("Send prompt", "Enter", Command::Send),
-            ("Cancel reply", "Esc", Command::Cancel),
-            ("Redo last reply", "Ctrl+R", Command::Redo),
-            (
-                "Approve checked changes",
-                "Ctrl+Shift+Enter",
-                Command::Approve,
-            ),
-            ("Reject proposal", "", Command::Reject),
-            ("Next hunk", "N", Command::NextHunk),
-            ("Previous hunk", "P", Command::PrevHunk),
-            ("Toggle side-by-side diff", "", Command::ToggleSideBySide),
-            ("Save file", "Ctrl+S", Command::Save),
-            ("Close tab", "Ctrl+W", Command::CloseActiveTab),
-            ("Find in file", "Ctrl+F", Command::ToggleFind),
-            ("Undo last AI change", "", Command::Undo),
-            ("Mode: Build", "", Command::SetMode(ChatMode::Build)),
-            ("Mode: Ask", "", Command::SetMode(ChatMode::Ask)),
-            ("Mode: Agent", "", Command::SetMode(ChatMode::Agent)),
-            ("Mode: Plan", "", Command::SetMode(ChatMode::Plan)),
-            (
-                "Approve the waiting tool call",
-                "Alt+Y",
-                AgentCommand::AnswerWaiting(Answer::Approve).into(),
-            ),
-            (
-                "Reject the waiting tool call",
-                "Alt+N",
-                AgentCommand::AnswerWaiting(Answer::Reject).into(),
-            ),
-            (
-                "Always allow calls like the waiting one",
-                "Alt+A",
-                AgentCommand::AnswerWaiting(Answer::AlwaysAllow).into(),
-            ),
-            ("Toggle auto-approve", "", Command::ToggleAutoApprove),
-            ("Refresh models", "", Command::RefreshModels),
-            ("Show history", "", Command::ShowBottom(BottomTab::History)),
-            ("Show log", "", Command::ShowBottom(BottomTab::Log)),
-            (
-                "Show approval requests",
-                "",
-                Command::ShowBottom(BottomTab::Approvals),
-            ),
-            ("Toggle bottom panel", "Ctrl+J", Command::ToggleBottom),
-            ("Settings", "Ctrl+,", Command::OpenSettings),
-            ("Theme: dark", "", Command::SetTheme(Theme::Dark)),
-            ("Theme: light", "", Command::SetTheme(Theme::Light)),
-            ("Theme: follow system", "", Command::SetTheme(Theme::System)),
-        ]
-    }
 }

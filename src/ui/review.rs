@@ -49,7 +49,7 @@ fn header(ui: &mut Ui, review: &Review, side_by_side: bool, commands: &mut Vec<C
             Button::new(RichText::new("Approve").strong()).fill(ui.visuals().selection.bg_fill);
         let approve = ui
             .add_enabled(review.anything_checked(), approve)
-            .on_hover_text("Ctrl+Shift+Enter")
+            .on_hover_text(crate::ui::keymap::hint(ui, &Command::Approve))
             .on_disabled_hover_text("Check a file, hunk or dependency to approve");
         if approve.clicked() {
             commands.push(Command::Approve);

@@ -21,7 +21,8 @@ pub fn show(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>
     let height = ui.available_height();
     ui.horizontal(|ui| {
         ui.strong("Chats");
-        if ui.small_button("+ New").on_hover_text("Ctrl+N").clicked() {
+        let hint = super::keymap::hint(ui, &Command::NewChat);
+        if ui.small_button("+ New").on_hover_text(hint).clicked() {
             commands.push(Command::NewChat);
         }
     });

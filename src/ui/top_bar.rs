@@ -94,7 +94,7 @@ pub fn show(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
                 }
                 if ui
                     .button("⌘ Commands")
-                    .on_hover_text("Ctrl+Shift+P")
+                    .on_hover_text(super::keymap::hint(ui, &Command::OpenPalette))
                     .clicked()
                 {
                     commands.push(Command::OpenPalette);

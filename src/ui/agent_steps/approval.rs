@@ -63,17 +63,26 @@ pub(super) fn approval(
                 let mut answer = |answer: Answer| {
                     commands.push(AgentCommand::Answer { id: a.id, answer }.into());
                 };
-                if ui.button("Approve").on_hover_text("Alt+Y").clicked() {
+                let key = |answer| {
+                    let command = AgentCommand::AnswerWaiting(answer).into();
+                    crate::ui::keymap::hint(ui, &command)
+                };
+                let (yes, no, always) = (
+                    key(Answer::Approve),
+                    key(Answer::Reject),
+                    key(Answer::AlwaysAllow),
+                );
+                if ui.button("Approve").on_hover_text(yes).clicked() {
                     answer(Answer::Approve);
                 }
-                if ui.button("Reject").on_hover_text("Alt+N").clicked() {
+                if ui.button("Reject").on_hover_text(no).clicked() {
                     answer(Answer::Reject);
                 }
                 if ui
                     .button(format!("Always allow \"{}\"", visible(&a.always_pattern)))
-                    .on_hover_text(
-                        "Alt+A: approve, and allow calls matching this pattern from now on",
-                    )
+                    .on_hover_text(format!(
+                        "{always}: approve, and allow calls matching this pattern from now on"
+                    ))
                     .clicked()
                 {
                     answer(Answer::AlwaysAllow);
