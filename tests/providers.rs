@@ -23,12 +23,7 @@ use tandem::llm::{
 };
 
 const BOUND: Duration = Duration::from_secs(10);
-const KINDS: [ProviderKind; 4] = [
-    ProviderKind::Ollama,
-    ProviderKind::Openai,
-    ProviderKind::Anthropic,
-    ProviderKind::Gemini,
-];
+const KINDS: [ProviderKind; 4] = ProviderKind::ALL;
 const PIECES: [&str; 3] = ["Hello", ", ", "world!"];
 
 fn config(kind: ProviderKind, url: &str) -> ProviderConfig {

@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::{App, AppError, Result};
 use crate::chat::provider_config;
 use crate::llm::secrets::SecretLocation;
-use crate::llm::{ModelInfo, ProviderKind, default_base_url, provider};
+use crate::llm::{ModelInfo, ProviderKind, provider};
 use crate::store::{ProviderRecord, ProviderSettings};
 
 /// A provider to add.
@@ -94,7 +94,7 @@ impl App {
     /// Adds a provider; a blank base URL becomes the kind's usual one.
     pub fn add_provider(&self, new: NewProvider) -> Result<ProviderRecord> {
         let url = match new.base_url.as_deref().map(str::trim) {
-            None | Some("") => default_base_url(new.kind),
+            None | Some("") => new.kind.default_base_url(),
             Some(url) => url.to_string(),
         };
         Ok(self.store().insert_provider(
@@ -109,7 +109,7 @@ impl App {
     /// Saves a provider's name, kind, URL and settings; a blank URL becomes the kind's usual.
     pub fn update_provider(&self, mut record: ProviderRecord) -> Result<()> {
         if record.base_url.trim().is_empty() {
-            record.base_url = default_base_url(record.kind);
+            record.base_url = record.kind.default_base_url();
         }
         Ok(self.store().update_provider(&record)?)
     }

@@ -22,7 +22,7 @@ use crate::agent::runner::{
     self, AgentConfig, Answer, DEFAULT_MAX_STEPS, Host, LoopEnd, ModelReply, Pending, StepRecord,
 };
 use crate::agent::tools::AgentMode;
-use crate::llm::{ChatMessage, ChatRequest, ProviderKind, StreamEvent, ToolSpec, Usage};
+use crate::llm::{ChatMessage, ChatRequest, StreamEvent, ToolSpec, Usage};
 use crate::store::keys::{AGENT_POLICY, MAX_STEPS, SHELL_TIMEOUT_SECS, TOOL_CALLING};
 use crate::store::{ChatMode, MessageStatus};
 
@@ -101,7 +101,7 @@ impl ChatService {
         let native_tools = match tool_calling.as_deref() {
             Some("native") => true,
             Some("text") => false,
-            _ => info.supports_tools || native_by_kind(turn.choice.record.kind),
+            _ => info.supports_tools || turn.choice.record.kind.tools_always_native(),
         };
         let shell_timeout = store
             .setting::<u64>(SHELL_TIMEOUT_SECS)
@@ -183,11 +183,6 @@ impl ChatService {
             }
         };
     }
-}
-
-/// Cloud APIs whose current models all take tools.
-fn native_by_kind(kind: ProviderKind) -> bool {
-    matches!(kind, ProviderKind::Anthropic | ProviderKind::Gemini)
 }
 
 struct Streamed<'a> {

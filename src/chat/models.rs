@@ -6,7 +6,7 @@ use super::ChatError;
 use crate::llm::secrets::{Secrets, env_keys};
 use crate::llm::{
     DEFAULT_CONNECT_TIMEOUT, ModelInfo, ProviderConfig, ProviderKind, SharedProvider, idle_timeout,
-    ollama, provider,
+    provider,
 };
 use crate::store::{ProviderRecord, ProviderSettings, Store};
 
@@ -30,7 +30,7 @@ pub fn ensure_default_provider(store: &Store) -> Result<(), ChatError> {
         store.insert_provider(
             "ollama",
             ProviderKind::Ollama,
-            &ollama::default_base_url(),
+            &ProviderKind::Ollama.default_base_url(),
             None,
             &ProviderSettings::default(),
         )?;

@@ -13,7 +13,7 @@ use super::writer::{Coalescer, DB_FLUSH_INTERVAL, EVENT_INTERVAL, StreamWriter};
 use super::{Active, ChatError, ChatEvent, ChatEventKind, ChatService, SendOptions, TurnHandle};
 use crate::edits::EditPlan;
 use crate::engine::{ApproveOutcome, TITLE_CHARS, title_from_prompt, truncate};
-use crate::llm::{ChatRequest, ProviderKind, StreamEvent, Usage};
+use crate::llm::{ChatRequest, StreamEvent, Usage};
 use crate::store::keys::{AUTO_APPROVE, GENERATE_TITLES, HISTORY_TURNS};
 use crate::store::{Chat, ChatMode, MessageStatus, NewMessage, Project, Role};
 use crate::workspace::context::{ContextOptions, mentioned_paths};
@@ -362,7 +362,7 @@ impl ChatService {
         })
         .await
         .map_err(|e| ChatError::Task(e.to_string()))??;
-        let context_window = (choice.record.kind == ProviderKind::Ollama).then(|| {
+        let context_window = choice.record.kind.request_sets_window().then(|| {
             let wanted = (breakdown.total() + reply_reserve).div_ceil(1024) * 1024;
             u32::try_from(wanted.min(window)).unwrap_or(u32::MAX)
         });

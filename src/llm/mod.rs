@@ -267,13 +267,47 @@ pub fn provider(config: ProviderConfig) -> SharedProvider {
     }
 }
 
-/// The usual base URL of a kind: Ollama's honours `OLLAMA_HOST`; OpenAI's is api.openai.com
-/// (other compatible servers need their own URL).
-pub fn default_base_url(kind: ProviderKind) -> String {
-    match kind {
-        ProviderKind::Ollama => ollama::default_base_url(),
-        ProviderKind::Openai => openai::DEFAULT_BASE_URL.to_string(),
-        ProviderKind::Anthropic => anthropic::DEFAULT_BASE_URL.to_string(),
-        ProviderKind::Gemini => gemini::DEFAULT_BASE_URL.to_string(),
+/// What each kind of provider is: every fact about a kind lives here.
+impl ProviderKind {
+    /// Every kind, in the order Settings offers them.
+    pub const ALL: [ProviderKind; 4] = [
+        ProviderKind::Ollama,
+        ProviderKind::Openai,
+        ProviderKind::Anthropic,
+        ProviderKind::Gemini,
+    ];
+
+    /// The usual base URL: Ollama's honours `OLLAMA_HOST`; OpenAI's is api.openai.com (other
+    /// compatible servers need their own URL).
+    pub fn default_base_url(self) -> String {
+        match self {
+            ProviderKind::Ollama => ollama::default_base_url(),
+            ProviderKind::Openai => openai::DEFAULT_BASE_URL.to_string(),
+            ProviderKind::Anthropic => anthropic::DEFAULT_BASE_URL.to_string(),
+            ProviderKind::Gemini => gemini::DEFAULT_BASE_URL.to_string(),
+        }
+    }
+
+    /// The environment variables that conventionally hold its key, in the order they are
+    /// read (empty: it needs none).
+    pub fn key_env_vars(self) -> &'static [&'static str] {
+        match self {
+            ProviderKind::Ollama => &[],
+            ProviderKind::Openai => &["OPENAI_API_KEY"],
+            ProviderKind::Anthropic => &["ANTHROPIC_API_KEY"],
+            ProviderKind::Gemini => &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+        }
+    }
+
+    /// Whether every current model of the kind takes native tool calls (cloud APIs), so
+    /// Agent mode need not ask the model.
+    pub fn tools_always_native(self) -> bool {
+        matches!(self, ProviderKind::Anthropic | ProviderKind::Gemini)
+    }
+
+    /// Whether each request says how large a context window the server must give it
+    /// (Ollama's `num_ctx`; the others size it themselves).
+    pub fn request_sets_window(self) -> bool {
+        self == ProviderKind::Ollama
     }
 }

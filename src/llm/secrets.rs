@@ -314,12 +314,7 @@ fn write_file(path: &Path, keys: &BTreeMap<String, String>) -> Result<(), Secret
 
 /// The conventional environment variable for a provider's key (Ollama needs none).
 pub fn conventional_env(kind: ProviderKind) -> Option<&'static str> {
-    match kind {
-        ProviderKind::Openai => Some("OPENAI_API_KEY"),
-        ProviderKind::Anthropic => Some("ANTHROPIC_API_KEY"),
-        ProviderKind::Gemini => Some("GEMINI_API_KEY"),
-        ProviderKind::Ollama => None,
-    }
+    kind.key_env_vars().first().copied()
 }
 
 /// Keys from the environment: the provider's own `api_key_env` variable if given (then no other
@@ -333,8 +328,7 @@ pub fn env_keys(
 ) -> Vec<String> {
     let names: Vec<&str> = match api_key_env.map(str::trim).filter(|name| !name.is_empty()) {
         Some(name) => vec![name],
-        None if kind == ProviderKind::Gemini => vec!["GEMINI_API_KEY", "GOOGLE_API_KEY"],
-        None => conventional_env(kind).into_iter().collect(),
+        None => kind.key_env_vars().to_vec(),
     };
     for value in names.into_iter().filter_map(lookup) {
         let mut keys: Vec<String> = Vec::new();

@@ -297,7 +297,7 @@ impl AppState {
                     let form = &mut self.settings;
                     form.editing = Some(id);
                     form.name = p.name.clone();
-                    form.kind_index = super::settings::KINDS
+                    form.kind_index = crate::llm::ProviderKind::ALL
                         .iter()
                         .position(|k| *k == p.kind)
                         .unwrap_or(0);
@@ -345,7 +345,7 @@ impl AppState {
 
     fn save_provider(&mut self, backend: &Backend) {
         let form = &self.settings;
-        let kind = super::settings::KINDS
+        let kind = crate::llm::ProviderKind::ALL
             .get(form.kind_index)
             .copied()
             .unwrap_or(crate::llm::ProviderKind::Ollama);

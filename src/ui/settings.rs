@@ -6,13 +6,6 @@ use super::state::{AppState, SendKey, Theme};
 use super::theme;
 use crate::llm::ProviderKind;
 
-pub const KINDS: [ProviderKind; 4] = [
-    ProviderKind::Ollama,
-    ProviderKind::Openai,
-    ProviderKind::Anthropic,
-    ProviderKind::Gemini,
-];
-
 pub fn show(ctx: &egui::Context, state: &mut AppState, commands: &mut Vec<Command>) {
     if !state.settings_open {
         return;
@@ -84,13 +77,15 @@ fn providers(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command
             ui.end_row();
             ui.label("Kind");
             egui::ComboBox::new("kind", "")
-                .selected_text(KINDS[form.kind_index.min(3)].as_str())
-                .show_index(ui, &mut form.kind_index, KINDS.len(), |i| KINDS[i].as_str());
+                .selected_text(ProviderKind::ALL[form.kind_index.min(3)].as_str())
+                .show_index(ui, &mut form.kind_index, ProviderKind::ALL.len(), |i| {
+                    ProviderKind::ALL[i].as_str()
+                });
             ui.end_row();
             ui.label("Base URL");
             ui.add(
                 egui::TextEdit::singleline(&mut form.base_url)
-                    .hint_text(crate::llm::default_base_url(KINDS[form.kind_index.min(3)])),
+                    .hint_text(ProviderKind::ALL[form.kind_index.min(3)].default_base_url()),
             );
             ui.end_row();
             ui.label("Default model");
