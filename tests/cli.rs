@@ -209,6 +209,41 @@ fn a_plain_folder_becomes_a_repository_and_errors_are_clear() {
 }
 
 #[test]
+fn a_restore_says_what_it_left_alone() {
+    // Version 1 tracked `.env`; later it became ignored and holds today's secret, and an
+    // untracked secret-looking key sits in the tree. Restoring version 1 keeps both.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("p");
+    repo_with(&root, &[("a.txt", "v0\n"), (".env", "TOKEN=old\n")]);
+    let first = git(&root, &["rev-parse", "HEAD"]).trim().to_string();
+    git(&root, &["rm", "-q", "--cached", ".env"]);
+    write(&root.join(".gitignore"), ".env\n");
+    write(&root.join("a.txt"), "v1\n");
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-q", "-m", "ignore .env"]);
+    write(&root.join(".env"), "TOKEN=today\n");
+    write(&root.join("a.txt"), "edited, not committed\n");
+    write(&root.join("id_rsa"), "-----BEGIN KEY-----\n");
+    let cli = Cli {
+        data: dir.path().join("data"),
+    };
+    let root_str = root.to_str().unwrap();
+    cli.json(&["project", "add", root_str]);
+    let output = cli.run(&["restore", "--project", root_str, &first]);
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(output.status.success(), "{text}");
+    let notes: Vec<&str> = text.lines().filter(|l| l.starts_with("note: ")).collect();
+    assert_eq!(notes.len(), 2, "{text}");
+    assert!(notes[0].contains("left as it is on disk") && notes[0].ends_with(": .env"));
+    assert!(notes[1].contains("looks like a secret") && notes[1].ends_with(": id_rsa"));
+    assert_eq!(
+        std::fs::read_to_string(root.join(".env")).unwrap(),
+        "TOKEN=today\n"
+    );
+    assert!(root.join("id_rsa").exists());
+}
+
+#[test]
 fn help_lists_the_commands() {
     let output = Command::new(env!("CARGO_BIN_EXE_tandem"))
         .arg("--help")

@@ -335,7 +335,7 @@ Every command is asked: the kernel here cannot stop {}.
         Command::Restore { project, commit } => {
             let project = app.project(&project)?;
             let outcome = app.restore(&project, &commit)?;
-            let text = match &outcome.commit {
+            let mut text = match &outcome.commit {
                 Some(c) => format!(
                     "restored {}: commit {c}; {} later chat message(s) removed\n",
                     vcs::short(&outcome.restored),
@@ -346,19 +346,23 @@ Every command is asked: the kernel here cannot stop {}.
                     vcs::short(&outcome.restored)
                 ),
             };
+            for note in outcome.notes() {
+                text.push_str(&format!("note: {note}\n"));
+            }
             out(serde_json::to_value(&outcome)?, text);
         }
         Command::Undo { project } => {
             let project = app.project(&project)?;
             let outcome = app.undo(&project)?;
-            out(
-                serde_json::to_value(&outcome)?,
-                format!(
-                    "undid {}: commit {}\n",
-                    vcs::short(&outcome.reverted),
-                    outcome.commit
-                ),
+            let mut text = format!(
+                "undid {}: commit {}\n",
+                vcs::short(&outcome.reverted),
+                outcome.commit
             );
+            for note in outcome.notes() {
+                text.push_str(&format!("note: {note}\n"));
+            }
+            out(serde_json::to_value(&outcome)?, text);
         }
         Command::Save {
             project,

@@ -33,6 +33,37 @@ pub struct UndoOutcome {
     pub left_out: Vec<String>,
 }
 
+/// What the person should know a restore or undo did not touch: files left as they are on
+/// disk, and secret-looking files kept out of the commit. One line each, empty when none.
+pub fn untouched_notes(kept: &[String], left_out: &[String]) -> Vec<String> {
+    let mut notes = Vec::new();
+    if !kept.is_empty() {
+        notes.push(format!(
+            "left as it is on disk (a file git does not track, ignored or secret, is there): {}",
+            kept.join(", ")
+        ));
+    }
+    if !left_out.is_empty() {
+        notes.push(format!(
+            "not committed, because it looks like a secret (still on disk, untracked): {}",
+            left_out.join(", ")
+        ));
+    }
+    notes
+}
+
+impl RestoreOutcome {
+    pub fn notes(&self) -> Vec<String> {
+        untouched_notes(&self.kept, &self.left_out)
+    }
+}
+
+impl UndoOutcome {
+    pub fn notes(&self) -> Vec<String> {
+        untouched_notes(&[], &self.left_out)
+    }
+}
+
 impl Engine {
     /// The newest `limit` versions, newest first.
     pub fn log(&self, project: &Project, limit: usize) -> Result<Vec<Version>> {

@@ -187,14 +187,12 @@ impl AppState {
                     ),
                     None => "Already at that version".to_string(),
                 };
-                self.toast(text, false);
+                self.toast_with_notes(text, outcome.notes());
                 self.reload_open_tabs();
             }
             Event::Undone(outcome) => {
-                self.toast(
-                    format!("Undid {}", crate::vcs::short(&outcome.reverted)),
-                    false,
-                );
+                let text = format!("Undid {}", crate::vcs::short(&outcome.reverted));
+                self.toast_with_notes(text, outcome.notes());
                 self.reload_open_tabs();
             }
             Event::Providers(providers) => self.providers = providers,

@@ -469,6 +469,18 @@ impl AppState {
         });
     }
 
+    /// A toast with the notes below it; the notes also go to the log, which keeps them.
+    pub fn toast_with_notes(&mut self, text: String, notes: Vec<String>) {
+        for note in &notes {
+            self.log.push(format!("note: {note}"));
+        }
+        let text = std::iter::once(text)
+            .chain(notes)
+            .collect::<Vec<_>>()
+            .join("\n");
+        self.toast(text, false);
+    }
+
     /// Paths changed by the pending proposal (the file tree marks them).
     pub fn proposed_paths(&self) -> BTreeSet<&str> {
         self.review()
