@@ -3,6 +3,7 @@
 //! through the executor in the kernel sandbox (see `sandbox`), MCP tools through their server.
 
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -11,7 +12,8 @@ use tokio_util::sync::CancellationToken;
 use super::mcp::McpHub;
 use super::policy;
 use super::tools;
-use crate::edits::{Action, plan_actions};
+use crate::edits::Action;
+use crate::edits::plan::EditChecker;
 use crate::process::{self, Sandbox, ShellRequest};
 use crate::sandbox;
 
@@ -26,6 +28,9 @@ pub struct Context<'a> {
     pub cancel: &'a CancellationToken,
     /// The edits the turn has proposed so far (a new edit is checked on top of them).
     pub edits: &'a [Action],
+    /// The turn's checker of edits, holding them checked (`None`: build it from `edits`, as
+    /// after a command that may have changed files on disk).
+    pub checker: &'a Arc<Mutex<Option<EditChecker>>>,
 }
 
 /// How one `run_shell` call runs.
@@ -106,6 +111,17 @@ pub async fn run(context: &Context<'_>, tool: &str, arguments: &Value) -> Dispat
     }
 }
 
+/// The path an edit names first (for its error message).
+fn action_path(action: &Action) -> String {
+    match action {
+        Action::Write { path, .. }
+        | Action::Delete { path }
+        | Action::SearchReplace { path, .. } => path.clone(),
+        Action::Rename { from, .. } => from.clone(),
+        _ => String::new(),
+    }
+}
+
 /// Checks an edit on top of the turn's earlier edits; a clean one joins the proposal.
 async fn edit(context: &Context<'_>, tool: &str, arguments: &Value) -> Dispatched {
     let action = match tools::edit_action(tool, arguments) {
@@ -113,26 +129,36 @@ async fn edit(context: &Context<'_>, tool: &str, arguments: &Value) -> Dispatche
         Err(e) => return error(format!("Error: {e}")),
     };
     let root = context.root.to_path_buf();
-    let mut all: Vec<Action> = context.edits.to_vec();
-    all.push(action.clone());
+    let checker = Arc::clone(context.checker);
+    let earlier = context.edits.to_vec();
+    let candidate = action.clone();
+    let path = action_path(&action);
     let checked = tokio::task::spawn_blocking(move || {
-        let plan = plan_actions(&root, all.into_iter().map(Ok)).map_err(|e| e.to_string())?;
-        let last = plan.operations.last().cloned();
-        Ok::<_, String>(last)
+        let mut checker = checker.lock().unwrap_or_else(|p| p.into_inner());
+        if checker.is_none() {
+            // Built once per turn (again after a command): the earlier edits replayed.
+            let mut fresh = EditChecker::new(&root).map_err(|e| e.to_string())?;
+            for edit in earlier {
+                let _ = fresh.check(edit);
+            }
+            *checker = Some(fresh);
+        }
+        match checker.as_mut() {
+            Some(checker) => Ok(checker.check(candidate)),
+            None => Err("internal: no edit checker".to_string()),
+        }
     })
     .await;
     let op = match checked {
-        Ok(Ok(Some(op))) => op,
-        Ok(Ok(None)) => return error("Error: the edit did nothing"),
+        Ok(Ok(Ok(op))) => op,
+        Ok(Ok(Err(problem))) => {
+            return error(format!(
+                "Error: this edit cannot be applied to {path}: {problem}"
+            ));
+        }
         Ok(Err(e)) => return error(format!("Error: {e}")),
         Err(e) => return error(format!("Error: the check stopped unexpectedly: {e}")),
     };
-    if let Some(problem) = &op.error {
-        return error(format!(
-            "Error: this edit cannot be applied to {}: {problem}",
-            op.path
-        ));
-    }
     let what = match &action {
         Action::Rename { from, to } => format!("rename {from} to {to}"),
         Action::Delete { path } => format!("delete {path}"),

@@ -120,6 +120,8 @@ struct State<'a, H: Host> {
     policy: PolicySettings,
     steps: usize,
     edits: Vec<Action>,
+    /// The edits checked so far; dropped after a call that may change files on disk.
+    checker: std::sync::Arc<std::sync::Mutex<Option<crate::edits::plan::EditChecker>>>,
     next_id: usize,
 }
 
@@ -145,6 +147,7 @@ pub async fn run<H: Host>(
         policy: config.policy.clone(),
         steps: 0,
         edits: Vec::new(),
+        checker: Default::default(),
         next_id: 0,
     };
     let end = if config.native_tools {
@@ -429,6 +432,7 @@ impl<H: Host> State<'_, H> {
             mcp: self.mcp,
             cancel: self.cancel,
             edits: &self.edits,
+            checker: &self.checker,
         };
         let Dispatched {
             text,
@@ -439,6 +443,19 @@ impl<H: Host> State<'_, H> {
         } = dispatch::run(&context, &tool, &arguments).await;
         if let Some(edit) = edit {
             self.edits.push(edit);
+        } else if !matches!(
+            tool.as_str(),
+            "list_files"
+                | "read_file"
+                | "grep"
+                | "write_file"
+                | "search_replace"
+                | "rename_file"
+                | "delete_file"
+        ) {
+            // A command or an MCP tool may have changed files: check later edits against
+            // the disk as it is then.
+            *self.checker.lock().unwrap_or_else(|p| p.into_inner()) = None;
         }
         let duration = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
         let step = NewStep {

@@ -196,7 +196,79 @@ pub fn plan_actions(
     Ok(planner.finish())
 }
 
+/// Checks edits one at a time on top of the ones it accepted before: one planner for a whole
+/// agent turn, each file read once (the disk as it was when the turn first touched it),
+/// instead of re-planning every earlier edit from disk for each new one. A failed edit leaves
+/// no trace, so later edits are checked as if it had never been proposed.
+pub struct EditChecker {
+    planner: Planner,
+}
+
+impl EditChecker {
+    pub fn new(root: &Path) -> Result<Self, PlanError> {
+        let root = root.canonicalize().map_err(|source| PlanError {
+            path: root.to_path_buf(),
+            source,
+        })?;
+        Ok(EditChecker {
+            planner: Planner::new(root),
+        })
+    }
+
+    /// Checks `action` on top of the accepted edits: its operation when it applies (it is
+    /// then accepted), else why not (and nothing of it is kept).
+    pub fn check(&mut self, action: Action) -> Result<Operation, String> {
+        let p = &mut self.planner;
+        let touched: Vec<String> = action_paths(&action)
+            .into_iter()
+            .filter_map(|raw| resolve(&p.plan.root, raw).ok().map(|r| r.rel))
+            .collect();
+        let saved: Vec<(String, Option<Slot>)> = touched
+            .iter()
+            .map(|rel| (rel.clone(), p.slots.get(rel).cloned()))
+            .collect();
+        let lengths = (
+            p.order.len(),
+            p.renames.len(),
+            p.plan.operations.len(),
+            p.plan.dependencies.len(),
+        );
+        p.run(Ok(action));
+        let op = p.plan.operations.last().cloned();
+        match op {
+            Some(op) if op.error.is_none() && p.plan.operations.len() > lengths.2 => Ok(op),
+            failed => {
+                for (rel, slot) in saved {
+                    match slot {
+                        Some(slot) => p.slots.insert(rel, slot),
+                        None => p.slots.remove(&rel),
+                    };
+                }
+                p.order.truncate(lengths.0);
+                p.renames.truncate(lengths.1);
+                p.plan.operations.truncate(lengths.2);
+                p.plan.dependencies.truncate(lengths.3);
+                Err(failed
+                    .and_then(|op| op.error)
+                    .unwrap_or_else(|| "the edit did nothing".to_string()))
+            }
+        }
+    }
+}
+
+/// The project paths an action reads or writes.
+fn action_paths(action: &Action) -> Vec<&str> {
+    match action {
+        Action::Write { path, .. }
+        | Action::Delete { path }
+        | Action::SearchReplace { path, .. } => vec![path],
+        Action::Rename { from, to } => vec![from, to],
+        _ => Vec::new(),
+    }
+}
+
 /// A file as the operations so far have left it.
+#[derive(Clone)]
 struct Slot {
     original: FileState,
     current: Option<(Vec<u8>, u32)>,

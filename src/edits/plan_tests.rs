@@ -215,3 +215,54 @@ fn selection_rules() {
         1
     );
 }
+
+fn search_replace(path: &str, search: &str, replace: &str) -> Action {
+    let body = format!("<<<<<<< SEARCH\n{search}\n=======\n{replace}\n>>>>>>> REPLACE\n");
+    Action::SearchReplace {
+        path: path.into(),
+        description: None,
+        body,
+    }
+}
+
+#[test]
+fn the_checker_builds_on_accepted_edits_and_forgets_failed_ones() {
+    let (_dir, root) = project(&[("a.txt", "one\ntwo\n")]);
+    let mut checker = EditChecker::new(&root).unwrap();
+    let first = checker
+        .check(search_replace("a.txt", "one", "ONE"))
+        .unwrap();
+    assert_eq!((first.added, first.removed), (1, 1));
+    // Checked on top of the first edit: "one" is gone.
+    let error = checker
+        .check(search_replace("a.txt", "one", "1"))
+        .unwrap_err();
+    assert!(error.contains("a.txt"), "{error}");
+    // A failed edit leaves no trace: the file is not marked failed, the next edit applies.
+    assert_eq!(checker.planner.slots["a.txt"].error, None);
+    assert_eq!(checker.planner.plan.operations.len(), 1);
+    checker
+        .check(search_replace("a.txt", "two", "TWO"))
+        .unwrap();
+    // A failed rename of a file nobody touched leaves no slot behind.
+    let rename = Action::Rename {
+        from: "missing.txt".into(),
+        to: "b.txt".into(),
+    };
+    assert!(checker.check(rename).is_err());
+    assert!(!checker.planner.slots.contains_key("missing.txt"));
+    assert!(!checker.planner.order.iter().any(|p| p == "missing.txt"));
+    checker
+        .check(Action::Write {
+            path: "b.txt".into(),
+            description: None,
+            content: "new\n".into(),
+        })
+        .unwrap();
+    // Each file is read once: a change on disk after the first touch is not seen.
+    std::fs::write(root.join("a.txt"), "changed on disk\n").unwrap();
+    checker
+        .check(search_replace("a.txt", "ONE\nTWO", "both"))
+        .unwrap();
+    assert_eq!(checker.planner.plan.operations.len(), 4);
+}
