@@ -354,3 +354,61 @@ fn corpus_commands_get_their_expected_risk() {
     assert!(entries.len() >= 150, "only {} commands", entries.len());
     assert!(counts.get("low").copied().unwrap_or(0) >= 40, "{counts:?}");
 }
+
+/// Set only in the child run by `secrets_never_reach_a_real_command`.
+const INNER: &str = "SCRUB_CHECK_CHILD";
+
+/// The half of the secrets test that runs in a child test process whose environment holds
+/// secrets and shell hijacks: the command it runs prints its whole environment.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secrets_check_inner_half() {
+    if std::env::var_os(INNER).is_none() {
+        return; // Only meaningful inside the child started below.
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let outcome = run(request("env", dir.path())).await;
+    assert_eq!(outcome.exit_code, Some(0), "{outcome:?}");
+    println!("CHILD-ENV-BEGIN\n{}CHILD-ENV-END", outcome.stdout);
+}
+
+#[test]
+fn secrets_never_reach_a_real_command() {
+    let planted = [
+        ("OPENAI_API_KEY", "sk-planted-openai"),
+        ("GITHUB_TOKEN", "ghp-planted-token"),
+        ("AWS_SECRET_ACCESS_KEY", "planted-aws"),
+        ("DB_PASSWORD", "planted-password"),
+        ("TANDEM_DATA_DIR", "/planted/tandem"),
+        ("BASH_ENV", "/planted/bash_env"),
+        ("BASH_FUNC_ls%%", "() { echo planted; }"),
+    ];
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "secrets_check_inner_half", "--nocapture"])
+        .envs(planted)
+        .env(INNER, "1")
+        .env("HARMLESS_SETTING", "kept-value")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let env = stdout
+        .split("CHILD-ENV-BEGIN\n")
+        .nth(1)
+        .and_then(|rest| rest.split("CHILD-ENV-END").next())
+        .unwrap_or_else(|| panic!("the child did not report its command's environment:\n{stdout}"));
+    // The command really ran with the process's environment (the control)...
+    assert!(env.contains("HARMLESS_SETTING=kept-value"), "{env}");
+    assert!(env.lines().any(|l| l.starts_with("PATH=")), "{env}");
+    // ...and nothing planted reached it, by name or by value.
+    for (name, value) in planted {
+        assert!(!env.contains(name), "{name} reached the command:\n{env}");
+        assert!(
+            !env.contains(value),
+            "the value of {name} reached the command"
+        );
+    }
+}

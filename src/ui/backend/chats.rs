@@ -11,7 +11,7 @@ use crate::store::{ChatMode, Project};
 impl Backend {
     pub fn load_chat(&self, chat_id: i64) {
         self.spawn("loading the chat", move |app, emit| {
-            send_chat(&app, &emit, chat_id)
+            reload_chat(&app, &emit, chat_id)
         });
     }
 
@@ -19,7 +19,7 @@ impl Backend {
         self.spawn("creating a chat", move |app, emit| {
             let chat = app.new_chat(project_id, mode)?;
             emit.send(Event::ChatsChanged(app.chats(project_id)?));
-            send_chat(&app, &emit, chat.id)
+            reload_chat(&app, &emit, chat.id)
         });
     }
 
@@ -145,7 +145,7 @@ impl Backend {
                 outcome,
             });
             super::projects::refresh_project(&app, &emit, &project)?;
-            send_chat(&app, &emit, chat_id)
+            reload_chat(&app, &emit, chat_id)
         });
     }
 
@@ -153,7 +153,7 @@ impl Backend {
         self.spawn("rejecting the changes", move |app, emit| {
             app.reject(message_id)?;
             emit.send(Event::Rejected(message_id));
-            send_chat(&app, &emit, chat_id)
+            reload_chat(&app, &emit, chat_id)
         });
     }
 }
@@ -181,7 +181,7 @@ async fn run_turn(app: &App, emit: &Emit, started: crate::app::StartedTurn) -> a
 }
 
 /// Loads a chat with its messages and the review of its pending proposal, if any.
-pub(super) fn send_chat(app: &App, emit: &Emit, chat_id: i64) -> anyhow::Result<()> {
+pub(super) fn reload_chat(app: &App, emit: &Emit, chat_id: i64) -> anyhow::Result<()> {
     emit.send(Event::ChatLoaded(Box::new(app.load_chat(chat_id)?)));
     Ok(())
 }

@@ -142,7 +142,7 @@ impl Backend {
             emit.send(Event::Restored(outcome));
             refresh_project(&app, &emit, &project)?;
             match chat_id {
-                Some(chat_id) => super::chats::send_chat(&app, &emit, chat_id),
+                Some(chat_id) => super::chats::reload_chat(&app, &emit, chat_id),
                 None => Ok(()),
             }
         });
@@ -154,7 +154,7 @@ impl Backend {
             emit.send(Event::Undone(outcome));
             refresh_project(&app, &emit, &project)?;
             match chat_id {
-                Some(chat_id) => super::chats::send_chat(&app, &emit, chat_id),
+                Some(chat_id) => super::chats::reload_chat(&app, &emit, chat_id),
                 None => Ok(()),
             }
         });
