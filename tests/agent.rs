@@ -37,6 +37,7 @@ fn chunks(content_type: &str, pieces: Vec<Vec<u8>>) -> Reply {
             })
             .collect(),
         end: End::Finish,
+        gate: None,
     }
 }
 

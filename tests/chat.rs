@@ -438,12 +438,26 @@ async fn a_second_send_cancels_the_first_and_history_is_sent_without_thinking() 
         "/api/chat",
         ollama_stream(&["Third."], Duration::ZERO),
     );
+    let mut events = s.service.subscribe();
     let second = s
         .service
         .send(chat, "two", SendOptions::default())
         .await
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Cancel once the second reply has streamed something, whatever the clock says.
+    let second_id = second.message_id;
+    tokio::time::timeout(BOUND, async {
+        loop {
+            let event = events.recv().await.unwrap();
+            if event.message_id == second_id
+                && matches!(&event.kind, ChatEventKind::Delta { text, .. } if !text.is_empty())
+            {
+                break;
+            }
+        }
+    })
+    .await
+    .expect("the second reply streams");
     let third = s
         .service
         .send(chat, "three", SendOptions::default())
@@ -472,7 +486,8 @@ async fn a_second_send_cancels_the_first_and_history_is_sent_without_thinking() 
     assert_eq!(texts[1], "one");
     assert_eq!(texts[2], "First answer.");
     assert_eq!(texts[3], "two");
-    assert!(texts[4].starts_with("s0 "));
+    // At least the first piece streamed before the cancel (history is sent trimmed).
+    assert!(texts[4].starts_with("s0"), "{texts:?}");
     assert_eq!(*texts.last().unwrap(), "three");
     s.assert_settled(chat);
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use egui::accesskit::Role;
 use egui_kittest::kittest::Queryable;
-use fake_provider::ollama_stream;
+use fake_provider::{Gate, ollama_stream};
 use gui_harness::{World, app, harness, open_chat, send, wait_until};
 use tandem::ui::state::Prefs;
 
@@ -39,10 +39,12 @@ fn send_stream_review_uncheck_a_hunk_and_approve() {
     let (world, prefs) = world();
     let reply = proposal_reply();
     let pieces: Vec<&str> = reply.iter().map(String::as_str).collect();
+    // The reply stops after its first piece until the test has seen it stream.
+    let gate = Gate::default();
     world.server.push(
         "POST",
         "/api/chat",
-        ollama_stream(&pieces, Duration::from_millis(60)),
+        ollama_stream(&pieces, Duration::ZERO).hold_before(1, &gate),
     );
     let mut harness = harness(&world.data, prefs);
     open_chat(&mut harness);
@@ -54,6 +56,7 @@ fn send_stream_review_uncheck_a_hunk_and_approve() {
             .and_then(|c| c.streaming.as_ref())
             .is_some_and(|s| s.parser.text().contains("spell out two numbers"))
     });
+    gate.open();
     // Then the proposal is shown with the right file, two hunks, all checked.
     wait_until(&mut harness, "the proposal", |a| a.state.review().is_some());
     {

@@ -1,5 +1,4 @@
 //! Tests for `review`.
-use std::time::{Duration, Instant};
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -126,8 +125,8 @@ fn very_long_hunks_fold_behind_a_button() {
     }
 }
 
-/// A big proposal lays out only what is on screen: the shapes drawn stay bounded and a
-/// frame stays fast even in a debug build.
+/// A big proposal lays out only what is on screen: the shapes drawn stay bounded whatever
+/// the diff's length (frame time itself is measured in `benches/frame.rs`, not here).
 #[test]
 fn large_diffs_lay_out_only_visible_rows() {
     let old = numbered(3000);
@@ -143,20 +142,12 @@ fn large_diffs_lay_out_only_visible_rows() {
         ..Default::default()
     };
     for side_by_side in [false, true] {
-        let mut slowest = Duration::ZERO;
-        for frame in 0..4 {
-            let start = Instant::now();
+        for _ in 0..4 {
             let mut output = ctx.run_ui(input(), |ui| {
                 show(ui, &review, side_by_side, &mut Vec::new());
             });
-            if frame > 0 {
-                slowest = slowest.max(start.elapsed());
-            }
             output.textures_delta.clear();
-            eprintln!("{} shapes", output.shapes.len());
             assert!(output.shapes.len() < 3000, "{} shapes", output.shapes.len());
         }
-        eprintln!("side_by_side={side_by_side}: slowest frame {slowest:?}");
-        assert!(slowest < Duration::from_millis(150), "{slowest:?}");
     }
 }

@@ -61,6 +61,8 @@ pub enum Reply {
         content_type: String,
         chunks: Vec<Chunk>,
         end: End,
+        /// Chunk `index` is not sent before the gate opens (see [`Reply::hold_before`]).
+        gate: Option<(usize, Gate)>,
     },
     /// Any status, headers and body (e.g. `Retry-After`, a non-JSON error page).
     Raw {
@@ -77,6 +79,28 @@ pub struct Chunk {
     pub delay: Duration,
     /// Empty bytes are only a delay (an empty chunk would end the body).
     pub bytes: Vec<u8>,
+}
+
+/// Holds a streamed reply at a chosen chunk until the test opens it, so a test can look at
+/// a reply mid-stream without racing the clock.
+#[derive(Debug, Clone)]
+pub struct Gate(Arc<tokio::sync::watch::Sender<bool>>);
+
+impl Default for Gate {
+    fn default() -> Self {
+        Gate(Arc::new(tokio::sync::watch::channel(false).0))
+    }
+}
+
+impl Gate {
+    pub fn open(&self) {
+        self.0.send_replace(true);
+    }
+
+    async fn opened(&self) {
+        let mut open = self.0.subscribe();
+        let _ = open.wait_for(|open| *open).await;
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,6 +123,14 @@ impl Reply {
         if let Reply::Stream { chunks, end: e, .. } = &mut self {
             chunks.truncate(keep);
             *e = end;
+        }
+        self
+    }
+
+    /// Sends chunks before `index`, then waits for `gate` to open before sending the rest.
+    pub fn hold_before(mut self, index: usize, gate: &Gate) -> Reply {
+        if let Reply::Stream { gate: g, .. } = &mut self {
+            *g = Some((index, gate.clone()));
         }
         self
     }
@@ -348,6 +380,7 @@ async fn respond(socket: TcpStream, reply: Reply, state: &State) -> std::io::Res
             content_type,
             chunks,
             end,
+            gate,
         } => {
             let head = format!(
                 "HTTP/1.1 {status} {}\r\nContent-Type: {content_type}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
@@ -358,7 +391,12 @@ async fn respond(socket: TcpStream, reply: Reply, state: &State) -> std::io::Res
             let sending = async {
                 writer.write_all(head.as_bytes()).await?;
                 writer.flush().await?;
-                for chunk in &chunks {
+                for (index, chunk) in chunks.iter().enumerate() {
+                    if let Some((at, gate)) = &gate
+                        && *at == index
+                    {
+                        gate.opened().await;
+                    }
                     tokio::time::sleep(chunk.delay).await;
                     if chunk.bytes.is_empty() {
                         continue;

@@ -17,6 +17,7 @@ fn stream(content_type: &str, chunks: Vec<Vec<u8>>, delay: Duration) -> Reply {
         content_type: content_type.to_string(),
         chunks,
         end: End::Finish,
+        gate: None,
     }
 }
 
