@@ -39,6 +39,83 @@ fn seed(conn: &Connection, version: usize) {
         )
         .unwrap();
     }
+    if version >= 3 {
+        conn.execute_batch(
+            "INSERT INTO messages (id, chat_id, role, content, status, approval_state, commit_hash,
+                     plan_base, reverted_by, created_at, updated_at)
+                 VALUES (2, 1, 'assistant', 'done', 'complete', 'approved', 'c0ffee',
+                     '{\"src/a.rs\": \"e69de29bb2d1d6434b8b29ae775ad8c2e48c5391\", \"new.rs\": null}',
+                     'dead00', 2, 2);",
+        )
+        .unwrap();
+    }
+    if version >= 4 {
+        // The streaming reply had more text in parts when the process died.
+        conn.execute_batch(
+            "INSERT INTO message_parts (message_id, seq, text) VALUES (1, 0, ' and more'), (1, 1, '!');",
+        )
+        .unwrap();
+    }
+    if version >= 5 {
+        conn.execute_batch(
+            "INSERT INTO agent_steps (message_id, seq, kind, tool, call_id, arguments, risk, decision,
+                     result, exit_code, is_error, duration_ms, created_at)
+                 VALUES (2, 0, 'tool', 'run_command', 'c1', '{\"command\": \"ls\"}', 'low', 'allowed',
+                     'a.rs', 0, 0, 12, 2);
+             INSERT INTO mcp_servers (name, transport, command, args, env, created_at)
+                 VALUES ('files', 'stdio', 'mcp-files', '[\"--root\", \".\"]', '{}', 2);
+             INSERT INTO approval_requests (kind, client, fingerprint, payload, risk, created_at)
+                 VALUES ('evaluation', 'executor', 'fp1', '{\"command\": \"rm -rf build\"}', 'high', 2);",
+        )
+        .unwrap();
+    }
+}
+
+/// What `seed` wrote at `version`, read back through the store after migrating to the latest.
+fn check_seeded(store: &Store, version: usize) {
+    let expected = if version >= 4 {
+        "partial reply and more!"
+    } else {
+        "partial reply"
+    };
+    // The reply that was streaming is now interrupted, its text (parts included) kept.
+    let message = store.message(1).unwrap();
+    assert_eq!(
+        message.status,
+        MessageStatus::Interrupted,
+        "from v{version}"
+    );
+    assert_eq!(message.content, expected, "from v{version}");
+    assert_eq!(
+        store.setting::<String>("theme").unwrap().as_deref(),
+        Some("dark")
+    );
+    assert_eq!(store.recovered_interrupted(), 1);
+    if version >= 2 {
+        let providers = store.providers().unwrap();
+        assert_eq!(providers.len(), 1, "from v{version}");
+        assert_eq!(providers[0].name, "local");
+    }
+    if version >= 3 {
+        let approved = store.message(2).unwrap();
+        assert_eq!(approved.approval_state, Some(ApprovalState::Approved));
+        assert_eq!(approved.commit_hash.as_deref(), Some("c0ffee"));
+        assert_eq!(approved.reverted_by.as_deref(), Some("dead00"));
+        let base = approved.plan_base.expect("plan base kept");
+        assert_eq!(base.len(), 2, "{base:?}");
+    }
+    if version >= 5 {
+        let steps = store.agent_steps(2).unwrap();
+        assert_eq!(steps.len(), 1);
+        assert_eq!(steps[0].tool.as_deref(), Some("run_command"));
+        assert_eq!(steps[0].exit_code, Some(0));
+        let servers = store.mcp_servers().unwrap();
+        assert_eq!(servers.len(), 1);
+        assert_eq!(servers[0].name, "files");
+        let requests = store.pending_approval_requests().unwrap();
+        assert_eq!(requests.len(), 1);
+        assert_eq!(requests[0].fingerprint, "fp1");
+    }
 }
 
 #[test]
@@ -62,15 +139,7 @@ fn migrates_from_every_earlier_version_to_the_latest() {
         }
         let store = Store::open_file(&path).unwrap();
         if from >= 1 {
-            // Data survives, and the reply that was streaming is now interrupted, text kept.
-            let message = store.message(1).unwrap();
-            assert_eq!(message.status, MessageStatus::Interrupted, "from v{from}");
-            assert_eq!(message.content, "partial reply");
-            assert_eq!(
-                store.setting::<String>("theme").unwrap().as_deref(),
-                Some("dark")
-            );
-            assert_eq!(store.recovered_interrupted(), 1);
+            check_seeded(&store, from);
         }
         drop(store);
         let conn = Connection::open(&path).unwrap();
