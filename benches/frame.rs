@@ -1,6 +1,7 @@
 //! Frame CPU time of the real UI without painting: `egui::Context::run_ui` over the app's
 //! `frame()` with a 500-message chat, a 20,000-line file open in the editor and a 1,000-line
-//! diff in review; then the same while a reply streams in (a delta every frame). Reported as
+//! diff in review; then the same while a reply streams in (a delta every frame); then a
+//! 15,000-file tree, open, toggled and filtered. Reported as
 //! median and p99, and as ratios against the welcome screen measured in the same run.
 //!
 //! Run: `cargo bench --bench frame`
@@ -143,6 +144,33 @@ fn main() {
             }
         }
     }));
+
+    // A 15,000-file project (150 folders of 100 files), every folder open: the tree has
+    // 15,150 rows. Then a folder opened or closed every frame (the rows rebuilt), and a
+    // different filter typed every frame (the matches recomputed).
+    let files: Vec<String> = (0..150)
+        .flat_map(|d| (0..100).map(move |f| format!("src/module_{d:03}/file_{f:03}.rs")))
+        .collect();
+    let mut view = ProjectState::new(project.clone(), vec![chat.clone()], files, Vec::new());
+    view.chat_requested = true;
+    view.files.toggle("src");
+    for d in 0..150 {
+        view.files.toggle(&format!("src/module_{d:03}"));
+    }
+    app.state.project = Some(view);
+    app.state.show_review = false;
+    let tree = stats(measure(&ctx, &mut app, FRAMES, |_, _| {}));
+    let toggling = stats(measure(&ctx, &mut app, FRAMES, |app, frame| {
+        if let Some(view) = &mut app.state.project {
+            view.files.toggle(&format!("src/module_{:03}", frame % 150));
+        }
+    }));
+    let filtering = stats(measure(&ctx, &mut app, FRAMES, |app, frame| {
+        if let Some(view) = &mut app.state.project {
+            view.files.filter = format!("module_{:02} file_0", frame % 15);
+        }
+    }));
+
     let row = |name: &str, (median, p99): (Duration, Duration)| {
         println!(
             "{name:<58} median {median:>9.2?}  p99 {p99:>9.2?}  ({:.1}x welcome median)",
@@ -154,4 +182,7 @@ fn main() {
     row("500-message chat + 1,000-line diff in review", review);
     row("500-message chat + 20,000-line file in the editor", editor);
     row("the same (review) while a reply streams in", streaming);
+    row("15,000-file tree, every folder open", tree);
+    row("the same, a folder opened or closed every frame", toggling);
+    row("the same, the filter changed every frame", filtering);
 }

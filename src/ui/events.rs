@@ -165,7 +165,7 @@ impl AppState {
             Event::SaveConflict { path, disk } => self.save_conflict(&path, disk),
             Event::Files(files) => {
                 if let Some(project) = &mut self.project {
-                    project.files = files;
+                    project.files.set_files(files);
                 }
             }
             Event::History(history) => {

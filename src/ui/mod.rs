@@ -9,6 +9,7 @@ pub mod command;
 pub mod diff_view;
 pub mod editor;
 mod events;
+pub mod file_tree;
 pub mod highlight;
 pub mod review;
 pub mod state;

@@ -3,6 +3,7 @@
 use std::collections::BTreeSet;
 
 use super::command::Command;
+use super::file_tree::Row;
 use super::state::{AppState, ProjectState};
 use super::theme;
 
@@ -51,10 +52,47 @@ pub fn show(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>
             commands.push(Command::CreateFile(name.trim().to_string()));
         }
     }
+    ui.add(
+        egui::TextEdit::singleline(&mut project.files.filter)
+            .hint_text("Filter files")
+            .desired_width(f32::INFINITY),
+    );
+    if project.files.is_filtered() {
+        matches(ui, project, &proposed, commands);
+    } else {
+        tree(ui, project, &proposed, commands);
+    }
+}
+
+/// The filter's matches as a flat list of paths; only the rows in view are laid out.
+fn matches(
+    ui: &mut egui::Ui,
+    project: &mut ProjectState,
+    proposed: &BTreeSet<String>,
+    commands: &mut Vec<Command>,
+) {
+    let count = project.files.matches().len();
+    if count == 0 {
+        ui.weak("No file matches");
+        return;
+    }
+    let row = ui.spacing().interact_size.y;
     egui::ScrollArea::vertical()
-        .id_salt("files")
+        .id_salt("file-matches")
         .auto_shrink([false, false])
-        .show(ui, |ui| tree(ui, project, &proposed, commands));
+        .show_rows(ui, row, count, |ui, range| {
+            let shown = project.files.matches()[range].to_vec();
+            for index in shown {
+                let Some(path) = project.files.path(index) else {
+                    continue;
+                };
+                let mark = if proposed.contains(path) { " •" } else { "" };
+                let label = format!("{} {path}{mark}", theme::file_icon(path));
+                if ui.selectable_label(false, label).clicked() {
+                    commands.push(Command::OpenFile(path.to_string()));
+                }
+            }
+        });
 }
 
 fn chats(
@@ -109,115 +147,118 @@ fn chats(
 }
 
 /// The file tree, built from the sorted path list; only expanded folders are laid out.
+/// The tree: folders open and closed by a click; only the rows in view are laid out.
 fn tree(
     ui: &mut egui::Ui,
     project: &mut ProjectState,
     proposed: &BTreeSet<String>,
     commands: &mut Vec<Command>,
 ) {
-    let mut skip_prefix: Option<String> = None;
-    let mut shown_dirs: BTreeSet<String> = BTreeSet::new();
     let open_path = project
         .active_tab
         .and_then(|i| project.tabs.get(i))
         .map(|t| t.path.clone());
-    for path in &project.files {
-        if let Some(prefix) = &skip_prefix {
-            if path.starts_with(prefix.as_str()) {
-                continue;
-            }
-            skip_prefix = None;
-        }
-        // Folders above this file, shown once each.
-        let parts: Vec<&str> = path.split('/').collect();
-        let mut collapsed = false;
-        for depth in 0..parts.len() - 1 {
-            let dir = parts[..=depth].join("/");
-            if shown_dirs.contains(&dir) {
-                if !project.expanded.contains(&dir) {
-                    collapsed = true;
-                    break;
+    let count = project.files.rows().len();
+    let row = ui.spacing().interact_size.y;
+    egui::ScrollArea::vertical()
+        .id_salt("files")
+        .auto_shrink([false, false])
+        .show_rows(ui, row, count, |ui, range| {
+            let shown = project.files.rows()[range].to_vec();
+            for entry in shown {
+                match entry {
+                    Row::Folder { path, depth, open } => {
+                        folder(ui, project, proposed, &path, depth, open);
+                    }
+                    Row::File { index, depth } => {
+                        let Some(path) = project.files.path(index).map(str::to_string) else {
+                            continue;
+                        };
+                        let active = open_path.as_deref() == Some(path.as_str());
+                        file(ui, project, proposed, commands, &path, depth, active);
+                    }
                 }
-                continue;
-            }
-            shown_dirs.insert(dir.clone());
-            let open = project.expanded.contains(&dir);
-            let marked = proposed.iter().any(|p| p.starts_with(&format!("{dir}/")));
-            let label = format!(
-                "{}{} {}",
-                indent(depth),
-                if open { "⏷" } else { "⏵" },
-                parts[depth]
-            );
-            let text = if marked {
-                egui::RichText::new(label).color(theme::WARN)
-            } else {
-                egui::RichText::new(label)
-            };
-            if ui.selectable_label(false, text).clicked() {
-                if open {
-                    project.expanded.remove(&dir);
-                } else {
-                    project.expanded.insert(dir.clone());
-                }
-            }
-            if !open {
-                skip_prefix = Some(format!("{dir}/"));
-                collapsed = true;
-                break;
-            }
-        }
-        if collapsed {
-            continue;
-        }
-        let depth = parts.len() - 1;
-        let name = parts[depth];
-        if let Some((from, to)) = &mut project.renaming_file
-            && from == path
-        {
-            let field = ui.add(egui::TextEdit::singleline(to).desired_width(f32::INFINITY));
-            field.request_focus();
-            let (enter, escape) = ui.input(|i| {
-                (
-                    i.key_pressed(egui::Key::Enter),
-                    i.key_pressed(egui::Key::Escape),
-                )
-            });
-            if enter {
-                commands.push(Command::RenameFile {
-                    from: from.clone(),
-                    to: to.trim().to_string(),
-                });
-            } else if escape {
-                commands.push(Command::RenameFile {
-                    from: from.clone(),
-                    to: from.clone(),
-                });
-            }
-            continue;
-        }
-        let mark = if proposed.contains(path) { " •" } else { "" };
-        let label = format!("{}{} {name}{mark}", indent(depth), theme::file_icon(path));
-        let text = if mark.is_empty() {
-            egui::RichText::new(label)
-        } else {
-            egui::RichText::new(label).color(theme::WARN)
-        };
-        let response = ui.selectable_label(open_path.as_deref() == Some(path.as_str()), text);
-        if response.clicked() {
-            commands.push(Command::OpenFile(path.clone()));
-        }
-        response.context_menu(|ui| {
-            if ui.button("Rename").clicked() {
-                project.renaming_file = Some((path.clone(), path.clone()));
-                ui.close();
-            }
-            if ui.button("Delete").clicked() {
-                commands.push(Command::DeleteFile(path.clone()));
-                ui.close();
             }
         });
+}
+
+fn folder(
+    ui: &mut egui::Ui,
+    project: &mut ProjectState,
+    proposed: &BTreeSet<String>,
+    path: &str,
+    depth: usize,
+    open: bool,
+) {
+    let inside = format!("{path}/");
+    let marked = proposed.iter().any(|p| p.starts_with(&inside));
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let label = format!("{}{} {name}", indent(depth), if open { "⏷" } else { "⏵" });
+    let text = if marked {
+        egui::RichText::new(label).color(theme::WARN)
+    } else {
+        egui::RichText::new(label)
+    };
+    if ui.selectable_label(false, text).clicked() {
+        project.files.toggle(path);
     }
+}
+
+fn file(
+    ui: &mut egui::Ui,
+    project: &mut ProjectState,
+    proposed: &BTreeSet<String>,
+    commands: &mut Vec<Command>,
+    path: &str,
+    depth: usize,
+    active: bool,
+) {
+    if let Some((from, to)) = &mut project.renaming_file
+        && from == path
+    {
+        let field = ui.add(egui::TextEdit::singleline(to).desired_width(f32::INFINITY));
+        field.request_focus();
+        let (enter, escape) = ui.input(|i| {
+            (
+                i.key_pressed(egui::Key::Enter),
+                i.key_pressed(egui::Key::Escape),
+            )
+        });
+        if enter {
+            commands.push(Command::RenameFile {
+                from: from.clone(),
+                to: to.trim().to_string(),
+            });
+        } else if escape {
+            commands.push(Command::RenameFile {
+                from: from.clone(),
+                to: from.clone(),
+            });
+        }
+        return;
+    }
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let mark = if proposed.contains(path) { " •" } else { "" };
+    let label = format!("{}{} {name}{mark}", indent(depth), theme::file_icon(path));
+    let text = if mark.is_empty() {
+        egui::RichText::new(label)
+    } else {
+        egui::RichText::new(label).color(theme::WARN)
+    };
+    let response = ui.selectable_label(active, text);
+    if response.clicked() {
+        commands.push(Command::OpenFile(path.to_string()));
+    }
+    response.context_menu(|ui| {
+        if ui.button("Rename").clicked() {
+            project.renaming_file = Some((path.to_string(), path.to_string()));
+            ui.close();
+        }
+        if ui.button("Delete").clicked() {
+            commands.push(Command::DeleteFile(path.to_string()));
+            ui.close();
+        }
+    });
 }
 
 fn indent(depth: usize) -> String {

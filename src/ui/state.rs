@@ -12,6 +12,8 @@ use crate::llm::ModelInfo;
 use crate::store::{AgentStep, Chat, ChatMode, Message, Project, ProviderRecord};
 use crate::vcs::Version;
 
+use super::file_tree::FileTree;
+
 /// Remembered between runs (eframe storage): layout and choices, never data.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -152,8 +154,7 @@ pub struct ProjectState {
     pub chats: Vec<Chat>,
     pub chat_filter: String,
     pub chat: Option<ChatState>,
-    pub files: Vec<String>,
-    pub expanded: BTreeSet<String>,
+    pub files: FileTree,
     pub tabs: Vec<Tab>,
     pub active_tab: Option<usize>,
     pub history: Vec<Version>,
@@ -179,8 +180,7 @@ impl ProjectState {
             chats,
             chat_filter: String::new(),
             chat: None,
-            files,
-            expanded: BTreeSet::new(),
+            files: FileTree::new(files),
             tabs: Vec::new(),
             active_tab: None,
             history,
