@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::fixture;
+use common::{fixture, git, repo_with};
 use tandem::EngineError;
 use tandem::store::{NewMessage, Role};
 
@@ -369,4 +369,67 @@ fn undo_refuses_to_overwrite_an_ignored_file() {
     assert_eq!(f.read("local.cfg"), "mine\n");
     assert_eq!(f.head(), head);
     f.assert_clean();
+}
+
+/// What a process killed half-way through landing a change leaves: the record, some files
+/// written, a temporary file. Recovery puts back exactly the files that hold the change's
+/// version, keeps one changed since by someone else, and leaves the tree as HEAD's.
+#[test]
+fn a_change_left_half_landed_is_put_back_at_the_next_start() {
+    use tandem::vcs::landing;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("project");
+    repo_with(
+        &root,
+        &[("a.txt", "a\n"), ("b.txt", "b\n"), ("c.txt", "c\n")],
+    );
+    let repo = tandem::vcs::open(&root).unwrap();
+    let head = tandem::vcs::head_oid(&repo).unwrap();
+    let changes: Vec<tandem::vcs::PathContent<'_>> = vec![
+        ("a.txt", Some((b"A\n".as_slice(), 0o100644))),
+        ("b.txt", Some((b"B\n".as_slice(), 0o100644))),
+        ("c.txt", None),
+        ("new/d.txt", Some((b"D\n".as_slice(), 0o100644))),
+    ];
+    let target = tandem::vcs::prepare_commit(&repo, head, &changes, "change")
+        .unwrap()
+        .unwrap();
+    landing::begin(&repo, target).unwrap();
+    // Killed after writing a, c and d; b was then edited by the person.
+    std::fs::write(root.join("a.txt"), "A\n").unwrap();
+    std::fs::remove_file(root.join("c.txt")).unwrap();
+    std::fs::create_dir_all(root.join("new")).unwrap();
+    std::fs::write(root.join("new/d.txt"), "D\n").unwrap();
+    std::fs::write(root.join("b.txt"), "edited by hand\n").unwrap();
+    std::fs::write(root.join(".tandem-x1y2.tmp"), "half a write").unwrap();
+
+    let recovered = landing::recover(&repo).unwrap().unwrap();
+    assert!(!recovered.landed);
+    assert_eq!(recovered.restored, ["a.txt", "c.txt", "new/d.txt"]);
+    assert_eq!(recovered.kept, ["b.txt"]);
+    assert_eq!(git(&root, &["status", "--porcelain"]), " M b.txt\n");
+    assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "a\n");
+    assert_eq!(std::fs::read_to_string(root.join("c.txt")).unwrap(), "c\n");
+    assert!(!root.join("new/d.txt").exists());
+    assert!(!root.join(".tandem-x1y2.tmp").exists());
+    // The record is gone: nothing more to do.
+    assert_eq!(landing::recover(&repo).unwrap(), None);
+
+    // Landed (HEAD moved) but the record stayed: the index is brought up to date, files
+    // are left as they are.
+    std::fs::write(root.join("b.txt"), "b\n").unwrap();
+    let target = tandem::vcs::prepare_commit(&repo, head, &changes, "change")
+        .unwrap()
+        .unwrap();
+    landing::begin(&repo, target).unwrap();
+    std::fs::write(root.join("a.txt"), "A\n").unwrap();
+    std::fs::write(root.join("b.txt"), "B\n").unwrap();
+    std::fs::remove_file(root.join("c.txt")).unwrap();
+    std::fs::create_dir_all(root.join("new")).unwrap();
+    std::fs::write(root.join("new/d.txt"), "D\n").unwrap();
+    tandem::vcs::advance_head(&repo, head, target, "change").unwrap();
+    let recovered = landing::recover(&repo).unwrap().unwrap();
+    assert!(recovered.landed);
+    assert!(recovered.restored.is_empty());
+    assert_eq!(git(&root, &["status", "--porcelain"]), "");
 }

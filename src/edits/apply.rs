@@ -184,6 +184,18 @@ impl Applied {
 /// Writes `writes` atomically as a set: removals first (a rename's source may be in the way of
 /// a new directory), then files. Nothing is left changed if any step fails.
 pub fn apply_writes(fs: &dyn Fs, writes: &[PathWrite]) -> Result<Applied, ApplyError> {
+    check_writes(writes)?.apply(fs)
+}
+
+/// The paths a set of writes will touch, each as it is now, every one found as the plan
+/// expects: what [`Checked::apply`] writes over, known before anything is written.
+#[derive(Debug)]
+pub struct Checked {
+    before: Vec<(PathWrite, FileState)>,
+}
+
+/// Reads the state of every path `writes` touch; a path not as the plan expects is a conflict.
+pub fn check_writes(writes: &[PathWrite]) -> Result<Checked, ApplyError> {
     let mut before = Vec::with_capacity(writes.len());
     let mut conflicts = Vec::new();
     for write in writes {
@@ -195,42 +207,55 @@ pub fn apply_writes(fs: &dyn Fs, writes: &[PathWrite]) -> Result<Applied, ApplyE
     if !conflicts.is_empty() {
         return Err(ApplyError::Conflict(conflicts));
     }
-    let mut created_dirs = Vec::new();
-    for write in writes.iter().filter(|w| w.new.is_some()) {
-        if let Some(parent) = write.abs.parent() {
-            missing_ancestors(parent, &mut created_dirs);
-        }
+    Ok(Checked { before })
+}
+
+impl Checked {
+    /// Each path with what it holds now.
+    pub fn before(&self) -> &[(PathWrite, FileState)] {
+        &self.before
     }
-    let mut applied = Applied {
-        before: Vec::with_capacity(writes.len()),
-        created_dirs,
-    };
-    let ordered = before
-        .iter()
-        .filter(|(w, _)| w.new.is_none())
-        .chain(before.iter().filter(|(w, _)| w.new.is_some()));
-    for (write, state) in ordered {
-        // Record first: a write that fails halfway may already have replaced the file.
-        applied.before.push((write.clone(), state.clone()));
-        let result = match &write.new {
-            None => fs.remove(&write.abs),
-            Some((bytes, mode)) => fs.write(&write.abs, bytes, Some(*mode)),
+
+    /// Writes them as a set (see [`apply_writes`]).
+    pub fn apply(self, fs: &dyn Fs) -> Result<Applied, ApplyError> {
+        let before = self.before;
+        let mut created_dirs = Vec::new();
+        for (write, _) in before.iter().filter(|(w, _)| w.new.is_some()) {
+            if let Some(parent) = write.abs.parent() {
+                missing_ancestors(parent, &mut created_dirs);
+            }
+        }
+        let mut applied = Applied {
+            before: Vec::with_capacity(before.len()),
+            created_dirs,
         };
-        if let Err(source) = result {
-            let failed = applied.rollback(fs);
-            let path = write.rel.clone();
-            return Err(if failed.is_empty() {
-                ApplyError::RolledBack { path, source }
-            } else {
-                ApplyError::RollbackIncomplete {
-                    path,
-                    source,
-                    failed,
-                }
-            });
+        let ordered = before
+            .iter()
+            .filter(|(w, _)| w.new.is_none())
+            .chain(before.iter().filter(|(w, _)| w.new.is_some()));
+        for (write, state) in ordered {
+            // Record first: a write that fails halfway may already have replaced the file.
+            applied.before.push((write.clone(), state.clone()));
+            let result = match &write.new {
+                None => fs.remove(&write.abs),
+                Some((bytes, mode)) => fs.write(&write.abs, bytes, Some(*mode)),
+            };
+            if let Err(source) = result {
+                let failed = applied.rollback(fs);
+                let path = write.rel.clone();
+                return Err(if failed.is_empty() {
+                    ApplyError::RolledBack { path, source }
+                } else {
+                    ApplyError::RollbackIncomplete {
+                        path,
+                        source,
+                        failed,
+                    }
+                });
+            }
         }
+        Ok(applied)
     }
-    Ok(applied)
 }
 
 /// Directories that do not exist yet between `dir` and the first existing ancestor,

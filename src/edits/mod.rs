@@ -10,7 +10,10 @@ pub mod plan;
 pub mod search_replace;
 
 pub use actions::{Action, actions};
-pub use apply::{ApplyError, FileSelection, PathWrite, Selection, SelectionError, apply_writes};
+pub use apply::{
+    ApplyError, Checked, FileSelection, PathWrite, Selection, SelectionError, apply_writes,
+    check_writes,
+};
 pub use diff::{DiffLine, Hunk, LineKind};
 pub use parser::{Segment, StreamParser, Tag, TagKind, parse};
 pub use plan::{

@@ -97,6 +97,7 @@ impl Engine {
         // An approval the last process left half-recorded is settled from git now, so every
         // view shows what is on disk. One that cannot be settled (project folder gone,
         // database busy) stays as it is and is settled when its proposal is next read.
+        engine.recover_all_landings();
         engine.settle_all_applying();
         engine
     }

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::{Engine, EngineError, Result};
-use crate::edits::apply::{Selection, apply_writes};
+use crate::edits::apply::{ApplyError, Selection, check_writes};
 use crate::edits::deps::{
     InstallReport, MANIFESTS, install_command, install_confinement, run_install,
 };
@@ -195,6 +195,21 @@ impl Engine {
         Ok(self.store.message(message_id)?)
     }
 
+    /// Settles the changes a killed process left landing in each project's repository (see
+    /// `vcs::landing`), at start-up, before the proposals are settled from git. Best effort:
+    /// a project whose folder cannot be opened now is settled before its next change.
+    pub(super) fn recover_all_landings(&self) {
+        let Ok(projects) = self.store.projects() else {
+            return;
+        };
+        for project in projects {
+            let _ = self.locked(project.id, || {
+                let repo = vcs::open(&project.path)?;
+                Ok(vcs::landing::recover(&repo)?)
+            });
+        }
+    }
+
     /// Settles every proposal left applying, at start-up. Best effort: one that cannot be
     /// settled now is settled when it is next reviewed, approved or rejected.
     pub(super) fn settle_all_applying(&self) {
@@ -232,12 +247,14 @@ impl Engine {
         }
         let writes = plan.writes(selection)?;
         let repo = vcs::open(&plan.root)?;
-        let applied = apply_writes(self.fs.as_ref(), &writes)?;
+        // A change a killed process left half-way is settled before this one is checked.
+        vcs::landing::recover(&repo)?;
+        let checked = check_writes(&writes)?;
 
         // Uncommitted manual edits to these files get their own commit first, so the AI
         // change stays a separate, revertible commit.
         let mut manual: Vec<PathContent<'_>> = Vec::new();
-        for (write, before) in &applied.before {
+        for (write, before) in checked.before() {
             let head = vcs::head_blob(&repo, &write.rel)?;
             if head.as_deref() != before.bytes() {
                 let content = match before {
@@ -258,60 +275,72 @@ impl Engine {
             .collect();
         let message = commit_message(plan, &writes);
         let id = review.message.id;
-        let head = match vcs::head_oid(&repo) {
-            Ok(head) => head,
+        let head = vcs::head_oid(&repo)?;
+        // The commits are written first without moving HEAD, so the approval's commit is
+        // known before anything lands: the message is marked applying as that commit and the
+        // commit recorded as landing in the repository, then the files are written, then HEAD
+        // moves (one atomic step that makes both commits part of history), then the approval
+        // is recorded. Wherever a failure or a kill stops this, the next start (or the next
+        // look at this proposal) tells from git which state is true: the landing record puts
+        // back files written for a commit HEAD never reached, settle_applying the message.
+        let manual_commit = match manual.is_empty() {
+            true => None,
+            false => {
+                let paths: Vec<&str> = manual.iter().map(|(p, _)| *p).collect();
+                let text = format!(
+                    "[tandem] Save manual edits before AI changes: {}",
+                    paths.join(", ")
+                );
+                vcs::prepare_commit(&repo, head, &manual, &text)?
+            }
+        };
+        let commit = vcs::prepare_commit(&repo, manual_commit.or(head), &changes, &message)?;
+        let mut marked = false;
+        if let Some(commit) = commit {
+            self.store.set_applying(id, Some(&commit.to_string()))?;
+            marked = true;
+            if let Err(e) = vcs::landing::begin(&repo, commit) {
+                let _ = self.store.set_applying(id, None);
+                return Err(e.into());
+            }
+        }
+        let unmark = |engine: &Self| {
+            if marked {
+                // HEAD did not move; if clearing the mark fails too, settle_applying clears
+                // it later for the same reason.
+                let _ = engine.store.set_applying(id, None);
+            }
+        };
+        let applied = match checked.apply(self.fs.as_ref()) {
+            Ok(applied) => applied,
             Err(e) => {
-                applied.rollback(self.fs.as_ref());
+                // Rolled back: nothing to recover. Not wholly: the record stays, and the
+                // next start puts back what still holds the change.
+                if !matches!(e, ApplyError::RollbackIncomplete { .. }) {
+                    let _ = vcs::landing::finish(&repo);
+                }
+                unmark(self);
                 return Err(e.into());
             }
         };
-        // The commits are written first without moving HEAD, so the approval's commit is
-        // known before it lands: the message is marked applying as that commit, then HEAD
-        // moves (one atomic step that makes both commits part of history), then the approval
-        // is recorded. Whatever stops in between, settle_applying can tell from git which
-        // state is true.
-        let mut marked = false;
-        let landed = (|| -> Result<_> {
-            let manual_commit = match manual.is_empty() {
-                true => None,
-                false => {
-                    let paths: Vec<&str> = manual.iter().map(|(p, _)| *p).collect();
-                    let text = format!(
-                        "[tandem] Save manual edits before AI changes: {}",
-                        paths.join(", ")
-                    );
-                    vcs::prepare_commit(&repo, head, &manual, &text)?
+        if let Some(tip) = commit.or(manual_commit) {
+            let moved = vcs::advance_head(&repo, head, tip, &message);
+            // A failure reported after the reference was updated still landed.
+            if let Err(e) = moved
+                && vcs::head_oid(&repo).ok().flatten() != Some(tip)
+            {
+                if applied.rollback(self.fs.as_ref()).is_empty() {
+                    let _ = vcs::landing::finish(&repo);
                 }
-            };
-            let commit = vcs::prepare_commit(&repo, manual_commit.or(head), &changes, &message)?;
-            if let Some(commit) = commit {
-                self.store.set_applying(id, Some(&commit.to_string()))?;
-                marked = true;
+                unmark(self);
+                return Err(e.into());
             }
-            if let Some(tip) = commit.or(manual_commit) {
-                let moved = vcs::advance_head(&repo, head, tip, &message);
-                // A failure reported after the reference was updated still landed.
-                if moved.is_err() && vcs::head_oid(&repo).ok().flatten() != Some(tip) {
-                    moved?;
-                }
-            }
-            Ok((manual_commit, commit))
-        })();
-        let (manual_commit, commit) = match landed {
-            Ok(commits) => commits,
-            Err(e) => {
-                applied.rollback(self.fs.as_ref());
-                if marked {
-                    // HEAD did not move; if clearing the mark fails too, settle_applying
-                    // clears it later for the same reason.
-                    let _ = self.store.set_applying(id, None);
-                }
-                return Err(e);
-            }
-        };
+        }
         let paths: Vec<&str> = writes.iter().map(|w| w.rel.as_str()).collect();
         // The commit holds the change; a stale index only costs git a re-hash.
         let _ = vcs::refresh_index(&repo, &paths);
+        // Landed: a record left behind by a failure here only refreshes the index later.
+        let _ = vcs::landing::finish(&repo);
         let commit = commit.map(|oid| oid.to_string());
         if let Err(source) = self
             .store

@@ -1,10 +1,16 @@
 //! The version history: list commits, show one as a diff, restore the tree to a version, and
 //! revert one change. Every operation adds a commit; history is never rewritten.
 
-use git2::{Delta, DiffFormat, DiffOptions, Repository, build::CheckoutBuilder};
+use std::path::Path;
+
+use git2::{Delta, DiffFormat, DiffOptions, FileMode, Repository, build::CheckoutBuilder};
 use serde::Serialize;
 
-use super::{Result, VcsError, commit_all, find_commit, head_commit, paths_in_the_way, signature};
+use super::{
+    Result, VcsError, advance_head, commit_all, find_commit, head_commit, landing,
+    paths_in_the_way, refresh_index, signature,
+};
+use crate::workspace::{remove_file, write_file_atomic};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -135,6 +141,8 @@ pub struct Restored {
 /// (ignored, or those secrets) are never touched: a path of the version that one of them
 /// occupies is left as it is on disk and out of the commit, and reported in `kept`.
 pub fn restore(repo: &Repository, spec: &str) -> Result<Restored> {
+    // A change a killed process left half-way is settled before anything is saved.
+    landing::recover(repo)?;
     let target = find_commit(repo, spec)?;
     let target_id = target.id().to_string();
     let saved = commit_all(
@@ -153,11 +161,8 @@ pub fn restore(repo: &Repository, spec: &str) -> Result<Restored> {
     if head.tree_id() == tree.id() {
         return Ok(restored);
     }
-    checkout(repo, &tree)?;
-    let sig = signature(repo)?;
     let message = format!("[tandem] Restore {}", super::short(&restored.restored));
-    let oid = repo.commit(Some("HEAD"), &sig, &sig, &message, &tree, &[&head])?;
-    restored.commit = Some(oid.to_string());
+    restored.commit = Some(land(repo, &head, &tree, &message)?.to_string());
     Ok(restored)
 }
 
@@ -183,6 +188,7 @@ fn without<'r>(
 /// uncommitted work left out. Conflicting later edits are refused, touching nothing, and so
 /// is a revert that would write over a file git does not track.
 pub fn revert(repo: &Repository, spec: &str, message: &str) -> Result<(String, Vec<String>)> {
+    landing::recover(repo)?;
     let commit = find_commit(repo, spec)?;
     let saved = commit_all(
         repo,
@@ -208,22 +214,93 @@ pub fn revert(repo: &Repository, spec: &str, message: &str) -> Result<(String, V
     if !in_the_way.is_empty() {
         return Err(VcsError::WouldOverwrite(in_the_way));
     }
-    checkout(repo, &tree)?;
-    let sig = signature(repo)?;
-    let oid = repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &[&head])?;
+    let oid = land(repo, &head, &tree, message)?;
     Ok((oid.to_string(), saved.left_out))
 }
 
-/// Makes the working tree and the index match `tree` (removing tracked files it lacks).
-/// Callers commit all work first and keep untracked files out of `tree`'s way, so forcing
-/// only replaces committed content; ignored and untracked files are still never removed or
-/// overwritten, should one appear meanwhile.
-fn checkout(repo: &Repository, tree: &git2::Tree<'_>) -> Result<()> {
-    let mut opts = CheckoutBuilder::new();
-    opts.force()
-        .remove_untracked(false)
-        .remove_ignored(false)
-        .overwrite_ignored(false);
-    repo.checkout_tree(tree.as_object(), Some(&mut opts))?;
-    Ok(())
+/// Commits `tree` on top of `head` and brings the working tree to it. The commit is made
+/// first without moving HEAD and recorded as landing ([`landing`]), so a process killed
+/// during the checkout leaves a record by which the next start puts the files back.
+fn land(
+    repo: &Repository,
+    head: &git2::Commit<'_>,
+    tree: &git2::Tree<'_>,
+    message: &str,
+) -> Result<git2::Oid> {
+    let sig = signature(repo)?;
+    let oid = repo.commit(None, &sig, &sig, message, tree, &[head])?;
+    landing::begin(repo, oid)?;
+    let landed = checkout(repo, &head.tree()?, tree)
+        .and_then(|()| advance_head(repo, Some(head.id()), oid, message));
+    if let Err(err) = landed {
+        // Put back what the checkout wrote; the record stays for the next start if that
+        // fails too.
+        let _ = landing::recover(repo);
+        return Err(err);
+    }
+    landing::finish(repo)?;
+    Ok(oid)
+}
+
+/// Brings the working tree and the index from `from` to `to`. Callers commit all work first
+/// and keep untracked files out of `to`'s way, so this only replaces committed content. Each
+/// file is written whole (a temporary file renamed over it), so a process killed half-way
+/// leaves every file at one version or the other, which the landing record puts back; links
+/// and submodules, rare in a change, are left to git's own checkout.
+fn checkout(repo: &Repository, from: &git2::Tree<'_>, to: &git2::Tree<'_>) -> Result<()> {
+    let workdir = repo
+        .workdir()
+        .ok_or_else(|| VcsError::Bare(repo.path().to_path_buf()))?
+        .to_path_buf();
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| VcsError::Io { path, source }
+    };
+    let regular = |mode: FileMode| matches!(mode, FileMode::Blob | FileMode::BlobExecutable);
+    let diff = repo.diff_tree_to_tree(Some(from), Some(to), None)?;
+    let mut changed = Vec::new();
+    let mut special = Vec::new();
+    for delta in diff.deltas() {
+        let (old, new) = (delta.old_file(), delta.new_file());
+        let Some(rel) = new.path().or(old.path()).and_then(Path::to_str) else {
+            continue;
+        };
+        changed.push(rel.to_string());
+        if (new.exists() && !regular(new.mode())) || (old.exists() && !regular(old.mode())) {
+            special.push(rel.to_string());
+            continue;
+        }
+        let abs = workdir.join(rel);
+        if new.exists() {
+            let blob = repo.find_blob(new.id())?;
+            let mode = match new.mode() {
+                FileMode::BlobExecutable => 0o755,
+                _ => 0o644,
+            };
+            write_file_atomic(&abs, blob.content(), Some(mode)).map_err(io(&abs))?;
+        } else {
+            remove_file(&abs).map_err(io(&abs))?;
+            // Folders the removal emptied go too, as git's checkout does.
+            let mut dir = abs.parent();
+            while let Some(d) = dir.filter(|d| *d != workdir) {
+                if std::fs::remove_dir(d).is_err() {
+                    break;
+                }
+                dir = d.parent();
+            }
+        }
+    }
+    if !special.is_empty() {
+        let mut opts = CheckoutBuilder::new();
+        opts.force()
+            .remove_untracked(false)
+            .remove_ignored(false)
+            .overwrite_ignored(false);
+        for path in &special {
+            opts.path(path);
+        }
+        repo.checkout_tree(to.as_object(), Some(&mut opts))?;
+    }
+    let paths: Vec<&str> = changed.iter().map(String::as_str).collect();
+    refresh_index(repo, &paths)
 }

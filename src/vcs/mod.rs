@@ -2,6 +2,7 @@
 //! touched, and the version history (log, diff, restore, revert).
 
 mod history;
+pub mod landing;
 
 pub use history::{ChangeKind, ChangedFile, Restored, Version, commit_patch, log, restore, revert};
 

@@ -1,0 +1,361 @@
+//! The real `tandem` binary killed with SIGKILL at random points while it streams a reply,
+//! applies a 50-file proposal and restores a version; after each kill the next run must find
+//! (and leave) everything whole:
+//! - `git fsck` clean, and the working tree exactly HEAD's (`git status` empty): a change is
+//!   either wholly committed or not on disk at all;
+//! - every prompt that reached the provider is in the database;
+//! - no reply left "streaming";
+//! - a proposal is approved exactly when its commit is in HEAD's history.
+//!
+//! The kill points are random (seed printed; `KILL9_SEED=N` replays one), spread over the
+//! time each operation takes when it is not killed, measured in the same run.
+
+#![cfg(unix)]
+#![allow(clippy::unwrap_used)] // tests state their expectations with unwrap
+
+mod common;
+mod fake_provider;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use fake_provider::{FakeProvider, ollama_stream};
+use serde_json::Value;
+use tokio::process::{Child, Command};
+
+const FILES: usize = 50;
+
+struct Cli {
+    data: PathBuf,
+    root: PathBuf,
+}
+
+impl Cli {
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
+        command
+            .arg("--data-dir")
+            .arg(&self.data)
+            .args(args)
+            .env_remove("TANDEM_DATA_DIR")
+            .env_remove("OLLAMA_HOST")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true);
+        command
+    }
+
+    fn root(&self) -> &str {
+        self.root.to_str().unwrap()
+    }
+
+    async fn json(&self, args: &[&str]) -> Value {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let output = self
+            .command(&all)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output()
+            .await
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        serde_json::from_slice(&output.stdout).unwrap()
+    }
+
+    /// Runs `args` to the end and returns how long it took.
+    async fn timed(&self, args: &[&str]) -> Duration {
+        let started = Instant::now();
+        let status = self.command(args).status().await.unwrap();
+        assert!(status.success(), "{args:?}");
+        started.elapsed()
+    }
+
+    /// Starts `args` and kills it with SIGKILL after `after`; true if it was still running.
+    async fn kill_after(&self, args: &[&str], after: Duration) -> bool {
+        let mut child: Child = self.command(args).spawn().unwrap();
+        tokio::time::sleep(after).await;
+        let running = child.try_wait().unwrap().is_none();
+        // SIGKILL: no destructor, no signal handler, no flush runs.
+        child.start_kill().unwrap();
+        child.wait().await.unwrap();
+        running
+    }
+
+    fn landing_left(&self) -> bool {
+        self.root.join(".git/tandem-landing").exists()
+    }
+}
+
+/// xorshift64: reproducible from the printed seed.
+struct Rng(u64);
+
+impl Rng {
+    fn between(&mut self, low: Duration, high: Duration) -> Duration {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        let span = (high - low).as_micros() as u64;
+        low + Duration::from_micros(self.0 % span.max(1))
+    }
+}
+
+fn git_status(root: &Path) -> String {
+    common::git(root, &["status", "--porcelain", "--untracked-files=all"])
+}
+
+fn head(root: &Path) -> String {
+    common::git(root, &["rev-parse", "HEAD"]).trim().to_string()
+}
+
+fn in_history(root: &Path, commit: &str) -> bool {
+    std::process::Command::new("git")
+        .args(["merge-base", "--is-ancestor", commit, "HEAD"])
+        .current_dir(root)
+        .status()
+        .unwrap()
+        .success()
+}
+
+/// Every invariant, after restarting the binary (which settles whatever a kill left).
+async fn check(cli: &Cli, server: Option<&FakeProvider>, when: &str) -> Vec<Value> {
+    let chats = cli.json(&["chats", "--project", cli.root()]).await;
+    let mut messages = Vec::new();
+    for chat in chats["chats"].as_array().unwrap() {
+        let id = chat["id"].as_i64().unwrap().to_string();
+        let listed = cli.json(&["messages", "--chat", &id]).await;
+        messages.extend(listed["messages"].as_array().unwrap().iter().cloned());
+    }
+
+    let fsck = std::process::Command::new("git")
+        .args(["fsck", "--no-progress", "--no-dangling"])
+        .current_dir(&cli.root)
+        .output()
+        .unwrap();
+    assert!(
+        fsck.status.success() && fsck.stdout.is_empty(),
+        "{when}: git fsck: {}{}",
+        String::from_utf8_lossy(&fsck.stdout),
+        String::from_utf8_lossy(&fsck.stderr)
+    );
+    assert_eq!(git_status(&cli.root), "", "{when}: the tree is not HEAD's");
+    assert!(!cli.landing_left(), "{when}: the landing record stayed");
+
+    for message in &messages {
+        assert_ne!(message["status"], "streaming", "{when}: {message}");
+        if let Some(commit) = message["commit_hash"].as_str()
+            && message["approval_state"] == "approved"
+        {
+            assert!(in_history(&cli.root, commit), "{when}: {message}");
+        }
+        if message["approval_state"] == "pending" {
+            // A pending proposal's commit, if one was being made, never landed.
+            if let Some(commit) = message["commit_hash"].as_str() {
+                assert!(!in_history(&cli.root, commit), "{when}: {message}");
+            }
+        }
+    }
+    if let Some(server) = server {
+        for request in server.requests() {
+            let body = request.body.to_string();
+            let Some(prompt) = body
+                .split("kill9 prompt ")
+                .nth(1)
+                .and_then(|rest| rest.split('"').next())
+            else {
+                continue;
+            };
+            let prompt = format!("kill9 prompt {prompt}");
+            assert!(
+                messages
+                    .iter()
+                    .any(|m| m["role"] == "user" && m["content"] == prompt.as_str()),
+                "{when}: the prompt {prompt:?} reached the provider but is gone"
+            );
+        }
+    }
+    messages
+}
+
+/// A reply writing all `FILES` files, each ~8 KB, marked with `round`.
+fn proposal(round: usize) -> String {
+    let mut reply = format!("Round {round}.\n");
+    for f in 0..FILES {
+        let body: String = (0..200)
+            .map(|line| format!("pub const R{round}_L{line}: u32 = {line}; // file {f}\n"))
+            .collect();
+        reply.push_str(&format!(
+            "<tandem-write path=\"src/f{f:02}.rs\">\n{body}</tandem-write>\n"
+        ));
+    }
+    reply.push_str(&format!(
+        "<tandem-chat-summary>Round {round}</tandem-chat-summary>\n"
+    ));
+    reply
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_at_random_points_nothing_is_lost_or_half_done() {
+    let seed = std::env::var("KILL9_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+                | 1
+        });
+    eprintln!("KILL9_SEED={seed}");
+    let mut rng = Rng(seed);
+
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("project");
+    let files: Vec<(String, String)> = (0..FILES)
+        .map(|f| (format!("src/f{f:02}.rs"), format!("// file {f}\n")))
+        .collect();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    common::repo_with(&root, &refs);
+    let cli = Cli {
+        data: dir.path().join("data"),
+        root,
+    };
+    let server = FakeProvider::start().await;
+    cli.json(&["project", "add", cli.root()]).await;
+    cli.json(&[
+        "provider",
+        "add",
+        "--name",
+        "fake",
+        "--kind",
+        "ollama",
+        "--base-url",
+        &server.url(),
+        "--default-model",
+        "tiny",
+        "--context-length",
+        "8192",
+    ])
+    .await;
+
+    // 1. Streaming: a reply of ~1.2 s, killed anywhere from start-up to its end.
+    let pieces: Vec<String> = proposal(0)
+        .as_bytes()
+        .chunks(8_000)
+        .map(|c| String::from_utf8_lossy(c).into_owned())
+        .collect();
+    let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    let delay = Duration::from_millis(1200) / pieces.len() as u32;
+    let mut running = 0;
+    for round in 0..6 {
+        server.push("POST", "/api/chat", ollama_stream(&pieces, delay));
+        let prompt = format!("kill9 prompt {round}");
+        let after = rng.between(Duration::from_millis(20), Duration::from_millis(1600));
+        let args = [
+            "chat",
+            "--project",
+            cli.root(),
+            "--provider",
+            "fake",
+            &prompt,
+        ];
+        running += usize::from(cli.kill_after(&args, after).await);
+        check(
+            &cli,
+            Some(&server),
+            &format!("stream round {round}, killed at {after:?}"),
+        )
+        .await;
+    }
+    eprintln!("stream: {running} of 6 kills hit a running process");
+
+    // 2. Applying a 50-file proposal: first one approved unkilled to measure how long it takes.
+    let propose = |round: usize| {
+        let file = dir.path().join(format!("reply-{round}.txt"));
+        std::fs::write(&file, proposal(round)).unwrap();
+        file
+    };
+    let new_proposal = async |round: usize| -> String {
+        let file = propose(round);
+        let out = cli
+            .json(&[
+                "propose",
+                "--project",
+                cli.root(),
+                "--response",
+                file.to_str().unwrap(),
+                "--prompt",
+                &format!("round {round}"),
+            ])
+            .await;
+        out["message_id"].as_i64().unwrap().to_string()
+    };
+    let id = new_proposal(1).await;
+    let full = cli.timed(&["approve", &id]).await;
+    check(&cli, None, "apply, not killed").await;
+    let mut round = 2;
+    let mut id = new_proposal(round).await;
+    let (mut mid_landing, mut landed) = (0, 0);
+    for kill in 0..10 {
+        let before = head(&cli.root);
+        let after = rng.between(full / 5, full + full / 5);
+        cli.kill_after(&["approve", &id], after).await;
+        mid_landing += usize::from(cli.landing_left());
+        let when = format!("apply kill {kill}, at {after:?} of {full:?}");
+        let messages = check(&cli, None, &when).await;
+        let message = messages
+            .iter()
+            .find(|m| m["id"].as_i64().unwrap().to_string() == id)
+            .unwrap();
+        let marker = format!("R{round}_L0");
+        let on_disk = std::fs::read_to_string(cli.root.join("src/f00.rs")).unwrap();
+        if message["approval_state"] == "approved" {
+            landed += 1;
+            assert_ne!(head(&cli.root), before, "{when}");
+            assert!(on_disk.contains(&marker), "{when}");
+            round += 1;
+            id = new_proposal(round).await;
+        } else {
+            assert_eq!(message["approval_state"], "pending", "{when}");
+            assert_eq!(head(&cli.root), before, "{when}");
+            assert!(!on_disk.contains(&marker), "{when}");
+        }
+    }
+    eprintln!("apply: {landed} of 10 kills after the commit, {mid_landing} during the writes");
+
+    // 3. Restoring the previous version, back and forth.
+    let previous = common::git(&cli.root, &["rev-parse", "HEAD~1"]);
+    let full = cli
+        .timed(&["restore", "--project", cli.root(), previous.trim()])
+        .await;
+    check(&cli, None, "restore, not killed").await;
+    let mut mid_landing = 0;
+    for kill in 0..8 {
+        let before = head(&cli.root);
+        let tree_before = common::git(&cli.root, &["rev-parse", "HEAD^{tree}"]);
+        let target = common::git(&cli.root, &["rev-parse", "HEAD~1"]);
+        let target_tree = common::git(&cli.root, &["rev-parse", "HEAD~1^{tree}"]);
+        let after = rng.between(full / 5, full + full / 5);
+        cli.kill_after(&["restore", "--project", cli.root(), target.trim()], after)
+            .await;
+        mid_landing += usize::from(cli.landing_left());
+        let when = format!("restore kill {kill}, at {after:?} of {full:?}");
+        check(&cli, None, &when).await;
+        let tree = common::git(&cli.root, &["rev-parse", "HEAD^{tree}"]);
+        if head(&cli.root) == before {
+            assert_eq!(tree, tree_before, "{when}");
+        } else {
+            assert_eq!(tree, target_tree, "{when}: a restore landed half-way");
+        }
+    }
+    eprintln!("restore: {mid_landing} of 8 kills during the checkout");
+}
