@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use tandem::edits::build_plan;
 use tandem::store::{ChatMode, MessageStatus, NewMessage, Role, Store};
 use tandem::ui::TandemApp;
-use tandem::ui::state::{
+use tandem::ui::model::state::{
     ChatState, MessageView, Prefs, ProjectState, Review, Status, Streaming, Tab,
 };
 

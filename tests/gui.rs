@@ -14,7 +14,7 @@ use egui::accesskit::Role;
 use egui_kittest::kittest::Queryable;
 use fake_provider::{Gate, ollama_stream};
 use gui_harness::{World, app, harness, open_chat, send, wait_until};
-use tandem::ui::state::Prefs;
+use tandem::ui::model::state::Prefs;
 
 const ORIGINAL: &str = "line 1\nline 2\nline 3\nline 4\nline 5\nline 6\nline 7\nline 8\nline 9\nline 10\nline 11\nline 12\nline 13\nline 14\nline 15\nline 16\nline 17\nline 18\nline 19\nline 20\n";
 

@@ -256,7 +256,7 @@ fn plan_mode_then_implement_this_plan_sends_it_to_agent_mode() {
 use futures_util::{SinkExt, StreamExt};
 use tandem::app::{GATEWAY_TOKEN_SECRET, GatewaySettings};
 use tandem::store::keys::GATEWAY;
-use tandem::ui::agent_state::GatewayStatus;
+use tandem::ui::model::agent_state::GatewayStatus;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::{Message, http::header};
 

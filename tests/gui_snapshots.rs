@@ -14,7 +14,7 @@ use std::time::Duration;
 use egui_kittest::SnapshotOptions;
 use fake_provider::ollama_stream;
 use gui_harness::{open_chat, painting_harness, send, wait_until};
-use tandem::ui::state::Prefs;
+use tandem::ui::model::state::Prefs;
 
 /// Per-pixel colour tolerance for another Mesa version's anti-aliasing; no pixel may exceed
 /// it, so a moved widget or a changed colour still fails.

@@ -8,11 +8,11 @@ use clap::Subcommand;
 use serde_json::json;
 
 use tandem::agent::display::{has_hidden, visible};
-use tandem::agent::policy::Risk;
 use tandem::agent::runner::Answer;
 use tandem::app::{App, ChatEventKind, NewProvider, PendingApproval, SendOptions};
 use tandem::llm::ProviderKind;
 use tandem::store::{AgentStep, ChatMode, MessageStatus, ProviderSettings, StepKind};
+use tandem::trust::Risk;
 
 #[derive(Subcommand)]
 pub enum ProviderCommand {

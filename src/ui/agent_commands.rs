@@ -4,12 +4,12 @@
 
 use std::collections::BTreeMap;
 
-use super::backend::{AgentSettings, Backend};
-use super::command::Command;
-use super::state::AppState;
-use crate::agent::policy::Trust;
 use crate::agent::runner::Answer;
 use crate::store::{ChatMode, McpTransport};
+use crate::trust::Trust;
+use crate::ui::backend::{AgentSettings, Backend};
+use crate::ui::command::Command;
+use crate::ui::model::state::AppState;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentCommand {

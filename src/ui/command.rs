@@ -3,12 +3,12 @@
 
 use std::path::PathBuf;
 
-pub use super::agent_commands::AgentCommand;
-use super::backend::Backend;
-use super::state::{AppState, BottomTab, Confirm, Palette, Review, SendKey, Theme};
-pub use super::unsaved::CloseChoice;
 use crate::app::SendOptions;
 use crate::store::ChatMode;
+pub use crate::ui::agent_commands::AgentCommand;
+use crate::ui::backend::Backend;
+use crate::ui::model::state::{AppState, BottomTab, Confirm, Palette, Review, SendKey, Theme};
+pub use crate::ui::unsaved::CloseChoice;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
@@ -383,7 +383,7 @@ impl AppState {
             }
             None => backend.add_provider(form.name.trim().to_string(), kind, base_url, settings),
         }
-        self.settings = super::state::SettingsForm::default();
+        self.settings = crate::ui::model::state::SettingsForm::default();
     }
 
     fn send(&mut self, backend: &Backend, redo: bool) {

@@ -1,11 +1,13 @@
 //! Background events applied to the state, once per frame, before the UI is laid out.
 
-use super::agent_state::GatewayStatus;
-use super::backend::{Event, FileContent};
-use super::state::{AppState, ChatState, MessageView, ProjectState, Status, Streaming, Tab};
 use crate::agent::gateway::GatewayEvent;
 use crate::app::ChatEventKind;
 use crate::store::MessageStatus;
+use crate::ui::backend::{Event, FileContent};
+use crate::ui::model::agent_state::GatewayStatus;
+use crate::ui::model::state::{
+    AppState, ChatState, MessageView, ProjectState, Status, Streaming, Tab,
+};
 
 impl AppState {
     pub fn on_event(&mut self, event: Event) {
@@ -39,7 +41,7 @@ impl AppState {
                 }
                 // The project being left keeps its unsaved buffers: they come back as dirty
                 // tabs when it is opened again.
-                self.drafts = super::unsaved::drafts(self);
+                self.drafts = crate::ui::unsaved::drafts(self);
                 self.project = Some(ProjectState::new(project, chats, files, history));
             }
             Event::ChatsChanged(chats) => {
@@ -377,8 +379,11 @@ impl AppState {
             }
             None => {
                 let mut tab = Tab::new(path, text, read_only);
-                restored =
-                    super::unsaved::restore_draft(&mut self.drafts, project.project.id, &mut tab);
+                restored = crate::ui::unsaved::restore_draft(
+                    &mut self.drafts,
+                    project.project.id,
+                    &mut tab,
+                );
                 project.tabs.push(tab);
                 project.active_tab = Some(project.tabs.len() - 1);
             }

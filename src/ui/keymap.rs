@@ -3,10 +3,10 @@
 
 use egui::{Key, KeyboardShortcut, Modifiers};
 
-use super::command::{AgentCommand, Command};
-use super::state::{AppState, BottomTab, Theme};
 use crate::agent::runner::Answer;
 use crate::store::ChatMode;
+use crate::ui::command::{AgentCommand, Command};
+use crate::ui::model::state::{AppState, BottomTab, Theme};
 
 /// Where a shortcut works.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

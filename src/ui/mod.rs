@@ -1,41 +1,30 @@
-//! The desktop window (eframe/egui). It renders [`state::AppState`] every frame and turns
-//! clicks, keys and palette choices into [`command::Command`]s; all work happens in
-//! [`backend::Backend`] on the background runtime, reported back as events drained each frame.
-//! One file per panel.
+//! The desktop window (eframe/egui). It renders [`model::state::AppState`] every frame and
+//! turns clicks, keys and palette choices into [`command::Command`]s; all work happens in
+//! [`backend::Backend`] (which calls `crate::app`) on the background runtime, reported back as
+//! events drained each frame (`events.rs`).
+//!
+//! `model/` holds the view models (no egui), `panels/` one file (or folder) per area of the
+//! window, `widgets/` the drawing they share; `command.rs`, `keymap.rs` and `unsaved.rs` are
+//! what the person can do, how it is bound, and how their typing is kept safe.
 
-pub mod agent_state;
 pub mod backend;
 pub mod command;
-pub mod diff_view;
-pub mod editor;
 mod events;
-pub mod file_tree;
-pub mod highlight;
-pub mod review;
-pub mod state;
+mod keymap;
+pub mod unsaved;
 
 mod agent_commands;
-mod agent_settings;
-mod agent_steps;
-mod approvals_tab;
-mod bottom;
-mod chat_panel;
-mod keymap;
-mod palette;
-mod prose;
-mod settings;
-mod sidebar;
-mod theme;
-mod top_bar;
-pub mod unsaved;
-mod welcome;
+
+pub mod model;
+pub mod panels;
+pub mod widgets;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use backend::Backend;
 use command::Command;
-use state::{AppState, Confirm, Prefs, SendKey, Status};
+use model::state::{AppState, Confirm, Prefs, SendKey, Status};
 
 const PREFS_KEY: &str = "tandem.prefs";
 
@@ -64,7 +53,7 @@ fn typing_paused(
 pub struct TandemApp {
     pub state: AppState,
     pub backend: Backend,
-    pub highlight: highlight::HighlightCache,
+    pub highlight: widgets::highlight::HighlightCache,
     markdown: egui_commonmark::CommonMarkCache,
     restored: bool,
     /// A folder to open at start (`tandem --open PATH`), instead of the last project.
@@ -102,11 +91,11 @@ impl TandemApp {
     pub fn with_prefs(ctx: &egui::Context, data_dir: Option<PathBuf>, prefs: Prefs) -> Self {
         let repaint_ctx = ctx.clone();
         let backend = Backend::start(data_dir, Arc::new(move || repaint_ctx.request_repaint()));
-        theme::apply(ctx, &prefs);
+        widgets::theme::apply(ctx, &prefs);
         TandemApp {
             state: AppState::new(prefs),
             backend,
-            highlight: highlight::HighlightCache::default(),
+            highlight: widgets::highlight::HighlightCache::default(),
             markdown: egui_commonmark::CommonMarkCache::default(),
             restored: false,
             open_at_start: None,
@@ -234,25 +223,26 @@ impl TandemApp {
         let mut commands = Vec::new();
         keymap::window_shortcuts(ui, &self.state, &mut commands);
         let state = &mut self.state;
-        top_bar::show(ui, state, &mut commands);
+        panels::top_bar::show(ui, state, &mut commands);
         if state.project.is_none() {
-            egui::CentralPanel::default().show(ui, |ui| welcome::show(ui, state, &mut commands));
+            egui::CentralPanel::default()
+                .show(ui, |ui| panels::welcome::show(ui, state, &mut commands));
         } else {
             if state.prefs.show_bottom {
                 egui::Panel::bottom("bottom")
                     .resizable(true)
                     .default_size(200.0)
-                    .show(ui, |ui| bottom::show(ui, state, &mut commands));
+                    .show(ui, |ui| panels::bottom::show(ui, state, &mut commands));
             }
             egui::Panel::left("sidebar")
                 .resizable(true)
                 .default_size(250.0)
-                .show(ui, |ui| sidebar::show(ui, state, &mut commands));
+                .show(ui, |ui| panels::sidebar::show(ui, state, &mut commands));
             egui::Panel::right("chat")
                 .resizable(true)
                 .default_size(460.0)
                 .show(ui, |ui| {
-                    chat_panel::show(
+                    panels::chat_panel::show(
                         ui,
                         state,
                         &mut self.markdown,
@@ -282,11 +272,11 @@ impl TandemApp {
                 }
                 if review && state.show_review {
                     if let Some(review) = state.review() {
-                        review::show(ui, review, prefs.side_by_side, &mut commands);
+                        panels::review::show(ui, review, prefs.side_by_side, &mut commands);
                     }
                 } else if let Some(project) = &mut state.project {
                     let proposed = proposed.iter().map(String::as_str).collect();
-                    editor::show(
+                    panels::editor::show(
                         ui,
                         project,
                         &mut self.highlight,
@@ -297,8 +287,8 @@ impl TandemApp {
                 }
             });
         }
-        settings::show(ui.ctx(), state, &mut commands);
-        palette::show(ui.ctx(), state, &mut commands);
+        panels::settings::show(ui.ctx(), state, &mut commands);
+        panels::palette::show(ui.ctx(), state, &mut commands);
         confirm_dialog(ui.ctx(), state, &mut commands);
         unsaved::close_dialog(ui.ctx(), state, &mut commands);
         toasts(ui.ctx(), state);
@@ -307,7 +297,7 @@ impl TandemApp {
             state.apply(command, &self.backend);
         }
         if theme_before != (state.prefs.theme, state.prefs.font_size) {
-            theme::apply(ui.ctx(), &state.prefs);
+            widgets::theme::apply(ui.ctx(), &state.prefs);
         }
     }
 
@@ -397,9 +387,9 @@ fn toasts(ctx: &egui::Context, state: &AppState) {
         .show(ctx, |ui| {
             for toast in state.toasts.iter().rev().take(4) {
                 let color = if toast.error {
-                    theme::ERROR
+                    widgets::theme::ERROR
                 } else {
-                    theme::ACCENT
+                    widgets::theme::ACCENT
                 };
                 egui::Frame::popup(ui.style())
                     .stroke(egui::Stroke::new(1.0, color))

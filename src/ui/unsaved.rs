@@ -7,10 +7,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::backend::Backend;
-use super::command::Command;
-use super::state::{AppState, ProjectState, Tab};
 use crate::app::blob_hash;
+use crate::ui::backend::Backend;
+use crate::ui::command::Command;
+use crate::ui::model::state::{AppState, ProjectState, Tab};
 
 /// eframe storage key of the unsaved buffers.
 pub const DRAFTS_KEY: &str = "tandem.drafts";
@@ -271,7 +271,7 @@ mod tests {
     use super::*;
     use crate::store::{Project, ProjectSettings};
     use crate::ui::backend::{Event, FileContent};
-    use crate::ui::state::Prefs;
+    use crate::ui::model::state::Prefs;
 
     fn project(id: i64) -> Project {
         Project {

@@ -12,7 +12,7 @@ use egui_kittest::kittest::Queryable;
 use tandem::llm::ProviderKind;
 use tandem::store::{ProviderSettings, Store};
 use tandem::ui::TandemApp;
-use tandem::ui::state::Prefs;
+use tandem::ui::model::state::Prefs;
 use tandem::ui::unsaved::Draft;
 
 use crate::common;

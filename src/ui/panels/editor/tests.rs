@@ -1,7 +1,7 @@
 //! Tests for `editor`.
 use super::*;
 use crate::store::{Project, ProjectSettings};
-use crate::ui::highlight::Highlighter;
+use crate::ui::widgets::highlight::Highlighter;
 use egui::accesskit::Role;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;

@@ -1,8 +1,14 @@
 //! What a proposal carries besides file diffs: dependencies, SQL, failed operations and
 //! the model's findings.
 
-#[allow(unused_imports)]
-use super::*;
+use egui::{CornerRadius, Frame, Label, Margin, RichText, Ui};
+
+use crate::edits::OpKind;
+use crate::ui::command::Command;
+use crate::ui::model::state::Review;
+use crate::ui::widgets::diff_view::DiffStyle;
+
+use super::{badge, section, wrapped};
 
 /// Everything after the files: dependencies, SQL, security findings, problem reports and
 /// the operations that failed.

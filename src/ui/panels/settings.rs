@@ -1,10 +1,10 @@
 //! The settings window: providers and keys, chat defaults, context globs, the agent (in
 //! `agent_settings`), appearance.
 
-use super::command::Command;
-use super::state::{AppState, SendKey, Theme};
-use super::theme;
 use crate::llm::ProviderKind;
+use crate::ui::command::Command;
+use crate::ui::model::state::{AppState, SendKey, Theme};
+use crate::ui::widgets::theme;
 
 pub fn show(ctx: &egui::Context, state: &mut AppState, commands: &mut Vec<Command>) {
     if !state.settings_open {
@@ -24,7 +24,7 @@ pub fn show(ctx: &egui::Context, state: &mut AppState, commands: &mut Vec<Comman
             ui.separator();
             chat(ui, state, commands);
             ui.separator();
-            super::agent_settings::show(ui, state, commands);
+            crate::ui::panels::agent_settings::show(ui, state, commands);
             ui.separator();
             appearance(ui, state, commands);
         });
@@ -185,7 +185,7 @@ fn chat(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) {
             {
                 match counts {
                     Ok(counts) => ui.label(format!("Selected: {counts}")),
-                    Err(e) => ui.colored_label(super::theme::ERROR, e),
+                    Err(e) => ui.colored_label(crate::ui::widgets::theme::ERROR, e),
                 };
             }
             _ => {

@@ -1,13 +1,13 @@
 //! The Agent section of the settings window: the project's trust level, the approval
 //! policy and limits, MCP servers, and the approval gateway. Saved by background jobs.
 
-use super::agent_state::{AgentForm, GatewayStatus};
-use super::command::{AgentCommand, Command};
-use super::state::AppState;
-use super::theme;
 use crate::agent::gateway::CodeResponsePolicy;
-use crate::agent::policy::{Risk, Trust};
 use crate::store::McpTransport;
+use crate::trust::{Risk, Trust};
+use crate::ui::command::{AgentCommand, Command};
+use crate::ui::model::agent_state::{AgentForm, GatewayStatus};
+use crate::ui::model::state::AppState;
+use crate::ui::widgets::theme;
 
 const TRUST: [(Trust, &str, &str); 3] = [
     (

@@ -1,9 +1,9 @@
 //! The top bar: project switcher, mode, model picker, auto-approve, settings.
 
-use super::command::Command;
-use super::state::AppState;
-use super::theme;
 use crate::store::ChatMode;
+use crate::ui::command::Command;
+use crate::ui::model::state::AppState;
+use crate::ui::widgets::theme;
 
 /// The chat modes, with what each does.
 const MODES: [(ChatMode, &str, &str); 4] = [
@@ -94,7 +94,7 @@ pub fn show(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
                 }
                 if ui
                     .button("⌘ Commands")
-                    .on_hover_text(super::keymap::hint(ui, &Command::OpenPalette))
+                    .on_hover_text(crate::ui::keymap::hint(ui, &Command::OpenPalette))
                     .clicked()
                 {
                     commands.push(Command::OpenPalette);

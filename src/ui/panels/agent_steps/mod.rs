@@ -7,12 +7,12 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::agent_state::AgentView;
-use super::command::Command;
-use super::theme;
 use crate::agent::display::visible;
-use crate::agent::policy::Risk;
 use crate::store::{AgentStep, StepDecision, StepKind};
+use crate::trust::Risk;
+use crate::ui::command::Command;
+use crate::ui::model::agent_state::AgentView;
+use crate::ui::widgets::theme;
 
 /// Output lines shown before the rest is folded away.
 const OUTPUT_LINES: usize = 6;

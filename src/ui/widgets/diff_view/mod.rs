@@ -10,8 +10,8 @@ use std::ops::Range;
 use egui::cache::{ComputerMut, FrameCache};
 use egui::text::{LayoutJob, TextFormat};
 use egui::{
-    Align, Align2, Color32, FontId, Id, Label, Layout, Rect, ScrollArea, Sense, TextStyle, Ui,
-    UiBuilder, Visuals, pos2, vec2,
+    Align, Align2, Color32, FontId, Id, Label, Layout, Rect, Sense, TextStyle, Ui, UiBuilder,
+    Visuals, pos2, vec2,
 };
 use similar::{Algorithm, DiffTag, capture_diff_slices};
 
@@ -505,10 +505,8 @@ pub fn split_row(
         .vline(rect.left() + column, rect.y_range(), stroke);
 }
 
-#[path = "diff_git.rs"]
 mod git;
 pub use git::{GitLine, classify, show_unified_text};
 
 #[cfg(test)]
-#[path = "diff_view_tests.rs"]
 mod tests;

@@ -9,10 +9,10 @@ use egui::{
     RichText, ScrollArea, Sense, Stroke, StrokeKind, Ui, UiBuilder, pos2, vec2,
 };
 
-use super::command::Command;
-use super::diff_view::{self, DiffStyle, LONG_HUNK_ROWS, Side, SplitRow, WordSpans};
-use super::state::{FileChoice, Review};
-use crate::edits::{DiffLine, FileChange, FileChangeKind, Hunk, OpKind};
+use crate::edits::{DiffLine, FileChange, FileChangeKind, Hunk};
+use crate::ui::command::Command;
+use crate::ui::model::state::{FileChoice, Review};
+use crate::ui::widgets::diff_view::{self, DiffStyle, LONG_HUNK_ROWS, Side, SplitRow, WordSpans};
 
 /// The cursor the view last scrolled to: (message id, (file, hunk)).
 type Seen = (i64, (usize, usize));
@@ -460,10 +460,8 @@ fn last_cursor_id() -> Id {
     Id::unique("tandem_review_last_cursor")
 }
 
-#[path = "review_extras.rs"]
 mod extras;
 use extras::extras;
 
 #[cfg(test)]
-#[path = "review_tests.rs"]
 mod tests;

@@ -27,13 +27,12 @@ use std::collections::BTreeSet;
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use egui::text::{CCursor, CCursorRange, CharIndex, TextFormat};
-use egui::text_edit::TextEditState;
+use egui::text::{CCursor, CharIndex, TextFormat};
 use egui::{Color32, Event, FontId, Id, Key, Modifiers, Sense, TextBuffer, TextEdit};
 
-use super::command::Command;
-use super::highlight::{FindMarks, HighlightCache};
-use super::state::{Prefs, ProjectState, Tab};
+use crate::ui::command::Command;
+use crate::ui::model::state::{Prefs, ProjectState, Tab};
+use crate::ui::widgets::highlight::{FindMarks, HighlightCache};
 
 /// Above this many lines the editor switches to the virtualised view.
 pub const LARGE_FILE_LINES: usize = 5_000;
@@ -83,7 +82,7 @@ pub fn show(
         }
     }
 
-    if super::unsaved::refused_notice(ui, tab, commands) {
+    if crate::ui::unsaved::refused_notice(ui, tab, commands) {
     } else if tab.disk_changed.is_some() {
         notice(
             ui,
@@ -173,7 +172,7 @@ fn tab_bar(
             ui.horizontal(|ui| {
                 for (index, tab) in project.tabs.iter().enumerate() {
                     if proposed.contains(tab.path.as_str()) {
-                        ui.colored_label(super::theme::WARN, "✏")
+                        ui.colored_label(crate::ui::widgets::theme::WARN, "✏")
                             .on_hover_text("Changed by the pending proposal");
                     }
                     let name = tab.path.rsplit('/').next().unwrap_or(&tab.path);
@@ -201,7 +200,7 @@ fn tab_bar(
 }
 
 fn shortcuts(ui: &egui::Ui, tab: &Tab, find_id: Id, commands: &mut Vec<Command>) {
-    use super::keymap::editor_shortcut;
+    use crate::ui::keymap::editor_shortcut;
     let save = editor_shortcut(ui, &Command::Save);
     let find = editor_shortcut(ui, &Command::ToggleFind);
     let close = editor_shortcut(ui, &Command::CloseActiveTab);
@@ -477,10 +476,8 @@ fn move_to(view: &mut View, line: usize, column: usize) {
     view.place_cursor = Some(column);
 }
 
-#[path = "editor_large.rs"]
 mod large;
 use large::large_view;
 
 #[cfg(test)]
-#[path = "editor_tests.rs"]
 mod tests;

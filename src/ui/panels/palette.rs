@@ -1,8 +1,8 @@
 //! The command palette (Ctrl+Shift+P): every command, filtered as you type.
 
-use super::command::Command;
-use super::keymap::shortcut_text;
-use super::state::AppState;
+use crate::ui::command::Command;
+use crate::ui::keymap::shortcut_text;
+use crate::ui::model::state::AppState;
 
 pub fn show(ctx: &egui::Context, state: &mut AppState, commands: &mut Vec<Command>) {
     let Some(palette) = &mut state.palette else {

@@ -12,7 +12,7 @@ use crate::llm::ModelInfo;
 use crate::store::{AgentStep, Chat, ChatMode, Message, Project, ProviderRecord};
 use crate::vcs::Version;
 
-use super::file_tree::FileTree;
+use crate::ui::model::file_tree::FileTree;
 
 /// Remembered between runs (eframe storage): layout and choices, never data.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -116,11 +116,11 @@ pub struct AppState {
     /// The central area shows the pending proposal (else the editor).
     pub show_review: bool,
     /// Waiting tool calls, the approval gateway, the agent settings.
-    pub agent: super::agent_state::AgentView,
+    pub agent: crate::ui::model::agent_state::AgentView,
     /// A dirty tab (its path) the person asked to close: the dialog asks Save / Discard.
     pub closing: Option<String>,
     /// Unsaved buffers kept from the last run, put back when their file opens.
-    pub drafts: Vec<super::unsaved::Draft>,
+    pub drafts: Vec<crate::ui::unsaved::Draft>,
 }
 
 /// The provider form and key field in settings. `editing` is the provider being edited

@@ -1,8 +1,20 @@
 //! The editor for large files: only the visible rows are laid out, each as its own one-line
 //! text field; edits go through [`super::Tracked`] so the highlight cache sees them.
 
-#[allow(unused_imports)]
-use super::*;
+use std::ops::Range;
+use std::time::Instant;
+
+use egui::text::{CCursor, CCursorRange, TextFormat};
+use egui::text_edit::TextEditState;
+use egui::{FontId, Id, Key, Modifiers, Sense, TextEdit};
+
+use crate::ui::model::state::Tab;
+use crate::ui::widgets::highlight::{FindMarks, HighlightCache};
+
+use super::{
+    BUDGET, View, escape_pressed, gutter_width, move_to, name_for_screen_readers,
+    take_multiline_paste,
+};
 
 pub(super) fn large_view(
     ui: &mut egui::Ui,

@@ -4,12 +4,12 @@
 
 use serde_json::Value;
 
-use super::super::agent_state::{AgentView, ApprovalView};
-use super::super::command::{AgentCommand, Command};
-use super::super::theme;
 use super::{ESSENTIAL_CHARS, essential, essential_whole, risk_badge};
 use crate::agent::display::{has_hidden, visible};
 use crate::agent::runner::Answer;
+use crate::ui::command::{AgentCommand, Command};
+use crate::ui::model::agent_state::{AgentView, ApprovalView};
+use crate::ui::widgets::theme;
 
 /// The card, drawn under the steps of the reply that waits on it.
 pub(super) fn approval(

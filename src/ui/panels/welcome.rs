@@ -1,8 +1,8 @@
 //! The first view: open or create a project, recent projects, and whether a model is reachable.
 
-use super::command::Command;
-use super::state::{AppState, Status};
-use super::theme;
+use crate::ui::command::Command;
+use crate::ui::model::state::{AppState, Status};
+use crate::ui::widgets::theme;
 
 pub fn show(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) {
     ui.vertical_centered(|ui| {

@@ -1,9 +1,9 @@
 //! The bottom panel: the project's history (versions, their diffs, restore, undo), the log,
 //! and the approval gateway's requests.
 
-use super::command::Command;
-use super::state::{AppState, BottomTab};
-use super::theme;
+use crate::ui::command::Command;
+use crate::ui::model::state::{AppState, BottomTab};
+use crate::ui::widgets::theme;
 
 pub fn show(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
     ui.horizontal(|ui| {
@@ -42,7 +42,7 @@ pub fn show(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
     match state.bottom {
         BottomTab::History => history(ui, state, commands),
         BottomTab::Log => log(ui, state),
-        BottomTab::Approvals => super::approvals_tab::show(ui, state, commands),
+        BottomTab::Approvals => crate::ui::panels::approvals_tab::show(ui, state, commands),
     }
 }
 
@@ -94,7 +94,7 @@ fn history(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
         let ui = &mut columns[1];
         match &project.version_diff {
             Some((hash, diff)) if project.selected_version.as_deref() == Some(hash.as_str()) => {
-                super::diff_view::show_unified_text(ui, diff);
+                crate::ui::widgets::diff_view::show_unified_text(ui, diff);
             }
             _ => {
                 ui.weak("Select a version to see what it changed");

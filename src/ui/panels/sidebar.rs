@@ -2,10 +2,10 @@
 
 use std::collections::BTreeSet;
 
-use super::command::Command;
-use super::file_tree::Row;
-use super::state::{AppState, ProjectState};
-use super::theme;
+use crate::ui::command::Command;
+use crate::ui::model::file_tree::Row;
+use crate::ui::model::state::{AppState, ProjectState};
+use crate::ui::widgets::theme;
 
 pub fn show(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) {
     let proposed: BTreeSet<String> = state
@@ -22,7 +22,7 @@ pub fn show(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>
     let height = ui.available_height();
     ui.horizontal(|ui| {
         ui.strong("Chats");
-        let hint = super::keymap::hint(ui, &Command::NewChat);
+        let hint = crate::ui::keymap::hint(ui, &Command::NewChat);
         if ui.small_button("+ New").on_hover_text(hint).clicked() {
             commands.push(Command::NewChat);
         }

@@ -24,11 +24,9 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::Instant;
 
 use egui::text::{Galley, LayoutJob, TextFormat};
-use egui::{Color32, FontId, Stroke};
-use syntect::highlighting::{
-    FontStyle, HighlightIterator, HighlightState, Highlighter as Styler, Theme, ThemeSet,
-};
-use syntect::parsing::{ParseState, ScopeStack, SyntaxSet};
+use egui::{Color32, FontId};
+use syntect::highlighting::{HighlightState, Theme, ThemeSet};
+use syntect::parsing::{ParseState, SyntaxSet};
 
 /// Parser state is saved every this many lines.
 pub const CHECKPOINT_EVERY: usize = 128;
@@ -528,9 +526,7 @@ fn line_starts(text: &str) -> (Vec<usize>, usize) {
     (starts, longest)
 }
 
-#[path = "highlight_doc.rs"]
 mod doc;
 
 #[cfg(test)]
-#[path = "highlight_tests.rs"]
 mod tests;

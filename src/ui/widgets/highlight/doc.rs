@@ -1,8 +1,19 @@
 //! One open file's highlighting state: incremental re-highlighting from checkpoints, the
 //! parked tail reused when the parser state matches again, and the per-row layout jobs.
 
-#[allow(unused_imports)]
-use super::*;
+use std::collections::HashMap;
+use std::ops::Range;
+use std::time::Instant;
+
+use egui::text::{LayoutJob, TextFormat};
+use egui::{Color32, Stroke};
+use syntect::highlighting::{FontStyle, HighlightIterator, HighlightState, Highlighter as Styler};
+use syntect::parsing::{ParseState, ScopeStack};
+
+use super::{
+    CHECKPOINT_EVERY, Doc, FindMarks, HighlightStats, Highlighter, LONG_LINE, Span, Tail,
+    line_starts,
+};
 
 impl Doc {
     pub(super) fn new(revision: u64, dark: bool, syntax: Option<usize>, text: &str) -> Doc {

@@ -3,13 +3,13 @@
 
 use egui_commonmark::CommonMarkCache;
 
-use super::agent_state::AgentView;
-use super::command::{AgentCommand, Command};
-use super::highlight::HighlightCache;
-use super::state::{AppState, ChatState, MessageView};
-use super::theme;
 use crate::edits::{OpStatus, Operation, Segment, Tag, TagKind};
 use crate::store::{ApprovalState, ChatMode, MessageStatus, Role};
+use crate::ui::command::{AgentCommand, Command};
+use crate::ui::model::agent_state::AgentView;
+use crate::ui::model::state::{AppState, ChatState, MessageView};
+use crate::ui::widgets::highlight::HighlightCache;
+use crate::ui::widgets::theme;
 
 pub fn show(
     ui: &mut egui::Ui,
@@ -196,7 +196,7 @@ fn messages(
                     .show(ui, |ui| ui.weak(&streaming.reasoning));
             }
             let id = streaming.message_id;
-            super::agent_steps::trace(ui, id, &streaming.steps, agent, commands);
+            crate::ui::panels::agent_steps::trace(ui, id, &streaming.steps, agent, commands);
             let mut segments: Vec<Segment> = streaming.parser.completed().to_vec();
             segments.extend(streaming.parser.pending());
             render_segments(
@@ -253,7 +253,7 @@ fn message(
             ui.label(&m.content);
             return;
         }
-        super::agent_steps::trace(ui, m.id, &view.steps, agent, commands);
+        crate::ui::panels::agent_steps::trace(ui, m.id, &view.steps, agent, commands);
         let applied = m.approval_state == Some(ApprovalState::Approved);
         render_segments(ui, m.id, &view.segments, ops, applied, markdown, highlight);
         if plan
@@ -319,7 +319,7 @@ fn render_segments(
     for (i, segment) in segments.iter().enumerate() {
         match segment {
             Segment::Text { text, .. } => {
-                super::prose::show(ui, (message_id, i), text, markdown, highlight)
+                crate::ui::widgets::prose::show(ui, (message_id, i), text, markdown, highlight)
             }
             Segment::Tag(tag) if tag.kind == TagKind::Think => {
                 egui::CollapsingHeader::new("Thinking")
@@ -423,12 +423,14 @@ fn composer(
     ui: &mut egui::Ui,
     state: &mut AppState,
     streaming: bool,
-    send_key: super::state::SendKey,
+    send_key: crate::ui::model::state::SendKey,
     commands: &mut Vec<Command>,
 ) {
     let hint = match send_key {
-        super::state::SendKey::Enter => "Ask for a change… (Enter sends, Shift+Enter new line)",
-        super::state::SendKey::CtrlEnter => "Ask for a change… (Ctrl+Enter sends)",
+        crate::ui::model::state::SendKey::Enter => {
+            "Ask for a change… (Enter sends, Shift+Enter new line)"
+        }
+        crate::ui::model::state::SendKey::CtrlEnter => "Ask for a change… (Ctrl+Enter sends)",
     };
     let response = ui.add(
         egui::TextEdit::multiline(&mut state.composer)
@@ -440,9 +442,9 @@ fn composer(
     if response.changed() {
         state.composer_edited = Some(std::time::Instant::now());
     }
-    if response.has_focus() && super::send_pressed(ui, send_key) {
+    if response.has_focus() && crate::ui::send_pressed(ui, send_key) {
         // The key also inserted a newline: drop it.
-        if send_key == super::state::SendKey::Enter && state.composer.ends_with('\n') {
+        if send_key == crate::ui::model::state::SendKey::Enter && state.composer.ends_with('\n') {
             state.composer.pop();
         }
         commands.push(Command::Send);

@@ -1,13 +1,13 @@
 //! The Approvals tab: what external tools asked through the approval gateway, newest first,
 //! with Approve / Reject for the requests still waiting.
 
-use super::agent_state::{GatewayStatus, payload_text};
-use super::command::{AgentCommand, Command};
-use super::state::AppState;
-use super::theme;
 use crate::agent::display::{has_hidden, visible};
 use crate::agent::gateway::Language;
 use crate::store::{ApprovalDecision, ApprovalKind, ApprovalRequestRecord, DecidedBy};
+use crate::ui::command::{AgentCommand, Command};
+use crate::ui::model::agent_state::{GatewayStatus, payload_text};
+use crate::ui::model::state::AppState;
+use crate::ui::widgets::theme;
 
 pub fn show(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
     let gateway = &state.agent.gateway;
@@ -50,7 +50,7 @@ fn request(
     } else {
         ui.visuals().widgets.noninteractive.bg_stroke.color
     };
-    super::agent_steps::card(ui, stroke, |ui| {
+    crate::ui::panels::agent_steps::card(ui, stroke, |ui| {
         ui.horizontal_wrapped(|ui| {
             ui.strong(format!("#{}", record.id));
             ui.label(match record.kind {
@@ -61,7 +61,7 @@ fn request(
                 record.client.as_deref().unwrap_or("unnamed client"),
             ));
             if let Some(risk) = record.risk {
-                super::agent_steps::risk_badge(ui, risk);
+                crate::ui::panels::agent_steps::risk_badge(ui, risk);
             }
             status(ui, record);
         });

@@ -2,7 +2,7 @@
 
 use egui::Color32;
 
-use super::state::{Prefs, Theme};
+use crate::ui::model::state::{Prefs, Theme};
 
 pub const ACCENT: Color32 = Color32::from_rgb(94, 129, 244);
 pub const ERROR: Color32 = Color32::from_rgb(229, 83, 75);

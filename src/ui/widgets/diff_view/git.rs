@@ -1,7 +1,9 @@
 //! Plain `git diff` text (a version in History) shown with the review's diff colours.
 
-#[allow(unused_imports)]
-use super::*;
+use egui::text::LayoutJob;
+use egui::{Color32, Id, ScrollArea, Sense, Ui, vec2};
+
+use super::{DiffStyle, columns, text_in};
 
 /// What a line of `git diff` / `git show` output is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,13 +1,14 @@
 //! Agent mode as plain data: the tool calls waiting for the person, the approval gateway's
 //! requests, and the Agent section of the settings window. Steps live with their message
-//! ([`super::state::MessageView::steps`], [`super::state::Streaming::steps`]). No egui here.
+//! ([`crate::ui::model::state::MessageView::steps`], [`crate::ui::model::state::Streaming::steps`]). No egui here.
 
 use std::collections::BTreeSet;
 
 use crate::agent::gateway::{AutoApprove, CodeResponsePolicy};
-use crate::agent::policy::{PolicySettings, Risk};
+use crate::agent::policy::PolicySettings;
 use crate::app::PendingApproval;
 use crate::store::{ApprovalKind, ApprovalRequestRecord, McpServerRecord};
+use crate::trust::Risk;
 
 pub use crate::app::{AgentSettings, DEFAULT_GATEWAY_PORT, GatewaySettings, GatewayStatus};
 

@@ -3,7 +3,7 @@
 
 use egui_commonmark::{CommonMarkCache, CommonMarkViewer};
 
-use super::highlight::HighlightCache;
+use crate::ui::widgets::highlight::HighlightCache;
 
 /// Markdown prose, with fenced code blocks drawn by our highlighter (with a copy button).
 pub fn show(

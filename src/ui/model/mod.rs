@@ -1,0 +1,6 @@
+//! What the window shows, as plain data: the view models the panels render and the commands
+//! and background events change. No egui here.
+
+pub mod agent_state;
+pub mod file_tree;
+pub mod state;

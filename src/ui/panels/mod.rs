@@ -1,0 +1,15 @@
+//! The window's panels, one per area: each renders part of the view model and turns the
+//! person's clicks and keys into commands.
+
+pub(crate) mod agent_settings;
+pub(crate) mod agent_steps;
+pub(crate) mod approvals_tab;
+pub(crate) mod bottom;
+pub(crate) mod chat_panel;
+pub mod editor;
+pub(crate) mod palette;
+pub mod review;
+pub(crate) mod settings;
+pub(crate) mod sidebar;
+pub(crate) mod top_bar;
+pub(crate) mod welcome;
