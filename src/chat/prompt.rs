@@ -158,7 +158,10 @@ pub fn assemble(
     }
     let remaining = available - fixed;
 
-    let full = cache.collect(inputs.root, &inputs.context)?;
+    // Nothing beyond what is left could be sent, so nothing beyond it is read.
+    let mut first = inputs.context.clone();
+    first.budget_tokens = first.budget_tokens.min(remaining);
+    let full = cache.collect(inputs.root, &first)?;
     let full_tokens = codebase_tokens(&full);
     let history_all: usize = inputs
         .history

@@ -338,7 +338,12 @@ impl ChatService {
                 // the window stays free for tool results.
                 options.budget_tokens = 0;
             }
-            let everything = cache.collect(&root, &options)?;
+            // Only the paths are needed here: with no budget, nothing is read.
+            let listing_only = ContextOptions {
+                budget_tokens: 0,
+                ..options.clone()
+            };
+            let everything = cache.collect(&root, &listing_only)?;
             let candidates: Vec<String> = everything
                 .included
                 .iter()

@@ -134,7 +134,8 @@ pub enum ListedReason {
 pub struct CodebaseContext {
     /// Priority files first (in their order), then by path.
     pub included: Vec<ContextFile>,
-    /// Eligible files that did not fit, in the order they were considered.
+    /// Eligible files that did not fit, in the order they were considered. A file whose size
+    /// alone is over the budget is listed unread (so it could, rarely, be binary).
     pub listed_only: Vec<(String, ListedReason)>,
     /// Ineligible files, by path.
     pub skipped: Vec<(String, SkipReason)>,
@@ -168,6 +169,9 @@ pub struct ContextCache {
 }
 
 impl ContextCache {
+    /// Walks the project and packs it into the budget. Only files that may fit are read:
+    /// every other eligible file is listed from its size alone, so a huge project with a small
+    /// budget costs a walk and a `stat` per file, and memory for what is sent.
     pub fn collect(
         &self,
         root: &Path,
@@ -177,50 +181,87 @@ impl ContextCache {
         let exclude = glob_set("exclude", &options.exclude)?;
         let root = open_root(root)?;
 
-        let mut state = self.lock();
-        // Entries move from `old` to the state as files are met again; whatever is left in
-        // `old` afterwards under this root was deleted or is no longer walked.
-        let mut old = std::mem::take(&mut state.entries);
-        let mut eligible = Vec::new();
-        let mut skipped = Vec::new();
-        for item in walker(&root) {
+        let filters = (&include, &exclude, options.max_file_bytes);
+        // With no budget nothing is read, so sizes are not needed: no `stat` per file.
+        let sized = options.budget_tokens > 0;
+        let walked = super::walk::parallel(&walker(&root), |item| {
             let entry = match item {
                 Ok(entry) => entry,
                 Err(err) => {
-                    if let Some(rel) = io_error_path(&err).and_then(|p| relative(&root, p)) {
-                        skipped.push((rel, SkipReason::Unreadable));
-                    }
-                    continue;
+                    let rel = io_error_path(&err).and_then(|p| relative(&root, p))?;
+                    return Some(Err((rel, SkipReason::Unreadable)));
                 }
             };
             // Directories are walked into; symlinks are never followed (one to a file inside
             // is sent under its real name, one to outside must not leak); the rest is not text.
             if !entry.file_type().is_some_and(|t| t.is_file()) {
-                continue;
+                return None;
             }
             let Some(rel) = relative(&root, entry.path()) else {
                 let lossy = entry.path().strip_prefix(&root).unwrap_or(entry.path());
                 let shown = lossy.to_string_lossy().escape_debug().to_string();
-                skipped.push((shown, SkipReason::Unreadable));
-                continue;
+                return Some(Err((shown, SkipReason::Unreadable)));
             };
-            let filters = (&include, &exclude, options.max_file_bytes);
-            match state.examine(&mut old, &rel, entry, filters) {
-                Ok((content, tokens)) => eligible.push(ContextFile {
-                    path: rel,
-                    bytes: content.len() as u64,
-                    tokens,
-                    content,
-                }),
-                Err(reason) => skipped.push((rel, reason)),
+            if !sized {
+                return Some(match check_name(&rel, filters.0, filters.1) {
+                    Ok(()) => Ok(Candidate::by_name(rel, entry.into_path())),
+                    Err(reason) => Err((rel, reason)),
+                });
+            }
+            Some(candidate(rel, entry, filters))
+        });
+        let (mut candidates, mut skipped) = (Vec::new(), Vec::new());
+        for found in walked {
+            match found {
+                Ok(found) => candidates.push(found),
+                Err(skip) => skipped.push(skip),
             }
         }
-        old.retain(|path, _| !path.starts_with(&root));
+        order(&mut candidates, &options.priority);
+
+        let mut state = self.lock();
+        // Entries move from `old` to the state as files are read again; entries of files
+        // walked but not read this time stay as they were; the rest under this root (deleted
+        // or no longer walked) is dropped.
+        let mut old = std::mem::take(&mut state.entries);
+        let mut remaining = options.budget_tokens;
+        let mut included = Vec::new();
+        let mut listed_only = Vec::new();
+        let mut walked = HashSet::new();
+        // Only needed to tell which earlier entries are still walked.
+        let track = !old.is_empty();
+        for found in candidates {
+            // No text of `bytes` bytes estimates below a token per 4 bytes: a file whose
+            // size alone is over the budget is listed unread.
+            if !sized || found.bytes.div_ceil(4) > remaining as u64 {
+                if track {
+                    walked.insert(found.abs);
+                }
+                listed_only.push((found.rel, ListedReason::OverBudget));
+                continue;
+            }
+            match state.load(&mut old, &found, options.max_file_bytes) {
+                Ok((content, tokens)) if tokens <= remaining => {
+                    remaining -= tokens;
+                    included.push(ContextFile {
+                        path: found.rel,
+                        bytes: content.len() as u64,
+                        tokens,
+                        content,
+                    });
+                }
+                Ok(_) => listed_only.push((found.rel, ListedReason::OverBudget)),
+                Err(reason) => skipped.push((found.rel, reason)),
+            }
+            if track {
+                walked.insert(found.abs);
+            }
+        }
+        old.retain(|path, _| !path.starts_with(&root) || walked.contains(path));
         state.entries.extend(old);
         drop(state);
 
         skipped.sort_by(|a, b| a.0.cmp(&b.0));
-        let (included, listed_only) = pack(eligible, options);
         Ok(CodebaseContext {
             content_tokens: included.iter().map(|f| f.tokens).sum(),
             listing_tokens: estimate_tokens(&listing(&listed_only)),
@@ -247,41 +288,88 @@ impl ContextCache {
     }
 }
 
-impl CacheState {
-    /// Decides whether one walked file is eligible, reading it only when its name and size
-    /// allow and `old` (the previous collection's entries) does not already hold this version.
-    fn examine(
-        &mut self,
-        old: &mut Entries,
-        rel: &str,
-        entry: ignore::DirEntry,
-        (include, exclude, max_bytes): (&GlobSet, &GlobSet, u64),
-    ) -> Loaded {
-        check_name(rel, include, exclude)?;
-        let meta = entry.metadata().map_err(|_| SkipReason::Unreadable)?;
-        if meta.len() > max_bytes {
-            return Err(SkipReason::TooLarge);
+/// An eligible-by-name file of the walk, with what `stat` says of it.
+struct Candidate {
+    rel: String,
+    abs: PathBuf,
+    bytes: u64,
+    /// `None` without an mtime: versions cannot be told apart, so it is read every time.
+    stamp: Option<Stamp>,
+}
+
+impl Candidate {
+    /// A file known by name only (nothing will be read, so its size is not asked).
+    fn by_name(rel: String, abs: PathBuf) -> Self {
+        Candidate {
+            rel,
+            abs,
+            bytes: 0,
+            stamp: None,
         }
-        let abs = entry.into_path();
-        let Ok(mtime) = meta.modified() else {
-            // Without an mtime we cannot tell versions apart: read every time.
+    }
+}
+
+/// The checks a walked file passes without being read: its name, and its size.
+fn candidate(
+    rel: String,
+    entry: ignore::DirEntry,
+    (include, exclude, max_bytes): (&GlobSet, &GlobSet, u64),
+) -> Result<Candidate, (String, SkipReason)> {
+    if let Err(reason) = check_name(&rel, include, exclude) {
+        return Err((rel, reason));
+    }
+    let Ok(meta) = entry.metadata() else {
+        return Err((rel, SkipReason::Unreadable));
+    };
+    if meta.len() > max_bytes {
+        return Err((rel, SkipReason::TooLarge));
+    }
+    let stamp = meta
+        .modified()
+        .ok()
+        .map(|mtime| (mtime, meta.len(), super::platform::identity(&meta)));
+    Ok(Candidate {
+        rel,
+        abs: entry.into_path(),
+        bytes: meta.len(),
+        stamp,
+    })
+}
+
+/// Priority files first (in their order), then the rest by path.
+fn order(candidates: &mut [Candidate], priority: &[String]) {
+    let mut rank = HashMap::new();
+    for (i, raw) in priority.iter().enumerate() {
+        if let Ok(path) = super::normalize_relative(raw) {
+            rank.entry(path).or_insert(i);
+        }
+    }
+    let key = |c: &Candidate| rank.get(&c.rel).copied().unwrap_or(usize::MAX);
+    candidates.sort_by(|a, b| (key(a), &a.rel).cmp(&(key(b), &b.rel)));
+}
+
+impl CacheState {
+    /// The text of one candidate, from the previous collections' entries (`old`) when they
+    /// hold this version, otherwise read from disk.
+    fn load(&mut self, old: &mut Entries, found: &Candidate, max_bytes: u64) -> Loaded {
+        let Some(stamp) = found.stamp else {
             self.misses += 1;
-            return read_text(&abs, max_bytes);
+            return read_text(&found.abs, max_bytes);
         };
-        let stamp = (mtime, meta.len(), super::platform::identity(&meta));
-        let loaded = match old.remove(&abs) {
+        let loaded = match old.remove(&found.abs) {
             Some((cached, loaded)) if cached == stamp => {
                 self.hits += 1;
                 loaded
             }
             _ => {
                 self.misses += 1;
-                read_text(&abs, max_bytes)
+                read_text(&found.abs, max_bytes)
             }
         };
         // Unreadable or grown past the limit is transient or about to change: not kept.
         if matches!(loaded, Ok(_) | Err(SkipReason::Binary)) {
-            self.entries.insert(abs, (stamp, loaded.clone()));
+            self.entries
+                .insert(found.abs.clone(), (stamp, loaded.clone()));
         }
         loaded
     }
@@ -320,8 +408,9 @@ fn open_root(root: &Path) -> Result<PathBuf, ContextError> {
     Ok(canonical)
 }
 
-fn walker(root: &Path) -> ignore::Walk {
-    ignore::WalkBuilder::new(root)
+fn walker(root: &Path) -> ignore::WalkBuilder {
+    let mut builder = ignore::WalkBuilder::new(root);
+    builder
         .standard_filters(true)
         // A plain folder (not yet a git repository) still has its .gitignore honoured.
         .require_git(false)
@@ -330,8 +419,8 @@ fn walker(root: &Path) -> ignore::Walk {
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
             let name = entry.file_name().to_str().unwrap_or_default();
             !(is_dir && entry.depth() > 0 && ALWAYS_EXCLUDED_DIRS.contains(&name))
-        })
-        .build()
+        });
+    builder
 }
 
 /// The path of an I/O failure while walking (an unreadable directory), if it names one.
@@ -402,34 +491,6 @@ fn check_name(rel: &str, include: &GlobSet, exclude: &GlobSet) -> Result<(), Ski
     } else {
         Err(SkipReason::NotSourceExtension)
     }
-}
-
-/// Fills the budget: priority files first, then the rest by path. A file that does not fit is
-/// listed and packing goes on, so smaller files after a big one still get in.
-fn pack(
-    mut eligible: Vec<ContextFile>,
-    options: &ContextOptions,
-) -> (Vec<ContextFile>, Vec<(String, ListedReason)>) {
-    let mut rank = HashMap::new();
-    for (i, raw) in options.priority.iter().enumerate() {
-        if let Ok(path) = super::normalize_relative(raw) {
-            rank.entry(path).or_insert(i);
-        }
-    }
-    let key = |f: &ContextFile| rank.get(&f.path).copied().unwrap_or(usize::MAX);
-    eligible.sort_by(|a, b| (key(a), &a.path).cmp(&(key(b), &b.path)));
-    let mut remaining = options.budget_tokens;
-    let (included, listed): (Vec<_>, Vec<_>) = eligible.into_iter().partition(|file| {
-        let fits = file.tokens <= remaining;
-        if fits {
-            remaining -= file.tokens;
-        }
-        fits
-    });
-    let listed = listed
-        .into_iter()
-        .map(|f| (f.path, ListedReason::OverBudget));
-    (included, listed.collect())
 }
 
 /// A cheap token estimate: one token per 4 ASCII bytes (rounded up), which is about what BPE

@@ -292,6 +292,34 @@ fn sized(tokens: usize) -> String {
     "abcd".repeat(tokens)
 }
 
+/// A big project with a small budget costs what is sent, not what is there: a file whose
+/// size alone is over what is left is listed without being read.
+#[test]
+fn only_files_that_may_fit_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..10 {
+        write(dir.path(), &format!("f{i}.rs"), sized(400));
+    }
+    // Over the budget by its size: listed as it is, even though it would be skipped if read.
+    write(dir.path(), "g.rs", [0u8; 4000]);
+    let cache = ContextCache::default();
+    let options = ContextOptions {
+        budget_tokens: 1000,
+        ..ContextOptions::default()
+    };
+    let context = cache.collect(dir.path(), &options).unwrap();
+    assert_eq!(paths(&context), ["f0.rs", "f1.rs"]);
+    assert_eq!(context.listed_only.len(), 9);
+    assert_eq!(cache.misses(), 2, "only the two files that fit were read");
+    // With room for everything, everything is read (the binary one found and skipped).
+    let context = cache
+        .collect(dir.path(), &ContextOptions::default())
+        .unwrap();
+    assert_eq!(context.included.len(), 10);
+    assert_eq!(skip_reason(&context, "g.rs"), Some(SkipReason::Binary));
+    assert_eq!((cache.hits(), cache.misses()), (2, 11));
+}
+
 #[test]
 fn budget_takes_priority_first_then_smaller_files_after_a_big_one() {
     let dir = tempfile::tempdir().unwrap();
@@ -365,13 +393,24 @@ fn a_priority_file_that_does_not_fit_is_listed_first() {
 fn empty_files_are_included_at_no_cost() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "empty.rs", "");
+    write(dir.path(), "one.rs", "abcd");
     let options = ContextOptions {
-        budget_tokens: 0,
+        budget_tokens: 1,
         ..ContextOptions::default()
     };
     let context = collect(dir.path(), &options);
-    assert_eq!(paths(&context), ["empty.rs"]);
+    assert_eq!(paths(&context), ["empty.rs", "one.rs"]);
     assert_eq!(context.included[0].tokens, 0);
+    assert_eq!(context.content_tokens, 1);
+
+    // No budget means paths only: nothing is read, so even an empty file is only listed.
+    let none = ContextOptions {
+        budget_tokens: 0,
+        ..ContextOptions::default()
+    };
+    let context = collect(dir.path(), &none);
+    assert!(context.included.is_empty());
+    assert_eq!(context.listed_only.len(), 2);
 }
 
 #[test]

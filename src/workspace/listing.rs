@@ -12,28 +12,30 @@ pub struct ListError {
 
 /// Files under `root`, relative and `/`-separated, sorted.
 pub fn list_files(root: &Path) -> Result<Vec<String>, ListError> {
-    let mut files = Vec::new();
-    let walker = ignore::WalkBuilder::new(root)
+    let mut builder = ignore::WalkBuilder::new(root);
+    builder
         .hidden(false)
         .require_git(false)
         .follow_links(false)
-        .filter_entry(|entry| entry.file_name() != ".git")
-        .build();
-    for entry in walker {
-        let entry = entry.map_err(|e| ListError {
-            path: root.display().to_string(),
-            message: e.to_string(),
-        })?;
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        if let Ok(rel) = entry.path().strip_prefix(root) {
+        .filter_entry(|entry| entry.file_name() != ".git");
+    let found = super::walk::parallel(&builder, |item| match item {
+        Err(e) => Some(Err(e.to_string())),
+        Ok(entry) if entry.file_type().is_some_and(|t| t.is_file()) => {
+            let rel = entry.path().strip_prefix(root).ok()?;
             let parts: Vec<String> = rel
                 .components()
                 .map(|c| c.as_os_str().to_string_lossy().into_owned())
                 .collect();
-            files.push(parts.join("/"));
+            Some(Ok(parts.join("/")))
         }
+        Ok(_) => None,
+    });
+    let mut files = Vec::with_capacity(found.len());
+    for item in found {
+        files.push(item.map_err(|message| ListError {
+            path: root.display().to_string(),
+            message,
+        })?);
     }
     files.sort();
     Ok(files)

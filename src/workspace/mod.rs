@@ -6,6 +6,7 @@ mod files;
 mod listing;
 mod paths;
 mod platform;
+mod walk;
 
 pub use files::{FileState, Fs, RealFs, blob_hash, read_state, remove_file, write_file_atomic};
 pub use listing::{ListError, list_files};

@@ -1,0 +1,159 @@
+//! The context walk on a big project, against what `rg --files` does measured in the same
+//! run: a bare `.gitignore`-aware parallel listing (the `ignore` crate, which ripgrep is
+//! built on), and the same listing reading every file (what `rg` searching does).
+//!
+//! The project is 15,000 source files in 150 folders with sizes spread like real code
+//! (a few hundred bytes to ~40 KB), a `.gitignore`d build folder and a lock file; or set
+//! `TANDEM_BENCH_PROJECT=/path` to measure a real one.
+//!
+//! Run: `cargo bench --bench context`
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use tandem::workspace::context::{ContextCache, ContextOptions};
+use tandem::workspace::list_files;
+
+const RUNS: usize = 15;
+
+fn synthetic(root: &Path) {
+    // A deterministic spread of sizes: most files small, some large (as in real projects).
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for d in 0..150 {
+        let dir = root.join(format!("src/module_{d:03}"));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        for f in 0..100 {
+            let lines = 10 + (next() % 100) * (next() % 12);
+            let text: String = (0..lines)
+                .map(|i| format!("    let value_{i} = compute({i}, \"text\"); // {d}/{f}\n"))
+                .collect();
+            std::fs::write(dir.join(format!("file_{f:03}.rs")), text).expect("write");
+        }
+    }
+    std::fs::create_dir_all(root.join("generated")).expect("mkdir");
+    for i in 0..500 {
+        std::fs::write(root.join(format!("generated/out_{i}.rs")), "x").expect("write");
+    }
+    std::fs::write(root.join(".gitignore"), "generated/\n").expect("write");
+    std::fs::write(root.join("Cargo.lock"), "# lock\n".repeat(5000)).expect("write");
+}
+
+/// `rg --files`: the ignore-aware listing, in parallel.
+fn list_like_rg(root: &Path, read: bool) -> usize {
+    let count = AtomicUsize::new(0);
+    let bytes = AtomicUsize::new(0);
+    ignore::WalkBuilder::new(root)
+        .require_git(false)
+        .build_parallel()
+        .run(|| {
+            Box::new(|entry| {
+                if let Ok(entry) = entry
+                    && entry.file_type().is_some_and(|t| t.is_file())
+                {
+                    count.fetch_add(1, Ordering::Relaxed);
+                    if read && let Ok(data) = std::fs::read(entry.path()) {
+                        bytes.fetch_add(data.len(), Ordering::Relaxed);
+                    }
+                }
+                ignore::WalkState::Continue
+            })
+        });
+    std::hint::black_box(bytes.into_inner());
+    count.into_inner()
+}
+
+fn median(mut f: impl FnMut()) -> Duration {
+    f(); // warm the page cache and the allocator
+    let mut times: Vec<Duration> = (0..RUNS)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[RUNS / 2]
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("dir");
+    let root: PathBuf = match std::env::var_os("TANDEM_BENCH_PROJECT") {
+        Some(path) => PathBuf::from(path),
+        None => {
+            synthetic(dir.path());
+            dir.path().to_path_buf()
+        }
+    };
+    let files = list_like_rg(&root, false);
+    let listing = median(|| {
+        list_like_rg(&root, false);
+    });
+    let reading = median(|| {
+        list_like_rg(&root, true);
+    });
+    let held = Mutex::new(0usize);
+    let collect = |budget: usize, cache: &ContextCache| {
+        let options = ContextOptions {
+            budget_tokens: budget,
+            ..ContextOptions::default()
+        };
+        let context = cache.collect(&root, &options).expect("collect");
+        *held.lock().expect("lock") = context.included.iter().map(|f| f.bytes as usize).sum();
+    };
+    // A fresh cache each run: what one `tandem context` or `tandem chat` process does.
+    let cold_small = median(|| collect(6_000, &ContextCache::default()));
+    let small_bytes = *held.lock().expect("lock");
+    let cold_paths = median(|| collect(0, &ContextCache::default()));
+    let cold_large = median(|| collect(100_000, &ContextCache::default()));
+    let large_bytes = *held.lock().expect("lock");
+    // The window keeps its cache between turns.
+    let warm = ContextCache::default();
+    let warm_large = median(|| collect(100_000, &warm));
+    let tree = median(|| {
+        list_files(&root).expect("list");
+    });
+
+    println!("context walk, {files} files listed by the reference, median of {RUNS} runs:");
+    let row = |name: &str, time: Duration| {
+        println!(
+            "{name:<62} {time:>9.2?}  ({:.2}x rg --files)",
+            time.as_secs_f64() / listing.as_secs_f64()
+        );
+    };
+    row(
+        "reference: ignore-aware parallel listing (rg --files)",
+        listing,
+    );
+    row("reference: the same, reading every file (rg)", reading);
+    row(
+        &format!(
+            "collect, 6,000-token budget ({} KB read), cold",
+            small_bytes / 1024
+        ),
+        cold_small,
+    );
+    row(
+        "collect, paths only (Agent mode, mention candidates), cold",
+        cold_paths,
+    );
+    row(
+        &format!(
+            "collect, 100,000-token budget ({} KB read), cold",
+            large_bytes / 1024
+        ),
+        cold_large,
+    );
+    row("the same, warm cache (the window, next turn)", warm_large);
+    row("file tree listing (project open / refresh)", tree);
+}
