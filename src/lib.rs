@@ -43,6 +43,7 @@ pub mod llm;
 pub mod process;
 pub mod sandbox;
 pub mod store;
+pub mod tokens;
 pub mod trust;
 pub mod ui;
 pub mod vcs;

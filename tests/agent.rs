@@ -696,3 +696,101 @@ async fn the_network_opens_only_for_a_network_command_the_person_approved() {
         );
     }
 }
+
+/// The request's size as sent, estimated the way Tandem estimates it.
+fn sent_tokens(body: &Value) -> usize {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| tandem::tokens::estimate(m["content"].as_str().unwrap_or("")) + 4)
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_request_of_a_long_turn_fits_the_window_and_num_ctx_follows_it() {
+    // A 32,768-token model (the setup's provider) reads four files of ~16,000 tokens each
+    // through the text protocol: together four times what the window can hold beside a reply.
+    let s = setup(ProviderKind::Ollama).await;
+    s.tool_calling("text");
+    for name in ["a", "b", "c", "d"] {
+        let text: String = (0..1500)
+            .map(|i| format!("def {name}_{i:04}(x): return x * {i}  # a line\n"))
+            .collect();
+        std::fs::write(s.root.join(format!("{name}.py")), text).unwrap();
+    }
+    let read = |name: &str| {
+        text(&format!(
+            "TOOL_CALL {{\"name\": \"read_file\", \"arguments\": {{\"path\": \"{name}.py\"}}}}"
+        ))
+    };
+    s.script(
+        "/api/chat",
+        vec![
+            text("PLAN {\"steps\": [\"Read the four files\"]}"),
+            read("a"),
+            read("b"),
+            read("c"),
+            read("d"),
+            text("STEP_DONE {\"index\": 1}"),
+            text("FINAL {\"message\": \"Read them all.\"}"),
+        ],
+    );
+    let (outcome, _) = s
+        .turn(
+            ChatMode::Agent,
+            "read a.py, b.py, c.py and d.py",
+            SendOptions::default(),
+            &[],
+            false,
+        )
+        .await;
+    assert_complete(&outcome);
+    assert_eq!(outcome.content, "Read them all.");
+
+    let requests = s.chat_requests();
+    assert_eq!(requests.len(), 7);
+    let window = 32_768;
+    let mut sizes = Vec::new();
+    for (i, request) in requests.iter().enumerate() {
+        let num_ctx = request.body["options"]["num_ctx"].as_u64().unwrap() as usize;
+        let sent = sent_tokens(&request.body);
+        // Each request is sized on its own: itself plus the reply's room, never over the window.
+        assert!(num_ctx <= window, "request {i}: num_ctx {num_ctx}");
+        assert!(
+            sent + 8192 <= num_ctx,
+            "request {i}: {sent} tokens sent with num_ctx {num_ctx}"
+        );
+        sizes.push(num_ctx);
+    }
+    // Sized for each request, not once per turn (it was 9,216 for all of them).
+    assert!(
+        sizes[2] > sizes[0],
+        "num_ctx grows with the turn: {sizes:?}"
+    );
+    // What the model was told about the first file once it no longer fitted.
+    let last = requests[6].body["messages"].as_array().unwrap();
+    let texts: Vec<&str> = last.iter().filter_map(|m| m["content"].as_str()).collect();
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("read_file a.py: ") && t.contains("elided to fit")),
+        "{texts:#?}"
+    );
+    // The person's prompt and the newest result went out whole.
+    assert!(texts.contains(&"read a.py, b.py, c.py and d.py"));
+    assert!(texts.iter().any(|t| t.contains("def d_1499(x)")));
+
+    // The step card says what was elided.
+    let steps = s.steps(outcome.message_id);
+    let trimmed: Vec<_> = steps
+        .iter()
+        .filter(|s| s.kind == StepKind::Trimmed)
+        .collect();
+    assert!(!trimmed.is_empty(), "{steps:#?}");
+    let said = trimmed[0].result.as_deref().unwrap();
+    assert!(
+        said.contains("read_file a.py") && said.contains("context window"),
+        "{said}"
+    );
+}

@@ -711,3 +711,68 @@ async fn the_first_reply_gets_a_title_from_the_model() {
         "Greeting helper"
     );
 }
+
+/// An Ollama stream whose closing line reports `prompt_eval_count`.
+fn ollama_counting(text: &str, prompt_eval_count: u64) -> Reply {
+    let line = |value: serde_json::Value| Chunk {
+        delay: Duration::from_millis(5),
+        bytes: fake_provider::ndjson_line(&value),
+    };
+    Reply::Stream {
+        status: 200,
+        content_type: "application/x-ndjson".into(),
+        chunks: vec![
+            line(
+                serde_json::json!({"model": "test-model", "message": {"role": "assistant", "content": text}, "done": false}),
+            ),
+            line(
+                serde_json::json!({"model": "test-model", "message": {"role": "assistant", "content": ""},
+                "done": true, "done_reason": "stop", "prompt_eval_count": prompt_eval_count, "eval_count": 3}),
+            ),
+        ],
+        end: End::Finish,
+        gate: None,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_count_that_fills_num_ctx_is_told_in_the_chat() {
+    let s = setup(ProviderKind::Ollama).await;
+    // First a normal count, then one that fills the whole context the request was given.
+    s.server
+        .push("POST", "/api/chat", ollama_counting("Fine.", 1200));
+    let chat = s.chat(ChatMode::Ask);
+    let send = |prompt: &'static str| {
+        let service = std::sync::Arc::clone(&s.service);
+        async move {
+            let handle = service
+                .send(chat, prompt, SendOptions::default())
+                .await
+                .unwrap();
+            tokio::time::timeout(BOUND, handle.outcome)
+                .await
+                .unwrap()
+                .unwrap()
+        }
+    };
+    let first = send("hello").await;
+    assert_eq!(first.content, "Fine.");
+    let num_ctx = s.chat_requests()[0].body["options"]["num_ctx"]
+        .as_u64()
+        .unwrap();
+    s.server
+        .push("POST", "/api/chat", ollama_counting("Hmm.", num_ctx));
+    let second = send("and again").await;
+    assert_eq!(second.status, MessageStatus::Complete);
+    assert!(second.content.starts_with("Hmm."), "{}", second.content);
+    assert!(
+        second
+            .content
+            .contains(&format!("counted {num_ctx} prompt tokens in a context of")),
+        "{}",
+        second.content
+    );
+    // Saved with the reply, so the chat shows it after a restart too.
+    let saved = s.engine.store().message(second.message_id).unwrap();
+    assert!(saved.content.contains("Context overflow"));
+}

@@ -186,7 +186,8 @@ async fn ollama_sends_the_native_chat_body_with_num_ctx() {
             { "role": "user", "content": "Say hello" },
         ],
         "stream": true,
-        "options": { "num_ctx": 16384, "num_predict": 256 },
+        // Sized to the request (a few tokens) plus its reply (256), not the whole window.
+        "options": { "num_ctx": 1024, "num_predict": 256 },
     });
     assert_eq!(sent.body, expected);
 }

@@ -2,6 +2,7 @@
 
 mod dispatch;
 pub mod display;
+pub mod fit;
 pub mod gateway;
 pub mod mcp;
 /// The approval policy; its internals (lexer, rules, options, facts, patterns) are children.

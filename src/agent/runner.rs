@@ -14,6 +14,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::dispatch::{self, Dispatched, ShellGrant};
+use super::fit::{self, ResultEntry};
 use super::mcp::McpHub;
 use super::policy::{self, Assessment, Decision, PolicySettings, Risk, ToolCallView, Trust};
 use super::protocol::{self, Directive, ProtocolState};
@@ -43,6 +44,9 @@ pub struct AgentConfig {
     pub shell_timeout: Duration,
     /// What confined commands may also read, and must never read.
     pub sandbox: sandbox::Settings,
+    /// Tokens each request may take (the model's window less the reply's room); earlier
+    /// tool results are elided to stay within it. `None`: unknown, nothing is trimmed.
+    pub request_budget: Option<usize>,
 }
 
 /// One model reply: its text and the tool calls it made natively.
@@ -123,6 +127,8 @@ struct State<'a, H: Host> {
     /// The edits checked so far; dropped after a call that may change files on disk.
     checker: std::sync::Arc<std::sync::Mutex<Option<crate::edits::plan::EditChecker>>>,
     next_id: usize,
+    /// The tool results in the conversation, oldest first, for fitting it to the window.
+    results: Vec<ResultEntry>,
 }
 
 /// Runs the loop. `messages` holds the system prompt, history and the prompt.
@@ -149,6 +155,7 @@ pub async fn run<H: Host>(
         edits: Vec::new(),
         checker: Default::default(),
         next_id: 0,
+        results: Vec::new(),
     };
     let end = if config.native_tools {
         state.native(&mut messages, &tools).await
@@ -168,12 +175,36 @@ pub async fn run<H: Host>(
 }
 
 impl<H: Host> State<'_, H> {
+    /// Fits the conversation to the window, then streams the model's next reply.
     async fn complete(
-        &self,
-        messages: &[ChatMessage],
+        &mut self,
+        messages: &mut [ChatMessage],
         tools: &[ToolSpec],
         visible: bool,
     ) -> Result<ModelReply, LoopEnd> {
+        if let Some(budget) = self.config.request_budget {
+            match fit::fit(messages, &mut self.results, tools, budget) {
+                Ok(None) => {}
+                Ok(Some(trimmed)) => {
+                    let text = trimmed.describe();
+                    let elided = serde_json::json!({
+                        "elided": trimmed.elided,
+                        "arguments_elided": trimmed.arguments,
+                        "cut": trimmed.cut.as_ref().map(|(label, kept, of)| {
+                            serde_json::json!({"label": label, "kept_lines": kept, "lines": of})
+                        }),
+                        "tokens_before": trimmed.before,
+                        "tokens_after": trimmed.after,
+                    });
+                    self.record(StepKind::Trimmed, |s| {
+                        s.arguments = Some(&elided);
+                        s.result = Some(&text);
+                    });
+                }
+                Err(overflow) => return Err(LoopEnd::Failed(overflow.to_string())),
+            }
+        }
+        let messages = &*messages;
         tokio::select! {
             biased;
             _ = self.cancel.cancelled() => Err(LoopEnd::Cancelled),
@@ -229,6 +260,11 @@ impl<H: Host> State<'_, H> {
                     },
                 };
                 messages.push(ChatMessage::tool_result(call, result));
+                self.results.push(ResultEntry {
+                    index: messages.len() - 1,
+                    label: fit::label(&call.name, &call.arguments),
+                    elided: false,
+                });
             }
             if let Some(end) = self.limit_reached() {
                 return end;
@@ -270,6 +306,8 @@ impl<H: Host> State<'_, H> {
                 }
             };
             corrections = 0;
+            // Set when `next` carries a tool's result (which may be elided later to fit).
+            let mut result_of = None;
             let next = match directive {
                 Directive::Plan { steps } => {
                     let plan = serde_json::json!(steps);
@@ -296,6 +334,7 @@ impl<H: Host> State<'_, H> {
                         call.name
                     );
                     shown.push(result);
+                    result_of = Some(fit::label(&call.name, &call.arguments));
                     next
                 }
                 Directive::StepDone { index, note } => {
@@ -316,6 +355,13 @@ impl<H: Host> State<'_, H> {
                 }
             };
             messages.push(ChatMessage::new(ChatRole::User, next));
+            if let Some(label) = result_of {
+                self.results.push(ResultEntry {
+                    index: messages.len() - 1,
+                    label,
+                    elided: false,
+                });
+            }
         }
     }
 

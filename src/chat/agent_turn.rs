@@ -124,6 +124,9 @@ impl ChatService {
                 .unwrap_or(DEFAULT_MAX_STEPS),
             shell_timeout,
             sandbox: self.sandbox_settings(),
+            request_budget: request
+                .context_window
+                .map(|window| (window as usize).saturating_sub(request.reply_reserve())),
         };
         let mut notes = String::new();
         let hub = match (config.mode, store.mcp_servers()) {
@@ -215,7 +218,8 @@ impl<'s> AgentHost<'s> {
             tools: tools.to_vec(),
             ..self.base.clone()
         };
-        let mut stream = self.turn.choice.provider.stream(request);
+        let warns = self.turn.choice.record.kind.request_sets_window();
+        let mut stream = self.turn.choice.provider.stream(request.clone());
         let mut reply = ModelReply::default();
         let mut deltas = Coalescer::new(EVENT_INTERVAL);
         let mut separated = false;
@@ -244,6 +248,11 @@ impl<'s> AgentHost<'s> {
                 Some(Some(Ok(StreamEvent::ToolCall(call)))) => reply.calls.push(call),
                 Some(Some(Ok(StreamEvent::Usage(usage)))) => {
                     let mut s = self.streamed();
+                    if warns && let Some(warning) = request.truncation_warning(&usage) {
+                        let note = format!("\n\n> **Context overflow:** {warning}\n");
+                        s.content.push_str(&note);
+                        deltas.text.push_str(&note);
+                    }
                     let total = s.usage.get_or_insert_with(Usage::default);
                     total.input_tokens += usage.input_tokens;
                     total.output_tokens += usage.output_tokens;

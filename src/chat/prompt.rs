@@ -12,9 +12,9 @@ use serde::Serialize;
 use crate::edits::{Segment, TagKind, parse};
 use crate::llm::{ChatMessage, ChatRole};
 use crate::store::{ChatMode, Message, MessageStatus, Role};
+use crate::tokens::{MESSAGE_OVERHEAD, estimate as estimate_tokens};
 use crate::workspace::context::{
-    CodebaseContext, ContextCache, ContextError, ContextOptions, SkipReason, estimate_tokens,
-    render,
+    CodebaseContext, ContextCache, ContextError, ContextOptions, SkipReason, render,
 };
 
 pub const BUILD_PROMPT: &str = include_str!("../../prompts/build.md");
@@ -23,9 +23,6 @@ pub const AGENT_PROMPT: &str = include_str!("../../prompts/agent.md");
 pub const PLAN_PROMPT: &str = include_str!("../../prompts/plan.md");
 pub const RULES_HEADER: &str = include_str!("../../prompts/rules_header.md");
 pub const TITLE_PROMPT: &str = include_str!("../../prompts/title.md");
-
-/// Per-message framing tokens providers add around each message (an estimate).
-const MESSAGE_OVERHEAD: usize = 4;
 
 /// Token counts of each part of a request, against the model's window.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -161,6 +158,7 @@ pub fn assemble(
     // Nothing beyond what is left could be sent, so nothing beyond it is read.
     let mut first = inputs.context.clone();
     first.budget_tokens = first.budget_tokens.min(remaining);
+    first.listing_budget = listing_share(remaining);
     let full = cache.collect(inputs.root, &first)?;
     let full_tokens = codebase_tokens(&full);
     let history_all: usize = inputs
@@ -210,6 +208,12 @@ pub fn assemble(
     Ok((messages, breakdown))
 }
 
+/// The names of the files not sent take at most a quarter of the codebase's room; past it
+/// they become an outline of folders (a 14,000-path list would fill twenty small windows).
+fn listing_share(budget: usize) -> usize {
+    budget / 4
+}
+
 fn codebase_tokens(context: &CodebaseContext) -> usize {
     let rendered = render(context);
     if rendered.is_empty() {
@@ -226,7 +230,8 @@ fn fit_codebase(
     budget: usize,
 ) -> Result<CodebaseContext, ContextError> {
     let mut options = inputs.context.clone();
-    options.budget_tokens = budget;
+    options.budget_tokens = options.budget_tokens.min(budget);
+    options.listing_budget = listing_share(budget);
     let mut context = cache.collect(inputs.root, &options)?;
     // Headers and the path list cost tokens too: shrink the content budget until it all fits.
     for _ in 0..4 {

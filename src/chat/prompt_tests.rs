@@ -163,3 +163,62 @@ fn a_prompt_larger_than_the_window_is_a_clear_error() {
     .unwrap_err();
     assert!(matches!(err, PromptError::TooLarge { .. }), "{err}");
 }
+
+#[test]
+fn thousands_of_paths_become_an_outline_that_fits_a_small_window() {
+    let mut files: Vec<(String, String)> = Vec::new();
+    for d in 0..60 {
+        for f in 0..50 {
+            files.push((
+                format!("src/module_{d:02}/file_{f:02}.rs"),
+                format!("pub fn f_{f}() {{ /* {} */ }}\n", "x".repeat(2000)),
+            ));
+        }
+    }
+    let refs: Vec<(&str, String)> = files.iter().map(|(p, c)| (p.as_str(), c.clone())).collect();
+    let dir = project(&refs);
+    let cache = ContextCache::default();
+    for (mode_budget, what) in [(usize::MAX, "Build"), (0, "Agent: paths only")] {
+        let (messages, breakdown) = assemble(
+            PromptInputs {
+                system: "SYSTEM".into(),
+                history: Vec::new(),
+                prompt: "fix src/module_42/file_07.rs",
+                window: 8192,
+                reply_reserve: 2048,
+                root: dir.path(),
+                context: ContextOptions {
+                    budget_tokens: mode_budget,
+                    priority: vec!["src/module_42/file_07.rs".into()],
+                    ..ContextOptions::default()
+                },
+            },
+            &cache,
+        )
+        .unwrap();
+        assert!(breakdown.fits(), "{what}: {breakdown:?}");
+        let system = &messages[0].content;
+        assert!(
+            crate::tokens::estimate(system) <= 8192 - 2048,
+            "{what}: {} tokens",
+            crate::tokens::estimate(system)
+        );
+        assert!(system.contains("by folder"), "{what}: {system}");
+        // Counted, not dropped: every file is included, listed or in a folder's count.
+        let listed = breakdown.files_listed.len();
+        assert!(
+            system.contains(&format!("- src/ ({listed} files)")),
+            "{what}: {system}"
+        );
+        assert_eq!(
+            breakdown.files_listed.len() + breakdown.files_included,
+            3000
+        );
+        // The folder of the file the prompt is about is opened first.
+        assert!(
+            system.contains("- src/module_42/file_07.rs\n")
+                || system.contains("src/module_42/file_07.rs\n```"),
+            "{what}: {system}"
+        );
+    }
+}

@@ -319,7 +319,7 @@ impl ChatService {
     ) -> Result<(ChatRequest, ContextBreakdown), ChatError> {
         let info = models::model_info(self.engine.store(), choice).await;
         let window = info.context_length.unwrap_or(FALLBACK_CONTEXT) as usize;
-        let reply_reserve = (window / 4).clamp(256, 8192);
+        let reply_reserve = crate::llm::reply_reserve_for(window);
         let root = project.path.clone();
         let settings = project.settings.clone();
         let text = text.to_string();
@@ -367,15 +367,12 @@ impl ChatService {
         })
         .await
         .map_err(|e| ChatError::Task(e.to_string()))??;
-        let context_window = choice.record.kind.request_sets_window().then(|| {
-            let wanted = (breakdown.total() + reply_reserve).div_ceil(1024) * 1024;
-            u32::try_from(wanted.min(window)).unwrap_or(u32::MAX)
-        });
         let request = ChatRequest {
             model: choice.model.clone(),
             messages,
             max_output_tokens: None,
-            context_window,
+            // Each request (this one, and every agent step after it) is sized from this.
+            context_window: Some(u32::try_from(window).unwrap_or(u32::MAX)),
             temperature: None,
             tools: Vec::new(),
         };
@@ -387,7 +384,8 @@ impl ChatService {
         let store = self.engine.store();
         let mut writer = StreamWriter::new(store, turn.message_id, DB_FLUSH_INTERVAL);
         let mut deltas = Coalescer::new(EVENT_INTERVAL);
-        let mut stream = turn.choice.provider.stream(request);
+        let warns = turn.choice.record.kind.request_sets_window();
+        let mut stream = turn.choice.provider.stream(request.clone());
         let mut thinking = false;
         let content = &mut outcome.content;
         outcome.status = loop {
@@ -436,6 +434,14 @@ impl ChatService {
         drop(stream);
         if thinking {
             content.push_str("</think>\n");
+        }
+        if warns
+            && let Some(usage) = &outcome.usage
+            && let Some(warning) = request.truncation_warning(usage)
+        {
+            let note = format!("\n\n> **Context overflow:** {warning}\n");
+            content.push_str(&note);
+            deltas.text.push_str(&note);
         }
         if let Some((text, reasoning)) = deltas.take(true) {
             self.event(turn, ChatEventKind::Delta { text, reasoning });
@@ -493,9 +499,10 @@ impl ChatService {
             else {
                 return;
             };
+            let window = models::model_info(store, &choice).await.context_length;
             let title = tokio::time::timeout(
                 std::time::Duration::from_secs(20),
-                generate_title(&choice, &prompt.content),
+                generate_title(&choice, window, &prompt.content),
             )
             .await;
             if let Ok(Some(title)) = title
@@ -511,7 +518,7 @@ impl ChatService {
     }
 }
 
-async fn generate_title(choice: &ModelChoice, prompt: &str) -> Option<String> {
+async fn generate_title(choice: &ModelChoice, window: Option<u32>, prompt: &str) -> Option<String> {
     use crate::llm::{ChatMessage, ChatRole};
     let request = ChatRequest {
         model: choice.model.clone(),
@@ -523,7 +530,8 @@ async fn generate_title(choice: &ModelChoice, prompt: &str) -> Option<String> {
             ),
         ],
         max_output_tokens: Some(40),
-        context_window: None,
+        // Sized like every request (Ollama's default context is smaller than some prompts).
+        context_window: window.or(Some(FALLBACK_CONTEXT)),
         temperature: Some(0.2),
         tools: Vec::new(),
     };

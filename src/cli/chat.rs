@@ -427,6 +427,7 @@ fn step_line(step: &AgentStep) -> String {
         StepKind::StepDone => format!("[step done] {args} {result}"),
         StepKind::Correction => format!("[protocol correction] {first}"),
         StepKind::Final => "[final]".to_string(),
+        StepKind::Trimmed => format!("[context trimmed] {first}"),
         StepKind::Tool => {
             let decision = step.decision.map(|d| d.as_str()).unwrap_or("?");
             let exit = step

@@ -89,7 +89,7 @@ impl OllamaProvider {
 fn chat_body(request: &ChatRequest) -> Value {
     let messages = super::wire::ollama_messages(request);
     let mut options = Map::new();
-    if let Some(num_ctx) = request.context_window {
+    if let Some(num_ctx) = request.num_ctx() {
         options.insert("num_ctx".into(), json!(num_ctx));
     }
     if let Some(temperature) = request.temperature {
@@ -280,7 +280,7 @@ mod tests {
         let body = chat_body(&request);
         assert_eq!(
             body["options"],
-            json!({ "num_ctx": 8192, "num_predict": 100 })
+            json!({ "num_ctx": 1024, "num_predict": 100 })
         );
         assert_eq!(
             body["messages"],

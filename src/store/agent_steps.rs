@@ -18,6 +18,9 @@ pub enum StepKind {
     /// The model's turn broke the protocol; the correction sent back is the result.
     Correction,
     Final,
+    /// Earlier tool results were shortened so the next request fits the model's window; the
+    /// result says what was elided.
+    Trimmed,
 }
 text_enum!(StepKind {
     Plan => "plan",
@@ -25,6 +28,7 @@ text_enum!(StepKind {
     StepDone => "step_done",
     Correction => "correction",
     Final => "final",
+    Trimmed => "trimmed",
 });
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -44,6 +44,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/004_streaming_parts.sql"),
     include_str!("../../migrations/005_agent.sql"),
     include_str!("../../migrations/006_step_sandbox.sql"),
+    include_str!("../../migrations/007_trimmed_steps.sql"),
 ];
 
 /// The file name of the database inside the data directory.

@@ -14,6 +14,8 @@ use std::time::SystemTime;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
+use crate::tokens::estimate as estimate_tokens;
+
 /// Files larger than this are skipped by default: they are almost always generated or data.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024;
 
@@ -87,6 +89,9 @@ pub struct ContextOptions {
     pub budget_tokens: usize,
     /// Relative paths packed first, in this order (mentioned in the prompt, recently edited).
     pub priority: Vec<String>,
+    /// Tokens the names of the files not included may take; past it they become an outline
+    /// of folders with file counts (see [`super::outline`]).
+    pub listing_budget: usize,
 }
 
 impl Default for ContextOptions {
@@ -97,6 +102,7 @@ impl Default for ContextOptions {
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
             budget_tokens: usize::MAX,
             priority: Vec::new(),
+            listing_budget: usize::MAX,
         }
     }
 }
@@ -140,6 +146,9 @@ pub struct CodebaseContext {
     /// Ineligible files, by path.
     pub skipped: Vec<(String, SkipReason)>,
     pub content_tokens: usize,
+    /// The names of `listed_only` as sent: a list, or an outline by folder when the list is
+    /// over the listing budget.
+    pub listing: String,
     pub listing_tokens: usize,
 }
 
@@ -262,9 +271,15 @@ impl ContextCache {
         drop(state);
 
         skipped.sort_by(|a, b| a.0.cmp(&b.0));
+        let names: Vec<&str> = listed_only.iter().map(|(p, _)| p.as_str()).collect();
+        let relevant: Vec<&str> = (options.priority.iter().map(String::as_str))
+            .chain(included.iter().map(|f| f.path.as_str()))
+            .collect();
+        let listing = super::outline::outline(&names, &relevant, options.listing_budget);
         Ok(CodebaseContext {
             content_tokens: included.iter().map(|f| f.tokens).sum(),
-            listing_tokens: estimate_tokens(&listing(&listed_only)),
+            listing_tokens: estimate_tokens(&listing),
+            listing,
             included,
             listed_only,
             skipped,
@@ -493,22 +508,6 @@ fn check_name(rel: &str, include: &GlobSet, exclude: &GlobSet) -> Result<(), Ski
     }
 }
 
-/// A cheap token estimate: one token per 4 ASCII bytes (rounded up), which is about what BPE
-/// tokenizers average on code, plus one per non-ASCII character, which they rarely merge.
-/// Never 0 for non-empty text. It is an estimate: leave headroom in the budget.
-pub fn estimate_tokens(text: &str) -> usize {
-    let (mut ascii, mut other) = (0usize, 0usize);
-    for &byte in text.as_bytes() {
-        if byte.is_ascii() {
-            ascii += 1;
-        } else if byte & 0xC0 != 0x80 {
-            // A leading byte, so one per character, not per byte.
-            other += 1;
-        }
-    }
-    ascii.div_ceil(4) + other
-}
-
 /// The prompt text: each included file as its path then a fenced block, then the paths of the
 /// files left out. Empty when there is nothing.
 pub fn render(context: &CodebaseContext) -> String {
@@ -526,22 +525,11 @@ pub fn render(context: &CodebaseContext) -> String {
         }
         out.push_str(&format!("{fence}\n\n"));
     }
-    out.push_str(&listing(&context.listed_only));
+    out.push_str(&context.listing);
     if out.ends_with("\n\n") {
         out.pop();
     }
     out
-}
-
-fn listing(listed: &[(String, ListedReason)]) -> String {
-    if listed.is_empty() {
-        return String::new();
-    }
-    let paths: String = listed
-        .iter()
-        .map(|(path, _)| format!("- {path}\n"))
-        .collect();
-    format!("Other files (not included, ask to see them):\n{paths}")
 }
 
 fn longest_backtick_run(text: &str) -> usize {

@@ -510,17 +510,6 @@ fn defaults() {
     assert!(options.priority.is_empty());
 }
 
-#[test]
-fn token_estimates() {
-    assert_eq!(estimate_tokens(""), 0);
-    assert_eq!(estimate_tokens("a"), 1);
-    assert_eq!(estimate_tokens("abcd"), 1);
-    assert_eq!(estimate_tokens("abcde"), 2);
-    assert_eq!(estimate_tokens("é"), 1);
-    assert_eq!(estimate_tokens("日本語"), 3);
-    assert_eq!(estimate_tokens("ab日本"), 3);
-}
-
 proptest! {
     #[test]
     fn token_estimate_is_positive_and_at_most_one_per_byte(text in "\\PC{1,200}") {
@@ -550,6 +539,7 @@ fn render_heads_blocks_with_paths_and_lists_the_rest() {
             ("big.rs".into(), ListedReason::OverBudget),
             ("docs/huge.md".into(), ListedReason::OverBudget),
         ],
+        listing: crate::workspace::outline::outline(&["big.rs", "docs/huge.md"], &[], 1000),
         ..CodebaseContext::default()
     };
     assert_eq!(

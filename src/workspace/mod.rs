@@ -4,6 +4,7 @@
 pub mod context;
 mod files;
 mod listing;
+pub(crate) mod outline;
 mod paths;
 mod platform;
 mod walk;

@@ -64,6 +64,11 @@ pub fn trace(
                 ui.weak(format!("protocol correction: {}", first_line(text)))
                     .on_hover_text(text);
             }
+            StepKind::Trimmed => {
+                let text = step.result.as_deref().unwrap_or("");
+                ui.weak(format!("context trimmed: {}", first_line(text)))
+                    .on_hover_text(text);
+            }
             StepKind::Final => {}
         }
     }
