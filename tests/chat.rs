@@ -776,3 +776,185 @@ async fn a_prompt_count_that_fills_num_ctx_is_told_in_the_chat() {
     let saved = s.engine.store().message(second.message_id).unwrap();
     assert!(saved.content.contains("Context overflow"));
 }
+
+fn search_replace(search: &str, replace: &str) -> String {
+    format!(
+        "Changing main.\n<tandem-search-replace path=\"src/main.rs\" description=\"greet\">\n\
+         <<<<<<< SEARCH\n{search}\n=======\n{replace}\n>>>>>>> REPLACE\n</tandem-search-replace>\n"
+    )
+}
+
+/// Sends `prompt` in a new Build chat and waits for the outcome, collecting the events.
+async fn build_turn(
+    s: &fake_provider::setup::Setup,
+    prompt: &str,
+) -> (tandem::chat::TurnOutcome, Vec<ChatEventKind>) {
+    let chat = s.chat(ChatMode::Build);
+    let mut events = s.service.subscribe();
+    let handle = s
+        .service
+        .send(chat, prompt, SendOptions::default())
+        .await
+        .unwrap();
+    let outcome = tokio::time::timeout(BOUND, handle.outcome)
+        .await
+        .unwrap()
+        .unwrap();
+    let mut seen = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        seen.push(event.kind);
+    }
+    s.assert_settled(chat);
+    (outcome, seen)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_block_that_matches_nowhere_goes_back_and_the_fix_becomes_the_proposal() {
+    let s = setup(ProviderKind::Ollama).await;
+    let wrong = search_replace("fn main() { }", "fn main() { println!(\"hi\"); }");
+    let right = search_replace("fn main() {}", "fn main() { println!(\"hi\"); }");
+    s.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&[&wrong], Duration::ZERO),
+    );
+    s.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&[&right], Duration::ZERO),
+    );
+    let (outcome, events) = build_turn(&s, "print hi").await;
+    assert_eq!(
+        outcome.status,
+        MessageStatus::Complete,
+        "{:?}",
+        outcome.error
+    );
+
+    // The corrected reply is the reply and the proposal; nothing was applied.
+    assert_eq!(outcome.content, right);
+    let plan = outcome.plan.unwrap();
+    assert_eq!(plan.errors().count(), 0, "{:?}", plan.operations);
+    assert!(plan.is_proposal());
+    let saved = s.engine.store().message(outcome.message_id).unwrap();
+    assert_eq!(saved.content, right);
+    assert_eq!(saved.approval_state, Some(ApprovalState::Pending));
+    assert_eq!(
+        std::fs::read_to_string(s.root.join("src/main.rs")).unwrap(),
+        "fn main() {}\n"
+    );
+
+    // The model heard the error with the nearest lines, after its own failed reply.
+    let requests = s.chat_requests();
+    assert_eq!(requests.len(), 2);
+    let messages = requests[1].body["messages"].as_array().unwrap();
+    let n = messages.len();
+    assert_eq!(messages[n - 2]["role"], "assistant");
+    assert_eq!(messages[n - 2]["content"], wrong.trim());
+    let feedback = messages[n - 1]["content"].as_str().unwrap();
+    assert!(feedback.contains("- src/main.rs: "), "{feedback}");
+    assert!(
+        feedback.contains("fn main() {}"),
+        "nearest lines: {feedback}"
+    );
+    assert!(feedback.contains("complete reply again"), "{feedback}");
+
+    // The round is kept: its errors and the reply that failed.
+    let steps = s.engine.store().agent_steps(outcome.message_id).unwrap();
+    assert_eq!(steps.len(), 1);
+    assert_eq!(steps[0].kind, tandem::store::StepKind::Repair);
+    assert_eq!(steps[0].result.as_deref(), Some(wrong.as_str()));
+    let arguments = steps[0].arguments.clone().unwrap();
+    assert_eq!(arguments["round"], 1);
+    assert_eq!(arguments["errors"][0]["path"], "src/main.rs");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, ChatEventKind::Retrying { round: 1 }))
+    );
+
+    // Approving applies the corrected edit.
+    s.engine.approve(outcome.message_id, None).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(s.root.join("src/main.rs")).unwrap(),
+        "fn main() { println!(\"hi\"); }\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repair_rounds_stop_at_the_setting_and_zero_turns_them_off() {
+    let s = setup(ProviderKind::Ollama).await;
+    let wrong = search_replace("no such line", "x");
+    s.engine
+        .store()
+        .set_setting("chat.repair_rounds", &1)
+        .unwrap();
+    for _ in 0..2 {
+        s.server.push(
+            "POST",
+            "/api/chat",
+            ollama_stream(&[&wrong], Duration::ZERO),
+        );
+    }
+    let (outcome, _) = build_turn(&s, "change it").await;
+    assert_eq!(outcome.status, MessageStatus::Complete);
+    assert_eq!(
+        s.chat_requests().len(),
+        2,
+        "one repair round, then the failure stands"
+    );
+    assert_eq!(outcome.plan.unwrap().errors().count(), 1);
+    let steps = s.engine.store().agent_steps(outcome.message_id).unwrap();
+    assert_eq!(steps.len(), 1);
+
+    s.engine
+        .store()
+        .set_setting("chat.repair_rounds", &0)
+        .unwrap();
+    s.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&[&wrong], Duration::ZERO),
+    );
+    let (outcome, events) = build_turn(&s, "change it again").await;
+    assert_eq!(s.chat_requests().len(), 3, "no repair round");
+    assert_eq!(outcome.plan.unwrap().errors().count(), 1);
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, ChatEventKind::Retrying { .. }))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_approve_waits_for_the_repaired_reply() {
+    let s = setup(ProviderKind::Ollama).await;
+    s.engine
+        .store()
+        .set_setting("chat.auto_approve", &true)
+        .unwrap();
+    let wrong = search_replace("fn main() { }", "fn main() { todo!() }");
+    let right = search_replace("fn main() {}", "fn main() { todo!() }");
+    s.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&[&wrong], Duration::ZERO),
+    );
+    s.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&[&right], Duration::ZERO),
+    );
+    let (outcome, _) = build_turn(&s, "todo").await;
+    assert!(outcome.approval.is_some(), "{:?}", outcome.approve_error);
+    assert_eq!(
+        std::fs::read_to_string(s.root.join("src/main.rs")).unwrap(),
+        "fn main() { todo!() }\n"
+    );
+    let log = std::process::Command::new("git")
+        .args(["log", "--oneline"])
+        .current_dir(&s.root)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&log.stdout).lines().count(), 2);
+}

@@ -9,6 +9,7 @@
 mod agent_turn;
 mod models;
 mod prompt;
+pub mod repair;
 mod turn;
 mod writer;
 
@@ -92,6 +93,11 @@ pub enum ChatEventKind {
     },
     TitleChanged {
         title: String,
+    },
+    /// The reply's edits failed and went back to the model (the failed reply is the `Step`
+    /// just before): the text streamed so far is replaced by repair round `round`'s.
+    Retrying {
+        round: usize,
     },
     /// Agent mode: a step was recorded (plan, tool call with its result, step done…).
     Step {

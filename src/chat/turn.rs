@@ -9,13 +9,14 @@ use tokio_util::sync::CancellationToken;
 
 use super::models::{self, FALLBACK_CONTEXT, ModelChoice};
 use super::prompt::{self, ContextBreakdown, PromptInputs};
+use super::repair;
 use super::writer::{Coalescer, DB_FLUSH_INTERVAL, EVENT_INTERVAL, StreamWriter};
 use super::{Active, ChatError, ChatEvent, ChatEventKind, ChatService, SendOptions, TurnHandle};
 use crate::edits::EditPlan;
 use crate::engine::{ApproveOutcome, TITLE_CHARS, title_from_prompt, truncate};
 use crate::llm::{ChatRequest, StreamEvent, Usage};
-use crate::store::keys::{AUTO_APPROVE, GENERATE_TITLES, HISTORY_TURNS};
-use crate::store::{Chat, ChatMode, MessageStatus, NewMessage, Project, Role};
+use crate::store::keys::{AUTO_APPROVE, GENERATE_TITLES, HISTORY_TURNS, REPAIR_ROUNDS};
+use crate::store::{Chat, ChatMode, MessageStatus, NewMessage, NewStep, Project, Role, StepKind};
 use crate::workspace::context::{ContextOptions, mentioned_paths};
 
 const DEFAULT_HISTORY_TURNS: usize = 10;
@@ -170,6 +171,8 @@ impl ChatService {
             prepared = self.prepare_turn(&turn) => prepared,
             _ = turn.cancel.cancelled() => Err(ChatError::Task("cancelled".into())),
         };
+        // A Build turn keeps its request: failed edits go back with it (see `repair`).
+        let mut sent = None;
         match request {
             Ok((request, breakdown)) => {
                 self.event(
@@ -185,6 +188,9 @@ impl ChatService {
                         self.agent(&turn, request, &mut outcome).await
                     }
                     ChatMode::Build | ChatMode::Ask => {
+                        if turn.chat.mode == ChatMode::Build {
+                            sent = Some(request.clone());
+                        }
                         self.stream(&turn, request, &mut outcome).await
                     }
                 }
@@ -193,34 +199,50 @@ impl ChatService {
             Err(_) if turn.cancel.is_cancelled() => outcome.status = MessageStatus::Cancelled,
             Err(e) => outcome.error = Some(e.to_string()),
         }
-        let store = self.engine.store();
         // A redo's earlier turn goes only now that its replacement exists: a failed or
         // cancelled resend leaves it as it was.
-        let replaced: &[i64] = match outcome.status {
-            MessageStatus::Complete => &turn.replaces,
-            _ => &[],
+        self.save_reply(&turn, &mut outcome, &turn.replaces);
+        let rounds = match sent {
+            Some(_) => self
+                .engine
+                .store()
+                .setting::<usize>(REPAIR_ROUNDS)
+                .ok()
+                .flatten()
+                .unwrap_or(repair::DEFAULT_REPAIR_ROUNDS),
+            None => 0,
         };
-        if let Err(e) = store.finish_message_replacing(
-            turn.message_id,
-            &outcome.content,
-            outcome.status,
-            outcome.error.as_deref(),
-            replaced,
-        ) {
-            outcome.status = MessageStatus::Error;
-            outcome.error = Some(format!("the reply could not be saved: {e}"));
-        }
-        if let Some(usage) = outcome.usage {
-            let _ = store.record_usage(
-                turn.message_id,
-                &turn.choice.record.name,
-                &turn.choice.model,
-                i64::try_from(usage.input_tokens).unwrap_or(i64::MAX),
-                i64::try_from(usage.output_tokens).unwrap_or(i64::MAX),
-            );
-        }
-        if outcome.status == MessageStatus::Complete && turn.chat.mode != ChatMode::Ask {
+        let mut round = 0;
+        loop {
+            if outcome.status != MessageStatus::Complete || turn.chat.mode == ChatMode::Ask {
+                break;
+            }
             self.review(&turn, &mut outcome).await;
+            let failures = outcome
+                .plan
+                .as_ref()
+                .map(repair::failures)
+                .unwrap_or_default();
+            let next = match (&sent, failures.is_empty()) {
+                (Some(request), false) if round < rounds && !turn.cancel.is_cancelled() => {
+                    let feedback = repair::feedback(&failures);
+                    repair::follow_up(request, &outcome.content, &feedback)
+                }
+                _ => None,
+            };
+            let Some(next) = next else {
+                if turn.auto_approve {
+                    self.approve(&turn, &mut outcome).await;
+                }
+                break;
+            };
+            round += 1;
+            if !self.start_round(&turn, round, &failures, &mut outcome) {
+                break;
+            }
+            self.stream(&turn, next.clone(), &mut outcome).await;
+            sent = Some(next);
+            self.save_reply(&turn, &mut outcome, &[]);
         }
         self.event(
             &turn,
@@ -448,30 +470,102 @@ impl ChatService {
         }
     }
 
-    /// Plans a complete reply; with auto-approve, applies it.
+    /// Saves the reply's final text and status (deleting the turns in `replaced` once it is
+    /// complete) and records its usage.
+    fn save_reply(&self, turn: &Turn, outcome: &mut TurnOutcome, replaced: &[i64]) {
+        let store = self.engine.store();
+        let replaced = match outcome.status {
+            MessageStatus::Complete => replaced,
+            _ => &[],
+        };
+        if let Err(e) = store.finish_message_replacing(
+            turn.message_id,
+            &outcome.content,
+            outcome.status,
+            outcome.error.as_deref(),
+            replaced,
+        ) {
+            outcome.status = MessageStatus::Error;
+            outcome.error = Some(format!("the reply could not be saved: {e}"));
+        }
+        if let Some(usage) = outcome.usage {
+            let _ = store.record_usage(
+                turn.message_id,
+                &turn.choice.record.name,
+                &turn.choice.model,
+                i64::try_from(usage.input_tokens).unwrap_or(i64::MAX),
+                i64::try_from(usage.output_tokens).unwrap_or(i64::MAX),
+            );
+        }
+    }
+
+    /// Plans a complete reply (recording its proposal for review).
     async fn review(&self, turn: &Turn, outcome: &mut TurnOutcome) {
         let engine = Arc::clone(&self.engine);
         let project = turn.project.clone();
         let id = turn.message_id;
-        let auto = turn.auto_approve;
         let result = tokio::task::spawn_blocking(move || {
             let message = engine.store().message(id)?;
-            let plan = engine.record_plan(&project, &message)?;
-            let approval = (auto && plan.is_proposal()).then(|| engine.approve(id, None));
-            Ok::<_, crate::engine::EngineError>((plan, approval))
+            engine.record_plan(&project, &message)
         })
         .await;
         match result {
-            Ok(Ok((plan, approval))) => {
-                outcome.plan = Some(plan);
-                match approval {
-                    Some(Ok(approved)) => outcome.approval = Some(approved),
-                    Some(Err(e)) => outcome.approve_error = Some(e.to_string()),
-                    None => {}
-                }
-            }
+            Ok(Ok(plan)) => outcome.plan = Some(plan),
             Ok(Err(e)) => outcome.approve_error = Some(e.to_string()),
             Err(e) => outcome.approve_error = Some(e.to_string()),
+        }
+    }
+
+    /// Auto-approve: applies the reviewed proposal at once.
+    async fn approve(&self, turn: &Turn, outcome: &mut TurnOutcome) {
+        if !outcome.plan.as_ref().is_some_and(|p| p.is_proposal()) {
+            return;
+        }
+        let engine = Arc::clone(&self.engine);
+        let id = turn.message_id;
+        match tokio::task::spawn_blocking(move || engine.approve(id, None)).await {
+            Ok(Ok(approved)) => outcome.approval = Some(approved),
+            Ok(Err(e)) => outcome.approve_error = Some(e.to_string()),
+            Err(e) => outcome.approve_error = Some(e.to_string()),
+        }
+    }
+
+    /// Keeps the failed reply as a step and starts the reply over for repair round `round`.
+    /// `false` when that could not be saved (the failed reply then stays the proposal).
+    fn start_round(
+        &self,
+        turn: &Turn,
+        round: usize,
+        failures: &[repair::Failure],
+        outcome: &mut TurnOutcome,
+    ) -> bool {
+        let store = self.engine.store();
+        let arguments = serde_json::json!({ "round": round, "errors": failures });
+        let step = NewStep {
+            arguments: Some(&arguments),
+            result: Some(&outcome.content),
+            is_error: true,
+            ..NewStep::default()
+        };
+        let recorded = store
+            .add_agent_step(turn.message_id, StepKind::Repair, &step)
+            .and_then(|step| {
+                store.restart_reply(turn.message_id)?;
+                Ok(step)
+            });
+        match recorded {
+            Ok(step) => {
+                self.event(turn, ChatEventKind::Step { step });
+                self.event(turn, ChatEventKind::Retrying { round });
+                outcome.content.clear();
+                outcome.plan = None;
+                outcome.error = None;
+                true
+            }
+            Err(e) => {
+                outcome.approve_error = Some(format!("the failed edits could not be retried: {e}"));
+                false
+            }
         }
     }
 

@@ -247,6 +247,9 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
                             print!("{text}");
                             let _ = stdout.flush();
                         }
+                        ChatEventKind::Retrying { round } => {
+                            println!("\n--- repair round {round}: the corrected reply follows ---");
+                        }
                         ChatEventKind::Started { breakdown, .. } if breakdown.turns_dropped > 0 || !breakdown.files_listed.is_empty() => {
                             eprintln!("note: to fit the model's window, {} history turn(s) were left out and {} file(s) are sent by path only", breakdown.turns_dropped, breakdown.files_listed.len());
                         }
@@ -281,9 +284,17 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
         if let Some(usage) = &outcome.usage {
             value["usage"] = json!(usage);
         }
+        let steps = app.agent_steps(outcome.message_id)?;
         if matches!(chat.mode, ChatMode::Agent | ChatMode::Plan) || args.mode.is_some() {
-            value["steps"] = steps_json(&app.agent_steps(outcome.message_id)?);
+            value["steps"] = steps_json(&steps);
         }
+        // Each round whose edits failed and went back to the model: its errors.
+        let repairs: Vec<_> = steps
+            .iter()
+            .filter(|s| s.kind == StepKind::Repair)
+            .filter_map(|s| s.arguments.clone())
+            .collect();
+        value["repairs"] = json!(repairs);
         println!("{value}");
     } else {
         println!();
@@ -428,6 +439,7 @@ fn step_line(step: &AgentStep) -> String {
         StepKind::Correction => format!("[protocol correction] {first}"),
         StepKind::Final => "[final]".to_string(),
         StepKind::Trimmed => format!("[context trimmed] {first}"),
+        StepKind::Repair => format!("[edits failed, sent back to the model] {args}"),
         StepKind::Tool => {
             let decision = step.decision.map(|d| d.as_str()).unwrap_or("?");
             let exit = step

@@ -21,6 +21,9 @@ pub enum StepKind {
     /// Earlier tool results were shortened so the next request fits the model's window; the
     /// result says what was elided.
     Trimmed,
+    /// A reply's edits failed and the errors went back to the model for another round; the
+    /// result is the failed reply, the arguments `{"round", "errors": [{"path", "error"}]}`.
+    Repair,
 }
 text_enum!(StepKind {
     Plan => "plan",
@@ -29,6 +32,7 @@ text_enum!(StepKind {
     Correction => "correction",
     Final => "final",
     Trimmed => "trimmed",
+    Repair => "repair",
 });
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -11,6 +11,9 @@ pub const HISTORY_TURNS: &str = "chat.history_turns";
 pub const AUTO_APPROVE: &str = "chat.auto_approve";
 /// Ask the model for a chat title after the first reply (default on).
 pub const GENERATE_TITLES: &str = "chat.generate_titles";
+/// How many times a Build reply whose edits fail is sent back to the model with the errors
+/// (default 2; 0 turns it off).
+pub const REPAIR_ROUNDS: &str = "chat.repair_rounds";
 /// Seconds a stream may stay silent before it is given up.
 pub const IDLE_TIMEOUT_SECS: &str = "llm.idle_timeout_secs";
 /// Set once the default local provider was added (so removing it sticks).

@@ -283,6 +283,24 @@ impl Store {
         })
     }
 
+    /// Starts a reply over (another round of the same turn): no text, streaming, no proposal
+    /// state, no parts. What the earlier round said is kept by the caller (as a step).
+    pub fn restart_reply(&self, id: i64) -> Result<()> {
+        self.transaction(|tx| {
+            let changed = tx.execute(
+                "UPDATE messages SET content = '', status = 'streaming', error = NULL,
+                     approval_state = NULL, plan_base = NULL, updated_at = ?2
+                 WHERE id = ?1",
+                params![id, now_ms()],
+            )?;
+            if changed == 0 {
+                return Err(not_found("message", id));
+            }
+            tx.execute("DELETE FROM message_parts WHERE message_id = ?1", [id])?;
+            Ok(())
+        })
+    }
+
     /// Records token usage for a reply: on the message and as a usage event.
     pub fn record_usage(
         &self,

@@ -271,6 +271,11 @@ impl AppState {
                 // The reloaded chat (sent right after) replaces the live view.
             }
             ChatEventKind::TitleChanged { title } => chat.chat.title = title,
+            ChatEventKind::Retrying { .. } => {
+                if let Some(streaming) = chat.live(event.message_id) {
+                    streaming.restart();
+                }
+            }
             ChatEventKind::Step { step } => {
                 // "Always allow" changed the saved policy: the settings form shows it.
                 let always = step

@@ -271,6 +271,15 @@ impl Streaming {
         }
     }
 
+    /// Another round of the same reply starts (its edits failed and went back to the model):
+    /// the text so far goes, the steps stay.
+    pub fn restart(&mut self) {
+        self.parser = StreamParser::new();
+        self.reasoning.clear();
+        self.first_token = None;
+        self.chars = 0;
+    }
+
     /// Tokens per second since the first token (≈ 4 characters a token).
     pub fn tokens_per_second(&self) -> Option<f32> {
         let first = self.first_token?;

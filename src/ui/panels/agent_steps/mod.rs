@@ -64,6 +64,7 @@ pub fn trace(
                 ui.weak(format!("protocol correction: {}", first_line(text)))
                     .on_hover_text(text);
             }
+            StepKind::Repair => repair(ui, step),
             StepKind::Trimmed => {
                 let text = step.result.as_deref().unwrap_or("");
                 ui.weak(format!("context trimmed: {}", first_line(text)))
@@ -84,6 +85,42 @@ fn ran(step: &AgentStep) -> bool {
 fn done_index(step: &AgentStep) -> Option<usize> {
     let index = step.arguments.as_ref()?.get("index")?.as_u64()?;
     usize::try_from(index).ok()
+}
+
+/// A repair round: the edits that failed and the reply they came from, folded.
+fn repair(ui: &mut egui::Ui, step: &AgentStep) {
+    let arguments = step.arguments.as_ref();
+    let round = arguments
+        .and_then(|a| a.get("round")?.as_u64())
+        .unwrap_or(0);
+    let errors: Vec<(String, String)> = arguments
+        .and_then(|a| a.get("errors")?.as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .map(|e| {
+            let field = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+            (field("path"), field("error"))
+        })
+        .collect();
+    let title = format!(
+        "{} edit(s) failed; sent back to the model (round {round})",
+        errors.len()
+    );
+    egui::CollapsingHeader::new(egui::RichText::new(title).weak())
+        .id_salt(("repair", step.id))
+        .default_open(false)
+        .show(ui, |ui| {
+            for (path, error) in &errors {
+                ui.label(egui::RichText::new(path).strong());
+                ui.weak(visible(error));
+            }
+            if let Some(reply) = step.result.as_deref() {
+                egui::CollapsingHeader::new("The reply that failed")
+                    .id_salt(("repair-reply", step.id))
+                    .default_open(false)
+                    .show(ui, |ui| ui.weak(visible(reply)));
+            }
+        });
 }
 
 fn first_line(text: &str) -> &str {
