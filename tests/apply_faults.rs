@@ -195,7 +195,7 @@ fn a_review_settles_an_interrupted_approval_from_git() {
         Some(f.head().as_str())
     );
     assert!(matches!(
-        f.engine.reject(landed.message.id),
+        f.engine.reject(landed.message.id, None),
         Err(EngineError::NotReviewable { .. })
     ));
 

@@ -958,3 +958,66 @@ async fn auto_approve_waits_for_the_repaired_reply() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&log.stdout).lines().count(), 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_next_turn_tells_the_model_what_was_left_out_and_why() {
+    let s = setup(ProviderKind::Ollama).await;
+    let reply = "Two files.\n<tandem-write path=\"src/main.rs\">\nfn main() { run() }\n</tandem-write>\n\
+                 <tandem-write path=\"src/extra.rs\">\npub fn extra_helper() {}\n</tandem-write>\n";
+    s.server
+        .push("POST", "/api/chat", ollama_stream(&[reply], Duration::ZERO));
+    s.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&["Understood."], Duration::ZERO),
+    );
+    let chat = s.chat(ChatMode::Build);
+    let send = |prompt: &'static str| {
+        let service = std::sync::Arc::clone(&s.service);
+        async move {
+            let handle = service
+                .send(chat, prompt, SendOptions::default())
+                .await
+                .unwrap();
+            tokio::time::timeout(BOUND, handle.outcome)
+                .await
+                .unwrap()
+                .unwrap()
+        }
+    };
+    let first = send("run it").await;
+    let only_main = tandem::edits::Selection {
+        files: vec![tandem::edits::FileSelection {
+            path: "src/main.rs".into(),
+            hunks: None,
+        }],
+        dependencies: false,
+    };
+    s.engine
+        .approve_with_reason(first.message_id, Some(&only_main), Some("no extra module"))
+        .unwrap();
+    assert!(!s.root.join("src/extra.rs").exists());
+
+    send("thanks").await;
+    let requests = s.chat_requests();
+    let messages = requests[1].body["messages"].as_array().unwrap();
+    let earlier = messages
+        .iter()
+        .find(|m| m["role"] == "assistant")
+        .and_then(|m| m["content"].as_str())
+        .unwrap();
+    assert!(earlier.starts_with("Two files."), "{earlier}");
+    assert!(
+        earlier.contains("applied only part of this proposal (1 of 2 hunks)"),
+        "{earlier}"
+    );
+    assert!(
+        earlier.contains("- src/extra.rs (the whole change)"),
+        "{earlier}"
+    );
+    assert!(earlier.contains("+pub fn extra_helper() {}"), "{earlier}");
+    assert!(
+        earlier.contains("Their reason: no extra module"),
+        "{earlier}"
+    );
+}

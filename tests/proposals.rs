@@ -130,7 +130,7 @@ fn reject_touches_nothing() {
         .engine
         .propose(&f.project, None, None, &reply_touching_everything())
         .unwrap();
-    f.engine.reject(proposal.message.id).unwrap();
+    f.engine.reject(proposal.message.id, None).unwrap();
     assert_eq!(f.snapshot(), snapshot);
     assert_eq!(f.head(), head);
     let message = f.engine.store().message(proposal.message.id).unwrap();
@@ -216,6 +216,95 @@ fn approving_selected_hunks_writes_exactly_those() {
         diff.contains("+line twenty-five") && !diff.contains("line two"),
         "{diff}"
     );
+    // The commit and the record say it was only part.
+    let subject = f.git(&["log", "-1", "--format=%s"]);
+    assert!(subject.trim_end().ends_with("(1 of 2 hunks)"), "{subject}");
+    let message = f.engine.store().message(proposal.message.id).unwrap();
+    let note = message.approval_note.unwrap();
+    assert_eq!((note.hunks_applied, note.hunks_total), (1, 2));
+    assert_eq!(note.part_applied().as_deref(), Some("1 of 2 hunks"));
+    assert_eq!(note.left_out.len(), 1);
+    assert_eq!(note.left_out[0].path, "f.txt");
+    let hunk = &note.left_out[0].hunks[0];
+    assert!(
+        hunk.starts_with("@@ ") && hunk.contains("-line 2\n+line two"),
+        "{hunk}"
+    );
+    assert_eq!(note.reason, None);
+}
+
+#[test]
+fn a_reason_is_kept_with_what_was_left_out_and_with_a_rejection() {
+    let f = fixture(&[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    let reply = "<tandem-write path=\"a.txt\">\nA\n</tandem-write>\n                 <tandem-write path=\"b.txt\">\nB\n</tandem-write>";
+    let proposal = f.engine.propose(&f.project, None, None, reply).unwrap();
+    let only_a = Selection {
+        files: vec![FileSelection {
+            path: "a.txt".into(),
+            hunks: None,
+        }],
+        dependencies: false,
+    };
+    f.engine
+        .approve_with_reason(
+            proposal.message.id,
+            Some(&only_a),
+            Some("  keep b lowercase "),
+        )
+        .unwrap();
+    assert_eq!(
+        (f.read("a.txt"), f.read("b.txt")),
+        ("A\n".into(), "b\n".into())
+    );
+    let note = f
+        .engine
+        .store()
+        .message(proposal.message.id)
+        .unwrap()
+        .approval_note
+        .unwrap();
+    assert_eq!((note.hunks_applied, note.hunks_total), (1, 2));
+    assert_eq!(note.left_out[0].path, "b.txt");
+    assert!(note.left_out[0].hunks[0].contains("+B"));
+    assert_eq!(note.reason.as_deref(), Some("keep b lowercase"));
+
+    // Everything applied and no reason: no note.
+    let all = f
+        .engine
+        .propose(
+            &f.project,
+            None,
+            None,
+            "<tandem-write path=\"b.txt\">\nbb\n</tandem-write>",
+        )
+        .unwrap();
+    f.engine.approve(all.message.id, None).unwrap();
+    let message = f.engine.store().message(all.message.id).unwrap();
+    assert_eq!(message.approval_note, None);
+    assert!(!f.git(&["log", "-1", "--format=%s"]).contains("hunks"));
+
+    // A rejection with a reason keeps it; without one, nothing.
+    let rejected = f
+        .engine
+        .propose(
+            &f.project,
+            None,
+            None,
+            "<tandem-write path=\"a.txt\">\nno\n</tandem-write>",
+        )
+        .unwrap();
+    f.engine
+        .reject(rejected.message.id, Some("wrong file"))
+        .unwrap();
+    let note = f
+        .engine
+        .store()
+        .message(rejected.message.id)
+        .unwrap()
+        .approval_note
+        .unwrap();
+    assert_eq!(note.reason.as_deref(), Some("wrong file"));
+    assert_eq!(note.hunks_applied, 0);
 }
 
 #[test]

@@ -228,16 +228,21 @@ impl App {
         Ok(self.engine().review(message_id)?)
     }
 
-    /// Applies a proposal (all, or `selection`) as one commit.
+    /// Applies a proposal (all, or `selection`) as one commit; `reason` says why the rest
+    /// was left out (told to the model on the next turn).
     pub fn approve(
         &self,
         message_id: i64,
         selection: Option<&Selection>,
+        reason: Option<&str>,
     ) -> Result<ApproveOutcome> {
-        Ok(self.engine().approve(message_id, selection)?)
+        Ok(self
+            .engine()
+            .approve_with_reason(message_id, selection, reason)?)
     }
 
-    pub fn reject(&self, message_id: i64) -> Result<()> {
-        Ok(self.engine().reject(message_id)?)
+    /// Rejects a proposal; `reason` is told to the model on the next turn.
+    pub fn reject(&self, message_id: i64, reason: Option<&str>) -> Result<()> {
+        Ok(self.engine().reject(message_id, reason)?)
     }
 }

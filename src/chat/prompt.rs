@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::edits::{Segment, TagKind, parse};
 use crate::llm::{ChatMessage, ChatRole};
-use crate::store::{ChatMode, Message, MessageStatus, Role};
+use crate::store::{ApprovalState, ChatMode, Message, MessageStatus, Role};
 use crate::tokens::{MESSAGE_OVERHEAD, estimate as estimate_tokens};
 use crate::workspace::context::{
     CodebaseContext, ContextCache, ContextError, ContextOptions, SkipReason, render,
@@ -102,7 +102,13 @@ pub fn history(messages: &[Message], max_turns: usize) -> Vec<(ChatMessage, Chat
             Role::Assistant => {
                 let usable = !matches!(message.status, MessageStatus::Streaming);
                 if let (Some(user), true) = (pending_user.take(), usable) {
-                    let reply = strip_for_history(&message.content);
+                    let mut reply = strip_for_history(&message.content);
+                    // What the person left out of this reply's proposal, and why.
+                    if let Some(note) = &message.approval_note {
+                        let approved = message.approval_state == Some(ApprovalState::Approved);
+                        reply.push_str("\n\n");
+                        reply.push_str(&crate::engine::partial::for_the_model(note, approved));
+                    }
                     if !reply.is_empty() {
                         turns.push((
                             ChatMessage::new(ChatRole::User, user.content.clone()),

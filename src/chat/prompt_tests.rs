@@ -19,6 +19,7 @@ fn message(id: i64, role: Role, content: &str, status: MessageStatus) -> Message
         output_tokens: None,
         plan_base: None,
         reverted_by: None,
+        approval_note: None,
         created_at: 0,
         updated_at: 0,
     }

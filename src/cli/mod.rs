@@ -105,9 +105,17 @@ enum Command {
         /// With --only: do not install the proposal's dependencies.
         #[arg(long)]
         skip_dependencies: bool,
+        /// Why the rest was left out; told to the model on the next turn with what was.
+        #[arg(long)]
+        reason: Option<String>,
     },
     /// Reject a pending proposal; nothing on disk changes.
-    Reject { message_id: i64 },
+    Reject {
+        message_id: i64,
+        /// Why; told to the model on the next turn.
+        #[arg(long)]
+        reason: Option<String>,
+    },
     /// List a project's versions (commits), newest first.
     Log {
         #[arg(long)]
@@ -279,9 +287,10 @@ Every command is asked: the kernel here cannot stop {}.
             message_id,
             only,
             skip_dependencies,
+            reason,
         } => {
             let selection = selection(&only, skip_dependencies)?;
-            let outcome = app.approve(message_id, selection.as_ref())?;
+            let outcome = app.approve(message_id, selection.as_ref(), reason.as_deref())?;
             let mut text = match &outcome.commit {
                 Some(commit) => format!("approved: commit {commit}\n"),
                 None => "approved: nothing needed changing, no commit\n".to_string(),
@@ -303,8 +312,8 @@ Every command is asked: the kernel here cannot stop {}.
             }
             out(serde_json::to_value(&outcome)?, text);
         }
-        Command::Reject { message_id } => {
-            app.reject(message_id)?;
+        Command::Reject { message_id, reason } => {
+            app.reject(message_id, reason.as_deref())?;
             out(
                 json!({"message_id": message_id, "approval_state": "rejected"}),
                 format!("rejected message {message_id}\n"),

@@ -6,6 +6,7 @@
 //! hold that project's lock, so they run one at a time per project.
 
 mod files;
+pub mod partial;
 mod proposals;
 mod versions;
 

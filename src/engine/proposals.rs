@@ -3,14 +3,15 @@
 
 use serde::Serialize;
 
-use super::{Engine, EngineError, Result};
+use super::{Engine, EngineError, Result, partial};
 use crate::edits::apply::{ApplyError, Selection, check_writes};
 use crate::edits::deps::{
     InstallReport, MANIFESTS, install_command, install_confinement, run_install,
 };
 use crate::edits::plan::{EditPlan, FileChangeKind, plan_actions};
 use crate::store::{
-    ApprovalState, Chat, ChatMode, Message, MessageStatus, NewMessage, PlanBase, Project, Role,
+    ApprovalNote, ApprovalState, Chat, ChatMode, Message, MessageStatus, NewMessage, PlanBase,
+    Project, Role,
 };
 use crate::vcs::{self, PathContent};
 use crate::workspace::{FileState, read_state};
@@ -162,12 +163,23 @@ impl Engine {
         message_id: i64,
         selection: Option<&Selection>,
     ) -> Result<ApproveOutcome> {
+        self.approve_with_reason(message_id, selection, None)
+    }
+
+    /// [`Engine::approve`], with the person's reason for what they left out (told to the
+    /// model on the next turn, with what was left out).
+    pub fn approve_with_reason(
+        &self,
+        message_id: i64,
+        selection: Option<&Selection>,
+        reason: Option<&str>,
+    ) -> Result<ApproveOutcome> {
         let project = self.pending_project(message_id)?;
         self.locked(project.id, || {
             let message = self.settle_applying(&project, message_id)?;
             pending(&message)?;
             let review = self.review_of(project.clone(), message)?;
-            self.approve_locked(&review, selection)
+            self.approve_locked(&review, selection, reason)
         })
     }
 
@@ -227,6 +239,7 @@ impl Engine {
         &self,
         review: &Review,
         selection: Option<&Selection>,
+        reason: Option<&str>,
     ) -> Result<ApproveOutcome> {
         let plan = &review.plan;
         if selection.is_none() {
@@ -273,7 +286,11 @@ impl Engine {
                 )
             })
             .collect();
-        let message = commit_message(plan, &writes);
+        let note = partial::approval_note(plan, selection, reason);
+        let mut message = commit_message(plan, &writes);
+        if let Some(part) = note.as_ref().and_then(ApprovalNote::part_applied) {
+            message.push_str(&format!(" ({part})"));
+        }
         let id = review.message.id;
         let head = vcs::head_oid(&repo)?;
         // The commits are written first without moving HEAD, so the approval's commit is
@@ -296,6 +313,7 @@ impl Engine {
         };
         let commit = vcs::prepare_commit(&repo, manual_commit.or(head), &changes, &message)?;
         let mut marked = false;
+        self.store.set_approval_note(id, note.as_ref())?;
         if let Some(commit) = commit {
             self.store.set_applying(id, Some(&commit.to_string()))?;
             marked = true;
@@ -418,10 +436,17 @@ impl Engine {
 
     /// Rejects a pending proposal; nothing on disk changes. Locked, so it cannot slip in
     /// while an approval of the same proposal is being applied.
-    pub fn reject(&self, message_id: i64) -> Result<()> {
+    /// The person's `reason`, if given, is told to the model on the next turn.
+    pub fn reject(&self, message_id: i64, reason: Option<&str>) -> Result<()> {
         let (project, _) = self.message_and_project(message_id)?;
         self.locked(project.id, || {
-            pending(&self.settle_applying(&project, message_id)?)?;
+            let message = self.settle_applying(&project, message_id)?;
+            pending(&message)?;
+            if reason.is_some_and(|r| !r.trim().is_empty()) {
+                let review = self.review_of(project.clone(), message)?;
+                let note = partial::rejection_note(&review.plan, reason);
+                self.store.set_approval_note(message_id, note.as_ref())?;
+            }
             self.store
                 .set_approval(message_id, ApprovalState::Rejected, None)?;
             Ok(())

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Result, Store, StoreError, not_found, now_ms, text_enum};
 
@@ -44,6 +44,47 @@ pub enum ApprovalState {
 }
 text_enum!(ApprovalState { Pending => "pending", Approved => "approved", Rejected => "rejected" });
 
+/// What the person decided about a proposal beyond approved/rejected: the part they left
+/// out and why. Told back to the model on the next turn so it does not propose the same
+/// thing again unchanged.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ApprovalNote {
+    /// Hunks applied, of all the proposal's hunks (text files; a binary or deleted file
+    /// counts as one).
+    pub hunks_applied: usize,
+    pub hunks_total: usize,
+    /// What was left out, file by file.
+    pub left_out: Vec<LeftOut>,
+    /// The person's words, if they gave any.
+    pub reason: Option<String>,
+}
+
+/// One file's part that was not applied.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LeftOut {
+    pub path: String,
+    /// The file's whole change was left out (not only some of its hunks).
+    pub whole: bool,
+    /// The hunks left out as unified-diff text (header and lines, shortened); empty for a
+    /// binary file or the dependencies.
+    pub hunks: Vec<String>,
+}
+
+impl ApprovalNote {
+    /// Only part of the proposal was applied.
+    pub fn partial(&self) -> bool {
+        self.hunks_applied < self.hunks_total
+    }
+
+    /// "1 of 2 hunks" (for a commit message or a chat card), when only part was applied.
+    pub fn part_applied(&self) -> Option<String> {
+        self.partial()
+            .then(|| format!("{} of {} hunks", self.hunks_applied, self.hunks_total))
+    }
+}
+
 /// Path → git blob hash of each file a proposal touches, as it was when planned (`None`: the
 /// file did not exist).
 pub type PlanBase = BTreeMap<String, Option<String>>;
@@ -64,6 +105,8 @@ pub struct Message {
     pub output_tokens: Option<i64>,
     pub plan_base: Option<PlanBase>,
     pub reverted_by: Option<String>,
+    /// Set when the person approved only part of the proposal, or gave a reason.
+    pub approval_note: Option<ApprovalNote>,
     pub created_at: i64,
     pub updated_at: i64,
 }
@@ -99,14 +142,17 @@ impl<'a> NewMessage<'a> {
 
 const COLUMNS: &str = "id, chat_id, role, content, status, approval_state, commit_hash, \
      source_commit_hash, error, model, input_tokens, output_tokens, plan_base, reverted_by, \
-     created_at, updated_at";
+     created_at, updated_at, approval_note";
 
-fn from_row(row: &Row<'_>) -> rusqlite::Result<(Message, Option<String>)> {
+/// A message as read, with its JSON columns (proposal base, approval note) still raw.
+type RawMessage = (Message, Option<String>, Option<String>);
+
+fn from_row(row: &Row<'_>) -> rusqlite::Result<RawMessage> {
     from_row_at(row, 0)
 }
 
 /// A message from the columns starting at index `at` (after columns a join adds first).
-fn from_row_at(row: &Row<'_>, at: usize) -> rusqlite::Result<(Message, Option<String>)> {
+fn from_row_at(row: &Row<'_>, at: usize) -> rusqlite::Result<RawMessage> {
     Ok((
         Message {
             id: row.get(at)?,
@@ -123,19 +169,28 @@ fn from_row_at(row: &Row<'_>, at: usize) -> rusqlite::Result<(Message, Option<St
             output_tokens: row.get(at + 11)?,
             plan_base: None,
             reverted_by: row.get(at + 13)?,
+            approval_note: None,
             created_at: row.get(at + 14)?,
             updated_at: row.get(at + 15)?,
         },
         row.get(at + 12)?,
+        row.get(at + 16)?,
     ))
 }
 
-fn finish((mut message, plan_base): (Message, Option<String>)) -> Result<Message> {
+fn finish((mut message, plan_base, note): RawMessage) -> Result<Message> {
     message.plan_base = plan_base
         .map(|json| serde_json::from_str(&json))
         .transpose()
         .map_err(|source| StoreError::Json {
             what: "proposal base",
+            source,
+        })?;
+    message.approval_note = note
+        .map(|json| serde_json::from_str(&json))
+        .transpose()
+        .map_err(|source| StoreError::Json {
+            what: "approval note",
             source,
         })?;
     Ok(message)
@@ -364,6 +419,18 @@ impl Store {
             "approval_state = ?2, commit_hash = COALESCE(?4, commit_hash)",
             params![id, state, now_ms(), commit],
         )
+    }
+
+    /// Records (or clears) what the person decided beyond approved/rejected.
+    pub fn set_approval_note(&self, id: i64, note: Option<&ApprovalNote>) -> Result<()> {
+        let json = note
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(|source| StoreError::Json {
+                what: "approval note",
+                source,
+            })?;
+        self.update(id, "approval_note = ?2", params![id, json, now_ms()])
     }
 
     /// Marks a pending proposal as being applied as `commit` (before HEAD moves to it), or

@@ -25,7 +25,9 @@ pub use mcp_servers::{
     MCP_SERVER_NAME_MAX, McpServerError, McpServerRecord, McpTransport, stdio_server_env,
     validate_mcp_server_name,
 };
-pub use messages::{ApprovalState, Message, MessageStatus, NewMessage, PlanBase, Role};
+pub use messages::{
+    ApprovalNote, ApprovalState, LeftOut, Message, MessageStatus, NewMessage, PlanBase, Role,
+};
 pub use projects::{Project, ProjectSettings};
 pub use providers::{ProviderRecord, ProviderSettings};
 
@@ -45,6 +47,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/005_agent.sql"),
     include_str!("../../migrations/006_step_sandbox.sql"),
     include_str!("../../migrations/007_trimmed_steps.sql"),
+    include_str!("../../migrations/008_approval_notes.sql"),
 ];
 
 /// The file name of the database inside the data directory.

@@ -33,6 +33,8 @@ pub enum Command {
     ToggleFile(usize),
     ToggleHunk(usize, usize),
     ToggleDependencies,
+    /// Why the person leaves part (or all) of the proposal out (told to the model).
+    SetReviewReason(String),
     NextHunk,
     PrevHunk,
     ToggleSideBySide,
@@ -164,6 +166,11 @@ impl AppState {
                     review.dependencies = !review.dependencies;
                 }
             }
+            Command::SetReviewReason(reason) => {
+                if let Some(review) = self.review_mut() {
+                    review.reason = reason;
+                }
+            }
             Command::NextHunk => self.move_cursor(1),
             Command::PrevHunk => self.move_cursor(-1),
             Command::ToggleSideBySide => self.prefs.side_by_side = !self.prefs.side_by_side,
@@ -181,12 +188,13 @@ impl AppState {
                         chat.chat.id,
                         review.message_id,
                         review.selection(),
+                        review.reason.clone(),
                     );
                 }
             }
             Command::Reject => {
                 if let (Some(chat), Some(review)) = (self.chat(), self.review()) {
-                    backend.reject(chat.chat.id, review.message_id);
+                    backend.reject(chat.chat.id, review.message_id, review.reason.clone());
                 }
             }
             Command::OpenFile(path) => {

@@ -128,9 +128,18 @@ impl Backend {
         }
     }
 
-    pub fn approve(&self, project: Project, chat_id: i64, message_id: i64, selection: Selection) {
+    /// `reason`: why the person left part out (empty: none given).
+    pub fn approve(
+        &self,
+        project: Project,
+        chat_id: i64,
+        message_id: i64,
+        selection: Selection,
+        reason: String,
+    ) {
         self.spawn("applying the changes", move |app, emit| {
-            let outcome = app.approve(message_id, Some(&selection))?;
+            let reason = Some(reason.as_str()).filter(|r| !r.trim().is_empty());
+            let outcome = app.approve(message_id, Some(&selection), reason)?;
             if let Some(report) = &outcome.install {
                 emit.send(Event::Log(format!(
                     "$ {}\n{}",
@@ -149,9 +158,11 @@ impl Backend {
         });
     }
 
-    pub fn reject(&self, chat_id: i64, message_id: i64) {
+    /// `reason`: why the person rejected it (empty: none given).
+    pub fn reject(&self, chat_id: i64, message_id: i64, reason: String) {
         self.spawn("rejecting the changes", move |app, emit| {
-            app.reject(message_id)?;
+            let reason = Some(reason.as_str()).filter(|r| !r.trim().is_empty());
+            app.reject(message_id, reason)?;
             emit.send(Event::Rejected(message_id));
             reload_chat(&app, &emit, chat_id)
         });

@@ -296,6 +296,8 @@ pub struct Review {
     pub dependencies: bool,
     /// (file, hunk) with keyboard focus.
     pub cursor: (usize, usize),
+    /// Why the person leaves part (or all) of it out; told to the model on the next turn.
+    pub reason: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -322,6 +324,7 @@ impl Review {
             plan,
             files,
             cursor: (0, 0),
+            reason: String::new(),
         }
     }
 

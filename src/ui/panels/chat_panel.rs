@@ -241,10 +241,17 @@ fn message(
                         .as_deref()
                         .map(crate::vcs::short)
                         .unwrap_or("no changes");
-                    ui.colored_label(theme::OK, format!("applied · {commit}"));
+                    let part = m
+                        .approval_note
+                        .as_ref()
+                        .and_then(crate::store::ApprovalNote::part_applied)
+                        .map(|p| format!(" · {p}"))
+                        .unwrap_or_default();
+                    let label = ui.colored_label(theme::OK, format!("applied{part} · {commit}"));
+                    note_hover(label, m);
                 }
                 Some(ApprovalState::Rejected) => {
-                    ui.weak("rejected");
+                    note_hover(ui.weak("rejected"), m);
                 }
                 None => {}
             }
@@ -468,4 +475,23 @@ fn composer(
             commands.push(Command::Redo);
         }
     });
+}
+
+/// What the person left out of a proposal and why, on hover over its state.
+fn note_hover(label: egui::Response, message: &crate::store::Message) {
+    let Some(note) = &message.approval_note else {
+        return;
+    };
+    let mut text = String::new();
+    for left in &note.left_out {
+        let what = match (left.whole, left.hunks.len()) {
+            (true, _) => "the whole change".to_string(),
+            (false, n) => format!("{n} hunk(s)"),
+        };
+        text.push_str(&format!("left out: {} ({what})\n", left.path));
+    }
+    if let Some(reason) = &note.reason {
+        text.push_str(&format!("reason: {reason}"));
+    }
+    label.on_hover_text(text.trim_end());
 }

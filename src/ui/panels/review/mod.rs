@@ -58,6 +58,14 @@ fn header(ui: &mut Ui, review: &Review, side_by_side: bool, commands: &mut Vec<C
         if reject.clicked() {
             commands.push(Command::Reject);
         }
+        // What is left out (or rejected) is told to the model on the next turn, with this.
+        let mut reason = review.reason.clone();
+        let edit = egui::TextEdit::singleline(&mut reason)
+            .hint_text("Why not? (tells the model)")
+            .desired_width(200.0);
+        if ui.add(edit).changed() {
+            commands.push(Command::SetReviewReason(reason));
+        }
         ui.separator();
         let files = plan.files.len();
         ui.label(format!(
