@@ -8,6 +8,7 @@
 //! - [`engine`] — projects, proposals and versions, tying the above together
 //! - [`sandbox`] — the kernel sandbox for every command Tandem runs for a model
 //! - [`process`] — starting, confining, capping and killing those commands
+//! - [`checks`] — the project's own check run on a proposal in a scratch copy
 //! - [`app`] — the use cases: the one door the window and the CLI go through
 //!
 //! A reply is parsed into prose and tags; only complete tags become actions:
@@ -37,6 +38,7 @@
 pub mod agent;
 pub mod app;
 pub mod chat;
+pub mod checks;
 pub mod edits;
 pub mod engine;
 pub mod llm;

@@ -1021,3 +1021,121 @@ async fn the_next_turn_tells_the_model_what_was_left_out_and_why() {
         "{earlier}"
     );
 }
+
+fn set_check(s: &fake_provider::setup::Setup, command: &str) {
+    let store = s.engine.store();
+    let mut project = store.project(s.project.id).unwrap();
+    project.settings.check_command = Some(command.into());
+    store
+        .update_project_settings(project.id, &project.settings)
+        .unwrap();
+    let scratch = s.root.parent().unwrap().join("scratch");
+    store
+        .set_setting("checks.scratch_dir", &scratch.to_string_lossy())
+        .unwrap();
+}
+
+fn write_main(body: &str) -> String {
+    format!("Done.\n<tandem-write path=\"src/main.rs\">\nfn main() {{ {body} }}\n</tandem-write>\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_check_goes_back_and_the_fixed_proposal_passes_in_a_scratch_copy() {
+    let s = setup(ProviderKind::Ollama).await;
+    // Fails, naming the place, while any source file says BROKEN.
+    set_check(&s, "! grep -rn BROKEN src");
+    let broken = write_main("BROKEN");
+    let fixed = write_main("println!(\"ok\")");
+    s.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&[&broken], Duration::ZERO),
+    );
+    s.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&[&fixed], Duration::ZERO),
+    );
+    let (outcome, _) = build_turn(&s, "print ok").await;
+    assert_eq!(
+        outcome.status,
+        MessageStatus::Complete,
+        "{:?}",
+        outcome.error
+    );
+
+    // Round 1 failed with a parsed problem, round 2 passed.
+    assert_eq!(outcome.checks.len(), 2, "{:#?}", outcome.checks);
+    let first = &outcome.checks[0];
+    assert!(!first.passed && first.exit_code == Some(1), "{first:#?}");
+    assert_eq!(first.round, 1);
+    assert_eq!(first.problems.len(), 1, "{first:#?}");
+    assert_eq!(first.problems[0].path, "src/main.rs");
+    assert_eq!(first.problems[0].line, 1);
+    assert!(outcome.checks[1].passed, "{:#?}", outcome.checks[1]);
+    assert_eq!(outcome.checks[1].round, 2);
+
+    // The model was told, with the place and the output.
+    let requests = s.chat_requests();
+    assert_eq!(requests.len(), 2);
+    let messages = requests[1].body["messages"].as_array().unwrap();
+    let feedback = messages.last().unwrap()["content"].as_str().unwrap();
+    assert!(
+        feedback.contains("`! grep -rn BROKEN src` failed with exit code 1"),
+        "{feedback}"
+    );
+    assert!(feedback.contains("- src/main.rs:1: "), "{feedback}");
+
+    // The fixed reply is the proposal; the person's tree was never touched.
+    assert_eq!(outcome.content, fixed);
+    assert_eq!(
+        std::fs::read_to_string(s.root.join("src/main.rs")).unwrap(),
+        "fn main() {}\n"
+    );
+    let status = std::process::Command::new("git")
+        .args(["status", "--porcelain"])
+        .current_dir(&s.root)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&status.stdout), "");
+    let kinds: Vec<_> = s
+        .engine
+        .store()
+        .agent_steps(outcome.message_id)
+        .unwrap()
+        .iter()
+        .map(|s| s.kind)
+        .collect();
+    use tandem::store::StepKind::{Check, Repair};
+    assert_eq!(kinds, [Check, Repair, Check]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_check_still_failing_after_the_rounds_blocks_auto_approve() {
+    let s = setup(ProviderKind::Ollama).await;
+    set_check(&s, "! grep -rn BROKEN src");
+    let store = s.engine.store();
+    store.set_setting("chat.repair_rounds", &1).unwrap();
+    store.set_setting("chat.auto_approve", &true).unwrap();
+    let broken = write_main("BROKEN");
+    for _ in 0..2 {
+        s.server.push(
+            "POST",
+            "/api/chat",
+            ollama_stream(&[&broken], Duration::ZERO),
+        );
+    }
+    let (outcome, _) = build_turn(&s, "break it").await;
+    assert_eq!(outcome.checks.len(), 2);
+    assert!(outcome.checks.iter().all(|c| !c.passed));
+    assert!(
+        outcome.approval.is_none(),
+        "a failing proposal waits for the person"
+    );
+    let message = store.message(outcome.message_id).unwrap();
+    assert_eq!(message.approval_state, Some(ApprovalState::Pending));
+    assert_eq!(
+        std::fs::read_to_string(s.root.join("src/main.rs")).unwrap(),
+        "fn main() {}\n"
+    );
+}

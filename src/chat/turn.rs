@@ -1,6 +1,8 @@
 //! One turn: prepare the request, stream the reply, persist it, plan it, maybe apply it.
 
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::StreamExt;
 use serde::Serialize;
@@ -15,7 +17,9 @@ use super::{Active, ChatError, ChatEvent, ChatEventKind, ChatService, SendOption
 use crate::edits::EditPlan;
 use crate::engine::{ApproveOutcome, TITLE_CHARS, title_from_prompt, truncate};
 use crate::llm::{ChatRequest, StreamEvent, Usage};
-use crate::store::keys::{AUTO_APPROVE, GENERATE_TITLES, HISTORY_TURNS, REPAIR_ROUNDS};
+use crate::store::keys::{
+    AUTO_APPROVE, CHECK_TIMEOUT_SECS, GENERATE_TITLES, HISTORY_TURNS, REPAIR_ROUNDS, SCRATCH_DIR,
+};
 use crate::store::{Chat, ChatMode, MessageStatus, NewMessage, NewStep, Project, Role, StepKind};
 use crate::workspace::context::{ContextOptions, mentioned_paths};
 
@@ -36,6 +40,9 @@ pub struct TurnOutcome {
     /// Set when auto-approve applied the proposal.
     pub approval: Option<ApproveOutcome>,
     pub approve_error: Option<String>,
+    /// Each run of the project's check on a proposal of this turn (Build mode, when the
+    /// project has a check command), first round first.
+    pub checks: Vec<crate::checks::CheckRun>,
 }
 
 pub(super) struct Turn {
@@ -166,6 +173,7 @@ impl ChatService {
             plan: None,
             approval: None,
             approve_error: None,
+            checks: Vec::new(),
         };
         let request = tokio::select! {
             prepared = self.prepare_turn(&turn) => prepared,
@@ -218,20 +226,38 @@ impl ChatService {
                 break;
             }
             self.review(&turn, &mut outcome).await;
+            // What goes back to the model, if anything: the edits that failed, else the
+            // project's check failing on the proposal.
             let failures = outcome
                 .plan
                 .as_ref()
                 .map(repair::failures)
                 .unwrap_or_default();
-            let next = match (&sent, failures.is_empty()) {
-                (Some(request), false) if round < rounds && !turn.cancel.is_cancelled() => {
-                    let feedback = repair::feedback(&failures);
+            let mut feedback = (!failures.is_empty()).then(|| repair::feedback(&failures));
+            let mut checked = true;
+            if failures.is_empty()
+                && sent.is_some()
+                && let Some(run) = self.check(&turn, &outcome, round + 1).await
+            {
+                checked = run.passed;
+                // A check that ran and failed is the model's to fix; one that could not run
+                // at all is not.
+                if !run.passed && (run.exit_code.is_some() || run.timed_out) {
+                    feedback = Some(crate::checks::feedback(&run));
+                }
+                outcome.checks.push(run);
+            }
+            let next = match (&sent, feedback) {
+                (Some(request), Some(feedback))
+                    if round < rounds && !turn.cancel.is_cancelled() =>
+                {
                     repair::follow_up(request, &outcome.content, &feedback)
                 }
                 _ => None,
             };
             let Some(next) = next else {
-                if turn.auto_approve {
+                // A proposal whose check failed waits for the person, auto-approve or not.
+                if turn.auto_approve && checked {
                     self.approve(&turn, &mut outcome).await;
                 }
                 break;
@@ -528,6 +554,74 @@ impl ChatService {
             Ok(Err(e)) => outcome.approve_error = Some(e.to_string()),
             Err(e) => outcome.approve_error = Some(e.to_string()),
         }
+    }
+
+    /// Runs the project's check on the turn's proposal in a scratch copy, recording it as a
+    /// step. `None` when there is nothing to check (no check command, no proposal, a conflict)
+    /// or the turn was cancelled. A check that cannot run at all is a failed run whose output
+    /// says why (it is not the model's to fix).
+    async fn check(
+        &self,
+        turn: &Turn,
+        outcome: &TurnOutcome,
+        round: usize,
+    ) -> Option<crate::checks::CheckRun> {
+        let command = turn.project.settings.check_command.clone()?;
+        let plan = outcome.plan.as_ref()?;
+        if !plan.is_proposal() || plan.conflicts().next().is_some() || command.trim().is_empty() {
+            return None;
+        }
+        let store = self.engine.store();
+        let settings = crate::checks::CheckSettings {
+            command: command.clone(),
+            timeout: store
+                .setting::<u64>(CHECK_TIMEOUT_SECS)
+                .ok()
+                .flatten()
+                .map_or(crate::checks::DEFAULT_CHECK_TIMEOUT, Duration::from_secs),
+            sandbox: self.sandbox_settings(),
+            scratch_base: store.setting::<PathBuf>(SCRATCH_DIR).ok().flatten(),
+        };
+        let result = crate::checks::check_plan(
+            &turn.project.path,
+            plan,
+            &settings,
+            round,
+            turn.cancel.child_token(),
+        )
+        .await;
+        if turn.cancel.is_cancelled() {
+            return None;
+        }
+        let run = result.unwrap_or_else(|e| crate::checks::CheckRun {
+            round,
+            command,
+            passed: false,
+            exit_code: None,
+            timed_out: false,
+            output: e.to_string(),
+            problems: Vec::new(),
+            duration_ms: 0,
+        });
+        let arguments = serde_json::json!({
+            "round": run.round,
+            "command": run.command,
+            "passed": run.passed,
+            "timed_out": run.timed_out,
+            "problems": run.problems,
+        });
+        let step = NewStep {
+            arguments: Some(&arguments),
+            result: Some(&run.output),
+            exit_code: run.exit_code.map(i64::from),
+            is_error: !run.passed,
+            duration_ms: i64::try_from(run.duration_ms).ok(),
+            ..NewStep::default()
+        };
+        if let Ok(step) = store.add_agent_step(turn.message_id, StepKind::Check, &step) {
+            self.event(turn, ChatEventKind::Step { step });
+        }
+        Some(run)
     }
 
     /// Keeps the failed reply as a step and starts the reply over for repair round `round`.

@@ -295,6 +295,7 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
             .filter_map(|s| s.arguments.clone())
             .collect();
         value["repairs"] = json!(repairs);
+        value["checks"] = json!(outcome.checks);
         println!("{value}");
     } else {
         println!();
@@ -440,6 +441,7 @@ fn step_line(step: &AgentStep) -> String {
         StepKind::Final => "[final]".to_string(),
         StepKind::Trimmed => format!("[context trimmed] {first}"),
         StepKind::Repair => format!("[edits failed, sent back to the model] {args}"),
+        StepKind::Check => format!("[check] {args}\n{result}"),
         StepKind::Tool => {
             let decision = step.decision.map(|d| d.as_str()).unwrap_or("?");
             let exit = step

@@ -24,6 +24,9 @@ pub enum StepKind {
     /// A reply's edits failed and the errors went back to the model for another round; the
     /// result is the failed reply, the arguments `{"round", "errors": [{"path", "error"}]}`.
     Repair,
+    /// The project's check ran on the proposal (in a scratch copy); the result is its output,
+    /// the arguments `{"round", "command", "passed", "problems": [...]}`.
+    Check,
 }
 text_enum!(StepKind {
     Plan => "plan",
@@ -33,6 +36,7 @@ text_enum!(StepKind {
     Final => "final",
     Trimmed => "trimmed",
     Repair => "repair",
+    Check => "check",
 });
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -14,6 +14,10 @@ pub const GENERATE_TITLES: &str = "chat.generate_titles";
 /// How many times a Build reply whose edits fail is sent back to the model with the errors
 /// (default 2; 0 turns it off).
 pub const REPAIR_ROUNDS: &str = "chat.repair_rounds";
+/// Seconds a project's check may run on a proposal (default 300).
+pub const CHECK_TIMEOUT_SECS: &str = "checks.timeout_secs";
+/// Where scratch copies for checks live (default: the user's cache directory).
+pub const SCRATCH_DIR: &str = "checks.scratch_dir";
 /// Seconds a stream may stay silent before it is given up.
 pub const IDLE_TIMEOUT_SECS: &str = "llm.idle_timeout_secs";
 /// Set once the default local provider was added (so removing it sticks).

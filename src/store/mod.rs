@@ -46,7 +46,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/004_streaming_parts.sql"),
     include_str!("../../migrations/005_agent.sql"),
     include_str!("../../migrations/006_step_sandbox.sql"),
-    include_str!("../../migrations/007_trimmed_steps.sql"),
+    include_str!("../../migrations/007_step_kinds.sql"),
     include_str!("../../migrations/008_approval_notes.sql"),
 ];
 

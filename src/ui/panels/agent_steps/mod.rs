@@ -65,6 +65,7 @@ pub fn trace(
                     .on_hover_text(text);
             }
             StepKind::Repair => repair(ui, step),
+            StepKind::Check => check(ui, step),
             StepKind::Trimmed => {
                 let text = step.result.as_deref().unwrap_or("");
                 ui.weak(format!("context trimmed: {}", first_line(text)))
@@ -102,10 +103,10 @@ fn repair(ui: &mut egui::Ui, step: &AgentStep) {
             (field("path"), field("error"))
         })
         .collect();
-    let title = format!(
-        "{} edit(s) failed; sent back to the model (round {round})",
-        errors.len()
-    );
+    let title = match errors.len() {
+        0 => format!("the check failed; sent back to the model (round {round})"),
+        n => format!("{n} edit(s) failed; sent back to the model (round {round})"),
+    };
     egui::CollapsingHeader::new(egui::RichText::new(title).weak())
         .id_salt(("repair", step.id))
         .default_open(false)
@@ -120,6 +121,31 @@ fn repair(ui: &mut egui::Ui, step: &AgentStep) {
                     .default_open(false)
                     .show(ui, |ui| ui.weak(visible(reply)));
             }
+        });
+}
+
+/// A run of the project's check on the proposal: passed or failed, its problems, its output.
+fn check(ui: &mut egui::Ui, step: &AgentStep) {
+    let arguments = step.arguments.as_ref();
+    let field = |k: &str| arguments.and_then(|a| a.get(k));
+    let command = field("command").and_then(Value::as_str).unwrap_or("check");
+    let passed = field("passed").and_then(Value::as_bool).unwrap_or(false);
+    let problems = field("problems")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    let seconds = step.duration_ms.unwrap_or(0) as f64 / 1000.0;
+    let (color, verdict) = match passed {
+        true => (theme::OK, "passed".to_string()),
+        false => (theme::ERROR, format!("failed · {problems} problem(s)")),
+    };
+    let title =
+        egui::RichText::new(format!("check `{command}` {verdict} ({seconds:.1} s)")).color(color);
+    egui::CollapsingHeader::new(title)
+        .id_salt(("check", step.id))
+        .default_open(false)
+        .show(ui, |ui| {
+            let output = step.result.as_deref().unwrap_or("");
+            ui.weak(visible(output));
         });
 }
 

@@ -1,14 +1,15 @@
--- Two new kinds of step: 'trimmed' (an agent turn's earlier tool results were shortened to
--- keep the next request inside the model's context window; the result says what went) and
--- 'repair' (a reply's edits failed and the errors went back to the model; the result is the
--- failed reply, the arguments the round and the errors).
+-- New kinds of step: 'trimmed' (an agent turn's earlier tool results were shortened to keep
+-- the next request inside the model's context window; the result says what went), 'repair'
+-- (a reply's edits failed and the errors went back to the model; the result is the failed
+-- reply, the arguments the round and the errors) and 'check' (the project's check ran on the
+-- proposal in a scratch copy; the result is its output, the arguments its problems).
 -- SQLite cannot change a CHECK constraint in place, so the table is rebuilt with its rows.
 
 CREATE TABLE agent_steps_new (
     id           INTEGER PRIMARY KEY,
     message_id   INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
     seq          INTEGER NOT NULL,
-    kind         TEXT    NOT NULL CHECK (kind IN ('plan', 'tool', 'step_done', 'correction', 'final', 'trimmed', 'repair')),
+    kind         TEXT    NOT NULL CHECK (kind IN ('plan', 'tool', 'step_done', 'correction', 'final', 'trimmed', 'repair', 'check')),
     tool         TEXT,
     call_id      TEXT,
     arguments    TEXT    CHECK (arguments IS NULL OR json_valid(arguments)),

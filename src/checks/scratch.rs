@@ -1,0 +1,334 @@
+//! A scratch copy of a project, where a proposal is applied and checked without touching the
+//! person's working tree.
+//!
+//! One copy per project lives in the user's cache directory (`~/.cache/tandem/scratch` on
+//! Linux, private to the user) and is kept between checks, so a compiler's build output there stays warm: each check first brings the
+//! copy up to date with the project — copying only the files whose size or time changed,
+//! deleting those gone, putting back what the previous proposal wrote — then writes the new
+//! proposal's files. What the walk copies is what git would see (`.gitignore` honoured, `.git`
+//! left out); dependency folders the project keeps ignored (`node_modules`, `.venv`, …) are
+//! linked, not copied, and the check may only read them.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+
+use crate::edits::apply::PathWrite;
+
+/// Ignored folders a check needs to read (installed dependencies), linked into the copy.
+const LINKED_DIRS: &[&str] = &["node_modules", ".venv", "venv", "vendor", "__pypackages__"];
+const MANIFEST: &str = "manifest.json";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ScratchError {
+    #[error("cannot prepare the scratch copy at {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot walk the project: {0}")]
+    Walk(String),
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ScratchError + '_ {
+    move |source| ScratchError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// What the copy holds, kept beside it: each synced file's (size, mtime in ns) as it was in
+/// the project, and the paths a proposal wrote over (to put back next time).
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Manifest {
+    files: BTreeMap<String, (u64, u128)>,
+    written: Vec<String>,
+}
+
+/// The scratch copy of one project.
+#[derive(Debug, Clone)]
+pub struct Scratch {
+    /// The copy's root: where the check runs.
+    pub tree: PathBuf,
+    manifest: PathBuf,
+}
+
+impl Scratch {
+    /// The copy for `project` (its canonical root) under `base` (by default the user's cache
+    /// directory; tests pass their own). Created private to the user.
+    pub fn for_project(project: &Path, base: Option<&Path>) -> Result<Scratch, ScratchError> {
+        let base = match base {
+            Some(base) => base.to_path_buf(),
+            None => default_base(),
+        };
+        let dir = base.join(format!("{:016x}", path_hash(project)));
+        fs::create_dir_all(&dir).map_err(io(&dir))?;
+        private(&base)?;
+        let tree = dir.join("tree");
+        fs::create_dir_all(&tree).map_err(io(&tree))?;
+        Ok(Scratch {
+            tree,
+            manifest: dir.join(MANIFEST),
+        })
+    }
+
+    /// Brings the copy up to date with `project`, then writes `writes` (a proposal) into it.
+    pub fn prepare(&self, project: &Path, writes: &[PathWrite]) -> Result<(), ScratchError> {
+        let mut manifest: Manifest = fs::read(&self.manifest)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default();
+        let current = walk(project)?;
+        // What the last proposal wrote is not the project's: copy it again (or delete it).
+        for rel in std::mem::take(&mut manifest.written) {
+            manifest.files.remove(&rel);
+            if !current.contains_key(&rel) {
+                remove(&self.tree.join(&rel))?;
+            }
+        }
+        for rel in manifest.files.keys() {
+            if !current.contains_key(rel) {
+                remove(&self.tree.join(rel))?;
+            }
+        }
+        for (rel, stamp) in &current {
+            let dest = self.tree.join(rel);
+            if manifest.files.get(rel) == Some(stamp) && dest.exists() {
+                continue;
+            }
+            if let Some(parent) = dest.parent() {
+                fs::create_dir_all(parent).map_err(io(parent))?;
+            }
+            remove(&dest)?;
+            fs::copy(project.join(rel), &dest).map_err(io(&dest))?;
+        }
+        manifest.files = current;
+        for name in LINKED_DIRS {
+            link_dir(&project.join(name), &self.tree.join(name))?;
+        }
+        // The proposal, recorded before it is written: a failure half-way is undone next time.
+        manifest.written = writes.iter().map(|w| w.rel.clone()).collect();
+        self.save(&manifest)?;
+        for write in writes {
+            let dest = self.tree.join(&write.rel);
+            match &write.new {
+                Some((bytes, mode)) => {
+                    if let Some(parent) = dest.parent() {
+                        fs::create_dir_all(parent).map_err(io(parent))?;
+                    }
+                    remove(&dest)?;
+                    fs::write(&dest, bytes).map_err(io(&dest))?;
+                    set_mode(&dest, *mode)?;
+                }
+                None => remove(&dest)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn save(&self, manifest: &Manifest) -> Result<(), ScratchError> {
+        let bytes = serde_json::to_vec(manifest).map_err(|e| ScratchError::Io {
+            path: self.manifest.clone(),
+            source: std::io::Error::other(e),
+        })?;
+        fs::write(&self.manifest, bytes).map_err(io(&self.manifest))
+    }
+}
+
+/// Every file git would see in `project`: relative path → (size, mtime).
+fn walk(project: &Path) -> Result<BTreeMap<String, (u64, u128)>, ScratchError> {
+    let mut files = BTreeMap::new();
+    let walker = ignore::WalkBuilder::new(project)
+        .hidden(false)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build();
+    for entry in walker {
+        let entry = entry.map_err(|e| ScratchError::Walk(e.to_string()))?;
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let Ok(rel) = entry.path().strip_prefix(project) else {
+            continue;
+        };
+        let Some(rel) = rel.to_str() else {
+            continue;
+        };
+        let meta = entry
+            .metadata()
+            .map_err(|e| ScratchError::Walk(e.to_string()))?;
+        let mtime = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        files.insert(rel.replace('\\', "/"), (meta.len(), mtime));
+    }
+    Ok(files)
+}
+
+fn remove(path: &Path) -> Result<(), ScratchError> {
+    match fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(ScratchError::Io {
+            path: path.to_path_buf(),
+            source: e,
+        }),
+    }
+}
+
+/// Links `from` (a project folder) at `to` when it exists; removes a stale link otherwise.
+fn link_dir(from: &Path, to: &Path) -> Result<(), ScratchError> {
+    let exists = from.is_dir();
+    match fs::symlink_metadata(to) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            if exists && fs::read_link(to).is_ok_and(|target| target == from) {
+                return Ok(());
+            }
+            fs::remove_file(to).map_err(io(to))?;
+        }
+        // A real folder of that name was copied from the project (not ignored there).
+        Ok(_) => return Ok(()),
+        Err(_) => {}
+    }
+    if exists {
+        symlink(from, to)?;
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn symlink(from: &Path, to: &Path) -> Result<(), ScratchError> {
+    std::os::unix::fs::symlink(from, to).map_err(io(to))
+}
+
+#[cfg(not(unix))]
+fn symlink(_from: &Path, _to: &Path) -> Result<(), ScratchError> {
+    // Without links the check simply runs without the installed dependencies.
+    Ok(())
+}
+
+#[cfg(unix)]
+fn set_mode(path: &Path, mode: u32) -> Result<(), ScratchError> {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(mode & 0o777)).map_err(io(path))
+}
+
+#[cfg(not(unix))]
+fn set_mode(_path: &Path, _mode: u32) -> Result<(), ScratchError> {
+    Ok(())
+}
+
+/// The base directory is the user's alone.
+#[cfg(unix)]
+fn private(base: &Path) -> Result<(), ScratchError> {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(base, fs::Permissions::from_mode(0o700)).map_err(io(base))
+}
+
+#[cfg(not(unix))]
+fn private(_base: &Path) -> Result<(), ScratchError> {
+    Ok(())
+}
+
+/// `~/.cache/tandem/scratch` (or the platform's cache directory); the system temp directory
+/// when there is none.
+fn default_base() -> PathBuf {
+    directories::ProjectDirs::from("", "", "tandem").map_or_else(
+        || std::env::temp_dir().join("tandem-scratch"),
+        |dirs| dirs.cache_dir().join("scratch"),
+    )
+}
+
+/// A stable name for a project's copy (FNV-1a of its path).
+fn path_hash(path: &Path) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in path.to_string_lossy().bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let path = root.join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+
+    fn proposal(project: &Path, rel: &str, text: Option<&str>) -> PathWrite {
+        PathWrite {
+            rel: rel.into(),
+            abs: project.join(rel),
+            expected: None,
+            new: text.map(|t| (t.as_bytes().to_vec(), 0o644)),
+        }
+    }
+
+    #[test]
+    fn the_copy_follows_the_project_and_forgets_each_proposal() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("p");
+        write(&project, "src/a.rs", "a\n");
+        write(&project, "src/b.rs", "b\n");
+        write(&project, ".gitignore", "target/\nnode_modules/\n");
+        write(&project, "target/big.o", "object");
+        write(&project, "node_modules/dep/index.js", "dep");
+        let scratch = Scratch::for_project(&project, Some(&dir.path().join("s"))).unwrap();
+        let tree = scratch.tree.clone();
+
+        scratch
+            .prepare(
+                &project,
+                &[
+                    proposal(&project, "src/a.rs", Some("A\n")),
+                    proposal(&project, "src/b.rs", None),
+                    proposal(&project, "src/new.rs", Some("new\n")),
+                ],
+            )
+            .unwrap();
+        assert_eq!(fs::read_to_string(tree.join("src/a.rs")).unwrap(), "A\n");
+        assert!(!tree.join("src/b.rs").exists());
+        assert!(tree.join("src/new.rs").exists());
+        assert!(
+            !tree.join("target").exists(),
+            "ignored output is not copied"
+        );
+        assert!(
+            fs::symlink_metadata(tree.join("node_modules"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(
+            fs::read_to_string(tree.join("node_modules/dep/index.js")).unwrap(),
+            "dep"
+        );
+        // The project itself is untouched.
+        assert_eq!(fs::read_to_string(project.join("src/a.rs")).unwrap(), "a\n");
+        assert!(project.join("src/b.rs").exists() && !project.join("src/new.rs").exists());
+
+        // Build output of the check stays; the next check starts from the project again.
+        write(&tree, "target/debug/out", "cache");
+        write(&project, "src/c.rs", "c\n");
+        fs::remove_file(project.join("src/a.rs")).unwrap();
+        scratch.prepare(&project, &[]).unwrap();
+        assert!(!tree.join("src/a.rs").exists());
+        assert_eq!(fs::read_to_string(tree.join("src/b.rs")).unwrap(), "b\n");
+        assert!(!tree.join("src/new.rs").exists());
+        assert_eq!(fs::read_to_string(tree.join("src/c.rs")).unwrap(), "c\n");
+        assert!(
+            tree.join("target/debug/out").exists(),
+            "warm build output is kept"
+        );
+    }
+}
