@@ -566,3 +566,77 @@ fn closing_a_dirty_tab_from_the_palette_can_save_it_first() {
     let saved = std::fs::read_to_string(world.root.join("notes.txt")).unwrap();
     assert!(saved.contains("kept "), "{saved}");
 }
+
+#[test]
+fn a_failing_check_lists_its_problems_opens_the_line_and_sends_them_to_be_fixed() {
+    let (world, prefs) = world();
+    {
+        let store = world.store();
+        let mut project = store.projects().unwrap().remove(0);
+        project.settings.check_command = Some("! grep -Hn 'line two' notes.txt".into());
+        store
+            .update_project_settings(project.id, &project.settings)
+            .unwrap();
+        let scratch = world.data.parent().unwrap().join("scratch");
+        store
+            .set_setting("checks.scratch_dir", &scratch.to_string_lossy())
+            .unwrap();
+        store.set_setting("chat.repair_rounds", &0).unwrap();
+    }
+    let reply = proposal_reply();
+    let pieces: Vec<&str> = reply.iter().map(String::as_str).collect();
+    world
+        .server
+        .push("POST", "/api/chat", ollama_stream(&pieces, Duration::ZERO));
+    world
+        .server
+        .push("POST", "/api/chat", gui_harness::text("On it."));
+    let mut harness = harness(&world.data, prefs);
+    open_chat(&mut harness);
+    send(&mut harness, "spell out 2 and 18");
+    wait_until(&mut harness, "the proposal, checked", |a| {
+        a.state.review().is_some()
+            && a.state
+                .chat()
+                .and_then(tandem::ui::model::problems::last_check)
+                .is_some()
+    });
+    harness.step();
+    harness.get_by_label("Problems (1)").click();
+    wait_shown(&mut harness, "notes.txt:2");
+    harness.get_by_label("notes.txt:2").click();
+    wait_until(&mut harness, "the file open at the problem", |a| {
+        a.state.project.as_ref().is_some_and(|p| {
+            p.goto.is_none()
+                && p.active_tab
+                    .and_then(|i| p.tabs.get(i))
+                    .is_some_and(|t| t.path == "notes.txt")
+        })
+    });
+    // The person's file was never touched by the check.
+    assert_eq!(
+        std::fs::read_to_string(world.root.join("notes.txt")).unwrap(),
+        ORIGINAL
+    );
+    harness.get_by_label("Problems (1)").click();
+    wait_shown(&mut harness, "Fix these problems");
+    harness.get_by_label("Fix these problems").click();
+    wait_until(&mut harness, "the fix request", |_| {
+        world
+            .server
+            .requests()
+            .iter()
+            .filter(|r| r.path == "/api/chat")
+            .count()
+            == 2
+    });
+    let requests: Vec<_> = world
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == "/api/chat")
+        .collect();
+    let messages = requests[1].body["messages"].as_array().unwrap();
+    let prompt = messages.last().unwrap()["content"].as_str().unwrap();
+    assert!(prompt.contains("- notes.txt:2: line two"), "{prompt}");
+}

@@ -42,10 +42,11 @@ pub use crate::chat::{
     ChatEvent, ChatEventKind, ContextBreakdown, PendingApproval, SendOptions, TurnOutcome,
     strip_for_history,
 };
+/// The git blob hash of file content: what a save checks the disk against.
+pub use crate::checks::{CheckRun, Problem, Severity};
 pub use crate::engine::{
     AddedProject, ApproveOutcome, Proposal, RestoreOutcome, Review, SaveOutcome, UndoOutcome,
 };
-/// The git blob hash of file content: what a save checks the disk against.
 pub use crate::workspace::blob_hash;
 
 #[derive(Debug, thiserror::Error)]

@@ -41,6 +41,13 @@ pub enum Command {
     Approve,
     Reject,
     OpenFile(String),
+    /// Opens a file with `line` (1-based) in view (a problem of the last check).
+    OpenFileAt {
+        path: String,
+        line: usize,
+    },
+    /// Sends the last check's problems to the model in Build mode.
+    FixProblems,
     /// Closes a tab; a dirty one asks first (Save / Discard / Cancel).
     CloseTab(usize),
     CloseActiveTab,
@@ -196,6 +203,22 @@ impl AppState {
                 if let (Some(chat), Some(review)) = (self.chat(), self.review()) {
                     backend.reject(chat.chat.id, review.message_id, review.reason.clone());
                 }
+            }
+            Command::OpenFileAt { path, line } => {
+                if let Some(project) = &mut self.project {
+                    project.goto = Some((path.clone(), line));
+                }
+                self.apply(Command::OpenFile(path), backend);
+            }
+            Command::FixProblems => {
+                let Some(chat) = self.chat() else { return };
+                let Some(check) = crate::ui::model::problems::last_check(chat) else {
+                    return self.toast("No check has run in this chat", true);
+                };
+                let chat_id = chat.chat.id;
+                let prompt = crate::ui::model::problems::fix_prompt(&check);
+                self.mode = ChatMode::Build;
+                backend.send(chat_id, ChatMode::Build, prompt, self.send_options(), false);
             }
             Command::OpenFile(path) => {
                 self.show_review = false;

@@ -3,4 +3,5 @@
 
 pub mod agent_state;
 pub mod file_tree;
+pub mod problems;
 pub mod state;

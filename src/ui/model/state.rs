@@ -70,6 +70,8 @@ pub enum BottomTab {
     Log,
     /// The approval gateway's requests.
     Approvals,
+    /// The last check's problems.
+    Problems,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -166,6 +168,8 @@ pub struct ProjectState {
     pub renaming_file: Option<(String, String)>,
     /// The chat to show on opening was asked for (once per project load).
     pub chat_requested: bool,
+    /// A line to bring into view in a file once its tab is showing: (path, 1-based line).
+    pub goto: Option<(String, usize)>,
 }
 
 impl ProjectState {
@@ -190,6 +194,7 @@ impl ProjectState {
             new_file: None,
             renaming_file: None,
             chat_requested: false,
+            goto: None,
         }
     }
 }

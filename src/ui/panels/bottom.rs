@@ -1,5 +1,5 @@
 //! The bottom panel: the project's history (versions, their diffs, restore, undo), the log,
-//! and the approval gateway's requests.
+//! the approval gateway's requests and the last check's problems.
 
 use crate::ui::command::Command;
 use crate::ui::model::state::{AppState, BottomTab};
@@ -18,10 +18,18 @@ pub fn show(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
             0 => "Approvals".to_string(),
             n => format!("Approvals ({n})"),
         };
+        let check = state
+            .chat()
+            .and_then(crate::ui::model::problems::last_check);
+        let problems = match &check {
+            Some(check) if !check.passed => format!("Problems ({})", check.problems.len()),
+            _ => "Problems".to_string(),
+        };
         for (tab, label) in [
             (BottomTab::History, "History".to_string()),
             (BottomTab::Log, "Log".to_string()),
             (BottomTab::Approvals, approvals),
+            (BottomTab::Problems, problems),
         ] {
             if ui.selectable_label(state.bottom == tab, label).clicked() {
                 commands.push(Command::ShowBottom(tab));
@@ -43,6 +51,7 @@ pub fn show(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
         BottomTab::History => history(ui, state, commands),
         BottomTab::Log => log(ui, state),
         BottomTab::Approvals => crate::ui::panels::approvals_tab::show(ui, state, commands),
+        BottomTab::Problems => crate::ui::panels::problems::show(ui, state, commands),
     }
 }
 

@@ -8,6 +8,7 @@ pub(crate) mod bottom;
 pub(crate) mod chat_panel;
 pub mod editor;
 pub(crate) mod palette;
+pub(crate) mod problems;
 pub mod review;
 pub(crate) mod settings;
 pub(crate) mod sidebar;

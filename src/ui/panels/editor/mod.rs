@@ -65,6 +65,15 @@ pub fn show(
     highlighter.set_repaint_context(ui.ctx());
     highlighter.retain(|path| project.tabs.iter().any(|t| t.path == path));
     tab_bar(ui, project, proposed, commands);
+    // A line asked for (a problem clicked) comes into view once its file is the one showing.
+    let active = project.active_tab.and_then(|i| project.tabs.get(i));
+    let goto = match (&project.goto, active) {
+        (Some((path, line)), Some(tab)) if *path == tab.path => Some(*line),
+        _ => None,
+    };
+    if goto.is_some() {
+        project.goto = None;
+    }
     let Some(tab) = project.active_tab.and_then(|i| project.tabs.get_mut(i)) else {
         ui.centered_and_justified(|ui| ui.weak("Open a file from the tree"));
         return;
@@ -111,6 +120,9 @@ pub fn show(
     }
     view.find_was_open = tab.find.is_some();
     view.reveal = false;
+    if let Some(line) = goto {
+        reveal = Some(line_range(&tab.text, line));
+    }
     let (color, current_color) = mark_colors(dark);
     let marks = query.as_deref().map(|query| FindMarks {
         query,
@@ -450,6 +462,19 @@ fn small_view(
             });
         });
     *revision = shared_revision.get();
+}
+
+/// The byte range of 1-based `line` in `text` (the last line when past the end).
+fn line_range(text: &str, line: usize) -> Range<usize> {
+    let mut start = 0;
+    for _ in 1..line.max(1) {
+        match text[start..].find('\n') {
+            Some(at) => start += at + 1,
+            None => break,
+        }
+    }
+    let end = text[start..].find('\n').map_or(text.len(), |at| start + at);
+    start..end
 }
 
 fn name_for_screen_readers(ui: &egui::Ui, id: Id, name: &str) {

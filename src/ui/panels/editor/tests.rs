@@ -192,3 +192,14 @@ fn empty_and_binary_tabs() {
     harness.run();
     assert_eq!(harness.state().project.tabs[0].text, "a\nb\n");
 }
+
+#[test]
+fn a_line_number_becomes_its_byte_range() {
+    let text = "one\ntwo\nthree";
+    assert_eq!(&text[line_range(text, 1)], "one");
+    assert_eq!(&text[line_range(text, 2)], "two");
+    assert_eq!(&text[line_range(text, 3)], "three");
+    // Past the end: the last line; 0 is read as the first.
+    assert_eq!(&text[line_range(text, 9)], "three");
+    assert_eq!(&text[line_range(text, 0)], "one");
+}
