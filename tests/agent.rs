@@ -794,3 +794,111 @@ async fn every_request_of_a_long_turn_fits_the_window_and_num_ctx_follows_it() {
         "{said}"
     );
 }
+
+fn chat_path(kind: ProviderKind) -> &'static str {
+    match kind {
+        ProviderKind::Ollama => "/api/chat",
+        ProviderKind::Openai => "/v1/chat/completions",
+        ProviderKind::Anthropic => "/v1/messages",
+        ProviderKind::Gemini => "/v1beta/models/test-model:streamGenerateContent",
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_checkup_probes_native_tool_calls_on_every_wire_format() {
+    use fake_provider::{
+        anthropic_stream, anthropic_tool_call, gemini_stream, gemini_tool_call, openai_stream,
+    };
+    for kind in [
+        ProviderKind::Ollama,
+        ProviderKind::Openai,
+        ProviderKind::Anthropic,
+        ProviderKind::Gemini,
+    ] {
+        let s = setup(kind).await;
+        if kind != ProviderKind::Ollama {
+            s.service.secrets().set("fake", "test-key").unwrap();
+        }
+        let args = json!({"a": 2, "b": 3});
+        let (call, prose) = match kind {
+            ProviderKind::Ollama => (ollama_tool_call("add", args), text("5")),
+            ProviderKind::Openai => (openai_call("c1", "add", args), openai_stream(&["5"], PAUSE)),
+            ProviderKind::Anthropic => (
+                anthropic_tool_call("t1", "add", args),
+                anthropic_stream(&["5"], PAUSE),
+            ),
+            ProviderKind::Gemini => (gemini_tool_call("add", args), gemini_stream(&["5"], PAUSE)),
+        };
+        s.server.push("POST", chat_path(kind), call);
+        let profile = s.service.check_model(None, None).await.unwrap();
+        assert_eq!(profile.tools_probe, Some(true), "{kind:?}");
+        assert!(profile.checked_at.is_some());
+        // The probe offered exactly one tool, in the kind's own format.
+        let probe = s.chat_requests().last().unwrap().body.to_string();
+        assert!(probe.contains("\"add\""), "{kind:?}: {probe}");
+
+        // A model that answers in prose does not call natively.
+        s.server.push("POST", chat_path(kind), prose);
+        let profile = s.service.check_model(None, None).await.unwrap();
+        assert_eq!(profile.tools_probe, Some(false), "{kind:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_openai_compatible_model_whose_probe_calls_gets_native_tools_in_agent_mode() {
+    let s = setup(ProviderKind::Openai).await;
+    s.service.secrets().set("fake", "test-key").unwrap();
+    // Nothing forced: the first Agent turn probes, then runs with native tools.
+    s.server.push(
+        "POST",
+        "/v1/chat/completions",
+        openai_call("p1", "add", json!({"a": 2, "b": 3})),
+    );
+    s.server.push(
+        "POST",
+        "/v1/chat/completions",
+        openai_call("c1", "read_file", json!({"path": "src/main.rs"})),
+    );
+    s.server.push(
+        "POST",
+        "/v1/chat/completions",
+        fake_provider::openai_stream(&["main is empty."], PAUSE),
+    );
+    let (outcome, _) = s
+        .turn(
+            ChatMode::Agent,
+            "what is in main?",
+            SendOptions::default(),
+            &[],
+            false,
+        )
+        .await;
+    assert_complete(&outcome);
+    let requests = s.chat_requests();
+    assert_eq!(requests.len(), 3, "the probe, then two agent steps");
+    let tools = |i: usize| {
+        requests[i].body["tools"]
+            .as_array()
+            .map(|t| t.len())
+            .unwrap_or(0)
+    };
+    assert_eq!(tools(0), 1, "the probe offers one tool");
+    assert!(tools(1) > 3, "the agent's tools, natively");
+    let profile = s.service.model_profile(None, None).await.unwrap();
+    assert_eq!(profile.tools_probe, Some(true));
+    // Later turns do not probe again.
+    s.server.push(
+        "POST",
+        "/v1/chat/completions",
+        fake_provider::openai_stream(&["again."], PAUSE),
+    );
+    s.turn(
+        ChatMode::Agent,
+        "and now?",
+        SendOptions::default(),
+        &[],
+        false,
+    )
+    .await;
+    assert_eq!(s.chat_requests().len(), 4);
+}

@@ -391,3 +391,58 @@ async fn openai_model_info_reads_a_listed_context_length() {
         ("other", None)
     );
 }
+
+#[tokio::test]
+async fn an_openai_compatible_window_comes_from_llama_cpp_props_or_lm_studio() {
+    // llama.cpp: /v1/models says nothing of the window; /props has the loaded n_ctx.
+    let (server, llm) = setup(ProviderKind::Openai).await;
+    server.push(
+        "GET",
+        "/v1/models",
+        Reply::json(200, json!({ "data": [{ "id": "qwen" }] })),
+    );
+    server.push(
+        "GET",
+        "/props",
+        Reply::json(
+            200,
+            json!({ "default_generation_settings": { "n_ctx": 16384 }, "modalities": { "vision": true } }),
+        ),
+    );
+    let info = llm.model_info("qwen").await.unwrap();
+    assert_eq!(info.context_length, Some(16384));
+    assert_eq!(info.context_source.as_deref(), Some("/props"));
+    assert!(info.supports_images);
+
+    // LM Studio: no /props; its own API tells the loaded context and the capabilities.
+    let (server, llm) = setup(ProviderKind::Openai).await;
+    server.push(
+        "GET",
+        "/v1/models",
+        Reply::json(200, json!({ "data": [{ "id": "coder" }] })),
+    );
+    server.push(
+        "GET",
+        "/props",
+        Reply::json(404, json!({"error": "not found"})),
+    );
+    server.push(
+        "GET",
+        "/api/v0/models/coder",
+        Reply::json(
+            200,
+            json!({ "id": "coder", "type": "llm", "max_context_length": 131072,
+                    "loaded_context_length": 8192, "capabilities": ["tool_use"] }),
+        ),
+    );
+    let info = llm.model_info("coder").await.unwrap();
+    assert_eq!(
+        info.context_length,
+        Some(8192),
+        "the loaded window, not the maximum"
+    );
+    assert_eq!(info.context_source.as_deref(), Some("/api/v0/models"));
+    assert!(info.supports_tools && !info.supports_images);
+    let paths: Vec<String> = server.requests().iter().map(|r| r.path.clone()).collect();
+    assert_eq!(paths, ["/v1/models", "/props", "/api/v0/models/coder"]);
+}

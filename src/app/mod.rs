@@ -47,6 +47,7 @@ pub use crate::checks::{CheckRun, Problem, Severity};
 pub use crate::engine::{
     AddedProject, ApproveOutcome, Proposal, RestoreOutcome, Review, SaveOutcome, UndoOutcome,
 };
+pub use crate::store::{GenerationSettings, ModelProfile};
 pub use crate::workspace::blob_hash;
 
 #[derive(Debug, thiserror::Error)]
@@ -84,6 +85,9 @@ pub enum AppError {
     },
     #[error("the background task failed: {0}")]
     Task(String),
+    /// A value the person gave that cannot be used; the text says why.
+    #[error("{0}")]
+    Invalid(String),
 }
 
 pub type Result<T, E = AppError> = std::result::Result<T, E>;

@@ -7,7 +7,7 @@ use super::{App, AppError, Result};
 use crate::chat::provider_config;
 use crate::llm::secrets::SecretLocation;
 use crate::llm::{ModelInfo, ProviderKind, provider};
-use crate::store::{ProviderRecord, ProviderSettings};
+use crate::store::{GenerationSettings, ModelProfile, ProviderRecord, ProviderSettings};
 
 /// A provider to add.
 #[derive(Debug, Clone)]
@@ -151,5 +151,65 @@ impl App {
             all.push(ProviderModels { provider, models });
         }
         Ok(all)
+    }
+
+    /// What is known of a model of provider `provider` (the defaults when `None`): the
+    /// server's answer, the last check-up, the person's settings, its edit record.
+    pub async fn model_profile(
+        &self,
+        provider: Option<&str>,
+        model: Option<&str>,
+    ) -> Result<ModelProfile> {
+        Ok(self.chat.model_profile(provider, model).await?)
+    }
+
+    /// The model's stored profile as it is (no server asked; `None` when nothing is stored).
+    pub fn model_profile_stored(
+        &self,
+        provider: Option<&str>,
+        model: Option<&str>,
+    ) -> Result<Option<ModelProfile>> {
+        let choice = self.chat.model_choice(provider, model)?;
+        Ok(self
+            .store()
+            .model_profile(choice.record.id, &choice.model)?)
+    }
+
+    /// Runs the model check-up now (window, native tool calls, images) and stores it.
+    pub async fn check_model(
+        &self,
+        provider: Option<&str>,
+        model: Option<&str>,
+    ) -> Result<ModelProfile> {
+        Ok(self.chat.check_model(provider, model).await?)
+    }
+
+    /// Saves the person's settings for a model (context override, temperature, output
+    /// limit); `None`s restore the defaults.
+    pub fn set_model_settings(
+        &self,
+        provider: Option<&str>,
+        model: Option<&str>,
+        settings: &GenerationSettings,
+    ) -> Result<ModelProfile> {
+        if settings
+            .temperature
+            .is_some_and(|t| !(0.0..=2.0).contains(&t))
+        {
+            return Err(AppError::Invalid(
+                "the temperature must be between 0 and 2".into(),
+            ));
+        }
+        if settings.context_length == Some(0) || settings.max_output_tokens == Some(0) {
+            return Err(AppError::Invalid(
+                "a context length or output limit must be above 0".into(),
+            ));
+        }
+        let choice = self.chat.model_choice(provider, model)?;
+        let store = self.store();
+        store.set_generation_settings(choice.record.id, &choice.model, settings)?;
+        store
+            .model_profile(choice.record.id, &choice.model)?
+            .ok_or_else(|| AppError::Invalid("the model's profile was not saved".into()))
     }
 }

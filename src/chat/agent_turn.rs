@@ -96,13 +96,25 @@ impl ChatService {
             .ok()
             .flatten()
             .unwrap_or_default();
-        let info = super::models::model_info(store, &turn.choice).await;
+        let mut profile = super::models::model_profile(store, &turn.choice).await;
         let tool_calling = store.setting::<String>(TOOL_CALLING).ok().flatten();
-        let native_tools = match tool_calling.as_deref() {
-            Some("native") => true,
-            Some("text") => false,
-            _ => info.supports_tools || turn.choice.record.kind.tools_always_native(),
-        };
+        // First Agent turn with this model and nothing forced: the check-up finds out whether
+        // native tool calls really come back (servers often claim less, or more).
+        if tool_calling.as_deref().is_none_or(|t| t == "auto")
+            && profile.checked_at.is_none()
+            && !turn.choice.record.kind.tools_always_native()
+        {
+            let probe = tokio::select! {
+                probe = super::checkup::probe_tools(&turn.choice) => Some(probe),
+                _ = turn.cancel.cancelled() => None,
+            };
+            if let Some(probe) = probe {
+                let _ = store.save_checkup(turn.choice.record.id, &profile.info, probe);
+                profile.tools_probe = probe;
+            }
+        }
+        let native_tools =
+            super::models::native_tools(tool_calling.as_deref(), &profile, turn.choice.record.kind);
         let shell_timeout = store
             .setting::<u64>(SHELL_TIMEOUT_SECS)
             .ok()

@@ -7,6 +7,7 @@
 //! them. Several chats stream at once; a second send to a busy chat cancels the first.
 
 mod agent_turn;
+pub mod checkup;
 mod models;
 mod prompt;
 pub mod repair;
@@ -14,7 +15,7 @@ mod turn;
 mod writer;
 
 pub use agent_turn::PendingApproval;
-pub use models::{ModelChoice, ensure_default_provider, provider_config};
+pub use models::{ModelChoice, ensure_default_provider, model_profile, provider_config};
 pub use prompt::{ContextBreakdown, PromptError, history, strip_for_history, system_prompt};
 pub use turn::TurnOutcome;
 pub use writer::{Coalescer, DB_FLUSH_INTERVAL, EVENT_INTERVAL, StreamWriter};

@@ -8,7 +8,7 @@ use crate::llm::{
     DEFAULT_CONNECT_TIMEOUT, ModelInfo, ProviderConfig, ProviderKind, SharedProvider, idle_timeout,
     provider,
 };
-use crate::store::{ProviderRecord, ProviderSettings, Store};
+use crate::store::{GenerationSettings, ModelProfile, ProviderRecord, ProviderSettings, Store};
 
 use crate::store::keys::{DEFAULT_MODEL, DEFAULT_PROVIDER, IDLE_TIMEOUT_SECS, PROVIDERS_SEEDED};
 
@@ -124,28 +124,57 @@ pub fn choose(
     })
 }
 
-/// What the model can do: the stored profile, else the provider's answer (then stored), else
-/// defaults. A context-length override in the provider's settings wins.
-pub async fn model_info(store: &Store, choice: &ModelChoice) -> ModelInfo {
+/// What the model can do and how to ask it: the stored profile (asking the server again
+/// when it never told a window and no check-up ran), the person's settings, and the window
+/// to use — the model's own override, else the provider's, else what the server said.
+pub async fn model_profile(store: &Store, choice: &ModelChoice) -> ModelProfile {
     let stored = store
         .model_profile(choice.record.id, &choice.model)
         .ok()
         .flatten();
-    let mut info = match stored {
-        Some(info) => info,
-        None => match choice.provider.model_info(&choice.model).await {
-            Ok(info) => {
-                let _ = store.save_model_profile(choice.record.id, &info);
-                info
+    let known = stored
+        .as_ref()
+        .is_some_and(|p| p.info.context_length.is_some() || p.checked_at.is_some());
+    let mut profile = match stored {
+        Some(profile) if known => profile,
+        stored => {
+            let base = stored.unwrap_or_else(|| ModelProfile {
+                provider_id: choice.record.id,
+                info: ModelInfo {
+                    id: choice.model.clone(),
+                    ..ModelInfo::default()
+                },
+                checked_at: None,
+                tools_probe: None,
+                settings: GenerationSettings::default(),
+                edit_blocks: 0,
+                edit_failures: 0,
+            });
+            match choice.provider.model_info(&choice.model).await {
+                Ok(info) => {
+                    let _ = store.save_model_profile(choice.record.id, &info);
+                    ModelProfile { info, ..base }
+                }
+                Err(_) => base,
             }
-            Err(_) => ModelInfo {
-                id: choice.model.clone(),
-                ..ModelInfo::default()
-            },
-        },
+        }
     };
-    if let Some(window) = choice.record.settings.context_length {
-        info.context_length = Some(window);
+    if profile.settings.context_length.is_none() {
+        profile.settings.context_length = choice.record.settings.context_length;
     }
-    info
+    profile
+}
+
+/// Whether Agent mode should call tools natively with this model: the setting when it says
+/// `native` or `text`, else what the check-up's probe found, else what the server claims
+/// (cloud APIs always can).
+pub fn native_tools(setting: Option<&str>, profile: &ModelProfile, kind: ProviderKind) -> bool {
+    match setting {
+        Some("native") => true,
+        Some("text") => false,
+        _ => match profile.tools_probe {
+            Some(works) => works,
+            None => profile.info.supports_tools || kind.tools_always_native(),
+        },
+    }
 }

@@ -365,9 +365,13 @@ impl ChatService {
         choice: &ModelChoice,
         text: &str,
     ) -> Result<(ChatRequest, ContextBreakdown), ChatError> {
-        let info = models::model_info(self.engine.store(), choice).await;
-        let window = info.context_length.unwrap_or(FALLBACK_CONTEXT) as usize;
-        let reply_reserve = crate::llm::reply_reserve_for(window);
+        let profile = models::model_profile(self.engine.store(), choice).await;
+        let window = profile.context_length().unwrap_or(FALLBACK_CONTEXT) as usize;
+        // The reply's room: the model's output limit when the person set one.
+        let reply_reserve = profile
+            .settings
+            .max_output_tokens
+            .map_or_else(|| crate::llm::reply_reserve_for(window), |n| n as usize);
         let root = project.path.clone();
         let settings = project.settings.clone();
         let text = text.to_string();
@@ -418,10 +422,10 @@ impl ChatService {
         let request = ChatRequest {
             model: choice.model.clone(),
             messages,
-            max_output_tokens: None,
+            max_output_tokens: profile.settings.max_output_tokens,
             // Each request (this one, and every agent step after it) is sized from this.
             context_window: Some(u32::try_from(window).unwrap_or(u32::MAX)),
-            temperature: None,
+            temperature: profile.settings.temperature,
             tools: Vec::new(),
         };
         Ok((request, breakdown))
@@ -687,7 +691,7 @@ impl ChatService {
             else {
                 return;
             };
-            let window = models::model_info(store, &choice).await.context_length;
+            let window = models::model_profile(store, &choice).await.context_length();
             let title = tokio::time::timeout(
                 std::time::Duration::from_secs(20),
                 generate_title(&choice, window, &prompt.content),

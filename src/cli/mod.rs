@@ -12,6 +12,7 @@ use clap::{Parser, Subcommand};
 use serde_json::json;
 
 mod chat;
+mod model;
 
 use tandem::app::App;
 use tandem::edits::plan::EditPlan;
@@ -46,6 +47,9 @@ enum Command {
     /// Manage model providers (Ollama, OpenAI-compatible, Anthropic, Gemini).
     #[command(subcommand)]
     Provider(chat::ProviderCommand),
+    /// A model's profile, its check-up and your settings for it.
+    #[command(subcommand)]
+    Model(model::ModelCommand),
     /// List the models a provider serves now.
     Models {
         #[arg(long)]
@@ -388,6 +392,7 @@ Every command is asked: the kernel here cannot stop {}.
             out(json!({"commit": commit}), text);
         }
         Command::Provider(command) => chat::provider_cmd(&ctx, command)?,
+        Command::Model(command) => model::run(&ctx, command)?,
         Command::Models { provider } => chat::models(&ctx, provider)?,
         Command::Chat(args) => chat::chat(&ctx, args)?,
         Command::Context {

@@ -245,6 +245,9 @@ pub struct ModelInfo {
     pub supports_tools: bool,
     pub supports_images: bool,
     pub supports_reasoning: bool,
+    /// Where the context length came from (`/api/show`, `/props`, `/models`…), when known.
+    #[serde(default)]
+    pub context_source: Option<String>,
 }
 
 /// Errors a person can act on; each message says what to do.

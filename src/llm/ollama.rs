@@ -180,6 +180,7 @@ fn model_info_from_show(model: &str, show: &Value) -> ModelInfo {
         supports_tools: capabilities.contains(&"tools"),
         supports_images: capabilities.contains(&"vision"),
         supports_reasoning: capabilities.contains(&"thinking"),
+        context_source: context_length.map(|_| "/api/show".to_string()),
     }
 }
 

@@ -200,6 +200,55 @@ fn model_from_entry(entry: &Value) -> Option<ModelInfo> {
     Some(ModelInfo {
         id: id.to_string(),
         context_length,
+        context_source: context_length.map(|_| "/models".to_string()),
+        ..ModelInfo::default()
+    })
+}
+
+/// `path` at the server's root, beside `/v1` (where llama.cpp and LM Studio answer).
+fn root_url(http: &Http, path: &str) -> String {
+    let base = http.config.base_url.trim_end_matches('/');
+    format!("{}{path}", base.strip_suffix("/v1").unwrap_or(base))
+}
+
+/// The window (and vision) from servers that tell it outside `/models`: llama.cpp's `/props`
+/// (`n_ctx` of the loaded model) and LM Studio's `/api/v0/models/{id}` (the loaded context
+/// length, else the model's maximum). `None` when neither answers.
+async fn window_elsewhere(http: &Http, model: &str) -> Option<ModelInfo> {
+    let get = |url: String| async move {
+        let response = http
+            .send(|c| authorize(http, c.get(&url)), None, false)
+            .await;
+        http.read_json(response.ok()?).await.ok()
+    };
+    if let Some(props) = get(root_url(http, "/props")).await {
+        let n_ctx = props["default_generation_settings"]["n_ctx"]
+            .as_u64()
+            .or_else(|| props["n_ctx"].as_u64())
+            .and_then(|n| u32::try_from(n).ok());
+        if let Some(n_ctx) = n_ctx {
+            return Some(ModelInfo {
+                id: model.to_string(),
+                context_length: Some(n_ctx),
+                supports_images: props["modalities"]["vision"].as_bool().unwrap_or(false),
+                context_source: Some("/props".into()),
+                ..ModelInfo::default()
+            });
+        }
+    }
+    let lm = get(root_url(http, &format!("/api/v0/models/{model}"))).await?;
+    let window = ["loaded_context_length", "max_context_length"]
+        .iter()
+        .find_map(|k| lm[*k].as_u64())
+        .and_then(|n| u32::try_from(n).ok())?;
+    Some(ModelInfo {
+        id: model.to_string(),
+        context_length: Some(window),
+        supports_images: lm["type"].as_str() == Some("vlm"),
+        supports_tools: lm["capabilities"]
+            .as_array()
+            .is_some_and(|c| c.iter().any(|v| v.as_str() == Some("tool_use"))),
+        context_source: Some("/api/v0/models".into()),
         ..ModelInfo::default()
     })
 }
@@ -246,12 +295,16 @@ impl Provider for OpenaiProvider {
                 id: model.clone(),
                 ..ModelInfo::default()
             };
-            match list(http).await {
-                Ok(models) => Ok(models.into_iter().find(|m| m.id == model).unwrap_or(bare)),
+            let listed = match list(Arc::clone(&http)).await {
+                Ok(models) => models.into_iter().find(|m| m.id == model).unwrap_or(bare),
                 // Some compatible servers have no model list; the model may still work.
-                Err(LlmError::Http { status: 404, .. }) => Ok(bare),
-                Err(err) => Err(err),
+                Err(LlmError::Http { status: 404, .. }) => bare,
+                Err(err) => return Err(err),
+            };
+            if listed.context_length.is_some() {
+                return Ok(listed);
             }
+            Ok(window_elsewhere(&http, &model).await.unwrap_or(listed))
         })
     }
 }

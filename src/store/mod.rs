@@ -11,6 +11,7 @@ mod chats;
 pub mod keys;
 mod mcp_servers;
 mod messages;
+mod model_profiles;
 mod projects;
 mod providers;
 mod settings;
@@ -28,6 +29,7 @@ pub use mcp_servers::{
 pub use messages::{
     ApprovalNote, ApprovalState, LeftOut, Message, MessageStatus, NewMessage, PlanBase, Role,
 };
+pub use model_profiles::{GenerationSettings, ModelProfile};
 pub use projects::{Project, ProjectSettings};
 pub use providers::{ProviderRecord, ProviderSettings};
 
@@ -48,6 +50,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/006_step_sandbox.sql"),
     include_str!("../../migrations/007_step_kinds.sql"),
     include_str!("../../migrations/008_approval_notes.sql"),
+    include_str!("../../migrations/009_model_checkup.sql"),
 ];
 
 /// The file name of the database inside the data directory.

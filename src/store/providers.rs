@@ -1,11 +1,11 @@
-//! The `providers` and `model_profiles` tables. API keys are never stored here (see
+//! The `providers` table. API keys are never stored here (see
 //! `llm::secrets`): a provider only names the environment variable its key may come from.
 
 use rusqlite::{OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 
 use super::{Result, Store, StoreError, not_found, now_ms, text_enum};
-use crate::llm::{ModelInfo, ProviderKind};
+use crate::llm::ProviderKind;
 
 text_enum!(ProviderKind {
     Ollama => "ollama",
@@ -141,50 +141,5 @@ impl Store {
         let mut stmt = conn.prepare(&format!("SELECT {COLUMNS} FROM providers ORDER BY id"))?;
         let rows = stmt.query_map([], from_row)?;
         rows.map(|row| finish(row?)).collect()
-    }
-
-    /// Remembers what a provider said about a model.
-    pub fn save_model_profile(&self, provider_id: i64, info: &ModelInfo) -> Result<()> {
-        self.conn().execute(
-            "INSERT INTO model_profiles (provider_id, model, context_length, supports_tools,
-                 supports_images, supports_reasoning, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-             ON CONFLICT (provider_id, model) DO UPDATE SET
-                 context_length = excluded.context_length,
-                 supports_tools = excluded.supports_tools,
-                 supports_images = excluded.supports_images,
-                 supports_reasoning = excluded.supports_reasoning,
-                 updated_at = excluded.updated_at",
-            params![
-                provider_id,
-                info.id,
-                info.context_length,
-                info.supports_tools,
-                info.supports_images,
-                info.supports_reasoning,
-                now_ms()
-            ],
-        )?;
-        Ok(())
-    }
-
-    pub fn model_profile(&self, provider_id: i64, model: &str) -> Result<Option<ModelInfo>> {
-        Ok(self
-            .conn()
-            .query_row(
-                "SELECT model, context_length, supports_tools, supports_images,
-                     supports_reasoning FROM model_profiles WHERE provider_id = ?1 AND model = ?2",
-                params![provider_id, model],
-                |row| {
-                    Ok(ModelInfo {
-                        id: row.get(0)?,
-                        context_length: row.get(1)?,
-                        supports_tools: row.get(2)?,
-                        supports_images: row.get(3)?,
-                        supports_reasoning: row.get(4)?,
-                    })
-                },
-            )
-            .optional()?)
     }
 }

@@ -87,6 +87,10 @@ pub enum Command {
     EditProvider(i64),
     DeleteProvider(i64),
     TestProvider(String),
+    /// Runs the chosen model's check-up (window, native tool calls, images).
+    CheckModel,
+    /// Saves the chosen model's settings as typed.
+    SaveModelSettings,
     SaveKey(String),
     SaveHistoryTurns,
     SaveContextGlobs,
@@ -299,6 +303,52 @@ impl AppState {
             Command::OpenSettings => {
                 self.settings_open = true;
                 backend.load_agent_settings();
+                backend.model_profile(self.provider.clone(), self.model.clone(), false);
+            }
+            Command::CheckModel => {
+                backend.model_profile(self.provider.clone(), self.model.clone(), true);
+            }
+            Command::SaveModelSettings => {
+                let form = &self.settings;
+                let number = |text: &str, what: &str| -> Result<Option<u32>, String> {
+                    match text.trim() {
+                        "" => Ok(None),
+                        t => t
+                            .parse::<u32>()
+                            .ok()
+                            .filter(|n| *n > 0)
+                            .map(Some)
+                            .ok_or_else(|| format!("{what} must be a whole number above 0")),
+                    }
+                };
+                let temperature = match form.model_temperature.trim() {
+                    "" => Ok(None),
+                    t => t
+                        .parse::<f32>()
+                        .ok()
+                        .filter(|t| (0.0..=2.0).contains(t))
+                        .map(Some)
+                        .ok_or_else(|| "The temperature must be between 0 and 2".to_string()),
+                };
+                let parsed = (
+                    number(&form.model_context, "The context length"),
+                    temperature,
+                    number(&form.model_max_output, "The output limit"),
+                );
+                match parsed {
+                    (Ok(context_length), Ok(temperature), Ok(max_output_tokens)) => {
+                        backend.save_model_settings(
+                            self.provider.clone(),
+                            self.model.clone(),
+                            crate::app::GenerationSettings {
+                                context_length,
+                                temperature,
+                                max_output_tokens,
+                            },
+                        );
+                    }
+                    (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => self.toast(e, true),
+                }
             }
             Command::CloseSettings => self.settings_open = false,
             Command::SetTheme(theme) => self.prefs.theme = theme,

@@ -198,6 +198,15 @@ impl AppState {
                 self.reload_open_tabs();
             }
             Event::Providers(providers) => self.providers = providers,
+            Event::ModelProfile(profile) => {
+                let form = &mut self.settings;
+                let text = |v: Option<String>| v.unwrap_or_default();
+                form.model_context = text(profile.settings.context_length.map(|n| n.to_string()));
+                form.model_temperature = text(profile.settings.temperature.map(|t| t.to_string()));
+                form.model_max_output =
+                    text(profile.settings.max_output_tokens.map(|n| n.to_string()));
+                form.profile = Some(profile);
+            }
             Event::Models { provider, models } => {
                 // With no model chosen yet, take the first one the default provider serves.
                 let default = self

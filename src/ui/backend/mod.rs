@@ -87,6 +87,8 @@ pub enum Event {
     Restored(RestoreOutcome),
     Undone(UndoOutcome),
     Providers(Vec<ProviderRecord>),
+    /// What is known of the chosen model (loaded, checked up, or with new settings).
+    ModelProfile(crate::app::ModelProfile),
     Models {
         provider: String,
         models: Result<Vec<ModelInfo>, String>,

@@ -19,6 +19,39 @@ impl Backend {
         });
     }
 
+    /// Loads what is known of a model (`check`: runs the check-up first).
+    pub fn model_profile(&self, provider: Option<String>, model: Option<String>, check: bool) {
+        let what = if check {
+            "checking the model"
+        } else {
+            "loading the model's profile"
+        };
+        self.spawn_async(what, move |app, emit| async move {
+            let (p, m) = (provider.as_deref(), model.as_deref());
+            let profile = match check {
+                true => app.check_model(p, m).await?,
+                false => app.model_profile(p, m).await?,
+            };
+            emit.send_async(Event::ModelProfile(profile)).await;
+            Ok(())
+        });
+    }
+
+    /// Saves the person's settings for a model.
+    pub fn save_model_settings(
+        &self,
+        provider: Option<String>,
+        model: Option<String>,
+        settings: crate::app::GenerationSettings,
+    ) {
+        self.spawn("saving the model's settings", move |app, emit| {
+            let profile =
+                app.set_model_settings(provider.as_deref(), model.as_deref(), &settings)?;
+            emit.send(Event::ModelProfile(profile));
+            Ok(())
+        });
+    }
+
     pub fn add_provider(
         &self,
         name: String,

@@ -143,6 +143,11 @@ pub struct SettingsForm {
     pub globs_edited: Option<Instant>,
     /// What the globs select: (include, exclude, "N files, ~T tokens" or the error).
     pub glob_counts: Option<(String, String, Result<String, String>)>,
+    /// The chosen model's profile, and its settings as typed.
+    pub profile: Option<crate::app::ModelProfile>,
+    pub model_context: String,
+    pub model_temperature: String,
+    pub model_max_output: String,
 }
 
 #[derive(Debug, Clone, Default)]

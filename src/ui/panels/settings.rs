@@ -22,6 +22,8 @@ pub fn show(ctx: &egui::Context, state: &mut AppState, commands: &mut Vec<Comman
         .show(ctx, |ui| {
             providers(ui, state, commands);
             ui.separator();
+            model(ui, state, commands);
+            ui.separator();
             chat(ui, state, commands);
             ui.separator();
             crate::ui::panels::agent_settings::show(ui, state, commands);
@@ -124,6 +126,93 @@ fn providers(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command
         }
     });
     ui.weak("Keys can also come from OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY. They are never stored in the database.");
+}
+
+/// The chosen model: what the check-up found, and the person's settings for it.
+fn model(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) {
+    ui.heading("Model");
+    let chosen = match (&state.provider, &state.model) {
+        (Some(p), Some(m)) => format!("{p} · {m}"),
+        _ => "the default model".to_string(),
+    };
+    let form = &mut state.settings;
+    ui.horizontal(|ui| {
+        ui.strong(chosen);
+        if ui
+            .button("Check model")
+            .on_hover_text(
+                "Asks the server for the context window and capabilities, and tries one native tool call",
+            )
+            .clicked()
+        {
+            commands.push(Command::CheckModel);
+        }
+    });
+    if let Some(profile) = &form.profile {
+        let window = match (profile.context_length(), &profile.info.context_source) {
+            (Some(n), Some(source)) if profile.settings.context_length.is_none() => {
+                format!("{n} tokens (from {source})")
+            }
+            (Some(n), _) => format!("{n} tokens"),
+            (None, _) => "unknown: 8192 assumed".to_string(),
+        };
+        let tools = match profile.tools_probe {
+            Some(true) => "native (a probe call came back)",
+            Some(false) => "text protocol (the probe got no native call)",
+            None if profile.info.supports_tools => "native, as the server says (not probed)",
+            None => "not probed yet",
+        };
+        egui::Grid::new("model_profile")
+            .num_columns(2)
+            .show(ui, |ui| {
+                ui.label("Context window");
+                ui.label(window);
+                ui.end_row();
+                ui.label("Tool calls");
+                ui.label(tools);
+                ui.end_row();
+                ui.label("Images");
+                ui.label(if profile.info.supports_images {
+                    "yes"
+                } else {
+                    "no"
+                });
+                ui.end_row();
+                if profile.edit_blocks > 0 {
+                    ui.label("Search-replace edits");
+                    ui.label(format!(
+                        "{} of {} failed",
+                        profile.edit_failures, profile.edit_blocks
+                    ));
+                    ui.end_row();
+                }
+            });
+    }
+    egui::Grid::new("model_settings")
+        .num_columns(2)
+        .show(ui, |ui| {
+            ui.label("Context length");
+            ui.add(
+                egui::TextEdit::singleline(&mut form.model_context)
+                    .hint_text("tokens (empty: as found)"),
+            );
+            ui.end_row();
+            ui.label("Temperature");
+            ui.add(
+                egui::TextEdit::singleline(&mut form.model_temperature)
+                    .hint_text("0–2 (empty: the model's)"),
+            );
+            ui.end_row();
+            ui.label("Max output");
+            ui.add(
+                egui::TextEdit::singleline(&mut form.model_max_output)
+                    .hint_text("tokens (empty: a quarter of the window)"),
+            );
+            ui.end_row();
+        });
+    if ui.button("Save model settings").clicked() {
+        commands.push(Command::SaveModelSettings);
+    }
 }
 
 fn chat(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) {
