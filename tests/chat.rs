@@ -1139,3 +1139,42 @@ async fn a_check_still_failing_after_the_rounds_blocks_auto_approve() {
         "fn main() {}\n"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_whose_search_blocks_keep_failing_is_asked_for_whole_files() {
+    let s = setup(ProviderKind::Ollama).await;
+    s.engine
+        .store()
+        .set_setting("chat.repair_rounds", &0)
+        .unwrap();
+    let two_wrong = format!(
+        "{}{}",
+        search_replace("nothing like this", "x"),
+        search_replace("nor this", "y")
+    );
+    let fine = search_replace("fn main() {}", "fn main() { }");
+    for reply in [&two_wrong, &fine, &two_wrong, &fine] {
+        s.server
+            .push("POST", "/api/chat", ollama_stream(&[reply], Duration::ZERO));
+    }
+    let system = |i: usize| {
+        s.chat_requests()[i].body["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    // 2 of 2 blocks failed: too few to judge.
+    build_turn(&s, "one").await;
+    build_turn(&s, "two").await;
+    assert!(!system(1).contains("write the whole new file"));
+    // 4 of 5 failed: from now on, whole files for small files.
+    build_turn(&s, "three").await;
+    build_turn(&s, "four").await;
+    assert!(
+        system(3).contains("write the whole new file"),
+        "{}",
+        system(3)
+    );
+    let profile = s.service.model_profile(None, None).await.unwrap();
+    assert_eq!((profile.edit_blocks, profile.edit_failures), (6, 4));
+}

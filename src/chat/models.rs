@@ -165,6 +165,17 @@ pub async fn model_profile(store: &Store, choice: &ModelChoice) -> ModelProfile 
     profile
 }
 
+/// Search-replace blocks a model must have written before its record counts.
+const EDIT_RECORD_MIN: u32 = 4;
+
+/// Whether the model's search-replace blocks fail so often (half or more of at least
+/// [`EDIT_RECORD_MIN`]) that it should write whole files instead, for files under a size limit.
+/// Published figures for why: Qwen2.5-Coder-32B writes 99.6% of whole-file edits well-formed
+/// against 71.6% of diff edits.
+pub fn prefers_whole_files(profile: &ModelProfile) -> bool {
+    profile.edit_blocks >= EDIT_RECORD_MIN && profile.edit_failures * 2 >= profile.edit_blocks
+}
+
 /// Whether Agent mode should call tools natively with this model: the setting when it says
 /// `native` or `text`, else what the check-up's probe found, else what the server claims
 /// (cloud APIs always can).

@@ -23,6 +23,7 @@ pub const AGENT_PROMPT: &str = include_str!("../../prompts/agent.md");
 pub const PLAN_PROMPT: &str = include_str!("../../prompts/plan.md");
 pub const RULES_HEADER: &str = include_str!("../../prompts/rules_header.md");
 pub const TITLE_PROMPT: &str = include_str!("../../prompts/title.md");
+pub const WHOLE_FILES_PROMPT: &str = include_str!("../../prompts/whole_files.md");
 
 /// Token counts of each part of a request, against the model's window.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]

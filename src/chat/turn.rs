@@ -226,6 +226,7 @@ impl ChatService {
                 break;
             }
             self.review(&turn, &mut outcome).await;
+            self.record_edit_outcome(&turn, &outcome);
             // What goes back to the model, if anything: the edits that failed, else the
             // project's check failing on the proposal.
             let failures = outcome
@@ -376,6 +377,7 @@ impl ChatService {
         let settings = project.settings.clone();
         let text = text.to_string();
         let cache = Arc::clone(&self.cache);
+        let whole_files = mode == ChatMode::Build && models::prefers_whole_files(&profile);
         let (messages, breakdown) = tokio::task::spawn_blocking(move || {
             let rules = crate::workspace::resolve(&root, "AI_RULES.md")
                 .ok()
@@ -404,9 +406,14 @@ impl ChatService {
                 .collect();
             options.priority = mentioned_paths(&text, &candidates);
             options.priority.extend(recently_edited(&root));
+            let mut system = prompt::system_prompt(mode, rules.as_deref());
+            if whole_files {
+                system.push_str("\n\n");
+                system.push_str(prompt::WHOLE_FILES_PROMPT);
+            }
             prompt::assemble(
                 PromptInputs {
-                    system: prompt::system_prompt(mode, rules.as_deref()),
+                    system,
                     history,
                     prompt: &text,
                     window,
@@ -543,6 +550,30 @@ impl ChatService {
             Ok(Ok(plan)) => outcome.plan = Some(plan),
             Ok(Err(e)) => outcome.approve_error = Some(e.to_string()),
             Err(e) => outcome.approve_error = Some(e.to_string()),
+        }
+    }
+
+    /// Adds this reply's search-replace record to its model's profile (how many tags it
+    /// wrote and how many failed), which decides whether it is asked for whole files.
+    fn record_edit_outcome(&self, turn: &Turn, outcome: &TurnOutcome) {
+        let Some(plan) = &outcome.plan else { return };
+        let blocks = plan
+            .operations
+            .iter()
+            .filter(|op| op.op == crate::edits::OpKind::SearchReplace);
+        let (written, failed) = blocks.fold((0u32, 0u32), |(n, f), op| {
+            (
+                n + 1,
+                f + u32::from(op.status == crate::edits::OpStatus::Error),
+            )
+        });
+        if written > 0 {
+            let _ = self.engine.store().record_edit_blocks(
+                turn.choice.record.id,
+                &turn.choice.model,
+                written,
+                failed,
+            );
         }
     }
 
