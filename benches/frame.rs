@@ -125,6 +125,7 @@ fn main() {
         streaming: None,
         review: Some(Review::new(1, plan)),
         breakdown: None,
+        summaries: Vec::new(),
     });
     view.tabs = vec![Tab::new("src/big.rs".into(), big, None)];
     view.active_tab = Some(0);

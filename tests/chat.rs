@@ -1178,3 +1178,125 @@ async fn a_model_whose_search_blocks_keep_failing_is_asked_for_whole_files() {
     let profile = s.service.model_profile(None, None).await.unwrap();
     assert_eq!((profile.edit_blocks, profile.edit_failures), (6, 4));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn older_turns_are_summarized_not_dropped_and_a_new_chat_can_start_from_it() {
+    let s = setup(ProviderKind::Ollama).await;
+    s.engine
+        .store()
+        .set_setting("chat.history_turns", &2)
+        .unwrap();
+    let chat = s.chat(ChatMode::Ask);
+    let send = |prompt: &'static str| {
+        let service = std::sync::Arc::clone(&s.service);
+        async move {
+            let handle = service
+                .send(chat, prompt, SendOptions::default())
+                .await
+                .unwrap();
+            tokio::time::timeout(BOUND, handle.outcome)
+                .await
+                .unwrap()
+                .unwrap()
+        }
+    };
+    let reply = |text: &str| ollama_stream(&[text], Duration::ZERO);
+    for answer in ["A1", "A2", "A3"] {
+        s.server.push("POST", "/api/chat", reply(answer));
+    }
+    send("Q1 use tabs").await;
+    send("Q2").await;
+    send("Q3").await;
+    assert_eq!(
+        s.chat_requests().len(),
+        3,
+        "no summary while the history fits"
+    );
+
+    // A fourth turn: Q1/A1 are past the two kept turns, so they are summarized first.
+    s.server
+        .push("POST", "/api/chat", reply("SUM-1: the person wants tabs."));
+    s.server.push("POST", "/api/chat", reply("A4"));
+    let mut events = s.service.subscribe();
+    send("Q4").await;
+    let requests = s.chat_requests();
+    assert_eq!(requests.len(), 5);
+    let asked = requests[3].body["messages"].as_array().unwrap();
+    assert!(
+        asked[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("condense a conversation")
+    );
+    let transcript = asked[1]["content"].as_str().unwrap();
+    assert!(transcript.contains("User: Q1 use tabs") && transcript.contains("Assistant: A1"));
+    assert!(!transcript.contains("Q2"), "{transcript}");
+    let sent = requests[4].body["messages"].as_array().unwrap();
+    let system = sent[0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("Earlier in this conversation (summarized, 1 turn(s))"),
+        "{system}"
+    );
+    assert!(system.contains("SUM-1: the person wants tabs."));
+    let contents: Vec<&str> = sent.iter().filter_map(|m| m["content"].as_str()).collect();
+    assert!(
+        !contents.contains(&"Q1 use tabs"),
+        "the summary stands for it"
+    );
+    assert!(contents.contains(&"Q2") && contents.contains(&"Q3") && contents.contains(&"Q4"));
+    let mut compacted = false;
+    while let Ok(event) = events.try_recv() {
+        compacted |= matches!(event.kind, ChatEventKind::Compacted { .. });
+    }
+    assert!(compacted);
+
+    // The next one folds the earlier summary into the new one.
+    s.server
+        .push("POST", "/api/chat", reply("SUM-2: tabs; Q2 done."));
+    s.server.push("POST", "/api/chat", reply("A5"));
+    send("Q5").await;
+    let requests = s.chat_requests();
+    let transcript = requests[5].body["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        transcript.contains("SUM-1: the person wants tabs."),
+        "{transcript}"
+    );
+    assert!(transcript.contains("User: Q2") && !transcript.contains("Q1"));
+    let summaries = s.engine.store().chat_summaries(chat).unwrap();
+    assert_eq!(summaries.len(), 2);
+    assert_eq!(summaries[1].turns, 2);
+    assert_eq!(summaries[1].content, "SUM-2: tabs; Q2 done.");
+
+    // Summarize into a new chat: the whole chat, folded into one summary it starts from.
+    s.server
+        .push("POST", "/api/chat", reply("SUM-ALL: tabs everywhere."));
+    let new_chat = s
+        .service
+        .summarize_into_new_chat(chat, &SendOptions::default())
+        .await
+        .unwrap();
+    assert_ne!(new_chat.id, chat);
+    assert!(new_chat.title.starts_with("Summary of"));
+    let start = s
+        .engine
+        .store()
+        .latest_chat_summary(new_chat.id)
+        .unwrap()
+        .unwrap();
+    assert_eq!(start.content, "SUM-ALL: tabs everywhere.");
+    assert_eq!(start.source_chat_id, Some(chat));
+    assert_eq!(start.turns, 5);
+    s.server.push("POST", "/api/chat", reply("ok"));
+    let handle = s
+        .service
+        .send(new_chat.id, "go on", SendOptions::default())
+        .await
+        .unwrap();
+    tokio::time::timeout(BOUND, handle.outcome)
+        .await
+        .unwrap()
+        .unwrap();
+    let last = s.chat_requests().pop().unwrap();
+    let system = last.body["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("SUM-ALL: tabs everywhere."), "{system}");
+}

@@ -10,7 +10,7 @@ use crate::agent::runner::Answer;
 use crate::chat::{ChatEvent, ContextBreakdown, PendingApproval, SendOptions, TurnOutcome};
 use crate::edits::{EditPlan, Selection};
 use crate::engine::{ApproveOutcome, Proposal, Review};
-use crate::store::{AgentStep, ApprovalState, Chat, ChatMode, Message, Project, Role};
+use crate::store::{AgentStep, ApprovalState, Chat, ChatMode, ChatSummary, Message, Project, Role};
 
 /// A chat with everything its view shows.
 #[derive(Debug, Clone)]
@@ -23,6 +23,8 @@ pub struct LoadedChat {
     pub review: Option<(i64, EditPlan)>,
     /// Tool calls waiting for the person now (every chat's).
     pub approvals: Vec<PendingApproval>,
+    /// What older turns were compacted into, oldest first (the last one is sent now).
+    pub summaries: Vec<ChatSummary>,
 }
 
 /// A turn that has started: its reply streams as [`ChatEvent`]s until `outcome` resolves.
@@ -133,6 +135,7 @@ impl App {
             steps,
             review,
             approvals: self.chat.pending_approvals(),
+            summaries: self.store().chat_summaries(chat_id)?,
         })
     }
 
@@ -239,6 +242,15 @@ impl App {
         Ok(self
             .engine()
             .approve_with_reason(message_id, selection, reason)?)
+    }
+
+    /// A new chat (same project and mode) that starts from a summary of this one.
+    pub async fn summarize_into_new_chat(
+        &self,
+        chat_id: i64,
+        options: &SendOptions,
+    ) -> Result<Chat> {
+        Ok(self.chat.summarize_into_new_chat(chat_id, options).await?)
     }
 
     /// Rejects a proposal; `reason` is told to the model on the next turn.

@@ -8,6 +8,7 @@
 
 mod agent_turn;
 pub mod checkup;
+mod compact;
 mod models;
 mod prompt;
 pub mod repair;
@@ -16,7 +17,10 @@ mod writer;
 
 pub use agent_turn::PendingApproval;
 pub use models::{ModelChoice, ensure_default_provider, model_profile, provider_config};
-pub use prompt::{ContextBreakdown, PromptError, history, strip_for_history, system_prompt};
+pub use prompt::{
+    ContextBreakdown, HistoryTurn, PromptError, history, history_turns, strip_for_history,
+    system_prompt,
+};
 pub use turn::TurnOutcome;
 pub use writer::{Coalescer, DB_FLUSH_INTERVAL, EVENT_INTERVAL, StreamWriter};
 
@@ -94,6 +98,10 @@ pub enum ChatEventKind {
     },
     TitleChanged {
         title: String,
+    },
+    /// Older turns were summarised to fit (the summary is sent in their place from now on).
+    Compacted {
+        summary: crate::store::ChatSummary,
     },
     /// The reply's edits failed and went back to the model (the failed reply is the `Step`
     /// just before): the text streamed so far is replaced by repair round `round`'s.

@@ -24,6 +24,7 @@ pub const PLAN_PROMPT: &str = include_str!("../../prompts/plan.md");
 pub const RULES_HEADER: &str = include_str!("../../prompts/rules_header.md");
 pub const TITLE_PROMPT: &str = include_str!("../../prompts/title.md");
 pub const WHOLE_FILES_PROMPT: &str = include_str!("../../prompts/whole_files.md");
+pub const SUMMARY_PROMPT: &str = include_str!("../../prompts/summary.md");
 
 /// Token counts of each part of a request, against the model's window.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -92,9 +93,28 @@ pub fn strip_for_history(content: &str) -> String {
     out.trim().to_string()
 }
 
+/// One complete exchange of a chat's history, with its reply's id.
+#[derive(Debug, Clone)]
+pub struct HistoryTurn {
+    pub reply_id: i64,
+    pub user: ChatMessage,
+    pub reply: ChatMessage,
+}
+
 /// The last `max_turns` complete exchanges (user prompt + finished reply), oldest first.
 /// Replies that failed or were cancelled with no text are left out with their prompt.
 pub fn history(messages: &[Message], max_turns: usize) -> Vec<(ChatMessage, ChatMessage)> {
+    let turns = history_turns(messages);
+    let skip = turns.len().saturating_sub(max_turns);
+    turns
+        .into_iter()
+        .skip(skip)
+        .map(|t| (t.user, t.reply))
+        .collect()
+}
+
+/// Every complete exchange of `messages`, oldest first (see [`history`]).
+pub fn history_turns(messages: &[Message]) -> Vec<HistoryTurn> {
     let mut turns = Vec::new();
     let mut pending_user: Option<&Message> = None;
     for message in messages {
@@ -111,18 +131,18 @@ pub fn history(messages: &[Message], max_turns: usize) -> Vec<(ChatMessage, Chat
                         reply.push_str(&crate::engine::partial::for_the_model(note, approved));
                     }
                     if !reply.is_empty() {
-                        turns.push((
-                            ChatMessage::new(ChatRole::User, user.content.clone()),
-                            ChatMessage::new(ChatRole::Assistant, reply),
-                        ));
+                        turns.push(HistoryTurn {
+                            reply_id: message.id,
+                            user: ChatMessage::new(ChatRole::User, user.content.clone()),
+                            reply: ChatMessage::new(ChatRole::Assistant, reply),
+                        });
                     }
                 }
             }
             Role::System => {}
         }
     }
-    let skip = turns.len().saturating_sub(max_turns);
-    turns.into_iter().skip(skip).collect()
+    turns
 }
 
 fn tokens(message: &ChatMessage) -> usize {

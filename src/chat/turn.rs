@@ -9,8 +9,9 @@ use serde::Serialize;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use super::compact;
 use super::models::{self, FALLBACK_CONTEXT, ModelChoice};
-use super::prompt::{self, ContextBreakdown, PromptInputs};
+use super::prompt::{self, ContextBreakdown, HistoryTurn, PromptInputs};
 use super::repair;
 use super::writer::{Coalescer, DB_FLUSH_INTERVAL, EVENT_INTERVAL, StreamWriter};
 use super::{Active, ChatError, ChatEvent, ChatEventKind, ChatService, SendOptions, TurnHandle};
@@ -20,7 +21,9 @@ use crate::llm::{ChatRequest, StreamEvent, Usage};
 use crate::store::keys::{
     AUTO_APPROVE, CHECK_TIMEOUT_SECS, GENERATE_TITLES, HISTORY_TURNS, REPAIR_ROUNDS, SCRATCH_DIR,
 };
-use crate::store::{Chat, ChatMode, MessageStatus, NewMessage, NewStep, Project, Role, StepKind};
+use crate::store::{
+    Chat, ChatMode, ChatSummary, MessageStatus, NewMessage, NewStep, Project, Role, StepKind,
+};
 use crate::workspace::context::{ContextOptions, mentioned_paths};
 
 const DEFAULT_HISTORY_TURNS: usize = 10;
@@ -284,19 +287,52 @@ impl ChatService {
         outcome
     }
 
+    /// The turn's request. Turns past the history setting, or too many for the window, are
+    /// compacted first: summarised (with the chat's current summary folded in), the summary
+    /// stored and sent in their place. If summarising fails, they are left out as before and
+    /// the breakdown says so.
     async fn prepare_turn(
         &self,
         turn: &Turn,
     ) -> Result<(ChatRequest, ContextBreakdown), ChatError> {
-        let history = self.history_before(turn.chat.id, Some(turn.history_before))?;
-        self.prepare(
-            &turn.project,
-            turn.chat.mode,
-            history,
-            &turn.choice,
-            &turn.prompt,
-        )
-        .await
+        let (summary, turns) = self.history_before(turn.chat.id, Some(turn.history_before))?;
+        let keep_from = turns.len().saturating_sub(self.history_setting()?);
+        let (older, kept) = turns.split_at(keep_from);
+        let (project, mode, choice, text) =
+            (&turn.project, turn.chat.mode, &turn.choice, &turn.prompt);
+        let first = self
+            .prepare(project, mode, kept, summary.as_ref(), choice, text)
+            .await?;
+        let dropped = first.1.turns_dropped.min(kept.len());
+        if older.is_empty() && dropped == 0 {
+            return Ok(first);
+        }
+        let folded: Vec<HistoryTurn> = older.iter().chain(&kept[..dropped]).cloned().collect();
+        let window = first.1.window;
+        let made = tokio::select! {
+            made = compact::summarize(choice, window, summary.as_ref(), &folded) => made,
+            _ = turn.cancel.cancelled() => return Err(ChatError::Task("cancelled".into())),
+        };
+        let Ok(content) = made else {
+            return Ok(first);
+        };
+        let store = self.engine.store();
+        let new = compact::store_summary(
+            store,
+            turn.chat.id,
+            summary.as_ref(),
+            &folded,
+            &content,
+            &choice.model,
+        )?;
+        self.event(
+            turn,
+            ChatEventKind::Compacted {
+                summary: new.clone(),
+            },
+        );
+        self.prepare(project, mode, &kept[dropped..], Some(&new), choice, text)
+            .await
     }
 
     /// What a request for `prompt` would contain now, without sending it.
@@ -308,7 +344,7 @@ impl ChatService {
     ) -> Result<ContextBreakdown, ChatError> {
         let choice = self.choose(options)?;
         let (_, breakdown) = self
-            .prepare(project, ChatMode::Build, Vec::new(), &choice, prompt)
+            .prepare(project, ChatMode::Build, &[], None, &choice, prompt)
             .await?;
         Ok(breakdown)
     }
@@ -325,9 +361,17 @@ impl ChatService {
         let chat = store.chat(chat_id)?;
         let project = store.project(chat.project_id)?;
         let choice = self.choose(options)?;
-        let history = self.history_before(chat.id, None)?;
+        let (summary, turns) = self.history_before(chat.id, None)?;
+        let keep = turns.len().saturating_sub(self.history_setting()?);
         let (_, breakdown) = self
-            .prepare(&project, chat.mode, history, &choice, prompt)
+            .prepare(
+                &project,
+                chat.mode,
+                &turns[keep..],
+                summary.as_ref(),
+                &choice,
+                prompt,
+            )
             .await?;
         Ok(breakdown)
     }
@@ -338,23 +382,31 @@ impl ChatService {
         models::choose(self.engine.store(), &self.secrets, provider, model)
     }
 
-    /// The chat's history before message `before` (all of it when `None`), as many turns as
-    /// the setting keeps.
+    /// The chat's current summary and the complete turns after it, before message `before`
+    /// (all of them when `None`).
     fn history_before(
         &self,
         chat_id: i64,
         before: Option<i64>,
-    ) -> Result<Vec<(crate::llm::ChatMessage, crate::llm::ChatMessage)>, ChatError> {
+    ) -> Result<(Option<ChatSummary>, Vec<HistoryTurn>), ChatError> {
         let store = self.engine.store();
-        let turns = store
-            .setting::<usize>(HISTORY_TURNS)?
-            .unwrap_or(DEFAULT_HISTORY_TURNS);
+        let summary = store.latest_chat_summary(chat_id)?;
+        let covered = summary.as_ref().map_or(0, |s| s.up_to_message_id);
         let earlier: Vec<_> = store
             .messages(chat_id)?
             .into_iter()
-            .filter(|m| before.is_none_or(|b| m.id < b))
+            .filter(|m| before.is_none_or(|b| m.id < b) && m.id > covered)
             .collect();
-        Ok(prompt::history(&earlier, turns))
+        Ok((summary, prompt::history_turns(&earlier)))
+    }
+
+    /// How many earlier turns a request carries whole.
+    fn history_setting(&self) -> Result<usize, ChatError> {
+        Ok(self
+            .engine
+            .store()
+            .setting::<usize>(HISTORY_TURNS)?
+            .unwrap_or(DEFAULT_HISTORY_TURNS))
     }
 
     /// Builds the request: model window, system prompt and rules, history, codebase.
@@ -362,10 +414,16 @@ impl ChatService {
         &self,
         project: &Project,
         mode: ChatMode,
-        history: Vec<(crate::llm::ChatMessage, crate::llm::ChatMessage)>,
+        history: &[HistoryTurn],
+        summary: Option<&ChatSummary>,
         choice: &ModelChoice,
         text: &str,
     ) -> Result<(ChatRequest, ContextBreakdown), ChatError> {
+        let history: Vec<_> = history
+            .iter()
+            .map(|t| (t.user.clone(), t.reply.clone()))
+            .collect();
+        let summary = summary.map(compact::section);
         let profile = models::model_profile(self.engine.store(), choice).await;
         let window = profile.context_length().unwrap_or(FALLBACK_CONTEXT) as usize;
         // The reply's room: the model's output limit when the person set one.
@@ -407,6 +465,9 @@ impl ChatService {
             options.priority = mentioned_paths(&text, &candidates);
             options.priority.extend(recently_edited(&root));
             let mut system = prompt::system_prompt(mode, rules.as_deref());
+            if let Some(summary) = &summary {
+                system.push_str(summary);
+            }
             if whole_files {
                 system.push_str("\n\n");
                 system.push_str(prompt::WHOLE_FILES_PROMPT);

@@ -174,6 +174,33 @@ pub fn models(ctx: &Ctx, provider_name: Option<String>) -> Result<()> {
     Ok(())
 }
 
+/// `tandem summarize --chat ID`: a new chat that starts from a summary of this one.
+pub fn summarize(
+    ctx: &Ctx,
+    chat_id: i64,
+    provider: Option<String>,
+    model: Option<String>,
+) -> Result<()> {
+    let options = SendOptions {
+        provider,
+        model,
+        ..SendOptions::default()
+    };
+    let chat = runtime()?.block_on(ctx.app.summarize_into_new_chat(chat_id, &options))?;
+    let summary = ctx
+        .app
+        .load_chat(chat.id)?
+        .summaries
+        .pop()
+        .map(|s| s.content)
+        .unwrap_or_default();
+    ctx.out(
+        json!({"chat_id": chat.id, "title": chat.title, "from_chat_id": chat_id, "summary": summary}),
+        format!("new chat {} \"{}\", starting from:\n\n{summary}\n", chat.id, chat.title),
+    );
+    Ok(())
+}
+
 #[derive(clap::Args)]
 pub struct ChatArgs {
     #[arg(long)]
@@ -246,6 +273,9 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
                             if !reasoning.is_empty() { eprint!("{reasoning}"); }
                             print!("{text}");
                             let _ = stdout.flush();
+                        }
+                        ChatEventKind::Compacted { summary } => {
+                            eprintln!("note: earlier turns are now sent as a summary ({} turn(s) in all)", summary.turns);
                         }
                         ChatEventKind::Retrying { round } => {
                             println!("\n--- repair round {round}: the corrected reply follows ---");

@@ -47,6 +47,15 @@ enum Command {
     /// Manage model providers (Ollama, OpenAI-compatible, Anthropic, Gemini).
     #[command(subcommand)]
     Provider(chat::ProviderCommand),
+    /// Start a new chat (same project and mode) from a summary of this one.
+    Summarize {
+        #[arg(long)]
+        chat: i64,
+        #[arg(long)]
+        provider: Option<String>,
+        #[arg(long)]
+        model: Option<String>,
+    },
     /// A model's profile, its check-up and your settings for it.
     #[command(subcommand)]
     Model(model::ModelCommand),
@@ -393,6 +402,11 @@ Every command is asked: the kernel here cannot stop {}.
         }
         Command::Provider(command) => chat::provider_cmd(&ctx, command)?,
         Command::Model(command) => model::run(&ctx, command)?,
+        Command::Summarize {
+            chat,
+            provider,
+            model,
+        } => chat::summarize(&ctx, chat, provider, model)?,
         Command::Models { provider } => chat::models(&ctx, provider)?,
         Command::Chat(args) => chat::chat(&ctx, args)?,
         Command::Context {

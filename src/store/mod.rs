@@ -15,6 +15,7 @@ mod model_profiles;
 mod projects;
 mod providers;
 mod settings;
+mod summaries;
 
 pub use agent_steps::{AgentStep, NewStep, StepDecision, StepKind};
 pub use approvals::{
@@ -32,6 +33,7 @@ pub use messages::{
 pub use model_profiles::{GenerationSettings, ModelProfile};
 pub use projects::{Project, ProjectSettings};
 pub use providers::{ProviderRecord, ProviderSettings};
+pub use summaries::{ChatSummary, NewSummary};
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -51,6 +53,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/007_step_kinds.sql"),
     include_str!("../../migrations/008_approval_notes.sql"),
     include_str!("../../migrations/009_model_checkup.sql"),
+    include_str!("../../migrations/010_chat_summaries.sql"),
 ];
 
 /// The file name of the database inside the data directory.

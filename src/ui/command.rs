@@ -19,6 +19,8 @@ pub enum Command {
     NewChat,
     SelectChat(i64),
     RenameChat(i64, String),
+    /// Starts a new chat from a summary of the open one.
+    SummarizeIntoNewChat,
     DeleteChat(i64),
     SetMode(ChatMode),
     SelectModel {
@@ -213,6 +215,13 @@ impl AppState {
                     project.goto = Some((path.clone(), line));
                 }
                 self.apply(Command::OpenFile(path), backend);
+            }
+            Command::SummarizeIntoNewChat => {
+                let (Some(project), Some(chat)) = (&self.project, self.chat()) else {
+                    return;
+                };
+                let (project_id, chat_id) = (project.project.id, chat.chat.id);
+                backend.summarize_into_new_chat(project_id, chat_id, self.send_options());
             }
             Command::FixProblems => {
                 let Some(chat) = self.chat() else { return };

@@ -61,6 +61,7 @@ impl AppState {
                     mut steps,
                     review,
                     approvals,
+                    summaries,
                 } = *loaded;
                 for approval in approvals {
                     self.agent.add_approval(approval);
@@ -97,6 +98,7 @@ impl AppState {
                     streaming,
                     review: None,
                     breakdown,
+                    summaries,
                 });
                 self.set_review(review);
             }
@@ -280,6 +282,11 @@ impl AppState {
                 // The reloaded chat (sent right after) replaces the live view.
             }
             ChatEventKind::TitleChanged { title } => chat.chat.title = title,
+            ChatEventKind::Compacted { summary } => {
+                if !chat.summaries.iter().any(|s| s.id == summary.id) {
+                    chat.summaries.push(summary);
+                }
+            }
             ChatEventKind::Retrying { .. } => {
                 if let Some(streaming) = chat.live(event.message_id) {
                     streaming.restart();

@@ -23,6 +23,16 @@ impl Backend {
         });
     }
 
+    /// Starts a new chat from a summary of `chat_id`, and shows it.
+    pub fn summarize_into_new_chat(&self, project_id: i64, chat_id: i64, options: SendOptions) {
+        self.spawn_async("summarizing the chat", move |app, emit| async move {
+            let chat = app.summarize_into_new_chat(chat_id, &options).await?;
+            emit.send_async(Event::ChatsChanged(app.chats(project_id)?))
+                .await;
+            reload_chat(&app, &emit, chat.id)
+        });
+    }
+
     pub fn rename_chat(&self, chat_id: i64, title: String) {
         self.spawn("renaming the chat", move |app, emit| {
             let chat = app.rename_chat(chat_id, &title)?;

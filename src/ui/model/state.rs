@@ -210,6 +210,8 @@ pub struct ChatState {
     pub streaming: Option<Streaming>,
     pub review: Option<Review>,
     pub breakdown: Option<ContextBreakdown>,
+    /// What older turns were compacted into, oldest first; the last one is sent now.
+    pub summaries: Vec<crate::store::ChatSummary>,
 }
 
 impl ChatState {

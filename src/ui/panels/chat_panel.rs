@@ -35,6 +35,19 @@ pub fn show(
     };
     ui.horizontal(|ui| {
         ui.strong(title);
+        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+            let busy = chat.streaming.is_some();
+            if ui
+                .add_enabled(
+                    !busy && !chat.messages.is_empty(),
+                    egui::Button::new("Summarize").small(),
+                )
+                .on_hover_text("Start a new chat from a summary of this one")
+                .clicked()
+            {
+                commands.push(Command::SummarizeIntoNewChat);
+            }
+        });
     });
     let typed = state.composer.trim();
     let estimate = state
@@ -52,6 +65,9 @@ pub fn show(
         .auto_shrink([false, false])
         .max_height((ui.available_height() - composer_height).max(80.0))
         .show_viewport(ui, |ui, viewport| {
+            if let Some(summary) = chat.summaries.last() {
+                summary_card(ui, summary);
+            }
             let agent = &state.agent;
             messages(ui, viewport, chat, agent, markdown, highlight, commands)
         });
@@ -494,4 +510,27 @@ fn note_hover(label: egui::Response, message: &crate::store::Message) {
         text.push_str(&format!("reason: {reason}"));
     }
     label.on_hover_text(text.trim_end());
+}
+
+/// The summary sent in place of older turns: what it stands for, folded open on demand.
+fn summary_card(ui: &mut egui::Ui, summary: &crate::store::ChatSummary) {
+    let what = match (summary.source_chat_id, summary.up_to_message_id) {
+        (Some(_), 0) => format!(
+            "Started from a summary of another chat ({} turns)",
+            summary.turns
+        ),
+        _ => format!(
+            "{} earlier turn(s) summarized: the model gets this summary in their place",
+            summary.turns
+        ),
+    };
+    egui::CollapsingHeader::new(egui::RichText::new(what).weak())
+        .id_salt(("summary", summary.id))
+        .default_open(false)
+        .show(ui, |ui| {
+            ui.label(&summary.content);
+            if let Some(model) = &summary.model {
+                ui.weak(format!("by {model}"));
+            }
+        });
 }
