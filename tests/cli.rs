@@ -356,3 +356,118 @@ fn dependencies_are_installed_after_the_commit_and_failures_reported() {
             .contains("serde")
     );
 }
+
+#[test]
+fn global_settings_are_set_checked_read_back_and_unset() {
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data: dir.path().join("data"),
+    };
+    let value = cli.json(&["config", "get", "agent.tool_calling"]);
+    assert_eq!(value["value"], Value::Null);
+    assert_eq!(value["default"], "auto");
+    let value = cli.json(&["config", "set", "agent.tool_calling", "native"]);
+    assert_eq!(value["value"], "native");
+    // A value the key does not take is refused, naming what it takes; nothing changes.
+    let err = cli.fails(&["config", "set", "agent.tool_calling", "sometimes"]);
+    assert!(
+        err.contains("agent.tool_calling must be one of auto, native, text"),
+        "{err}"
+    );
+    assert_eq!(
+        cli.json(&["config", "get", "agent.tool_calling"])["value"],
+        "native"
+    );
+    let err = cli.fails(&["config", "set", "chat.history_turns", "-3"]);
+    assert!(err.contains("a whole number of at least 1"), "{err}");
+    let err = cli.fails(&["config", "get", "agent.tool_call"]);
+    assert!(err.contains("did you mean: agent.tool_calling"), "{err}");
+    assert_eq!(
+        cli.json(&["config", "set", "chat.repair_rounds", "0"])["value"],
+        0
+    );
+    let all = cli.json(&["config", "list"]);
+    let keys: Vec<&str> = all["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["key"].as_str().unwrap())
+        .collect();
+    assert!(keys.contains(&"agent.tool_calling") && keys.contains(&"checks.timeout_secs"));
+    let value = cli.json(&["config", "unset", "agent.tool_calling"]);
+    assert_eq!(value["value"], Value::Null);
+    // Text output too.
+    let text = cli.run(&["config", "get", "chat.repair_rounds"]);
+    assert_eq!(
+        String::from_utf8_lossy(&text.stdout),
+        "chat.repair_rounds         0\n"
+    );
+}
+
+#[test]
+fn project_settings_from_the_command_line_with_a_suggested_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("app");
+    repo_with(&root, &[("Cargo.toml", "[package]\nname = \"app\"\n")]);
+    let cli = Cli {
+        data: dir.path().join("data"),
+    };
+    cli.json(&["project", "add", root.to_str().unwrap()]);
+    let project = root.to_str().unwrap();
+    let shown = cli.json(&["project", "config", "--project", project]);
+    assert_eq!(shown["check_command"], Value::Null);
+    assert_eq!(shown["suggested_check_command"], "cargo check --quiet");
+    assert_eq!(shown["trust"], "scoped");
+    let set = cli.json(&[
+        "project",
+        "config",
+        "--project",
+        project,
+        "--check-command",
+        "cargo test --no-run",
+        "--trust",
+        "read_only",
+        "--auto-approve",
+        "true",
+        "--exclude",
+        "fixtures/**",
+    ]);
+    assert_eq!(set["check_command"], "cargo test --no-run");
+    assert_eq!(set["trust"], "read_only");
+    assert_eq!(set["auto_approve"], true);
+    assert_eq!(set["context_exclude"], serde_json::json!(["fixtures/**"]));
+    assert_eq!(set["suggested_check_command"], Value::Null);
+    // Read back in a new process; then cleared.
+    let again = cli.json(&["project", "config", "--project", project]);
+    assert_eq!(again["check_command"], "cargo test --no-run");
+    let err = cli.fails(&[
+        "project",
+        "config",
+        "--project",
+        project,
+        "--check-command",
+        " ",
+    ]);
+    assert!(err.contains("the check command is empty"), "{err}");
+    let err = cli.fails(&[
+        "project",
+        "config",
+        "--project",
+        project,
+        "--trust",
+        "maybe",
+    ]);
+    assert!(err.contains("read_only, scoped or trusted"), "{err}");
+    let cleared = cli.json(&[
+        "project",
+        "config",
+        "--project",
+        project,
+        "--no-check-command",
+        "--auto-approve",
+        "default",
+    ]);
+    assert_eq!(cleared["check_command"], Value::Null);
+    assert_eq!(cleared["auto_approve"], Value::Null);
+    assert_eq!(cleared["trust"], "read_only");
+}

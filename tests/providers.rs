@@ -446,3 +446,19 @@ async fn an_openai_compatible_window_comes_from_llama_cpp_props_or_lm_studio() {
     let paths: Vec<String> = server.requests().iter().map(|r| r.path.clone()).collect();
     assert_eq!(paths, ["/v1/models", "/props", "/api/v0/models/coder"]);
 }
+
+#[tokio::test]
+async fn anthropic_without_v1_in_its_base_url_still_reaches_v1_messages() {
+    let server = FakeProvider::start().await;
+    // As the Anthropic SDKs spell it: the host only.
+    let mut config = config(ProviderKind::Anthropic, &server.url());
+    config.base_url = format!("{}/", server.url());
+    let llm = provider(config);
+    server.push(
+        "POST",
+        "/v1/messages",
+        anthropic_stream(&["hi"], Duration::ZERO),
+    );
+    run(&llm, request()).await;
+    assert_eq!(server.requests()[0].path, "/v1/messages");
+}

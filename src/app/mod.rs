@@ -21,6 +21,7 @@ use crate::llm::secrets::SecretError;
 use crate::store::StoreError;
 
 mod chats;
+mod config;
 mod gateway;
 mod projects;
 mod providers;
@@ -30,6 +31,7 @@ mod settings;
 mod door_tests;
 
 pub use chats::{LoadedChat, StartedTurn};
+pub use config::{CONFIG_KEYS, ConfigKey, ConfigValue, ValueKind};
 pub use gateway::{
     DEFAULT_GATEWAY_PORT, GATEWAY_TOKEN_SECRET, GatewayApplied, GatewaySettings, GatewayStatus,
 };

@@ -129,6 +129,35 @@ impl App {
             .update_project_settings(project.id, &project.settings)?)
     }
 
+    /// A check command suggested from what the project is made of (`Cargo.toml` → `cargo
+    /// check`, …), for a project without one.
+    pub fn suggested_check_command(&self, project: &Project) -> Option<String> {
+        crate::checks::suggest_command(&project.path)
+    }
+
+    /// Changes a project's settings and saves them; an empty check command is refused (clear
+    /// it with `None`).
+    pub fn update_project_settings(
+        &self,
+        spec: &str,
+        change: impl FnOnce(&mut crate::store::ProjectSettings),
+    ) -> Result<Project> {
+        let mut project = self.project(spec)?;
+        change(&mut project.settings);
+        if project
+            .settings
+            .check_command
+            .as_deref()
+            .is_some_and(|c| c.trim().is_empty())
+        {
+            return Err(AppError::Invalid(
+                "the check command is empty; remove it instead".into(),
+            ));
+        }
+        self.save_project_settings(&project)?;
+        self.project_by_id(project.id)
+    }
+
     /// Reads a file for the editor: text, read-only when large, or binary.
     pub fn read_file(&self, project: &Project, path: &str) -> Result<(String, FileContent)> {
         let resolved = crate::workspace::resolve(&project.path, path)?;

@@ -12,6 +12,7 @@ use clap::{Parser, Subcommand};
 use serde_json::json;
 
 mod chat;
+mod config;
 mod model;
 
 use tandem::app::App;
@@ -47,6 +48,9 @@ enum Command {
     /// Manage model providers (Ollama, OpenAI-compatible, Anthropic, Gemini).
     #[command(subcommand)]
     Provider(chat::ProviderCommand),
+    /// Global settings: get, set, unset, list.
+    #[command(subcommand)]
+    Config(config::ConfigCommand),
     /// Start a new chat (same project and mode) from a summary of this one.
     Summarize {
         #[arg(long)]
@@ -175,6 +179,8 @@ enum ProjectCommand {
     },
     /// List projects.
     List,
+    /// Show or change a project's settings: check command, trust, auto-approve, context globs.
+    Config(config::ProjectConfigArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -256,6 +262,8 @@ Every command is asked: the kernel here cannot stop {}.
                 ),
             );
         }
+        Command::Project(ProjectCommand::Config(args)) => config::project(&ctx, args)?,
+        Command::Config(command) => config::config(&ctx, command)?,
         Command::Project(ProjectCommand::List) => {
             let projects = app.projects()?;
             let text = projects

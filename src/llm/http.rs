@@ -32,9 +32,7 @@ pub(crate) struct Http {
 impl Http {
     pub(crate) fn new(mut config: ProviderConfig) -> Self {
         super::init_tls();
-        if config.base_url.trim().is_empty() {
-            config.base_url = config.kind.default_base_url();
-        }
+        config.base_url = config.kind.normalize_base_url(&config.base_url);
         let connect = nonzero_or(config.connect_timeout, super::DEFAULT_CONNECT_TIMEOUT);
         // No overall timeout: a long reply may stream for minutes; the idle timeout guards it.
         let mut builder = Client::builder()

@@ -372,6 +372,20 @@ impl ProviderKind {
         }
     }
 
+    /// A configured base URL as requests use it: Anthropic's SDKs take it without the `/v1`
+    /// its paths start with (`https://api.anthropic.com`), so it is added when missing; the
+    /// others are used as given (an empty one means the default).
+    pub fn normalize_base_url(self, url: &str) -> String {
+        let url = url.trim().trim_end_matches('/');
+        if url.is_empty() {
+            return self.default_base_url();
+        }
+        match self {
+            ProviderKind::Anthropic if !url.ends_with("/v1") => format!("{url}/v1"),
+            _ => url.to_string(),
+        }
+    }
+
     /// The environment variables that conventionally hold its key, in the order they are
     /// read (empty: it needs none).
     pub fn key_env_vars(self) -> &'static [&'static str] {
@@ -399,6 +413,30 @@ impl ProviderKind {
 #[cfg(test)]
 mod window_tests {
     use super::*;
+
+    #[test]
+    fn anthropic_takes_its_base_url_with_or_without_v1() {
+        let kind = ProviderKind::Anthropic;
+        for url in [
+            "https://api.anthropic.com",
+            "https://api.anthropic.com/",
+            "https://api.anthropic.com/v1",
+            "https://api.anthropic.com/v1/",
+        ] {
+            assert_eq!(
+                kind.normalize_base_url(url),
+                "https://api.anthropic.com/v1",
+                "{url}"
+            );
+        }
+        assert_eq!(kind.normalize_base_url("  "), anthropic::DEFAULT_BASE_URL);
+        // Others are used as given (an OpenAI-compatible server may have no /v1 at all).
+        let openai = ProviderKind::Openai;
+        assert_eq!(
+            openai.normalize_base_url("http://x:1/api/"),
+            "http://x:1/api"
+        );
+    }
 
     fn request(prompt: &str, window: Option<u32>) -> ChatRequest {
         ChatRequest {

@@ -96,6 +96,8 @@ pub enum Command {
     SaveKey(String),
     SaveHistoryTurns,
     SaveContextGlobs,
+    /// Saves the project's check command as typed (empty: none).
+    SaveCheckCommand,
     /// Agent mode: approvals, plans, agent settings, the approval gateway.
     Agent(AgentCommand),
 }
@@ -418,6 +420,15 @@ impl AppState {
                         backend.update_chat_settings(move |s| s.history_turns = Some(turns))
                     }
                     Err(_) => self.toast("History turns must be a whole number", true),
+                }
+            }
+            Command::SaveCheckCommand => {
+                if let Some(project) = &mut self.project {
+                    let command = self.settings.check_command.trim();
+                    project.project.settings.check_command =
+                        (!command.is_empty()).then(|| command.to_string());
+                    self.settings.check_edited = false;
+                    backend.save_project_settings(project.project.clone());
                 }
             }
             Command::SaveContextGlobs => {

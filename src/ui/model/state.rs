@@ -143,6 +143,9 @@ pub struct SettingsForm {
     pub globs_edited: Option<Instant>,
     /// What the globs select: (include, exclude, "N files, ~T tokens" or the error).
     pub glob_counts: Option<(String, String, Result<String, String>)>,
+    /// The project's check command as typed (`check_edited`: typed since it was shown).
+    pub check_command: String,
+    pub check_edited: bool,
     /// The chosen model's profile, and its settings as typed.
     pub profile: Option<crate::app::ModelProfile>,
     pub model_context: String,

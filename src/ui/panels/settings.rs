@@ -284,6 +284,30 @@ fn chat(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) {
         if ui.button("Save").clicked() {
             commands.push(Command::SaveContextGlobs);
         }
+        ui.strong(format!("Check for {}", project.project.name));
+        ui.weak(
+            "Run on every Build proposal in a scratch copy before you see it; a failure goes \
+             back to the model.",
+        );
+        let form = &mut state.settings;
+        if !form.check_edited {
+            form.check_command = project
+                .project
+                .settings
+                .check_command
+                .clone()
+                .unwrap_or_default();
+        }
+        ui.horizontal(|ui| {
+            let edit = egui::TextEdit::singleline(&mut form.check_command)
+                .hint_text("e.g. cargo check, npx tsc --noEmit (empty: none)");
+            if ui.add(edit).changed() {
+                form.check_edited = true;
+            }
+            if ui.button("Save").clicked() {
+                commands.push(Command::SaveCheckCommand);
+            }
+        });
     }
 }
 
