@@ -742,19 +742,7 @@ async fn a_prompt_count_that_fills_num_ctx_is_told_in_the_chat() {
     s.server
         .push("POST", "/api/chat", ollama_counting("Fine.", 1200));
     let chat = s.chat(ChatMode::Ask);
-    let send = |prompt: &'static str| {
-        let service = std::sync::Arc::clone(&s.service);
-        async move {
-            let handle = service
-                .send(chat, prompt, SendOptions::default())
-                .await
-                .unwrap();
-            tokio::time::timeout(BOUND, handle.outcome)
-                .await
-                .unwrap()
-                .unwrap()
-        }
-    };
+    let send = |prompt: &'static str| send_in(&s, chat, prompt);
     let first = send("hello").await;
     assert_eq!(first.content, "Fine.");
     let num_ctx = s.chat_requests()[0].body["options"]["num_ctx"]
@@ -775,6 +763,23 @@ async fn a_prompt_count_that_fills_num_ctx_is_told_in_the_chat() {
     // Saved with the reply, so the chat shows it after a restart too.
     let saved = s.engine.store().message(second.message_id).unwrap();
     assert!(saved.content.contains("Context overflow"));
+}
+
+/// Sends `prompt` in `chat` and waits for the outcome.
+async fn send_in(
+    s: &fake_provider::setup::Setup,
+    chat: i64,
+    prompt: &str,
+) -> tandem::chat::TurnOutcome {
+    let handle = s
+        .service
+        .send(chat, prompt, SendOptions::default())
+        .await
+        .unwrap();
+    tokio::time::timeout(BOUND, handle.outcome)
+        .await
+        .unwrap()
+        .unwrap()
 }
 
 fn search_replace(search: &str, replace: &str) -> String {
@@ -972,19 +977,7 @@ async fn the_next_turn_tells_the_model_what_was_left_out_and_why() {
         ollama_stream(&["Understood."], Duration::ZERO),
     );
     let chat = s.chat(ChatMode::Build);
-    let send = |prompt: &'static str| {
-        let service = std::sync::Arc::clone(&s.service);
-        async move {
-            let handle = service
-                .send(chat, prompt, SendOptions::default())
-                .await
-                .unwrap();
-            tokio::time::timeout(BOUND, handle.outcome)
-                .await
-                .unwrap()
-                .unwrap()
-        }
-    };
+    let send = |prompt: &'static str| send_in(&s, chat, prompt);
     let first = send("run it").await;
     let only_main = tandem::edits::Selection {
         files: vec![tandem::edits::FileSelection {
@@ -1187,19 +1180,7 @@ async fn older_turns_are_summarized_not_dropped_and_a_new_chat_can_start_from_it
         .set_setting("chat.history_turns", &2)
         .unwrap();
     let chat = s.chat(ChatMode::Ask);
-    let send = |prompt: &'static str| {
-        let service = std::sync::Arc::clone(&s.service);
-        async move {
-            let handle = service
-                .send(chat, prompt, SendOptions::default())
-                .await
-                .unwrap();
-            tokio::time::timeout(BOUND, handle.outcome)
-                .await
-                .unwrap()
-                .unwrap()
-        }
-    };
+    let send = |prompt: &'static str| send_in(&s, chat, prompt);
     let reply = |text: &str| ollama_stream(&[text], Duration::ZERO);
     for answer in ["A1", "A2", "A3"] {
         s.server.push("POST", "/api/chat", reply(answer));
@@ -1287,15 +1268,7 @@ async fn older_turns_are_summarized_not_dropped_and_a_new_chat_can_start_from_it
     assert_eq!(start.source_chat_id, Some(chat));
     assert_eq!(start.turns, 5);
     s.server.push("POST", "/api/chat", reply("ok"));
-    let handle = s
-        .service
-        .send(new_chat.id, "go on", SendOptions::default())
-        .await
-        .unwrap();
-    tokio::time::timeout(BOUND, handle.outcome)
-        .await
-        .unwrap()
-        .unwrap();
+    send_in(&s, new_chat.id, "go on").await;
     let last = s.chat_requests().pop().unwrap();
     let system = last.body["messages"][0]["content"].as_str().unwrap();
     assert!(system.contains("SUM-ALL: tabs everywhere."), "{system}");

@@ -453,6 +453,7 @@ impl ChatService {
             // Only the paths are needed here: with no budget, nothing is read.
             let listing_only = ContextOptions {
                 budget_tokens: 0,
+                listing_budget: 0,
                 ..options.clone()
             };
             let everything = cache.collect(&root, &listing_only)?;

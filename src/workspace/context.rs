@@ -351,16 +351,23 @@ fn candidate(
     })
 }
 
-/// Priority files first (in their order), then the rest by path.
+/// Priority files first (in their order), then the rest by path. Each file's rank is looked
+/// up once, not on every comparison (a 15,000-file sort would hash paths half a million times).
 fn order(candidates: &mut [Candidate], priority: &[String]) {
+    if priority.is_empty() {
+        candidates.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
+        return;
+    }
     let mut rank = HashMap::new();
     for (i, raw) in priority.iter().enumerate() {
         if let Ok(path) = super::normalize_relative(raw) {
             rank.entry(path).or_insert(i);
         }
     }
-    let key = |c: &Candidate| rank.get(&c.rel).copied().unwrap_or(usize::MAX);
-    candidates.sort_by(|a, b| (key(a), &a.rel).cmp(&(key(b), &b.rel)));
+    candidates.sort_by_cached_key(|c| {
+        let rank = rank.get(&c.rel).copied().unwrap_or(usize::MAX);
+        (rank, c.rel.clone())
+    });
 }
 
 impl CacheState {

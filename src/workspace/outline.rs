@@ -19,7 +19,7 @@ const OUTLINE_HEADER: &str =
 /// The listing of `paths` within `budget` tokens (header included). `relevant` paths (files
 /// the prompt is about) pull their folders open first.
 pub fn outline(paths: &[&str], relevant: &[&str], budget: usize) -> String {
-    if paths.is_empty() {
+    if paths.is_empty() || budget == 0 {
         return String::new();
     }
     let flat: String = paths.iter().map(|p| format!("- {p}\n")).collect();
