@@ -357,51 +357,206 @@ fn dependencies_are_installed_after_the_commit_and_failures_reported() {
     );
 }
 
+impl Cli {
+    /// Runs without `--json`, expects success, returns stdout.
+    fn text(&self, args: &[&str]) -> String {
+        let output = self.run(args);
+        assert!(
+            output.status.success(),
+            "{args:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    }
+
+    /// Expects exit code 1 (a value the app refused) and returns stderr.
+    fn refused(&self, args: &[&str]) -> String {
+        self.exits(1, args)
+    }
+
+    /// Expects exit code 2 (a flag's value clap refused) and returns stderr.
+    fn misused(&self, args: &[&str]) -> String {
+        self.exits(2, args)
+    }
+
+    fn exits(&self, code: i32, args: &[&str]) -> String {
+        let output = self.run(args);
+        assert_eq!(output.status.code(), Some(code), "{args:?}");
+        assert!(output.stdout.is_empty(), "{args:?} printed on failure");
+        String::from_utf8(output.stderr).unwrap()
+    }
+}
+
 #[test]
 fn global_settings_are_set_checked_read_back_and_unset() {
     let dir = tempfile::tempdir().unwrap();
     let cli = Cli {
         data: dir.path().join("data"),
     };
-    let value = cli.json(&["config", "get", "agent.tool_calling"]);
-    assert_eq!(value["value"], Value::Null);
-    assert_eq!(value["default"], "auto");
-    let value = cli.json(&["config", "set", "agent.tool_calling", "native"]);
-    assert_eq!(value["value"], "native");
-    // A value the key does not take is refused, naming what it takes; nothing changes.
-    let err = cli.fails(&["config", "set", "agent.tool_calling", "sometimes"]);
-    assert!(
-        err.contains("agent.tool_calling must be one of auto, native, text"),
-        "{err}"
+    let get = |key: &str| cli.json(&["config", "get", key]);
+    assert_eq!(
+        get("agent.tool_calling"),
+        serde_json::json!({
+            "key": "agent.tool_calling",
+            "value": null,
+            "default": "auto",
+            "about": "how Agent mode calls tools: auto (as the model's check-up found), native, text",
+        })
     );
     assert_eq!(
-        cli.json(&["config", "get", "agent.tool_calling"])["value"],
-        "native"
+        cli.text(&["config", "get", "agent.tool_calling"]),
+        "agent.tool_calling  auto (default)\n"
     );
-    let err = cli.fails(&["config", "set", "chat.history_turns", "-3"]);
-    assert!(err.contains("a whole number of at least 1"), "{err}");
-    let err = cli.fails(&["config", "get", "agent.tool_call"]);
-    assert!(err.contains("did you mean: agent.tool_calling"), "{err}");
+    let set = cli.json(&["config", "set", "agent.tool_calling", "native"]);
+    assert_eq!(set["value"], "native");
+    assert_eq!(set["default"], "auto");
+    // Read back by a new process, as text and as JSON.
+    assert_eq!(
+        cli.text(&["config", "get", "agent.tool_calling"]),
+        "agent.tool_calling  native\n"
+    );
+    assert_eq!(get("agent.tool_calling")["value"], "native");
+
+    // A value the key does not take: exit code 1, the allowed values named, nothing changed.
+    let err = cli.refused(&["config", "set", "agent.tool_calling", "sometimes"]);
+    assert_eq!(
+        err,
+        "error: agent.tool_calling must be one of auto, native, text\n"
+    );
+    assert_eq!(get("agent.tool_calling")["value"], "native");
+    assert_eq!(get("agent.max_steps")["default"], 25);
+    assert_eq!(
+        cli.json(&["config", "set", "agent.max_steps", "40"])["value"],
+        40
+    );
+    for bad in ["0", "-3", "many"] {
+        let err = cli.refused(&["config", "set", "agent.max_steps", bad]);
+        assert_eq!(
+            err,
+            "error: agent.max_steps must be a whole number of at least 1\n"
+        );
+    }
+    assert_eq!(get("agent.max_steps")["value"], 40);
+    assert_eq!(
+        cli.json(&["config", "set", "chat.auto_approve", "true"])["value"],
+        true
+    );
     assert_eq!(
         cli.json(&["config", "set", "chat.repair_rounds", "0"])["value"],
         0
     );
+    assert_eq!(
+        cli.json(&[
+            "config",
+            "set",
+            "agent.sandbox_readable",
+            "/opt/sdk, ~/tools"
+        ])["value"],
+        serde_json::json!(["/opt/sdk", "~/tools"])
+    );
+    let err = cli.refused(&["config", "set", "agent.sandbox_readable", "tools"]);
+    assert!(
+        err.contains(r#""tools" is neither absolute nor under ~/"#),
+        "{err}"
+    );
+    // The policy as JSON, read back whole; a misspelt field is refused.
+    let policy = cli.json(&[
+        "config",
+        "set",
+        "agent.policy",
+        r#"{"allow": ["cargo test*"], "auto_approve_up_to": "medium"}"#,
+    ]);
+    assert_eq!(
+        policy["value"],
+        serde_json::json!({"allow": ["cargo test*"], "ask": [], "deny": [], "auto_approve_up_to": "medium"})
+    );
+    let err = cli.refused(&["config", "set", "agent.policy", r#"{"alow": ["ls"]}"#]);
+    assert_eq!(
+        err,
+        "error: agent.policy: no field \"alow\"; the fields are allow, ask, auto_approve_up_to, deny\n"
+    );
+    assert_eq!(get("agent.policy")["value"]["allow"][0], "cargo test*");
+    // The default provider must exist (the local one is added on first run).
+    let err = cli.refused(&["config", "set", "chat.default_provider", "nosuch"]);
+    assert!(
+        err.starts_with("error: no provider named \"nosuch\""),
+        "{err}"
+    );
+    assert_eq!(get("chat.default_provider")["value"], Value::Null);
+    assert_eq!(
+        cli.json(&["config", "set", "chat.default_provider", "ollama"])["value"],
+        "ollama"
+    );
+
+    // Unknown keys: the close ones, else all of them.
+    let err = cli.refused(&["config", "get", "agent.tool_call"]);
+    assert_eq!(
+        err,
+        "error: no setting named \"agent.tool_call\"; did you mean: agent.tool_calling\n"
+    );
+    let err = cli.refused(&["config", "set", "nonsense.zzz", "1"]);
+    assert!(
+        err.starts_with(
+            "error: no setting named \"nonsense.zzz\"; the keys are: chat.default_provider, "
+        ),
+        "{err}"
+    );
+
+    // Every key, in the table's order, with what is saved.
     let all = cli.json(&["config", "list"]);
-    let keys: Vec<&str> = all["settings"]
-        .as_array()
-        .unwrap()
+    let settings = all["settings"].as_array().unwrap();
+    let keys: Vec<&str> = settings
         .iter()
         .map(|s| s["key"].as_str().unwrap())
         .collect();
-    assert!(keys.contains(&"agent.tool_calling") && keys.contains(&"checks.timeout_secs"));
-    let value = cli.json(&["config", "unset", "agent.tool_calling"]);
-    assert_eq!(value["value"], Value::Null);
-    // Text output too.
-    let text = cli.run(&["config", "get", "chat.repair_rounds"]);
     assert_eq!(
-        String::from_utf8_lossy(&text.stdout),
-        "chat.repair_rounds         0\n"
+        keys,
+        [
+            "chat.default_provider",
+            "chat.default_model",
+            "chat.history_turns",
+            "chat.auto_approve",
+            "chat.generate_titles",
+            "chat.repair_rounds",
+            "llm.idle_timeout_secs",
+            "agent.tool_calling",
+            "agent.max_steps",
+            "agent.shell_timeout_secs",
+            "agent.sandbox_readable",
+            "agent.policy",
+            "gateway.settings",
+            "checks.timeout_secs",
+            "checks.scratch_dir",
+        ]
     );
+    let value = |key: &str| settings.iter().find(|s| s["key"] == key).unwrap()["value"].clone();
+    assert_eq!(value("agent.tool_calling"), "native");
+    assert_eq!(value("chat.history_turns"), Value::Null);
+    let text = cli.text(&["config", "list"]);
+    // Each line is the key, padded to the longest one, then its value.
+    let line = |key: &str| text.lines().find(|l| l.starts_with(key)).unwrap();
+    assert_eq!(
+        line("agent.tool_calling"),
+        "agent.tool_calling        native"
+    );
+    assert_eq!(
+        line("chat.history_turns"),
+        "chat.history_turns        10 (default)"
+    );
+    assert_eq!(
+        line("checks.scratch_dir"),
+        "checks.scratch_dir        (not set)"
+    );
+    assert_eq!(text.lines().count(), 15);
+
+    // Unset: the default applies again.
+    let unset = cli.json(&["config", "unset", "agent.tool_calling"]);
+    assert_eq!(unset["value"], Value::Null);
+    assert_eq!(
+        cli.text(&["config", "get", "agent.tool_calling"]),
+        "agent.tool_calling  auto (default)\n"
+    );
+    assert_eq!(get("agent.max_steps")["value"], 40, "other keys are kept");
 }
 
 #[test]
@@ -412,44 +567,81 @@ fn project_settings_from_the_command_line_with_a_suggested_check() {
     let cli = Cli {
         data: dir.path().join("data"),
     };
-    cli.json(&["project", "add", root.to_str().unwrap()]);
     let project = root.to_str().unwrap();
-    let shown = cli.json(&["project", "config", "--project", project]);
+    let id = cli.json(&["project", "add", project])["project_id"]
+        .as_i64()
+        .unwrap()
+        .to_string();
+    let show = |args: &[&str]| {
+        let mut all = vec!["project", "config", "--project", project];
+        all.extend_from_slice(args);
+        cli.text(&all)
+    };
+    assert_eq!(
+        show(&[]),
+        format!(
+            "project: app ({project})\ncheck command: (none; suggested: cargo check)\n\
+             trust: scoped\nauto-approve: default (false)\ninclude: (all files)\nexclude: (none)\n"
+        )
+    );
+    let shown = cli.json(&["project", "config", "--project", &id]);
     assert_eq!(shown["check_command"], Value::Null);
-    assert_eq!(shown["suggested_check_command"], "cargo check --quiet");
+    assert_eq!(shown["suggested_check_command"], "cargo check");
     assert_eq!(shown["trust"], "scoped");
+    assert_eq!(shown["auto_approve"], Value::Null);
+
     let set = cli.json(&[
         "project",
         "config",
         "--project",
         project,
         "--check-command",
-        "cargo test --no-run",
+        " cargo test --no-run ",
         "--trust",
         "read_only",
         "--auto-approve",
         "true",
+        "--include",
+        "src/**",
+        "--include",
+        "Cargo.toml",
         "--exclude",
         "fixtures/**",
     ]);
-    assert_eq!(set["check_command"], "cargo test --no-run");
-    assert_eq!(set["trust"], "read_only");
-    assert_eq!(set["auto_approve"], true);
-    assert_eq!(set["context_exclude"], serde_json::json!(["fixtures/**"]));
-    assert_eq!(set["suggested_check_command"], Value::Null);
-    // Read back in a new process; then cleared.
-    let again = cli.json(&["project", "config", "--project", project]);
-    assert_eq!(again["check_command"], "cargo test --no-run");
-    let err = cli.fails(&[
+    assert_eq!(
+        set,
+        serde_json::json!({
+            "project_id": id.parse::<i64>().unwrap(),
+            "path": project,
+            "check_command": "cargo test --no-run",
+            "suggested_check_command": null,
+            "trust": "read_only",
+            "auto_approve": true,
+            "context_include": ["src/**", "Cargo.toml"],
+            "context_exclude": ["fixtures/**"],
+        })
+    );
+    // Read back by a new process.
+    let expected = format!(
+        "project: app ({project})\ncheck command: cargo test --no-run\ntrust: read_only\n\
+         auto-approve: true\ninclude: src/**, Cargo.toml\nexclude: fixtures/**\n"
+    );
+    assert_eq!(show(&[]), expected);
+
+    // Refused, each leaving the settings as they were.
+    let err = cli.refused(&[
         "project",
         "config",
         "--project",
         project,
         "--check-command",
-        " ",
+        "",
     ]);
-    assert!(err.contains("the check command is empty"), "{err}");
-    let err = cli.fails(&[
+    assert_eq!(
+        err,
+        "error: --check-command is empty; use --no-check-command to remove the check command\n"
+    );
+    let err = cli.misused(&[
         "project",
         "config",
         "--project",
@@ -457,7 +649,38 @@ fn project_settings_from_the_command_line_with_a_suggested_check() {
         "--trust",
         "maybe",
     ]);
-    assert!(err.contains("read_only, scoped or trusted"), "{err}");
+    assert!(
+        err.contains("trust is read_only, scoped or trusted"),
+        "{err}"
+    );
+    let err = cli.misused(&[
+        "project",
+        "config",
+        "--project",
+        project,
+        "--auto-approve",
+        "yes",
+    ]);
+    assert!(
+        err.contains("auto-approve is true, false or default"),
+        "{err}"
+    );
+    let err = cli.refused(&[
+        "project",
+        "config",
+        "--project",
+        project,
+        "--exclude",
+        "a[b",
+    ]);
+    assert!(
+        err.starts_with("error: the exclude glob \"a[b\" is invalid"),
+        "{err}"
+    );
+    assert_eq!(show(&[]), expected);
+
+    // Cleared: the suggestion and the global auto-approve come back.
+    cli.json(&["config", "set", "chat.auto_approve", "true"]);
     let cleared = cli.json(&[
         "project",
         "config",
@@ -466,8 +689,65 @@ fn project_settings_from_the_command_line_with_a_suggested_check() {
         "--no-check-command",
         "--auto-approve",
         "default",
+        "--no-include",
+        "--trust",
+        "trusted",
     ]);
     assert_eq!(cleared["check_command"], Value::Null);
+    assert_eq!(cleared["suggested_check_command"], "cargo check");
     assert_eq!(cleared["auto_approve"], Value::Null);
-    assert_eq!(cleared["trust"], "read_only");
+    assert_eq!(cleared["trust"], "trusted");
+    assert_eq!(cleared["context_include"], serde_json::json!([]));
+    assert_eq!(
+        cleared["context_exclude"],
+        serde_json::json!(["fixtures/**"])
+    );
+    assert_eq!(
+        show(&[]),
+        format!(
+            "project: app ({project})\ncheck command: (none; suggested: cargo check)\n\
+             trust: trusted\nauto-approve: default (true)\ninclude: (all files)\n\
+             exclude: fixtures/**\n"
+        )
+    );
+}
+
+#[test]
+fn the_suggested_check_follows_the_project() {
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data: dir.path().join("data"),
+    };
+    for (name, files, suggested) in [
+        (
+            "py",
+            &[("tool.py", "print(1)\n")][..],
+            Some("python3 -m compileall -q ."),
+        ),
+        ("go", &[("go.mod", "module x\n")][..], Some("go vet ./...")),
+        (
+            "ts",
+            &[("tsconfig.json", "{}\n")][..],
+            Some("npx --no-install tsc --noEmit"),
+        ),
+        ("plain", &[("notes.txt", "hi\n")][..], None),
+    ] {
+        let root = dir.path().join(name);
+        repo_with(&root, files);
+        let path = root.to_str().unwrap();
+        cli.json(&["project", "add", path]);
+        let shown = cli.json(&["project", "config", "--project", path]);
+        assert_eq!(
+            shown["suggested_check_command"].as_str(),
+            suggested,
+            "{name}"
+        );
+    }
+    let text = cli.text(&[
+        "project",
+        "config",
+        "--project",
+        dir.path().join("plain").to_str().unwrap(),
+    ]);
+    assert!(text.contains("\ncheck command: (none)\n"), "{text}");
 }

@@ -129,14 +129,15 @@ impl App {
             .update_project_settings(project.id, &project.settings)?)
     }
 
-    /// A check command suggested from what the project is made of (`Cargo.toml` → `cargo
-    /// check`, …), for a project without one.
+    /// A check command suggested for a project without one, from the files at its top
+    /// (`Cargo.toml` → `cargo check`, …; see [`crate::checks::suggest_check_command`]).
     pub fn suggested_check_command(&self, project: &Project) -> Option<String> {
-        crate::checks::suggest_command(&project.path)
+        crate::checks::suggest_check_command(&project.path)
     }
 
-    /// Changes a project's settings and saves them; an empty check command is refused (clear
-    /// it with `None`).
+    /// Changes the settings of the project `spec` (its id or folder) and saves them, checked:
+    /// the check command and the globs are trimmed, a blank check command is refused (clear it
+    /// with `None`), and so is a blank or malformed glob. Returns the project as saved.
     pub fn update_project_settings(
         &self,
         spec: &str,
@@ -144,15 +145,23 @@ impl App {
     ) -> Result<Project> {
         let mut project = self.project(spec)?;
         change(&mut project.settings);
-        if project
-            .settings
-            .check_command
-            .as_deref()
-            .is_some_and(|c| c.trim().is_empty())
-        {
-            return Err(AppError::Invalid(
-                "the check command is empty; remove it instead".into(),
-            ));
+        let settings = &mut project.settings;
+        if let Some(command) = settings.check_command.as_mut() {
+            *command = command.trim().to_string();
+            if command.is_empty() {
+                return Err(AppError::Invalid(
+                    "the check command is empty; remove it instead".into(),
+                ));
+            }
+        }
+        for (list, globs) in [
+            ("include", &mut settings.context_include),
+            ("exclude", &mut settings.context_exclude),
+        ] {
+            for glob in globs.iter_mut() {
+                *glob = glob.trim().to_string();
+                check_glob(list, glob)?;
+            }
         }
         self.save_project_settings(&project)?;
         self.project_by_id(project.id)
@@ -244,5 +253,20 @@ impl App {
             tokens: collected.content_tokens,
             skipped: collected.skipped.len(),
         })
+    }
+}
+
+/// Refuses a context glob that is blank or would not compile (the context would fail on
+/// every send until it was fixed).
+fn check_glob(list: &str, glob: &str) -> Result<()> {
+    if glob.is_empty() {
+        return Err(AppError::Invalid(format!("an {list} glob is empty")));
+    }
+    match globset::Glob::new(glob) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(AppError::Invalid(format!(
+            "the {list} glob {glob:?} is invalid: {}",
+            e.kind()
+        ))),
     }
 }

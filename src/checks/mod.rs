@@ -5,6 +5,7 @@
 
 pub mod problems;
 pub mod scratch;
+mod suggest;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -14,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use problems::{Problem, Severity};
 pub use scratch::{Scratch, ScratchError};
+pub use suggest::{suggest_check_command, suggest_for_files};
 
 use crate::edits::EditPlan;
 use crate::process::{self, Sandbox, ShellRequest};
@@ -147,56 +149,4 @@ pub fn feedback(run: &CheckRun) -> String {
     }
     text.push_str("```\n\nSend your complete reply again, with every edit, fixing these.");
     text
-}
-
-/// A check command suggested from what the project is made of, when it has none: the usual
-/// fast, side-effect-free check of its language's toolchain.
-pub fn suggest_command(root: &Path) -> Option<String> {
-    let has = |name: &str| root.join(name).is_file();
-    if has("Cargo.toml") {
-        return Some("cargo check --quiet".into());
-    }
-    if has("tsconfig.json") {
-        return Some("npx --no-install tsc --noEmit".into());
-    }
-    if has("go.mod") {
-        return Some("go vet ./...".into());
-    }
-    let python = has("pyproject.toml")
-        || has("setup.py")
-        || std::fs::read_dir(root).ok().is_some_and(|entries| {
-            entries
-                .flatten()
-                .any(|e| e.path().extension().is_some_and(|x| x == "py"))
-        });
-    python.then(|| "python3 -m compileall -q .".into())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_suggestion_follows_the_project() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        assert_eq!(suggest_command(root), None);
-        std::fs::write(root.join("tool.py"), "print(1)\n").unwrap();
-        assert_eq!(
-            suggest_command(root).as_deref(),
-            Some("python3 -m compileall -q .")
-        );
-        std::fs::write(root.join("go.mod"), "module x\n").unwrap();
-        assert_eq!(suggest_command(root).as_deref(), Some("go vet ./..."));
-        std::fs::write(root.join("tsconfig.json"), "{}").unwrap();
-        assert_eq!(
-            suggest_command(root).as_deref(),
-            Some("npx --no-install tsc --noEmit")
-        );
-        std::fs::write(root.join("Cargo.toml"), "[package]\n").unwrap();
-        assert_eq!(
-            suggest_command(root).as_deref(),
-            Some("cargo check --quiet")
-        );
-    }
 }

@@ -1,8 +1,9 @@
 //! `tandem config get|set|unset|list` for the global settings, and `tandem project config` for
-//! one project's (check command, trust, auto-approve, context globs).
+//! one project's (check command, trust, auto-approve, context globs). Both go through `App`,
+//! which checks the values; this file parses flags and prints.
 
 use anyhow::{Result, bail};
-use serde_json::json;
+use serde_json::{Value, json};
 use tandem::app::ConfigValue;
 use tandem::trust::Trust;
 
@@ -20,7 +21,7 @@ pub enum ConfigCommand {
     },
     /// Remove a saved value: the default applies again.
     Unset { key: String },
-    /// Every setting with its value, default and meaning.
+    /// Every setting with its value or default.
     List,
 }
 
@@ -39,15 +40,25 @@ pub struct ProjectConfigArgs {
     #[arg(long, value_parser = parse_trust)]
     pub trust: Option<Trust>,
     /// Apply Build proposals here without review: true, false, or default (the global setting).
-    #[arg(long, value_name = "true|false|default")]
-    pub auto_approve: Option<String>,
+    #[arg(long, value_name = "true|false|default", value_parser = parse_auto_approve)]
+    pub auto_approve: Option<AutoApprove>,
     /// Only files matching these globs are sent as context (repeat; replaces the list).
-    #[arg(long, value_name = "GLOB")]
+    #[arg(long, value_name = "GLOB", conflicts_with = "no_include")]
     pub include: Vec<String>,
+    /// Remove the include globs: every eligible file may be sent.
+    #[arg(long)]
+    pub no_include: bool,
     /// Files matching these globs are never sent (repeat; replaces the list).
-    #[arg(long, value_name = "GLOB")]
+    #[arg(long, value_name = "GLOB", conflicts_with = "no_exclude")]
     pub exclude: Vec<String>,
+    /// Remove the exclude globs.
+    #[arg(long)]
+    pub no_exclude: bool,
 }
+
+/// `--auto-approve`: the project's own choice, or `None` for the global setting.
+#[derive(Clone, Copy)]
+pub struct AutoApprove(Option<bool>);
 
 fn parse_trust(text: &str) -> Result<Trust, String> {
     match text.trim() {
@@ -58,86 +69,117 @@ fn parse_trust(text: &str) -> Result<Trust, String> {
     }
 }
 
+fn parse_auto_approve(text: &str) -> Result<AutoApprove, String> {
+    match text.trim() {
+        "true" => Ok(AutoApprove(Some(true))),
+        "false" => Ok(AutoApprove(Some(false))),
+        "default" => Ok(AutoApprove(None)),
+        other => Err(format!("{other:?}: auto-approve is true, false or default")),
+    }
+}
+
 pub fn config(ctx: &Ctx, command: ConfigCommand) -> Result<()> {
     let app = &ctx.app;
-    let values = match command {
-        ConfigCommand::Get { key } => vec![app.config_get(&key)?],
-        ConfigCommand::Set { key, value } => vec![app.config_set(&key, &value)?],
-        ConfigCommand::Unset { key } => vec![app.config_unset(&key)?],
+    let value = match command {
+        ConfigCommand::Get { key } => app.config_get(&key)?,
+        ConfigCommand::Set { key, value } => app.config_set(&key, &value)?,
+        ConfigCommand::Unset { key } => app.config_unset(&key)?,
         ConfigCommand::List => {
             let all = app.config_list()?;
-            let text = all.iter().map(line).collect();
+            let width = all.iter().map(|v| v.key.len()).max().unwrap_or(0);
+            let text = all.iter().map(|v| line(v, width)).collect();
             ctx.out(json!({ "settings": all }), text);
             return Ok(());
         }
     };
-    let value = &values[0];
-    ctx.out(serde_json::to_value(value)?, line(value));
+    ctx.out(serde_json::to_value(&value)?, line(&value, value.key.len()));
     Ok(())
 }
 
-fn line(value: &ConfigValue) -> String {
+/// `key  value`, or `key  default (default)`, or `key  (not set)`.
+fn line(value: &ConfigValue, width: usize) -> String {
     let shown = match (&value.value, &value.default) {
-        (Some(v), _) => v.to_string(),
-        (None, Some(d)) => format!("{d} (default)"),
+        (Some(v), _) => plain(v),
+        (None, Some(d)) => format!("{} (default)", plain(d)),
         (None, None) => "(not set)".into(),
     };
-    format!("{:<26} {shown}\n", value.key)
+    format!("{:<width$}  {shown}\n", value.key)
+}
+
+/// A value as a person reads it: text without quotes, the rest as compact JSON.
+fn plain(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
 }
 
 pub fn project(ctx: &Ctx, args: ProjectConfigArgs) -> Result<()> {
     let app = &ctx.app;
-    let auto_approve = match args.auto_approve.as_deref().map(str::trim) {
-        None => None,
-        Some("true") => Some(Some(true)),
-        Some("false") => Some(Some(false)),
-        Some("default") => Some(None),
-        Some(other) => bail!("--auto-approve {other:?}: use true, false or default"),
-    };
-    let project = app.update_project_settings(&args.project, |s| {
-        if let Some(command) = &args.check_command {
-            s.check_command = Some(command.trim().to_string());
-        }
-        if args.no_check_command {
-            s.check_command = None;
-        }
-        if let Some(trust) = args.trust {
-            s.agent_trust = Some(trust);
-        }
-        if let Some(auto) = auto_approve {
-            s.auto_approve = auto;
-        }
-        if !args.include.is_empty() {
-            s.context_include = args.include.clone();
-        }
-        if !args.exclude.is_empty() {
-            s.context_exclude = args.exclude.clone();
-        }
-    })?;
-    let settings = &project.settings;
-    let suggested = settings
+    if args
         .check_command
-        .is_none()
-        .then(|| app.suggested_check_command(&project))
-        .flatten();
+        .as_deref()
+        .is_some_and(|c| c.trim().is_empty())
+    {
+        bail!("--check-command is empty; use --no-check-command to remove the check command");
+    }
+    let changes = args.check_command.is_some()
+        || args.no_check_command
+        || args.trust.is_some()
+        || args.auto_approve.is_some()
+        || !args.include.is_empty()
+        || args.no_include
+        || !args.exclude.is_empty()
+        || args.no_exclude;
+    let project = match changes {
+        false => app.project(&args.project)?,
+        true => app.update_project_settings(&args.project, |s| {
+            if let Some(command) = &args.check_command {
+                s.check_command = Some(command.clone());
+            }
+            if args.no_check_command {
+                s.check_command = None;
+            }
+            if let Some(trust) = args.trust {
+                s.agent_trust = Some(trust);
+            }
+            if let Some(AutoApprove(auto)) = args.auto_approve {
+                s.auto_approve = auto;
+            }
+            if !args.include.is_empty() || args.no_include {
+                s.context_include = args.include.clone();
+            }
+            if !args.exclude.is_empty() || args.no_exclude {
+                s.context_exclude = args.exclude.clone();
+            }
+        })?,
+    };
+    let settings = &project.settings;
+    let suggested = match settings.check_command {
+        None => app.suggested_check_command(&project),
+        Some(_) => None,
+    };
     let check = match (&settings.check_command, &suggested) {
         (Some(command), _) => command.clone(),
         (None, Some(suggested)) => format!("(none; suggested: {suggested})"),
         (None, None) => "(none)".into(),
     };
+    let global_auto = app.config_get("chat.auto_approve")?;
     let auto = match settings.auto_approve {
-        Some(true) => "on",
-        Some(false) => "off",
-        None => "as the global setting",
+        Some(auto) => auto.to_string(),
+        None => format!(
+            "default ({})",
+            global_auto.effective().map(plain).unwrap_or_default()
+        ),
     };
-    let trust = settings.agent_trust.unwrap_or_default();
+    let trust = serde_json::to_value(settings.agent_trust.unwrap_or_default())?;
     let text = format!(
-        "project        {} ({})\ncheck command  {check}\ntrust          {}\nauto-approve   {auto}\n\
-         include        {}\nexclude        {}\n",
+        "project: {} ({})\ncheck command: {check}\ntrust: {}\nauto-approve: {auto}\n\
+         include: {}\nexclude: {}\n",
         project.name,
         project.path.display(),
-        serde_json::to_value(trust)?.as_str().unwrap_or("scoped"),
-        list(&settings.context_include, "(all)"),
+        plain(&trust),
+        list(&settings.context_include, "(all files)"),
         list(&settings.context_exclude, "(none)"),
     );
     ctx.out(

@@ -13,6 +13,8 @@ use super::{
     ChatRequest, LlmError, ModelInfo, Provider, ProviderConfig, StreamEvent, ToolCall, Usage,
 };
 
+/// With `/v1`, as requests use it; a configured URL without it (the SDKs' spelling) gets it
+/// added ([`super::ProviderKind::normalize_base_url`]).
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com/v1";
 const API_VERSION: &str = "2023-06-01";
 const KEY_ENV: &str = "ANTHROPIC_API_KEY";
@@ -285,6 +287,47 @@ impl Provider for AnthropicProvider {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn provider_at(base_url: &str) -> AnthropicProvider {
+        AnthropicProvider::new(ProviderConfig {
+            kind: super::super::ProviderKind::Anthropic,
+            name: "claude".into(),
+            base_url: base_url.into(),
+            api_keys: Vec::new(),
+            api_key_env: None,
+            connect_timeout: std::time::Duration::ZERO,
+            idle_timeout: std::time::Duration::ZERO,
+        })
+    }
+
+    #[test]
+    fn messages_and_models_are_under_v1_whichever_way_the_url_is_given() {
+        for base in [
+            "https://api.anthropic.com",
+            "https://api.anthropic.com/",
+            "https://api.anthropic.com/v1",
+            " https://api.anthropic.com/v1/ ",
+            "",
+        ] {
+            let http = &provider_at(base).http;
+            assert_eq!(
+                http.url("/messages"),
+                "https://api.anthropic.com/v1/messages",
+                "{base:?}"
+            );
+            assert_eq!(
+                http.url("/models?limit=1000"),
+                "https://api.anthropic.com/v1/models?limit=1000",
+                "{base:?}"
+            );
+        }
+        // A proxy's path is kept, with /v1 after it.
+        let proxied = provider_at("http://127.0.0.1:8080/anthropic");
+        assert_eq!(
+            proxied.http.url("/messages"),
+            "http://127.0.0.1:8080/anthropic/v1/messages"
+        );
+    }
 
     fn feed(decoder: &mut MessagesDecoder, name: &str, data: Value) -> Vec<Item> {
         let mut out = Vec::new();

@@ -430,6 +430,11 @@ mod window_tests {
             );
         }
         assert_eq!(kind.normalize_base_url("  "), anthropic::DEFAULT_BASE_URL);
+        // Every kind's default is already as requests use it.
+        for kind in ProviderKind::ALL {
+            let default = kind.default_base_url();
+            assert_eq!(kind.normalize_base_url(&default), default, "{kind:?}");
+        }
         // Others are used as given (an OpenAI-compatible server may have no /v1 at all).
         let openai = ProviderKind::Openai;
         assert_eq!(
