@@ -12,6 +12,7 @@ mod gui_harness;
 use std::time::Duration;
 
 use egui_kittest::SnapshotOptions;
+use egui_kittest::kittest::Queryable;
 use fake_provider::ollama_stream;
 use gui_harness::{open_chat, painting_harness, send, wait_until};
 use tandem::ui::model::state::Prefs;
@@ -72,4 +73,55 @@ fn proposal_review_with_the_chat_beside_it() {
     });
     harness.run_steps(4);
     harness.snapshot_options("proposal_review", &options());
+}
+
+#[test]
+fn a_failing_check_with_its_problems_and_the_repair_round() {
+    let (world, prefs) = gui_harness::world(&[("src/notes.rs", NOTES)]);
+    {
+        let store = world.store();
+        let mut project = store.projects().unwrap().remove(0);
+        // Fails, naming the place, while a source line still says "world".
+        project.settings.check_command = Some("! grep -rHn world src".into());
+        store
+            .update_project_settings(project.id, &project.settings)
+            .unwrap();
+        let scratch = world.data.parent().unwrap().join("scratch");
+        store
+            .set_setting("checks.scratch_dir", &scratch.to_string_lossy())
+            .unwrap();
+        store.set_setting("chat.repair_rounds", &1).unwrap();
+    }
+    // Both rounds keep "world": the check fails twice, the second is what the person sees.
+    let changed = NOTES.replace("Hello", "Hi");
+    let reply = format!(
+        "Shorter greeting.\n<tandem-write path=\"src/notes.rs\" description=\"shorter greeting\">\n{changed}</tandem-write>\n"
+    );
+    for _ in 0..2 {
+        world.server.push(
+            "POST",
+            "/api/chat",
+            ollama_stream(&[reply.as_str()], Duration::from_millis(5)),
+        );
+    }
+    let mut harness = painting_harness(&world.data, prefs);
+    open_chat(&mut harness);
+    send(&mut harness, "shorter greeting");
+    wait_until(&mut harness, "the proposal, checked twice", |a| {
+        a.state.review().is_some()
+            && a.state.chat().is_some_and(|c| {
+                c.streaming.is_none()
+                    && c.messages.iter().any(|m| {
+                        m.steps
+                            .iter()
+                            .filter(|s| s.kind == tandem::store::StepKind::Check)
+                            .count()
+                            == 2
+                    })
+            })
+    });
+    harness.run_steps(2);
+    harness.get_by_label("Problems (1)").click();
+    harness.run_steps(4);
+    harness.snapshot_options("problems", &options());
 }

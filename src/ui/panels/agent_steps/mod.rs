@@ -133,13 +133,16 @@ fn check(ui: &mut egui::Ui, step: &AgentStep) {
     let problems = field("problems")
         .and_then(Value::as_array)
         .map_or(0, Vec::len);
-    let seconds = step.duration_ms.unwrap_or(0) as f64 / 1000.0;
+    // Only a check that took a while says how long (a quick one's time is noise).
+    let took = match step.duration_ms.unwrap_or(0) {
+        ms if ms >= 2000 => format!(" ({:.1} s)", ms as f64 / 1000.0),
+        _ => String::new(),
+    };
     let (color, verdict) = match passed {
         true => (theme::OK, "passed".to_string()),
         false => (theme::ERROR, format!("failed · {problems} problem(s)")),
     };
-    let title =
-        egui::RichText::new(format!("check `{command}` {verdict} ({seconds:.1} s)")).color(color);
+    let title = egui::RichText::new(format!("check `{command}` {verdict}{took}")).color(color);
     egui::CollapsingHeader::new(title)
         .id_salt(("check", step.id))
         .default_open(false)
