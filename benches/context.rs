@@ -115,11 +115,11 @@ fn main() {
     let cold_small = median(|| collect(6_000, &ContextCache::default()));
     let small_bytes = *held.lock().expect("lock");
     let cold_paths = median(|| collect(0, &ContextCache::default()));
-    let cold_large = median(|| collect(100_000, &ContextCache::default()));
-    let large_bytes = *held.lock().expect("lock");
     // The window keeps its cache between turns.
     let warm = ContextCache::default();
     let warm_large = median(|| collect(100_000, &warm));
+    let cold_large = median(|| collect(100_000, &ContextCache::default()));
+    let large_bytes = *held.lock().expect("lock");
     let tree = median(|| {
         list_files(&root).expect("list");
     });

@@ -152,6 +152,12 @@ pub struct CodebaseContext {
     pub listing_tokens: usize,
 }
 
+/// Budgets at least this large read nearly every file: sizes are asked on the walker's threads.
+const STAT_ALL_BUDGET: usize = 1_000_000;
+/// After this many files in a row that did not fit, no more sizes are asked: what is left of
+/// the budget is a crumb, and the rest is listed by name.
+const STAT_MISSES: usize = 64;
+
 /// Identity of a file version as `stat` sees it: (mtime, length, inode). The inode is there
 /// because atomic writes (Tandem's own included) replace the file, so even a same-length edit
 /// within one timestamp tick is seen. Only an in-place, same-length rewrite within one tick
@@ -191,8 +197,10 @@ impl ContextCache {
         let root = open_root(root)?;
 
         let filters = (&include, &exclude, options.max_file_bytes);
-        // With no budget nothing is read, so sizes are not needed: no `stat` per file.
-        let sized = options.budget_tokens > 0;
+        // Sizes are asked (`stat`) on the walker's threads only when nearly everything will
+        // be read anyway; otherwise one file at a time in packing order, and only while
+        // something may still fit: the rest is listed by name without a `stat`.
+        let sized = options.budget_tokens >= STAT_ALL_BUDGET;
         let walked = super::walk::parallel(&walker(&root), |item| {
             let entry = match item {
                 Ok(entry) => entry,
@@ -229,29 +237,46 @@ impl ContextCache {
         order(&mut candidates, &options.priority);
 
         let mut state = self.lock();
-        // Entries move from `old` to the state as files are read again; entries of files
-        // walked but not read this time stay as they were; the rest under this root (deleted
-        // or no longer walked) is dropped.
+        // Entries move from `old` to the state as files are read again or listed; the rest
+        // under this root is dropped.
         let mut old = std::mem::take(&mut state.entries);
         let mut remaining = options.budget_tokens;
         let mut included = Vec::new();
         let mut listed_only = Vec::new();
-        let mut walked = HashSet::new();
-        // Only needed to tell which earlier entries are still walked.
-        let track = !old.is_empty();
-        for found in candidates {
+        // Earlier entries under this root not yet carried over: once none is left, files
+        // listed by name need no lookup.
+        let mut unclaimed = old.keys().filter(|path| path.starts_with(&root)).count();
+        let mut misses = 0;
+        for mut found in candidates {
+            if !sized
+                && remaining > 0
+                && misses < STAT_MISSES
+                && let Err(reason) = found.stat(options.max_file_bytes)
+            {
+                skipped.push((found.rel, reason));
+                continue;
+            }
             // No text of `bytes` bytes estimates below a token per 4 bytes: a file whose
-            // size alone is over the budget is listed unread.
-            if !sized || found.bytes.div_ceil(4) > remaining as u64 {
-                if track {
-                    walked.insert(found.abs);
+            // size alone is over the budget (or not known, as nothing more fits) is listed.
+            if !found.statted || found.bytes.div_ceil(4) > remaining as u64 {
+                misses += usize::from(found.statted);
+                if unclaimed > 0 {
+                    // Walked but not read this time: its entry stays as it was.
+                    if let Some(entry) = old.remove(&found.abs) {
+                        unclaimed -= 1;
+                        state.entries.insert(found.abs, entry);
+                    }
                 }
                 listed_only.push((found.rel, ListedReason::OverBudget));
                 continue;
             }
-            match state.load(&mut old, &found, options.max_file_bytes) {
+            let before = old.len();
+            let loaded = state.load(&mut old, &found, options.max_file_bytes);
+            unclaimed -= before - old.len();
+            match loaded {
                 Ok((content, tokens)) if tokens <= remaining => {
                     remaining -= tokens;
+                    misses = 0;
                     included.push(ContextFile {
                         path: found.rel,
                         bytes: content.len() as u64,
@@ -259,14 +284,15 @@ impl ContextCache {
                         content,
                     });
                 }
-                Ok(_) => listed_only.push((found.rel, ListedReason::OverBudget)),
+                Ok(_) => {
+                    misses += 1;
+                    listed_only.push((found.rel, ListedReason::OverBudget));
+                }
                 Err(reason) => skipped.push((found.rel, reason)),
             }
-            if track {
-                walked.insert(found.abs);
-            }
         }
-        old.retain(|path, _| !path.starts_with(&root) || walked.contains(path));
+        // What is left under this root was deleted or is no longer walked.
+        old.retain(|path, _| !path.starts_with(&root));
         state.entries.extend(old);
         drop(state);
 
@@ -310,17 +336,35 @@ struct Candidate {
     bytes: u64,
     /// `None` without an mtime: versions cannot be told apart, so it is read every time.
     stamp: Option<Stamp>,
+    /// Its size and stamp were asked for (a file known by name only has neither).
+    statted: bool,
 }
 
 impl Candidate {
-    /// A file known by name only (nothing will be read, so its size is not asked).
+    /// A file known by name only (its size not asked yet).
     fn by_name(rel: String, abs: PathBuf) -> Self {
         Candidate {
             rel,
             abs,
             bytes: 0,
             stamp: None,
+            statted: false,
         }
+    }
+
+    /// Asks the file's size and stamp; too large (or unreadable) is a skip reason.
+    fn stat(&mut self, max_bytes: u64) -> Result<(), SkipReason> {
+        let meta = fs::symlink_metadata(&self.abs).map_err(|_| SkipReason::Unreadable)?;
+        if meta.len() > max_bytes {
+            return Err(SkipReason::TooLarge);
+        }
+        self.bytes = meta.len();
+        self.stamp = meta
+            .modified()
+            .ok()
+            .map(|mtime| (mtime, meta.len(), super::platform::identity(&meta)));
+        self.statted = true;
+        Ok(())
     }
 }
 
@@ -348,6 +392,7 @@ fn candidate(
         abs: entry.into_path(),
         bytes: meta.len(),
         stamp,
+        statted: true,
     })
 }
 
