@@ -902,3 +902,139 @@ async fn an_openai_compatible_model_whose_probe_calls_gets_native_tools_in_agent
     .await;
     assert_eq!(s.chat_requests().len(), 4);
 }
+
+/// Sets the project's check command, with the scratch copies beside the project.
+fn set_check(s: &Setup, command: &str) {
+    let store = s.engine.store();
+    let mut project = store.project(s.project.id).unwrap();
+    project.settings.check_command = Some(command.into());
+    store
+        .update_project_settings(project.id, &project.settings)
+        .unwrap();
+    let scratch = s.root.parent().unwrap().join("scratch");
+    store
+        .set_setting("checks.scratch_dir", &scratch.to_string_lossy())
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_turn_hears_its_failing_check_and_ends_with_edits_that_pass() {
+    let s = setup(ProviderKind::Ollama).await;
+    s.tool_calling("native");
+    set_check(&s, "! grep -rn BROKEN src");
+    s.script(
+        "/api/chat",
+        vec![
+            ollama_tool_call(
+                "write_file",
+                json!({"path": "src/main.rs", "content": "fn main() { BROKEN }\n"}),
+            ),
+            text("Done."),
+            ollama_tool_call(
+                "search_replace",
+                json!({"path": "src/main.rs", "search": "BROKEN", "replace": "println!(\"ok\");"}),
+            ),
+            text("Fixed."),
+        ],
+    );
+    let (outcome, asked) = s
+        .turn(
+            ChatMode::Agent,
+            "print ok",
+            SendOptions::default(),
+            &[Answer::Approve, Answer::Approve],
+            false,
+        )
+        .await;
+    assert_complete(&outcome);
+    assert_eq!(asked, 2);
+
+    // The first final answer was checked and failed; the model was told and fixed it on top
+    // of its earlier edit; the second check passed.
+    assert_eq!(outcome.checks.len(), 2, "{:#?}", outcome.checks);
+    assert!(!outcome.checks[0].passed && outcome.checks[0].exit_code == Some(1));
+    assert_eq!(outcome.checks[0].problems[0].path, "src/main.rs");
+    assert!(outcome.checks[1].passed, "{:#?}", outcome.checks[1]);
+    assert_eq!((outcome.checks[0].round, outcome.checks[1].round), (1, 2));
+    let requests = s.chat_requests();
+    assert_eq!(requests.len(), 4);
+    let told = requests[2].body["messages"].as_array().unwrap();
+    let feedback = told.last().unwrap();
+    assert_eq!(feedback["role"], "user");
+    let feedback = feedback["content"].as_str().unwrap();
+    assert!(feedback.contains("failed with exit code 1"), "{feedback}");
+    assert!(feedback.contains("- src/main.rs:1: "), "{feedback}");
+    assert!(feedback.contains("nothing is on disk"), "{feedback}");
+    let kinds: Vec<_> = s.steps(outcome.message_id).iter().map(|s| s.kind).collect();
+    use StepKind::{Check, Tool};
+    assert_eq!(kinds, [Tool, Check, Tool, Check]);
+
+    // The proposal is the fixed file; the person's tree was never touched.
+    let review = s.engine.review(outcome.message_id).unwrap();
+    assert!(
+        review
+            .plan
+            .unified_diff()
+            .contains("+fn main() { println!(\"ok\"); }")
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.root.join("src/main.rs")).unwrap(),
+        "fn main() {}\n"
+    );
+    assert_eq!(common::git(&s.root, &["status", "--porcelain"]), "");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_text_protocol_agent_still_failing_its_check_is_not_auto_approved() {
+    let s = setup(ProviderKind::Ollama).await;
+    s.tool_calling("text");
+    set_check(&s, "! grep -rn BROKEN src");
+    let store = s.engine.store();
+    store.set_setting("chat.repair_rounds", &1).unwrap();
+    store.set_setting("chat.auto_approve", &true).unwrap();
+    let write = "TOOL_CALL {\"name\": \"write_file\", \"arguments\": {\"path\": \"src/main.rs\", \"content\": \"fn main() { BROKEN }\\n\"}}";
+    s.script(
+        "/api/chat",
+        vec![
+            text("PLAN {\"steps\": [\"Write main\"]}"),
+            text(write),
+            text("STEP_DONE {\"index\": 1}"),
+            text("FINAL {\"message\": \"done\"}"),
+            text(write),
+            text("FINAL {\"message\": \"done again\"}"),
+        ],
+    );
+    let (outcome, _) = s
+        .turn(
+            ChatMode::Agent,
+            "break it",
+            SendOptions::default(),
+            &[Answer::Approve, Answer::Approve],
+            false,
+        )
+        .await;
+    assert_complete(&outcome);
+    assert_eq!(outcome.content, "done again");
+    // One round back to the model, then the turn ends with the check still failing.
+    assert_eq!(outcome.checks.len(), 2, "{:#?}", outcome.checks);
+    assert!(outcome.checks.iter().all(|c| !c.passed));
+    let told = s.chat_requests()[4].body["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let feedback = told.last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(feedback.contains("send FINAL again"), "{feedback}");
+    assert!(
+        outcome.approval.is_none(),
+        "a failing proposal waits for the person"
+    );
+    let message = store.message(outcome.message_id).unwrap();
+    assert_eq!(message.approval_state, Some(ApprovalState::Pending));
+    assert_eq!(
+        std::fs::read_to_string(s.root.join("src/main.rs")).unwrap(),
+        "fn main() {}\n"
+    );
+}

@@ -47,6 +47,9 @@ pub struct AgentConfig {
     /// Tokens each request may take (the model's window less the reply's room); earlier
     /// tool results are elided to stay within it. `None`: unknown, nothing is trimmed.
     pub request_budget: Option<usize>,
+    /// How many times a failing check on the edits goes back to the model before the turn
+    /// ends anyway (the check itself runs once more, on the last fix).
+    pub check_rounds: usize,
 }
 
 /// One model reply: its text and the tool calls it made natively.
@@ -95,6 +98,9 @@ pub trait Host: Send + Sync {
     fn record(&self, record: StepRecord<'_>);
     /// Remembers an "always allow" pattern in the policy settings.
     fn always_allow(&self, pattern: &str);
+    /// Runs the project's check on the turn's edits before it ends (check `round`, from 1):
+    /// the report of a failure the model can fix, `None` when it passed or nothing ran.
+    fn check<'a>(&'a self, edits: &'a [Action], round: usize) -> BoxFuture<'a, Option<String>>;
 }
 
 /// How the loop ended.
@@ -129,6 +135,8 @@ struct State<'a, H: Host> {
     next_id: usize,
     /// The tool results in the conversation, oldest first, for fitting it to the window.
     results: Vec<ResultEntry>,
+    /// Checks run on the edits so far.
+    checks_run: usize,
 }
 
 /// Runs the loop. `messages` holds the system prompt, history and the prompt.
@@ -156,6 +164,7 @@ pub async fn run<H: Host>(
         checker: Default::default(),
         next_id: 0,
         results: Vec::new(),
+        checks_run: 0,
     };
     let end = if config.native_tools {
         state.native(&mut messages, &tools).await
@@ -174,7 +183,29 @@ pub async fn run<H: Host>(
     }
 }
 
+/// What the model is asked after a failed check (native tools, then the text protocol).
+const FIX_NATIVE: &str = "Your edits are still only a proposal: nothing is on disk. Fix these \
+     problems with more edits (they apply on top of your earlier ones), then answer again.";
+const FIX_PROTOCOL: &str = "Your edits are still only a proposal: nothing is on disk. Fix these \
+     problems with TOOL_CALLs to the edit tools (they apply on top of your earlier edits), then \
+     send FINAL again.";
+
 impl<H: Host> State<'_, H> {
+    /// Before an Agent turn with edits ends, the project's check runs on them; a failure
+    /// the model can fix goes back to it while rounds remain (`Some`: the report to send).
+    async fn check_before_final(&mut self) -> Option<String> {
+        if self.config.mode != AgentMode::Agent
+            || self.edits.is_empty()
+            || self.cancel.is_cancelled()
+        {
+            return None;
+        }
+        self.checks_run += 1;
+        let report = self.host.check(&self.edits, self.checks_run).await?;
+        (self.checks_run <= self.config.check_rounds && !self.cancel.is_cancelled())
+            .then_some(report)
+    }
+
     /// Fits the conversation to the window, then streams the model's next reply.
     async fn complete(
         &mut self,
@@ -242,6 +273,14 @@ impl<H: Host> State<'_, H> {
                 calls = protocol::tool_calls_in_text_after(&reply.text, &shown);
             }
             if calls.is_empty() {
+                if let Some(report) = self.check_before_final().await {
+                    messages.push(ChatMessage::new(ChatRole::Assistant, reply.text));
+                    messages.push(ChatMessage::new(
+                        ChatRole::User,
+                        format!("{report}\n\n{FIX_NATIVE}"),
+                    ));
+                    continue;
+                }
                 return LoopEnd::Final(reply.text);
             }
             for call in &mut calls {
@@ -349,10 +388,13 @@ impl<H: Host> State<'_, H> {
                             .to_string(),
                     }
                 }
-                Directive::Final { message } => {
-                    self.record(StepKind::Final, |s| s.result = Some(&message));
-                    return LoopEnd::Final(message);
-                }
+                Directive::Final { message } => match self.check_before_final().await {
+                    Some(report) => format!("{report}\n\n{FIX_PROTOCOL}"),
+                    None => {
+                        self.record(StepKind::Final, |s| s.result = Some(&message));
+                        return LoopEnd::Final(message);
+                    }
+                },
             };
             messages.push(ChatMessage::new(ChatRole::User, next));
             if let Some(label) = result_of {

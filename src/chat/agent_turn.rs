@@ -22,8 +22,12 @@ use crate::agent::runner::{
     self, AgentConfig, Answer, DEFAULT_MAX_STEPS, Host, LoopEnd, ModelReply, Pending, StepRecord,
 };
 use crate::agent::tools::AgentMode;
+use crate::checks::CheckRun;
+use crate::edits::Action;
 use crate::llm::{ChatMessage, ChatRequest, StreamEvent, ToolSpec, Usage};
-use crate::store::keys::{AGENT_POLICY, MAX_STEPS, SHELL_TIMEOUT_SECS, TOOL_CALLING};
+use crate::store::keys::{
+    AGENT_POLICY, MAX_STEPS, REPAIR_ROUNDS, SHELL_TIMEOUT_SECS, TOOL_CALLING,
+};
 use crate::store::{ChatMode, MessageStatus};
 
 const MCP_CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
@@ -139,6 +143,11 @@ impl ChatService {
             request_budget: request
                 .context_window
                 .map(|window| (window as usize).saturating_sub(request.reply_reserve())),
+            check_rounds: store
+                .setting::<usize>(REPAIR_ROUNDS)
+                .ok()
+                .flatten()
+                .unwrap_or(super::repair::DEFAULT_REPAIR_ROUNDS),
         };
         let mut notes = String::new();
         let hub = match (config.mode, store.mcp_servers()) {
@@ -164,12 +173,14 @@ impl ChatService {
                 writer: StreamWriter::new(store, turn.message_id, DB_FLUSH_INTERVAL),
                 usage: None,
             }),
+            checks: Mutex::new(Vec::new()),
         };
         let result =
             runner::run(&host, &config, request.messages, hub.as_ref(), &turn.cancel).await;
         if let Some(hub) = hub {
             hub.shutdown().await;
         }
+        outcome.checks = host.checks.into_inner().unwrap_or_else(|p| p.into_inner());
         let streamed = host.stream.into_inner().unwrap_or_else(|p| p.into_inner());
         outcome.content = streamed.content;
         outcome.usage = streamed.usage;
@@ -212,6 +223,8 @@ struct AgentHost<'a> {
     /// Model, window and limits for every request of the turn.
     base: ChatRequest,
     stream: Mutex<Streamed<'a>>,
+    /// The checks run on the turn's edits, in order.
+    checks: Mutex<Vec<CheckRun>>,
 }
 
 impl<'s> AgentHost<'s> {
@@ -367,5 +380,31 @@ impl Host for AgentHost<'_> {
             policy.allow.push(pattern.to_string());
             let _ = store.set_setting(AGENT_POLICY, &policy);
         }
+    }
+
+    fn check<'a>(&'a self, edits: &'a [Action], round: usize) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async move {
+            let root = self.turn.project.path.clone();
+            let actions = edits.to_vec();
+            let plan = tokio::task::spawn_blocking(move || {
+                crate::edits::plan::plan_actions(&root, actions.into_iter().map(Ok))
+            })
+            .await;
+            let plan = match plan {
+                Ok(Ok(plan)) => plan,
+                // Each edit was checked when it was made: a plan that cannot be built now
+                // (the project folder went away) shows up when the proposal is reviewed.
+                _ => return None,
+            };
+            let run = self.service.check(self.turn, &plan, round).await?;
+            // A check that could not run at all is not the model's to fix.
+            let fixable = !run.passed && (run.exit_code.is_some() || run.timed_out);
+            let report = fixable.then(|| crate::checks::report(&run));
+            self.checks
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(run);
+            report
+        })
     }
 }

@@ -238,10 +238,13 @@ impl ChatService {
                 .map(repair::failures)
                 .unwrap_or_default();
             let mut feedback = (!failures.is_empty()).then(|| repair::feedback(&failures));
-            let mut checked = true;
+            // An Agent turn's edits were checked inside its loop (see `AgentHost::check`).
+            let mut checked = turn.chat.mode != ChatMode::Agent
+                || outcome.checks.last().is_none_or(|run| run.passed);
             if failures.is_empty()
                 && sent.is_some()
-                && let Some(run) = self.check(&turn, &outcome, round + 1).await
+                && let Some(plan) = &outcome.plan
+                && let Some(run) = self.check(&turn, plan, round + 1).await
             {
                 checked = run.passed;
                 // A check that ran and failed is the model's to fix; one that could not run
@@ -657,14 +660,13 @@ impl ChatService {
     /// step. `None` when there is nothing to check (no check command, no proposal, a conflict)
     /// or the turn was cancelled. A check that cannot run at all is a failed run whose output
     /// says why (it is not the model's to fix).
-    async fn check(
+    pub(super) async fn check(
         &self,
         turn: &Turn,
-        outcome: &TurnOutcome,
+        plan: &EditPlan,
         round: usize,
     ) -> Option<crate::checks::CheckRun> {
         let command = turn.project.settings.check_command.clone()?;
-        let plan = outcome.plan.as_ref()?;
         if !plan.is_proposal() || plan.conflicts().next().is_some() || command.trim().is_empty() {
             return None;
         }

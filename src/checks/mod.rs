@@ -125,6 +125,14 @@ pub async fn check_plan(
 
 /// What the model is told when the check fails on its proposal.
 pub fn feedback(run: &CheckRun) -> String {
+    let mut text = report(run);
+    text.push_str("\n\nSend your complete reply again, with every edit, fixing these.");
+    text
+}
+
+/// What a failed check says to the model: how it failed, the problems parsed from its
+/// output, and the output's end. The caller adds what the model should do about it.
+pub fn report(run: &CheckRun) -> String {
     let how = match (run.timed_out, run.exit_code) {
         (true, _) => "timed out".to_string(),
         (false, Some(code)) => format!("failed with exit code {code}"),
@@ -147,6 +155,6 @@ pub fn feedback(run: &CheckRun) -> String {
         text.push_str(line);
         text.push('\n');
     }
-    text.push_str("```\n\nSend your complete reply again, with every edit, fixing these.");
+    text.push_str("```");
     text
 }
