@@ -1038,3 +1038,25 @@ async fn a_text_protocol_agent_still_failing_its_check_is_not_auto_approved() {
         "fn main() {}\n"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_mentioned_with_an_at_is_sent_to_the_agent_up_front() {
+    let s = setup(ProviderKind::Ollama).await;
+    s.tool_calling("native");
+    s.script(
+        "/api/chat",
+        vec![text("Nothing to do."), text("Nothing to do.")],
+    );
+    for prompt in ["what is in src/main.rs?", "what is in @src/main.rs?"] {
+        let (outcome, _) = s
+            .turn(ChatMode::Agent, prompt, SendOptions::default(), &[], false)
+            .await;
+        assert_complete(&outcome);
+    }
+    let requests = s.chat_requests();
+    let sent = |i: usize| requests[i].body["messages"].to_string();
+    // Named in passing: the agent gets the file list and reads what it needs.
+    assert!(sent(0).contains("src/main.rs") && !sent(0).contains("fn main() {}"));
+    // Put in with `@`: its content is there from the first request.
+    assert!(sent(1).contains("fn main() {}"), "{}", sent(1));
+}

@@ -465,3 +465,126 @@ async fn agent_commands_never_see_the_apps_secrets_or_shell_hijacks() {
         assert!(!env.contains(gone), "{gone} reached the command:\n{env}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn saved_prompts_and_at_mentions_archive_and_search() {
+    let (dir, root, cli, server) = setup().await;
+    let root_str = root.to_str().unwrap();
+    let text_file = dir.path().join("explain.txt");
+    std::fs::write(&text_file, "Explain what this code does, briefly.\n").unwrap();
+    let saved = cli
+        .json(&[
+            "prompt",
+            "add",
+            "--name",
+            "explain",
+            "--text-file",
+            text_file.to_str().unwrap(),
+        ])
+        .await;
+    assert_eq!(saved["prompt"]["name"], "explain");
+    let listed = cli.json(&["prompt", "list"]).await;
+    assert_eq!(listed["prompts"][0]["name"], "explain");
+
+    // `@prompt:NAME` is expanded before it is stored and sent; `@path` puts the file first.
+    server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&["It returns one."], Duration::ZERO),
+    );
+    let out = cli
+        .json(&[
+            "chat",
+            "--project",
+            root_str,
+            "--provider",
+            "fake",
+            "--mode",
+            "ask",
+            "@prompt:explain See @src/lib.rs.",
+        ])
+        .await;
+    assert_eq!(out["status"], "complete");
+    let chat_id = out["chat_id"].as_i64().unwrap().to_string();
+    let request = server.requests().pop().unwrap();
+    let messages = request.body["messages"].as_array().unwrap();
+    let sent = messages.last().unwrap()["content"].as_str().unwrap();
+    assert!(
+        sent.contains("Explain what this code does, briefly. See @src/lib.rs."),
+        "{sent}"
+    );
+    let whole = request.raw_body.clone();
+    assert!(whole.contains("pub fn one() -> u32 { 1 }"), "{whole}");
+
+    // An unknown prompt: a clear error, nothing stored, nothing sent.
+    let before = server.requests().len();
+    let failed = cli
+        .command(&[
+            "chat",
+            "--project",
+            root_str,
+            "--chat",
+            &chat_id,
+            "@prompt:nope hi",
+        ])
+        .output()
+        .await
+        .unwrap();
+    assert!(!failed.status.success());
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert!(
+        stderr.contains("no saved prompt named \"nope\""),
+        "{stderr}"
+    );
+    assert_eq!(server.requests().len(), before);
+    let messages = cli.json(&["messages", "--chat", &chat_id]).await;
+    assert_eq!(messages["messages"].as_array().unwrap().len(), 2);
+
+    // The chat remembers its model: the next turn, named by chat only, uses it again.
+    let chats = cli.json(&["chats", "--project", root_str]).await;
+    assert_eq!(chats["chats"][0]["model"], "tiny");
+    server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&["Again."], Duration::ZERO),
+    );
+    let again = cli
+        .json(&[
+            "chat",
+            "--project",
+            root_str,
+            "--chat",
+            &chat_id,
+            "and again",
+        ])
+        .await;
+    assert_eq!(again["status"], "complete");
+    assert_eq!(server.requests().pop().unwrap().body["model"], "tiny");
+
+    // Archived chats leave the list, stay searchable, and come back.
+    cli.json(&["archive", "--chat", &chat_id]).await;
+    let chats = cli.json(&["chats", "--project", root_str]).await;
+    assert!(chats["chats"].as_array().unwrap().is_empty());
+    let archived = cli
+        .json(&["chats", "--project", root_str, "--archived"])
+        .await;
+    assert_eq!(archived["chats"][0]["id"].to_string(), chat_id);
+    let hits = cli
+        .json(&["search-chats", "--project", root_str, "RETURNS ONE"])
+        .await;
+    let hits = hits["hits"].as_array().unwrap();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0]["snippet"], "It returns one.");
+    assert_eq!(hits[0]["role"], "assistant");
+    cli.json(&["archive", "--chat", &chat_id, "--undo"]).await;
+    let chats = cli.json(&["chats", "--project", root_str]).await;
+    assert_eq!(chats["chats"].as_array().unwrap().len(), 1);
+
+    cli.json(&["prompt", "remove", "explain"]).await;
+    assert!(
+        cli.json(&["prompt", "list"]).await["prompts"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+}

@@ -10,7 +10,9 @@ use crate::agent::runner::Answer;
 use crate::chat::{ChatEvent, ContextBreakdown, PendingApproval, SendOptions, TurnOutcome};
 use crate::edits::{EditPlan, Selection};
 use crate::engine::{ApproveOutcome, Proposal, Review};
-use crate::store::{AgentStep, ApprovalState, Chat, ChatMode, ChatSummary, Message, Project, Role};
+use crate::store::{
+    AgentStep, ApprovalState, Chat, ChatMode, ChatSummary, Message, MessageHit, Project, Role,
+};
 
 /// A chat with everything its view shows.
 #[derive(Debug, Clone)]
@@ -46,8 +48,38 @@ impl StartedTurn {
 }
 
 impl App {
+    /// The project's chats, most recently active first, archived ones left out.
     pub fn chats(&self, project_id: i64) -> Result<Vec<Chat>> {
-        Ok(self.store().chats(project_id)?)
+        let mut chats = self.store().chats(project_id)?;
+        chats.retain(|c| c.archived_at.is_none());
+        Ok(chats)
+    }
+
+    /// The project's archived chats, most recently active first.
+    pub fn archived_chats(&self, project_id: i64) -> Result<Vec<Chat>> {
+        let mut chats = self.store().chats(project_id)?;
+        chats.retain(|c| c.archived_at.is_some());
+        Ok(chats)
+    }
+
+    /// Archives (hides, keeping everything) or unarchives a chat; stops its reply first when
+    /// archiving. Returns it.
+    pub fn set_chat_archived(&self, chat_id: i64, archived: bool) -> Result<Chat> {
+        if archived {
+            self.chat.cancel(chat_id);
+        }
+        self.store().set_chat_archived(chat_id, archived)?;
+        self.chat(chat_id)
+    }
+
+    /// Messages of the project's chats containing `query` (ignoring case), newest first.
+    pub fn search_chats(&self, project_id: i64, query: &str) -> Result<Vec<MessageHit>> {
+        if query.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(self
+            .store()
+            .search_messages(project_id, query.trim(), 200)?)
     }
 
     pub fn chat(&self, chat_id: i64) -> Result<Chat> {

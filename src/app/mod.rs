@@ -8,6 +8,7 @@
 //! - [`projects`](App::projects) — projects, their files, history, versions and settings
 //! - chats — chats and messages, sending and redoing turns, proposals and their approval
 //! - providers — model providers with their keys, and their models
+//! - prompts — the prompt library (`@prompt:NAME`)
 //! - [`Settings`] — every global setting, typed, in one place
 //! - gateway — the approval gateway for external executors
 
@@ -24,6 +25,7 @@ mod chats;
 mod config;
 mod gateway;
 mod projects;
+mod prompts;
 mod providers;
 mod settings;
 
@@ -36,6 +38,7 @@ pub use gateway::{
     DEFAULT_GATEWAY_PORT, GATEWAY_TOKEN_SECRET, GatewayApplied, GatewaySettings, GatewayStatus,
 };
 pub use projects::{ContextCount, EDITABLE_LIMIT, FileContent, OpenedProject};
+pub use prompts::MAX_PROMPT_BYTES;
 pub use providers::{KeySource, KeyStored, NewProvider, ProviderModels, ProviderRow};
 pub use settings::{AgentSettings, ChatSettings, Settings};
 
@@ -49,7 +52,7 @@ pub use crate::checks::{CheckRun, Problem, Severity};
 pub use crate::engine::{
     AddedProject, ApproveOutcome, Proposal, RestoreOutcome, Review, SaveOutcome, UndoOutcome,
 };
-pub use crate::store::{GenerationSettings, ModelProfile};
+pub use crate::store::{GenerationSettings, MessageHit, ModelProfile, SavedPrompt};
 pub use crate::workspace::blob_hash;
 
 #[derive(Debug, thiserror::Error)]

@@ -9,6 +9,7 @@
 mod agent_turn;
 pub mod checkup;
 mod compact;
+pub mod mentions;
 mod models;
 mod prompt;
 pub mod repair;
@@ -60,6 +61,8 @@ pub enum ChatError {
         "no model chosen for {provider}: pass --model (`tandem models --provider {provider}` lists them) or set a default"
     )]
     NoModel { provider: String },
+    #[error("no saved prompt named {0:?} (`@prompt:{0}`); `tandem prompt list` shows them")]
+    UnknownPrompt(String),
     #[error("chat {0} has no reply to redo")]
     NothingToRedo(i64),
     #[error("the chat task stopped unexpectedly: {0}")]
@@ -228,6 +231,15 @@ impl ChatService {
         }
     }
 
+    /// The prompt with its `@prompt:NAME` mentions replaced by the saved prompts' texts.
+    pub fn expand(&self, prompt: &str) -> Result<String, ChatError> {
+        let store = self.engine.store();
+        mentions::expand_prompts(prompt, |name| {
+            store.prompt_named(name).ok().flatten().map(|p| p.text)
+        })
+        .map_err(ChatError::UnknownPrompt)
+    }
+
     /// Sends `prompt` in `chat_id`: saves it, starts the reply and returns at once.
     pub async fn send(
         self: &Arc<Self>,
@@ -237,11 +249,12 @@ impl ChatService {
     ) -> Result<TurnHandle, ChatError> {
         self.settle(chat_id).await;
         let chat = self.engine.store().chat(chat_id)?;
+        let prompt = self.expand(prompt)?;
         let user = self
             .engine
             .store()
-            .insert_message(&crate::store::NewMessage::new(chat.id, Role::User, prompt))?;
-        self.start(chat.id, prompt.to_string(), Some(user.id), options, None)
+            .insert_message(&crate::store::NewMessage::new(chat.id, Role::User, &prompt))?;
+        self.start(chat.id, prompt, Some(user.id), options, None)
             .await
     }
 
@@ -266,6 +279,7 @@ impl ChatService {
         let mut replaces: Vec<i64> = messages[last_user + 1..].iter().map(|m| m.id).collect();
         match new_prompt {
             Some(prompt) => {
+                let prompt = &self.expand(prompt)?;
                 replaces.push(user.id);
                 let redo = turn::Redo {
                     prompt_id: user.id,

@@ -84,7 +84,8 @@ impl ChatService {
         let store = self.engine.store();
         let chat = store.chat(chat_id)?;
         let project = store.project(chat.project_id)?;
-        let choice = self.choose(&options)?;
+        let choice = self.choose(&self.chat_options(&chat, options.clone()))?;
+        store.set_chat_model(chat.id, choice.record.id, &choice.model)?;
         let head = crate::vcs::open(&project.path)
             .ok()
             .and_then(|repo| crate::vcs::head(&repo).ok().flatten());
@@ -346,6 +347,8 @@ impl ChatService {
         options: &SendOptions,
     ) -> Result<ContextBreakdown, ChatError> {
         let choice = self.choose(options)?;
+        // An unfinished `@prompt:` name while typing is counted as typed.
+        let prompt = &self.expand(prompt).unwrap_or_else(|_| prompt.to_string());
         let (_, breakdown) = self
             .prepare(project, ChatMode::Build, &[], None, &choice, prompt)
             .await?;
@@ -363,7 +366,8 @@ impl ChatService {
         let store = self.engine.store();
         let chat = store.chat(chat_id)?;
         let project = store.project(chat.project_id)?;
-        let choice = self.choose(options)?;
+        let choice = self.choose(&self.chat_options(&chat, options.clone()))?;
+        let prompt = &self.expand(prompt).unwrap_or_else(|_| prompt.to_string());
         let (summary, turns) = self.history_before(chat.id, None)?;
         let keep = turns.len().saturating_sub(self.history_setting()?);
         let (_, breakdown) = self
@@ -377,6 +381,21 @@ impl ChatService {
             )
             .await?;
         Ok(breakdown)
+    }
+
+    /// `options` with the chat's own provider and model when they name none (the model a
+    /// chat was last sent with is the one it goes on with).
+    pub(super) fn chat_options(&self, chat: &Chat, mut options: SendOptions) -> SendOptions {
+        if options.provider.is_none() && options.model.is_none() {
+            let remembered = chat
+                .provider_id
+                .and_then(|id| self.engine.store().provider(id).ok());
+            if let (Some(provider), Some(model)) = (remembered, &chat.model) {
+                options.provider = Some(provider.name);
+                options.model = Some(model.clone());
+            }
+        }
+        options
     }
 
     /// The provider and model for a send.
@@ -448,11 +467,6 @@ impl ChatService {
                 exclude: settings.context_exclude.clone(),
                 ..ContextOptions::default()
             };
-            if matches!(mode, ChatMode::Agent | ChatMode::Plan) {
-                // The agent reads files through its tools: it gets the file list only, and
-                // the window stays free for tool results.
-                options.budget_tokens = 0;
-            }
             // Only the paths are needed here: with no budget, nothing is read.
             let listing_only = ContextOptions {
                 budget_tokens: 0,
@@ -466,8 +480,20 @@ impl ChatService {
                 .map(|f| f.path.clone())
                 .chain(everything.listed_only.iter().map(|(p, _)| p.clone()))
                 .collect();
-            options.priority = mentioned_paths(&text, &candidates);
-            options.priority.extend(recently_edited(&root));
+            // Files named with `@` first, in every mode; then files the prompt names
+            // otherwise and the recently edited ones.
+            let explicit = super::mentions::mentioned_files(&text, &candidates);
+            if matches!(mode, ChatMode::Agent | ChatMode::Plan) {
+                // The agent reads files through its tools: it gets the file list and the
+                // files the person put in, and the window stays free for tool results.
+                options.budget_tokens = if explicit.is_empty() { 0 } else { usize::MAX };
+                options.only_priority = true;
+                options.priority = explicit;
+            } else {
+                options.priority = explicit;
+                options.priority.extend(mentioned_paths(&text, &candidates));
+                options.priority.extend(recently_edited(&root));
+            }
             let mut system = prompt::system_prompt(mode, rules.as_deref());
             if let Some(summary) = &summary {
                 system.push_str(summary);

@@ -425,36 +425,6 @@ pub fn show(ctx: &Ctx, id: i64) -> Result<()> {
     Ok(())
 }
 
-pub fn chats(ctx: &Ctx, project: &str) -> Result<()> {
-    let project = ctx.app.project(project)?;
-    let chats = ctx.app.chats(project.id)?;
-    let text = chats
-        .iter()
-        .map(|c| format!("{:>5}  {:<6} {}\n", c.id, c.mode, c.title))
-        .collect();
-    ctx.out(json!({"chats": chats}), text);
-    Ok(())
-}
-
-pub fn messages(ctx: &Ctx, chat: i64) -> Result<()> {
-    let messages = ctx.app.messages(chat)?;
-    let text = messages
-        .iter()
-        .map(|m| {
-            let first = m.content.lines().next().unwrap_or("");
-            format!(
-                "{:>5}  {:<9} {:<11} {}\n",
-                m.id,
-                m.role.as_str(),
-                m.status.as_str(),
-                first
-            )
-        })
-        .collect();
-    ctx.out(json!({"messages": messages}), text);
-    Ok(())
-}
-
 /// One line per agent step for the terminal.
 fn step_line(step: &AgentStep) -> String {
     let args = step

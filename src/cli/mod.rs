@@ -12,8 +12,10 @@ use clap::{Parser, Subcommand};
 use serde_json::json;
 
 mod chat;
+mod chats;
 mod config;
 mod model;
+mod prompts;
 
 use tandem::app::App;
 use tandem::edits::plan::EditPlan;
@@ -86,11 +88,29 @@ enum Command {
     /// Show what the sandbox for agent commands enforces on this machine, and what it cannot
     /// (where it cannot, every command is asked instead of auto-approved).
     Sandbox,
-    /// List a project's chats.
+    /// List a project's chats (archived ones with --archived).
     Chats {
         #[arg(long)]
         project: String,
+        #[arg(long)]
+        archived: bool,
     },
+    /// Archive a chat (hidden from the list, nothing deleted); --undo brings it back.
+    Archive {
+        #[arg(long)]
+        chat: i64,
+        #[arg(long)]
+        undo: bool,
+    },
+    /// Search the messages of a project's chats (archived ones too).
+    SearchChats {
+        #[arg(long)]
+        project: String,
+        query: String,
+    },
+    /// The prompt library: reusable prompts, inserted with `@prompt:NAME`.
+    #[command(subcommand)]
+    Prompt(prompts::PromptCommand),
     /// List a chat's messages.
     Messages {
         #[arg(long)]
@@ -424,8 +444,11 @@ Every command is asked: the kernel here cannot stop {}.
             model,
         } => chat::context(&ctx, &project, &prompt, provider, model)?,
         Command::Show { message_id } => chat::show(&ctx, message_id)?,
-        Command::Chats { project } => chat::chats(&ctx, &project)?,
-        Command::Messages { chat: chat_id } => chat::messages(&ctx, chat_id)?,
+        Command::Chats { project, archived } => chats::list(&ctx, &project, archived)?,
+        Command::Archive { chat, undo } => chats::archive(&ctx, chat, undo)?,
+        Command::SearchChats { project, query } => chats::search(&ctx, &project, &query)?,
+        Command::Prompt(command) => prompts::run(&ctx, command)?,
+        Command::Messages { chat: chat_id } => chats::messages(&ctx, chat_id)?,
     }
     Ok(())
 }

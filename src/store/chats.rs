@@ -29,9 +29,27 @@ pub struct Chat {
     pub initial_commit: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
+    /// Set when archived: hidden from the chat list, not deleted.
+    pub archived_at: Option<i64>,
+    /// The provider and model the chat was last sent with (its next turn uses them).
+    pub provider_id: Option<i64>,
+    pub model: Option<String>,
 }
 
-const COLUMNS: &str = "id, project_id, title, mode, initial_commit, created_at, updated_at";
+const COLUMNS: &str = "id, project_id, title, mode, initial_commit, created_at, updated_at, \
+     archived_at, provider_id, model";
+
+/// A message that matched a search across chats.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MessageHit {
+    pub chat_id: i64,
+    pub chat_title: String,
+    pub message_id: i64,
+    pub role: super::Role,
+    /// The matching line (or its first 200 characters around the match).
+    pub snippet: String,
+    pub created_at: i64,
+}
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<Chat> {
     Ok(Chat {
@@ -42,6 +60,9 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<Chat> {
         initial_commit: row.get(4)?,
         created_at: row.get(5)?,
         updated_at: row.get(6)?,
+        archived_at: row.get(7)?,
+        provider_id: row.get(8)?,
+        model: row.get(9)?,
     })
 }
 
@@ -101,7 +122,99 @@ impl Store {
         )
     }
 
+    /// Archives (hides) or unarchives a chat; its messages stay.
+    pub fn set_chat_archived(&self, id: i64, archived: bool) -> Result<()> {
+        self.change_row(
+            "chat",
+            id,
+            "UPDATE chats SET archived_at = ?2 WHERE id = ?1",
+            params![id, archived.then(now_ms)],
+        )
+    }
+
+    /// Remembers the provider and model the chat was sent with.
+    pub fn set_chat_model(&self, id: i64, provider_id: i64, model: &str) -> Result<()> {
+        self.change_row(
+            "chat",
+            id,
+            "UPDATE chats SET provider_id = ?2, model = ?3 WHERE id = ?1",
+            params![id, provider_id, model],
+        )
+    }
+
+    /// Messages of the project's chats (archived ones too) containing `query`, ignoring
+    /// case, newest first, at most `limit`.
+    pub fn search_messages(
+        &self,
+        project_id: i64,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<MessageHit>> {
+        let pattern = format!(
+            "%{}%",
+            query
+                .replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_")
+        );
+        let conn = self.conn();
+        let mut stmt = conn.prepare(
+            "SELECT m.chat_id, c.title, m.id, m.role, m.content, m.created_at
+             FROM messages m JOIN chats c ON c.id = m.chat_id
+             WHERE c.project_id = ?1 AND m.content LIKE ?2 ESCAPE '\\'
+             ORDER BY m.created_at DESC, m.id DESC LIMIT ?3",
+        )?;
+        let rows = stmt.query_map(
+            params![
+                project_id,
+                pattern,
+                i64::try_from(limit).unwrap_or(i64::MAX)
+            ],
+            |row| {
+                let content: String = row.get(4)?;
+                Ok(MessageHit {
+                    chat_id: row.get(0)?,
+                    chat_title: row.get(1)?,
+                    message_id: row.get(2)?,
+                    role: row.get(3)?,
+                    snippet: snippet(&content, query),
+                    created_at: row.get(5)?,
+                })
+            },
+        )?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     pub fn delete_chat(&self, id: i64) -> Result<()> {
         self.change_row("chat", id, "DELETE FROM chats WHERE id = ?1", [id])
     }
+}
+
+/// The line of `content` where `query` first occurs (ignoring case), cut to about 200
+/// characters around it.
+fn snippet(content: &str, query: &str) -> String {
+    let lower = query.to_lowercase();
+    let line = content
+        .lines()
+        .find(|line| line.to_lowercase().contains(&lower))
+        .unwrap_or_else(|| content.lines().next().unwrap_or(""))
+        .trim();
+    let chars: Vec<char> = line.chars().collect();
+    if chars.len() <= 200 {
+        return line.to_string();
+    }
+    let at = line
+        .to_lowercase()
+        .find(&lower)
+        .map_or(0, |byte| line.to_lowercase()[..byte].chars().count());
+    let start = at.saturating_sub(80);
+    let end = (start + 200).min(chars.len());
+    let mut text: String = chars[start..end].iter().collect();
+    if start > 0 {
+        text.insert(0, '…');
+    }
+    if end < chars.len() {
+        text.push('…');
+    }
+    text
 }

@@ -13,6 +13,7 @@ mod mcp_servers;
 mod messages;
 mod model_profiles;
 mod projects;
+mod prompts;
 mod providers;
 mod settings;
 mod summaries;
@@ -22,7 +23,7 @@ pub use approvals::{
     ApprovalDecision, ApprovalKind, ApprovalRequestRecord, DecideError, DecidedBy,
     approval_fingerprint,
 };
-pub use chats::{Chat, ChatMode};
+pub use chats::{Chat, ChatMode, MessageHit};
 pub use mcp_servers::{
     MCP_SERVER_NAME_MAX, McpServerError, McpServerRecord, McpTransport, stdio_server_env,
     validate_mcp_server_name,
@@ -32,6 +33,7 @@ pub use messages::{
 };
 pub use model_profiles::{GenerationSettings, ModelProfile};
 pub use projects::{Project, ProjectSettings};
+pub use prompts::SavedPrompt;
 pub use providers::{ProviderRecord, ProviderSettings};
 pub use summaries::{ChatSummary, NewSummary};
 
@@ -54,6 +56,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/008_approval_notes.sql"),
     include_str!("../../migrations/009_model_checkup.sql"),
     include_str!("../../migrations/010_chat_summaries.sql"),
+    include_str!("../../migrations/011_prompt_library_chat_state.sql"),
 ];
 
 /// The file name of the database inside the data directory.

@@ -89,6 +89,8 @@ pub struct ContextOptions {
     pub budget_tokens: usize,
     /// Relative paths packed first, in this order (mentioned in the prompt, recently edited).
     pub priority: Vec<String>,
+    /// Only the `priority` files are read; every other file is listed by name.
+    pub only_priority: bool,
     /// Tokens the names of the files not included may take; past it they become an outline
     /// of folders with file counts (see [`super::outline`]).
     pub listing_budget: usize,
@@ -102,6 +104,7 @@ impl Default for ContextOptions {
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
             budget_tokens: usize::MAX,
             priority: Vec::new(),
+            only_priority: false,
             listing_budget: usize::MAX,
         }
     }
@@ -247,7 +250,15 @@ impl ContextCache {
         // listed by name need no lookup.
         let mut unclaimed = old.keys().filter(|path| path.starts_with(&root)).count();
         let mut misses = 0;
+        let wanted: HashSet<&str> = match options.only_priority {
+            true => options.priority.iter().map(String::as_str).collect(),
+            false => HashSet::new(),
+        };
         for mut found in candidates {
+            // Candidates are in packing order: past the priority files nothing more is read.
+            if options.only_priority && !wanted.contains(found.rel.as_str()) {
+                remaining = 0;
+            }
             if !sized
                 && remaining > 0
                 && misses < STAT_MISSES
