@@ -390,6 +390,18 @@ fn click_when_shown(harness: &mut gui_harness::H, label: &str) {
     harness.step();
 }
 
+/// Steps until a widget whose label contains `text` shows (a popup shows from its second
+/// frame); whether it did.
+fn shown_containing(harness: &mut gui_harness::H, text: &str) -> bool {
+    for _ in 0..10 {
+        if harness.query_all_by_label_contains(text).next().is_some() {
+            return true;
+        }
+        harness.step();
+    }
+    false
+}
+
 fn wait_shown(harness: &mut gui_harness::H, label: &str) {
     for _ in 0..30 {
         if harness.query_by_label(label).is_some() {
@@ -639,4 +651,101 @@ fn a_failing_check_lists_its_problems_opens_the_line_and_sends_them_to_be_fixed(
     let messages = requests[1].body["messages"].as_array().unwrap();
     let prompt = messages.last().unwrap()["content"].as_str().unwrap();
     assert!(prompt.contains("- notes.txt:2: line two"), "{prompt}");
+}
+
+#[test]
+fn at_mentions_complete_files_and_prompts_show_chips_and_reach_the_model() {
+    let (world, prefs) = gui_harness::world(&[
+        ("notes.txt", ORIGINAL),
+        ("src/main.rs", "fn main() { println!(\"mentioned\"); }\n"),
+    ]);
+    world
+        .store()
+        .save_prompt("review", "Review it for bugs.")
+        .unwrap();
+    world.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&["Looks fine."], Duration::from_millis(5)),
+    );
+    let mut harness = harness(&world.data, prefs);
+    open_chat(&mut harness);
+    wait_until(&mut harness, "the prompt library", |a| {
+        a.state.prompts.len() == 1
+    });
+    harness.get_by_role(Role::MultilineTextInput).focus();
+    harness.step();
+    harness
+        .get_by_role(Role::MultilineTextInput)
+        .type_text("check @mai");
+    // The popup offers the file; Enter takes it (and does not send).
+    assert!(shown_containing(&mut harness, "src/main.rs"));
+    harness.key_press(egui::Key::Enter);
+    harness.step();
+    assert_eq!(app(&harness).state.composer, "check @src/main.rs ");
+    assert!(
+        world
+            .server
+            .requests()
+            .iter()
+            .all(|r| !r.path.contains("/api/chat"))
+    );
+    harness.step();
+    assert!(
+        harness.query_by_label("src/main.rs ×").is_some(),
+        "a chip for the file"
+    );
+
+    // A saved prompt, chosen with Tab from what `@prompt:` offers.
+    harness
+        .get_by_role(Role::MultilineTextInput)
+        .type_text("@prompt:");
+    assert!(shown_containing(&mut harness, "prompt: review"));
+    harness.key_press(egui::Key::Tab);
+    harness.step();
+    assert_eq!(
+        app(&harness).state.composer,
+        "check @src/main.rs @prompt:review "
+    );
+    harness.step();
+    assert!(harness.query_by_label("prompt: review ×").is_some());
+
+    // Esc closes the suggestions; the chip's × takes a mention out again.
+    harness
+        .get_by_role(Role::MultilineTextInput)
+        .type_text("@no");
+    assert!(shown_containing(&mut harness, "notes.txt"));
+    harness.key_press(egui::Key::Escape);
+    harness.step();
+    assert!(
+        harness
+            .query_all_by_label_contains("Esc close")
+            .next()
+            .is_none()
+    );
+    harness.get_by_label("prompt: review ×").click();
+    harness.step();
+    assert_eq!(app(&harness).state.composer, "check @src/main.rs @no");
+
+    harness.get_by_label("Send").click();
+    wait_until(&mut harness, "the reply", |a| {
+        a.state.chat().is_some_and(|c| {
+            c.streaming.is_none()
+                && c.messages
+                    .iter()
+                    .any(|m| m.message.content == "Looks fine.")
+        })
+    });
+    let request = world
+        .server
+        .requests()
+        .into_iter()
+        .find(|r| r.path.contains("/api/chat"))
+        .unwrap();
+    let system = request.body["messages"][0]["content"].as_str().unwrap();
+    let (main_at, notes_at) = (
+        system.find("mentioned").unwrap(),
+        system.find("line 1").unwrap(),
+    );
+    assert!(main_at < notes_at, "the mentioned file comes first");
 }

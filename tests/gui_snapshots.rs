@@ -125,3 +125,40 @@ fn a_failing_check_with_its_problems_and_the_repair_round() {
     harness.run_steps(4);
     harness.snapshot_options("problems", &options());
 }
+
+#[test]
+fn at_mention_suggestions_and_chips_in_the_composer() {
+    let (world, prefs) = gui_harness::world(&[
+        ("src/notes.rs", NOTES),
+        ("src/greet.rs", "pub fn greet() {}\n"),
+        ("docs/guide.md", "# Guide\n"),
+    ]);
+    world
+        .store()
+        .save_prompt("review", "Review the change for bugs and missing tests.")
+        .unwrap();
+    let mut harness = painting_harness(&world.data, prefs);
+    open_chat(&mut harness);
+    wait_until(&mut harness, "the prompt library", |a| {
+        a.state.prompts.len() == 1
+    });
+    harness
+        .get_by_role(egui::accesskit::Role::MultilineTextInput)
+        .focus();
+    harness.step();
+    harness
+        .get_by_role(egui::accesskit::Role::MultilineTextInput)
+        .type_text("@prompt:review Rename greet in @src/notes.rs and @gre");
+    for _ in 0..10 {
+        if harness
+            .query_all_by_label_contains("src/greet.rs")
+            .next()
+            .is_some()
+        {
+            break;
+        }
+        harness.step();
+    }
+    harness.run_steps(4);
+    harness.snapshot_options("mentions", &options());
+}

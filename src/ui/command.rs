@@ -22,6 +22,17 @@ pub enum Command {
     /// Starts a new chat from a summary of the open one.
     SummarizeIntoNewChat,
     DeleteChat(i64),
+    /// Archives (`true`) or unarchives a chat.
+    ArchiveChat(i64, bool),
+    /// Shows or hides the archived chats in the sidebar.
+    ToggleArchived,
+    /// Saves a prompt of the library (`id`: the one being edited).
+    SavePrompt {
+        id: Option<i64>,
+        name: String,
+        text: String,
+    },
+    RemovePrompt(String),
     SetMode(ChatMode),
     SelectModel {
         provider: String,
@@ -128,6 +139,17 @@ impl AppState {
                 backend.rename_chat(id, title);
             }
             Command::DeleteChat(id) => self.confirm = Some(Confirm::DeleteChat(id)),
+            Command::ArchiveChat(id, archived) => backend.archive_chat(id, archived),
+            Command::ToggleArchived => {
+                if let Some(project) = &mut self.project {
+                    project.show_archived = !project.show_archived;
+                    if project.show_archived {
+                        backend.archived_chats(project.project.id);
+                    }
+                }
+            }
+            Command::SavePrompt { id, name, text } => backend.save_prompt(id, name, text),
+            Command::RemovePrompt(name) => backend.remove_prompt(name),
             Command::SetMode(mode) => {
                 self.mode = mode;
                 if let Some(chat) = self.chat() {

@@ -54,6 +54,31 @@ impl AppState {
                     project.chats = chats;
                 }
             }
+            Event::ArchivedChats { project_id, chats } => {
+                if let Some(project) = &mut self.project
+                    && project.project.id == project_id
+                {
+                    project.archived = chats;
+                }
+            }
+            Event::ChatHits { query, hits } => {
+                if let Some(project) = &mut self.project {
+                    project.chat_hits = Some((query, hits));
+                }
+            }
+            Event::Prompts(prompts) => {
+                // The editor's prompt was saved: the form is free for the next one.
+                let form = &mut self.settings;
+                if prompts
+                    .iter()
+                    .any(|p| p.name == form.prompt_name.trim() && p.text == form.prompt_text)
+                {
+                    form.prompt_editing = None;
+                    form.prompt_name.clear();
+                    form.prompt_text.clear();
+                }
+                self.prompts = prompts;
+            }
             Event::ChatLoaded(loaded) => {
                 let crate::app::LoadedChat {
                     chat,
@@ -74,6 +99,13 @@ impl AppState {
                 }
                 self.prefs.last_chat = Some(chat.id);
                 self.mode = chat.mode;
+                // The chat goes on with the model it was last sent with.
+                if let (Some(id), Some(model)) = (chat.provider_id, &chat.model)
+                    && let Some(provider) = self.providers.iter().find(|p| p.id == id)
+                {
+                    self.provider = Some(provider.name.clone());
+                    self.model = Some(model.clone());
+                }
                 let same = project.chat.as_ref().is_some_and(|c| c.chat.id == chat.id);
                 let (streaming, breakdown) = match project.chat.take() {
                     Some(old) if same => (old.streaming, old.breakdown),

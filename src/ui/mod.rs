@@ -117,6 +117,20 @@ impl TandemApp {
         }
     }
 
+    /// Searches the chats' messages for the sidebar's filter once typing pauses.
+    fn ask_for_chat_search(&mut self, ctx: &egui::Context, now: std::time::Instant) {
+        let Some(project) = &mut self.state.project else {
+            return;
+        };
+        if !typing_paused(&mut project.chat_filter_edited, ctx, now) {
+            return;
+        }
+        let query = project.chat_filter.trim().to_string();
+        if !query.is_empty() {
+            self.backend.search_chats(project.project.id, query);
+        }
+    }
+
     /// Asks for the composer's context estimate once typing pauses for [`ESTIMATE_AFTER`].
     fn ask_for_context_estimate(&mut self, ctx: &egui::Context, now: std::time::Instant) {
         if !typing_paused(&mut self.state.composer_edited, ctx, now) {
@@ -191,6 +205,7 @@ impl TandemApp {
         }
         let now = std::time::Instant::now();
         self.ask_for_context_estimate(ctx, now);
+        self.ask_for_chat_search(ctx, now);
         self.ask_for_glob_counts(ctx, now);
         // Every 2 s, look for open files changed on disk (by another editor, git, a formatter).
         if now.duration_since(self.last_disk_check) > std::time::Duration::from_secs(2) {

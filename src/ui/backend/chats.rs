@@ -49,6 +49,41 @@ impl Backend {
         });
     }
 
+    /// Archives or unarchives a chat; both lists are sent again.
+    pub fn archive_chat(&self, chat_id: i64, archived: bool) {
+        let what = if archived {
+            "archiving the chat"
+        } else {
+            "unarchiving the chat"
+        };
+        self.spawn(what, move |app, emit| {
+            let chat = app.set_chat_archived(chat_id, archived)?;
+            emit.send(Event::ChatsChanged(app.chats(chat.project_id)?));
+            emit.send(Event::ArchivedChats {
+                project_id: chat.project_id,
+                chats: app.archived_chats(chat.project_id)?,
+            });
+            Ok(())
+        });
+    }
+
+    pub fn archived_chats(&self, project_id: i64) {
+        self.spawn("listing archived chats", move |app, emit| {
+            let chats = app.archived_chats(project_id)?;
+            emit.send(Event::ArchivedChats { project_id, chats });
+            Ok(())
+        });
+    }
+
+    /// Searches the messages of the project's chats.
+    pub fn search_chats(&self, project_id: i64, query: String) {
+        self.spawn("searching the chats", move |app, emit| {
+            let hits = app.search_chats(project_id, &query)?;
+            emit.send(Event::ChatHits { query, hits });
+            Ok(())
+        });
+    }
+
     pub fn set_chat_mode(&self, chat_id: i64, mode: ChatMode) {
         self.spawn("changing the mode", move |app, emit| {
             let chat = app.set_chat_mode(chat_id, mode)?;

@@ -34,6 +34,18 @@ pub enum Event {
     },
     ProjectOpened(Box<OpenedProject>),
     ChatsChanged(Vec<Chat>),
+    /// The open project's archived chats.
+    ArchivedChats {
+        project_id: i64,
+        chats: Vec<Chat>,
+    },
+    /// Messages of the project's chats matching `query`.
+    ChatHits {
+        query: String,
+        hits: Vec<crate::app::MessageHit>,
+    },
+    /// The prompt library changed (or was loaded).
+    Prompts(Vec<crate::app::SavedPrompt>),
     /// What the settings' context globs select, for the texts they were counted with.
     ContextCounts {
         include: String,
@@ -227,17 +239,21 @@ impl Backend {
             });
             let ready = {
                 let app = Arc::clone(&app);
-                tokio::task::spawn_blocking(move || -> anyhow::Result<Event> {
-                    Ok(Event::Ready {
+                tokio::task::spawn_blocking(move || -> anyhow::Result<(Event, Event)> {
+                    let ready = Event::Ready {
                         projects: app.projects()?,
                         providers: app.providers()?,
                         settings: app.chat_settings()?,
-                    })
+                    };
+                    Ok((ready, Event::Prompts(app.prompts()?)))
                 })
                 .await
             };
             let event = match ready {
-                Ok(Ok(event)) => event,
+                Ok(Ok((event, prompts))) => {
+                    emit.send_async(prompts).await;
+                    event
+                }
                 Ok(Err(e)) => error("loading projects", e),
                 Err(e) => error("loading projects", e),
             };

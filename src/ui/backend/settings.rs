@@ -7,6 +7,27 @@ use crate::llm::ProviderKind;
 use crate::store::{McpTransport, ProviderRecord, ProviderSettings};
 
 impl Backend {
+    /// Saves a prompt of the library: a new one (`id` `None`) or prompt `id` renamed and
+    /// rewritten.
+    pub fn save_prompt(&self, id: Option<i64>, name: String, text: String) {
+        self.spawn("saving the prompt", move |app, emit| {
+            match id {
+                Some(id) => app.update_prompt(id, &name, &text)?,
+                None => app.save_prompt(&name, &text)?,
+            };
+            emit.send(Event::Prompts(app.prompts()?));
+            Ok(())
+        });
+    }
+
+    pub fn remove_prompt(&self, name: String) {
+        self.spawn("removing the prompt", move |app, emit| {
+            app.remove_prompt(&name)?;
+            emit.send(Event::Prompts(app.prompts()?));
+            Ok(())
+        });
+    }
+
     pub fn refresh_models(&self, provider_name: String) {
         self.spawn_async("listing models", move |app, emit| async move {
             let models = app.models(&provider_name).await.map_err(|e| e.to_string());

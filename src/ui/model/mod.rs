@@ -3,5 +3,6 @@
 
 pub mod agent_state;
 pub mod file_tree;
+pub mod mentions;
 pub mod problems;
 pub mod state;

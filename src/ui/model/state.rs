@@ -123,6 +123,12 @@ pub struct AppState {
     pub closing: Option<String>,
     /// Unsaved buffers kept from the last run, put back when their file opens.
     pub drafts: Vec<crate::ui::unsaved::Draft>,
+    /// The prompt library (`@prompt:NAME`).
+    pub prompts: Vec<crate::app::SavedPrompt>,
+    /// The composer's `@` suggestions: which one is highlighted, and the `@` (byte offset)
+    /// whose suggestions the person closed with Esc.
+    pub mention_selected: usize,
+    pub mention_dismissed: Option<usize>,
 }
 
 /// The provider form and key field in settings. `editing` is the provider being edited
@@ -151,6 +157,10 @@ pub struct SettingsForm {
     pub model_context: String,
     pub model_temperature: String,
     pub model_max_output: String,
+    /// The prompt library's editor: the prompt being edited (`None`: a new one).
+    pub prompt_editing: Option<i64>,
+    pub prompt_name: String,
+    pub prompt_text: String,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -162,7 +172,14 @@ pub struct Palette {
 pub struct ProjectState {
     pub project: Project,
     pub chats: Vec<Chat>,
+    /// Archived chats, listed when `show_archived`.
+    pub archived: Vec<Chat>,
+    pub show_archived: bool,
     pub chat_filter: String,
+    /// When the filter last changed and its search of messages is not asked for yet.
+    pub chat_filter_edited: Option<Instant>,
+    /// Messages matching the filter: (the query they were found for, the hits).
+    pub chat_hits: Option<(String, Vec<crate::app::MessageHit>)>,
     pub chat: Option<ChatState>,
     pub files: FileTree,
     pub tabs: Vec<Tab>,
@@ -190,7 +207,11 @@ impl ProjectState {
         ProjectState {
             project,
             chats,
+            archived: Vec::new(),
+            show_archived: false,
             chat_filter: String::new(),
+            chat_filter_edited: None,
+            chat_hits: None,
             chat: None,
             files: FileTree::new(files),
             tabs: Vec::new(),
@@ -465,6 +486,9 @@ impl AppState {
             agent: Default::default(),
             closing: None,
             drafts: Vec::new(),
+            prompts: Vec::new(),
+            mention_selected: 0,
+            mention_dismissed: None,
         }
     }
 

@@ -24,8 +24,8 @@ pub fn show(
             ui.add_space(40.0);
             ui.label("Ask for a change below: sending starts a new chat.");
         });
-        ui.add_space((ui.available_height() - 120.0).max(0.0));
-        composer(ui, state, false, send_key, commands);
+        ui.add_space((ui.available_height() - super::composer::height(state) - 10.0).max(0.0));
+        super::composer::show(ui, state, false, send_key, commands);
         return;
     };
     let title = if chat.chat.title.is_empty() {
@@ -58,7 +58,7 @@ pub fn show(
     context_meter(ui, chat, estimate);
     ui.separator();
     let streaming = chat.streaming.is_some();
-    let composer_height = 110.0;
+    let composer_height = super::composer::height(state);
     egui::ScrollArea::vertical()
         .id_salt("messages")
         .stick_to_bottom(true)
@@ -72,7 +72,7 @@ pub fn show(
             messages(ui, viewport, chat, agent, markdown, highlight, commands)
         });
     ui.separator();
-    composer(ui, state, streaming, send_key, commands);
+    super::composer::show(ui, state, streaming, send_key, commands);
 }
 
 /// The context meter: the estimate for the prompt being typed when there is one, else what
@@ -103,11 +103,28 @@ fn context_meter(
     } else {
         theme::ACCENT
     };
-    let bar = egui::ProgressBar::new(fraction.min(1.0))
-        .fill(color)
-        .desired_height(6.0)
-        .text(egui::RichText::new(format!("{} / {} tokens", b.total(), b.window)).small());
-    ui.add(bar).on_hover_text(format!(
+    // The label beside the bar, never over it: the bar is too thin to hold text, and a
+    // narrow panel would clip it.
+    let label = format!(
+        "{} / {} tokens ({:.0}%)",
+        b.total(),
+        b.window,
+        fraction * 100.0
+    );
+    let response = ui
+        .horizontal(|ui| {
+            let text = ui.add(egui::Label::new(egui::RichText::new(label).small()).truncate());
+            let width = ui.available_width().max(24.0);
+            let bar = ui.add(
+                egui::ProgressBar::new(fraction.min(1.0))
+                    .fill(color)
+                    .desired_height(6.0)
+                    .desired_width(width),
+            );
+            text.union(bar)
+        })
+        .inner;
+    response.on_hover_text(format!(
         "system {}\ncodebase {} ({} files, {} by path only)\nhistory {} ({} turns left out)\nprompt {}\nreserved for the reply {}",
         b.system,
         b.codebase,
@@ -440,57 +457,6 @@ fn card(ui: &mut egui::Ui, tag: &Tag, op: Option<&Operation>, applied: bool) {
                 ui.weak(tag.body.trim());
             }
         });
-}
-
-fn composer(
-    ui: &mut egui::Ui,
-    state: &mut AppState,
-    streaming: bool,
-    send_key: crate::ui::model::state::SendKey,
-    commands: &mut Vec<Command>,
-) {
-    let hint = match send_key {
-        crate::ui::model::state::SendKey::Enter => {
-            "Ask for a change… (Enter sends, Shift+Enter new line)"
-        }
-        crate::ui::model::state::SendKey::CtrlEnter => "Ask for a change… (Ctrl+Enter sends)",
-    };
-    let response = ui.add(
-        egui::TextEdit::multiline(&mut state.composer)
-            .id_salt("composer")
-            .hint_text(hint)
-            .desired_rows(3)
-            .desired_width(f32::INFINITY),
-    );
-    if response.changed() {
-        state.composer_edited = Some(std::time::Instant::now());
-    }
-    if response.has_focus() && crate::ui::send_pressed(ui, send_key) {
-        // The key also inserted a newline: drop it.
-        if send_key == crate::ui::model::state::SendKey::Enter && state.composer.ends_with('\n') {
-            state.composer.pop();
-        }
-        commands.push(Command::Send);
-    }
-    ui.horizontal(|ui| {
-        if streaming {
-            if ui.button("⏹ Cancel").on_hover_text("Esc").clicked() {
-                commands.push(Command::Cancel);
-            }
-        } else if ui
-            .add_enabled(!state.composer.trim().is_empty(), egui::Button::new("Send"))
-            .clicked()
-        {
-            commands.push(Command::Send);
-        }
-        if ui
-            .button("↻ Redo")
-            .on_hover_text("Run the last prompt again")
-            .clicked()
-        {
-            commands.push(Command::Redo);
-        }
-    });
 }
 
 /// What the person left out of a proposal and why, on hover over its state.

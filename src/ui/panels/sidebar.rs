@@ -27,15 +27,25 @@ pub fn show(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>
             commands.push(Command::NewChat);
         }
     });
-    ui.add(
+    let filter = ui.add(
         egui::TextEdit::singleline(&mut project.chat_filter)
-            .hint_text("Filter chats")
+            .hint_text("Filter chats, search messages")
             .desired_width(f32::INFINITY),
     );
+    if filter.changed() {
+        project.chat_filter_edited = Some(std::time::Instant::now());
+        if project.chat_filter.trim().is_empty() {
+            project.chat_hits = None;
+        }
+    }
     egui::ScrollArea::vertical()
         .id_salt("chats")
         .max_height(height * 0.35)
-        .show(ui, |ui| chats(ui, project, streaming, commands));
+        .show(ui, |ui| {
+            chats(ui, project, streaming, commands);
+            hits(ui, project, commands);
+            archived(ui, project, commands);
+        });
     ui.separator();
     ui.horizontal(|ui| {
         ui.strong("Files");
@@ -135,6 +145,10 @@ fn chats(
                 project.renaming_chat = Some((chat.id, chat.title.clone()));
                 ui.close();
             }
+            if ui.button("Archive").clicked() {
+                commands.push(Command::ArchiveChat(chat.id, true));
+                ui.close();
+            }
             if ui.button("Delete").clicked() {
                 commands.push(Command::DeleteChat(chat.id));
                 ui.close();
@@ -143,6 +157,69 @@ fn chats(
     }
     if project.chats.is_empty() {
         ui.weak("No chats yet");
+    }
+}
+
+/// Messages of any chat (archived ones too) that match the filter, once typing pauses.
+fn hits(ui: &mut egui::Ui, project: &ProjectState, commands: &mut Vec<Command>) {
+    let Some((query, hits)) = &project.chat_hits else {
+        return;
+    };
+    if project.chat_filter.trim() != query {
+        return;
+    }
+    ui.add_space(4.0);
+    ui.weak(match hits.len() {
+        0 => "No message matches".to_string(),
+        n => format!("In messages ({n})"),
+    });
+    for hit in hits.iter().take(50) {
+        let title = if hit.chat_title.is_empty() {
+            "New chat"
+        } else {
+            hit.chat_title.as_str()
+        };
+        let text = format!("{title}: {}", hit.snippet);
+        if ui
+            .add(egui::Button::new(egui::RichText::new(text).small()).truncate())
+            .on_hover_text(&hit.snippet)
+            .clicked()
+        {
+            commands.push(Command::SelectChat(hit.chat_id));
+        }
+    }
+}
+
+/// The archived chats, behind a toggle; each can be opened or brought back.
+fn archived(ui: &mut egui::Ui, project: &ProjectState, commands: &mut Vec<Command>) {
+    ui.add_space(4.0);
+    let label = match project.show_archived {
+        true => format!("⏷ Archived ({})", project.archived.len()),
+        false => "⏵ Archived".to_string(),
+    };
+    if ui
+        .add(egui::Button::new(egui::RichText::new(label).small()).frame(false))
+        .clicked()
+    {
+        commands.push(Command::ToggleArchived);
+    }
+    if !project.show_archived {
+        return;
+    }
+    for chat in &project.archived {
+        let title = if chat.title.is_empty() {
+            "New chat"
+        } else {
+            chat.title.as_str()
+        };
+        ui.horizontal(|ui| {
+            if ui.small_button("Unarchive").clicked() {
+                commands.push(Command::ArchiveChat(chat.id, false));
+            }
+            if ui.selectable_label(false, title).clicked() {
+                commands.push(Command::SelectChat(chat.id));
+            }
+        });
     }
 }
 
