@@ -588,3 +588,79 @@ async fn saved_prompts_and_at_mentions_archive_and_search() {
             .is_empty()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_totals_per_model_with_cost_from_the_price_table() {
+    let (dir, root, cli, server) = setup().await;
+    let root_str = root.to_str().unwrap();
+    let empty = cli.json(&["usage"]).await;
+    assert!(empty["models"].as_array().unwrap().is_empty());
+    assert_eq!(empty["cost"], Value::Null);
+    for prompt in ["one", "two"] {
+        server.push("POST", "/api/chat", ollama_stream(&["ok"], Duration::ZERO));
+        cli.json(&[
+            "chat",
+            "--project",
+            root_str,
+            "--provider",
+            "fake",
+            "--mode",
+            "ask",
+            prompt,
+        ])
+        .await;
+    }
+    // A second project's usage is counted apart.
+    let other = dir.path().join("other");
+    common::repo_with(&other, &[("a.txt", "a\n")]);
+    cli.json(&["project", "add", other.to_str().unwrap()]).await;
+    server.push("POST", "/api/chat", ollama_stream(&["ok"], Duration::ZERO));
+    let other = other.to_str().unwrap();
+    cli.json(&[
+        "chat",
+        "--project",
+        other,
+        "--provider",
+        "fake",
+        "--mode",
+        "ask",
+        "three",
+    ])
+    .await;
+
+    let (input, output) = (
+        fake_provider::INPUT_TOKENS as i64,
+        fake_provider::OUTPUT_TOKENS as i64,
+    );
+    let usage = cli.json(&["usage", "--project", root_str]).await;
+    let models = usage["models"].as_array().unwrap();
+    assert_eq!(models.len(), 1, "{usage}");
+    assert_eq!(models[0]["provider"], "fake");
+    assert_eq!(models[0]["model"], "tiny");
+    assert_eq!(models[0]["input_tokens"], 2 * input);
+    assert_eq!(models[0]["output_tokens"], 2 * output);
+    assert_eq!(models[0]["replies"], 2);
+    assert_eq!(models[0]["cost"], Value::Null, "no price for it yet");
+    assert_eq!(usage["days"].as_array().unwrap().len(), 1);
+    let all = cli.json(&["usage"]).await;
+    assert_eq!(all["input_tokens"], 3 * input);
+
+    cli.json(&[
+        "config",
+        "set",
+        "usage.prices",
+        r#"{"fake/tiny": {"input_per_mtok": 1000000, "output_per_mtok": 2000000}}"#,
+    ])
+    .await;
+    let priced = cli.json(&["usage", "--project", root_str]).await;
+    let expected = (2 * input + 2 * 2 * output) as f64;
+    assert_eq!(priced["models"][0]["cost"].as_f64(), Some(expected));
+    assert_eq!(priced["cost"].as_f64(), Some(expected));
+    // A price table with a misspelt field is refused, not half-used.
+    let refused = cli
+        .command(&["config", "set", "usage.prices", r#"{"tiny": {"input": 1}}"#])
+        .output()
+        .await
+        .unwrap();
+    assert!(!refused.status.success());
+}

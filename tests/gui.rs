@@ -749,3 +749,58 @@ fn at_mentions_complete_files_and_prompts_show_chips_and_reach_the_model() {
     );
     assert!(main_at < notes_at, "the mentioned file comes first");
 }
+
+#[test]
+fn the_usage_tab_plots_tokens_per_model_and_costs_them_from_the_price_table() {
+    let (world, prefs) = world();
+    world.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&["Sure."], Duration::from_millis(5)),
+    );
+    let mut harness = harness(&world.data, prefs);
+    open_chat(&mut harness);
+    send(&mut harness, "hello");
+    wait_until(&mut harness, "the reply", |a| {
+        a.state
+            .chat()
+            .is_some_and(|c| c.streaming.is_none() && c.messages.len() == 2)
+    });
+    harness.get_by_label("Usage").click();
+    wait_until(&mut harness, "the usage report", |a| {
+        a.state.usage.as_ref().is_some_and(|u| !u.models.is_empty())
+    });
+    harness.run_steps(3);
+    let (input, output) = (
+        fake_provider::INPUT_TOKENS.to_string(),
+        fake_provider::OUTPUT_TOKENS.to_string(),
+    );
+    assert!(harness.query_by_label("tokens per day by model").is_some());
+    // The model in the top bar and in the totals.
+    let named = harness.query_all_by_label("fake · test-model").count();
+    assert_eq!(named, 2);
+    assert!(harness.query_all_by_label(&input).next().is_some());
+    assert!(harness.query_all_by_label(&output).next().is_some());
+    assert!(harness.query_by_label("no price").is_some());
+
+    // A price set in Settings costs the model's tokens.
+    harness.get_by_label("⚙ Settings").click();
+    harness.run_steps(3);
+    for (field, typed) in [
+        ("Price of", "test-model"),
+        ("input", "1000000"),
+        ("output", "0"),
+    ] {
+        harness.get_by_label(field).focus();
+        harness.step();
+        harness.get_by_label(field).type_text(typed);
+        harness.step();
+    }
+    // (Through the accessibility tree: the settings window is taller than the test's.)
+    harness.get_by_label("Set price").click_accesskit();
+    wait_until(&mut harness, "the price", |a| {
+        a.state.prices.contains_key("test-model")
+    });
+    let cost = app(&harness).state.usage.as_ref().unwrap().cost;
+    assert_eq!(cost, Some(fake_provider::INPUT_TOKENS as f64));
+}

@@ -162,3 +162,31 @@ fn at_mention_suggestions_and_chips_in_the_composer() {
     harness.run_steps(4);
     harness.snapshot_options("mentions", &options());
 }
+
+#[test]
+fn usage_per_day_and_model() {
+    let (world, prefs) = gui_harness::world(&[("src/notes.rs", NOTES)]);
+    for reply in ["One.", "Two."] {
+        world.server.push(
+            "POST",
+            "/api/chat",
+            ollama_stream(&[reply], Duration::from_millis(5)),
+        );
+    }
+    let mut harness = painting_harness(&world.data, prefs);
+    open_chat(&mut harness);
+    for (i, prompt) in ["first", "second"].into_iter().enumerate() {
+        send(&mut harness, prompt);
+        wait_until(&mut harness, "the reply", |a| {
+            a.state
+                .chat()
+                .is_some_and(|c| c.streaming.is_none() && c.messages.len() == 2 * (i + 1))
+        });
+    }
+    harness.get_by_label("Usage").click();
+    wait_until(&mut harness, "the usage report", |a| {
+        a.state.usage.as_ref().is_some_and(|u| !u.models.is_empty())
+    });
+    harness.run_steps(4);
+    harness.snapshot_options("usage", &options());
+}

@@ -147,6 +147,13 @@ pub const CONFIG_KEYS: &[ConfigKey] = &[
         default: || Some(json!(crate::checks::DEFAULT_CHECK_TIMEOUT.as_secs())),
     },
     ConfigKey {
+        name: keys::USAGE_PRICES,
+        about: "prices per million tokens by model or provider/model, for the cost of usage: \
+                {\"MODEL\": {\"input_per_mtok\": 3, \"output_per_mtok\": 15}}",
+        kind: ValueKind::Json,
+        default: || Some(json!({})),
+    },
+    ConfigKey {
         name: keys::SCRATCH_DIR,
         about: "where scratch copies for checks live (else the user's cache directory)",
         kind: ValueKind::Path,
@@ -284,6 +291,7 @@ fn typed(name: &str, given: Value) -> Result<Value> {
     }
     let read_back = match name {
         keys::AGENT_POLICY => read_back::<PolicySettings>(name, &given)?,
+        keys::USAGE_PRICES => read_back::<crate::store::Prices>(name, &given)?,
         keys::GATEWAY => {
             if given.get("token").is_some() {
                 return Err(AppError::Invalid(format!(

@@ -9,6 +9,7 @@
 //! - chats — chats and messages, sending and redoing turns, proposals and their approval
 //! - providers — model providers with their keys, and their models
 //! - prompts — the prompt library (`@prompt:NAME`)
+//! - usage — tokens per model and day, and their cost
 //! - [`Settings`] — every global setting, typed, in one place
 //! - gateway — the approval gateway for external executors
 
@@ -28,6 +29,7 @@ mod projects;
 mod prompts;
 mod providers;
 mod settings;
+mod usage;
 
 #[cfg(test)]
 mod door_tests;
@@ -41,6 +43,7 @@ pub use projects::{ContextCount, EDITABLE_LIMIT, FileContent, OpenedProject};
 pub use prompts::MAX_PROMPT_BYTES;
 pub use providers::{KeySource, KeyStored, NewProvider, ProviderModels, ProviderRow};
 pub use settings::{AgentSettings, ChatSettings, Settings};
+pub use usage::{ModelUsage, USAGE_DAYS, UsageReport, price_of};
 
 // The records the use cases return, for the front-ends to import from here.
 pub use crate::chat::{
@@ -52,7 +55,10 @@ pub use crate::checks::{CheckRun, Problem, Severity};
 pub use crate::engine::{
     AddedProject, ApproveOutcome, Proposal, RestoreOutcome, Review, SaveOutcome, UndoOutcome,
 };
-pub use crate::store::{GenerationSettings, MessageHit, ModelProfile, SavedPrompt};
+pub use crate::store::{
+    DayTokens, GenerationSettings, MessageHit, ModelProfile, ModelTokens, Price, Prices,
+    SavedPrompt,
+};
 pub use crate::workspace::blob_hash;
 
 #[derive(Debug, thiserror::Error)]

@@ -16,6 +16,7 @@ mod chats;
 mod config;
 mod model;
 mod prompts;
+mod usage;
 
 use tandem::app::App;
 use tandem::edits::plan::EditPlan;
@@ -107,6 +108,12 @@ enum Command {
         #[arg(long)]
         project: String,
         query: String,
+    },
+    /// Tokens in and out per model (and cost, where `usage.prices` knows the model).
+    Usage {
+        /// Only this project (id or folder); default: all projects.
+        #[arg(long)]
+        project: Option<String>,
     },
     /// The prompt library: reusable prompts, inserted with `@prompt:NAME`.
     #[command(subcommand)]
@@ -448,6 +455,7 @@ Every command is asked: the kernel here cannot stop {}.
         Command::Archive { chat, undo } => chats::archive(&ctx, chat, undo)?,
         Command::SearchChats { project, query } => chats::search(&ctx, &project, &query)?,
         Command::Prompt(command) => prompts::run(&ctx, command)?,
+        Command::Usage { project } => usage::run(&ctx, project.as_deref())?,
         Command::Messages { chat: chat_id } => chats::messages(&ctx, chat_id)?,
     }
     Ok(())

@@ -35,3 +35,5 @@ pub const MAX_STEPS: &str = "agent.max_steps";
 pub const SANDBOX_READABLE: &str = "agent.sandbox_readable";
 /// The approval gateway's settings (the token lives with the API keys, not here).
 pub const GATEWAY: &str = "gateway.settings";
+/// Prices per million tokens by model (`Prices`), for the cost of cloud models' usage.
+pub const USAGE_PRICES: &str = "usage.prices";

@@ -372,7 +372,10 @@ impl Store {
             )?;
             tx.execute(
                 "INSERT INTO usage_events (message_id, provider, model, input_tokens,
-                     output_tokens, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                     output_tokens, created_at, project_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6,
+                     (SELECT c.project_id FROM messages m JOIN chats c ON c.id = m.chat_id
+                       WHERE m.id = ?1))",
                 params![id, provider, model, input, output, now_ms()],
             )?;
             Ok(())

@@ -17,6 +17,7 @@ mod prompts;
 mod providers;
 mod settings;
 mod summaries;
+mod usage;
 
 pub use agent_steps::{AgentStep, NewStep, StepDecision, StepKind};
 pub use approvals::{
@@ -36,6 +37,7 @@ pub use projects::{Project, ProjectSettings};
 pub use prompts::SavedPrompt;
 pub use providers::{ProviderRecord, ProviderSettings};
 pub use summaries::{ChatSummary, NewSummary};
+pub use usage::{DayTokens, ModelTokens, Price, Prices};
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};

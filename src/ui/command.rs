@@ -33,6 +33,10 @@ pub enum Command {
         text: String,
     },
     RemovePrompt(String),
+    /// Reloads the Usage tab (`true`: every project, else the open one).
+    LoadUsage(bool),
+    /// Sets (`None`: removes) a model's price per million tokens.
+    SetPrice(String, Option<crate::app::Price>),
     SetMode(ChatMode),
     SelectModel {
         provider: String,
@@ -331,10 +335,20 @@ impl AppState {
             Command::ShowBottom(tab) => {
                 self.bottom = tab;
                 self.prefs.show_bottom = true;
+                if tab == BottomTab::Usage {
+                    self.load_usage(backend, self.usage_all);
+                }
+            }
+            Command::LoadUsage(all) => self.load_usage(backend, all),
+            Command::SetPrice(model, price) => {
+                let scope = self.usage_scope();
+                backend.set_price(model, price, scope);
             }
             Command::ToggleBottom => self.prefs.show_bottom = !self.prefs.show_bottom,
             Command::OpenSettings => {
                 self.settings_open = true;
+                // The price table comes with the usage report.
+                backend.usage(self.usage_scope());
                 backend.load_agent_settings();
                 backend.model_profile(self.provider.clone(), self.model.clone(), false);
             }
@@ -507,6 +521,19 @@ impl AppState {
             None => backend.add_provider(form.name.trim().to_string(), kind, base_url, settings),
         }
         self.settings = crate::ui::model::state::SettingsForm::default();
+    }
+
+    /// The project the Usage tab is about (`None`: every project).
+    fn usage_scope(&self) -> Option<i64> {
+        match self.usage_all {
+            true => None,
+            false => self.project.as_ref().map(|p| p.project.id),
+        }
+    }
+
+    fn load_usage(&mut self, backend: &Backend, all: bool) {
+        self.usage_all = all;
+        backend.usage(self.usage_scope());
     }
 
     fn send(&mut self, backend: &Backend, redo: bool) {

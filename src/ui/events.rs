@@ -66,6 +66,17 @@ impl AppState {
                     project.chat_hits = Some((query, hits));
                 }
             }
+            Event::Usage { report, prices } => {
+                // A price saved from the form: the form is free again.
+                let form = &mut self.settings;
+                if prices.contains_key(form.price_model.trim()) {
+                    form.price_model.clear();
+                    form.price_input.clear();
+                    form.price_output.clear();
+                }
+                self.usage = Some(*report);
+                self.prices = prices;
+            }
             Event::Prompts(prompts) => {
                 // The editor's prompt was saved: the form is free for the next one.
                 let form = &mut self.settings;

@@ -44,6 +44,11 @@ pub enum Event {
         query: String,
         hits: Vec<crate::app::MessageHit>,
     },
+    /// Usage for the Usage tab, with the price table.
+    Usage {
+        report: Box<crate::app::UsageReport>,
+        prices: crate::app::Prices,
+    },
     /// The prompt library changed (or was loaded).
     Prompts(Vec<crate::app::SavedPrompt>),
     /// What the settings' context globs select, for the texts they were counted with.

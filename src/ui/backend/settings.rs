@@ -20,6 +20,36 @@ impl Backend {
         });
     }
 
+    /// Usage of project `project_id` (`None`: every project) and the price table.
+    pub fn usage(&self, project_id: Option<i64>) {
+        self.spawn("loading usage", move |app, emit| {
+            let report = Box::new(app.usage(project_id)?);
+            emit.send(Event::Usage {
+                report,
+                prices: app.prices()?,
+            });
+            Ok(())
+        });
+    }
+
+    /// Sets or removes a model's price, then reloads usage (costs change).
+    pub fn set_price(
+        &self,
+        model: String,
+        price: Option<crate::app::Price>,
+        project_id: Option<i64>,
+    ) {
+        self.spawn("saving the price", move |app, emit| {
+            app.set_price(&model, price)?;
+            let report = Box::new(app.usage(project_id)?);
+            emit.send(Event::Usage {
+                report,
+                prices: app.prices()?,
+            });
+            Ok(())
+        });
+    }
+
     pub fn remove_prompt(&self, name: String) {
         self.spawn("removing the prompt", move |app, emit| {
             app.remove_prompt(&name)?;

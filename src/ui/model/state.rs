@@ -72,6 +72,8 @@ pub enum BottomTab {
     Approvals,
     /// The last check's problems.
     Problems,
+    /// Tokens per model and day, and their cost.
+    Usage,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,6 +127,10 @@ pub struct AppState {
     pub drafts: Vec<crate::ui::unsaved::Draft>,
     /// The prompt library (`@prompt:NAME`).
     pub prompts: Vec<crate::app::SavedPrompt>,
+    /// The Usage tab's report (of every project when `usage_all`), and the price table.
+    pub usage: Option<crate::app::UsageReport>,
+    pub usage_all: bool,
+    pub prices: crate::app::Prices,
     /// The composer's `@` suggestions: which one is highlighted, and the `@` (byte offset)
     /// whose suggestions the person closed with Esc.
     pub mention_selected: usize,
@@ -161,6 +167,10 @@ pub struct SettingsForm {
     pub prompt_editing: Option<i64>,
     pub prompt_name: String,
     pub prompt_text: String,
+    /// The price table's new row as typed: model, input and output per million tokens.
+    pub price_model: String,
+    pub price_input: String,
+    pub price_output: String,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -487,6 +497,9 @@ impl AppState {
             closing: None,
             drafts: Vec::new(),
             prompts: Vec::new(),
+            usage: None,
+            usage_all: false,
+            prices: Default::default(),
             mention_selected: 0,
             mention_dismissed: None,
         }

@@ -1,5 +1,5 @@
 //! The bottom panel: the project's history (versions, their diffs, restore, undo), the log,
-//! the approval gateway's requests and the last check's problems.
+//! the approval gateway's requests, the last check's problems and usage.
 
 use crate::ui::command::Command;
 use crate::ui::model::state::{AppState, BottomTab};
@@ -30,6 +30,7 @@ pub fn show(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
             (BottomTab::Log, "Log".to_string()),
             (BottomTab::Approvals, approvals),
             (BottomTab::Problems, problems),
+            (BottomTab::Usage, "Usage".to_string()),
         ] {
             if ui.selectable_label(state.bottom == tab, label).clicked() {
                 commands.push(Command::ShowBottom(tab));
@@ -52,6 +53,7 @@ pub fn show(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
         BottomTab::Log => log(ui, state),
         BottomTab::Approvals => crate::ui::panels::approvals_tab::show(ui, state, commands),
         BottomTab::Problems => crate::ui::panels::problems::show(ui, state, commands),
+        BottomTab::Usage => crate::ui::panels::usage::show(ui, state, commands),
     }
 }
 

@@ -15,4 +15,5 @@ pub mod review;
 pub(crate) mod settings;
 pub(crate) mod sidebar;
 pub(crate) mod top_bar;
+pub(crate) mod usage;
 pub(crate) mod welcome;

@@ -28,6 +28,8 @@ pub fn show(ctx: &egui::Context, state: &mut AppState, commands: &mut Vec<Comman
             ui.separator();
             crate::ui::panels::prompt_library::show(ui, state, commands);
             ui.separator();
+            crate::ui::panels::usage::prices(ui, state, commands);
+            ui.separator();
             crate::ui::panels::agent_settings::show(ui, state, commands);
             ui.separator();
             appearance(ui, state, commands);

@@ -9,6 +9,15 @@ pub const ERROR: Color32 = Color32::from_rgb(229, 83, 75);
 pub const WARN: Color32 = Color32::from_rgb(222, 160, 60);
 pub const OK: Color32 = Color32::from_rgb(64, 180, 100);
 pub const MUTED: Color32 = Color32::from_gray(140);
+/// Colours for series in charts (one per model), told apart in both themes.
+pub const SERIES: [Color32; 6] = [
+    ACCENT,
+    Color32::from_rgb(64, 180, 100),
+    Color32::from_rgb(222, 160, 60),
+    Color32::from_rgb(190, 100, 200),
+    Color32::from_rgb(60, 180, 190),
+    Color32::from_rgb(229, 83, 75),
+];
 
 /// Applies the theme and font size from the preferences.
 pub fn apply(ctx: &egui::Context, prefs: &Prefs) {
