@@ -527,6 +527,7 @@ fn global_settings_are_set_checked_read_back_and_unset() {
             "gateway.settings",
             "checks.timeout_secs",
             "checks.scratch_dir",
+            "usage.prices",
         ]
     );
     let value = |key: &str| settings.iter().find(|s| s["key"] == key).unwrap()["value"].clone();
@@ -547,7 +548,7 @@ fn global_settings_are_set_checked_read_back_and_unset() {
         line("checks.scratch_dir"),
         "checks.scratch_dir        (not set)"
     );
-    assert_eq!(text.lines().count(), 15);
+    assert_eq!(text.lines().count(), 16);
 
     // Unset: the default applies again.
     let unset = cli.json(&["config", "unset", "agent.tool_calling"]);

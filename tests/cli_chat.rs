@@ -664,3 +664,68 @@ async fn usage_totals_per_model_with_cost_from_the_price_table() {
         .unwrap();
     assert!(!refused.status.success());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn security_mode_reviews_with_the_rules_and_last_change_and_reports_findings() {
+    let (_dir, root, cli, server) = setup().await;
+    let root_str = root.to_str().unwrap();
+    std::fs::write(
+        root.join("SECURITY_RULES.md"),
+        "Every SQL query uses bound parameters.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("src/db.rs"),
+        "pub fn find(id: &str) -> String { format!(\"SELECT * FROM t WHERE id = {id}\") }\n",
+    )
+    .unwrap();
+    common::git(&root, &["add", "-A"]);
+    common::git(&root, &["commit", "-qm", "add the db query"]);
+    let reply = "One problem.\n\
+        <tandem-security-finding title=\"Verbose errors\" level=\"low\">Errors echo input.</tandem-security-finding>\n\
+        <tandem-security-finding title=\"SQL injection\" level=\"critical\" path=\"src/db.rs\" lines=\"1\">\
+        The id is formatted into the query; bind it.</tandem-security-finding>\n\
+        <tandem-write path=\"src/db.rs\">not applied in this mode</tandem-write>";
+    server.push("POST", "/api/chat", ollama_stream(&[reply], Duration::ZERO));
+    let out = cli
+        .json(&[
+            "chat",
+            "--project",
+            root_str,
+            "--provider",
+            "fake",
+            "--mode",
+            "security",
+            "review the last change",
+        ])
+        .await;
+    assert_eq!(out["status"], "complete");
+    let findings = out["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 2);
+    assert_eq!(findings[0]["title"], "SQL injection");
+    assert_eq!(findings[0]["level"], "critical");
+    assert_eq!(findings[0]["path"], "src/db.rs");
+    assert_eq!(
+        findings[0]["description"],
+        "The id is formatted into the query; bind it."
+    );
+    assert_eq!(findings[1]["level"], "low");
+
+    // The model had the rules and the last change; the reply proposes nothing.
+    let request = server.requests().pop().unwrap();
+    let system = request.body["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("<tandem-security-finding"), "{system}");
+    assert!(system.contains("Every SQL query uses bound parameters."));
+    assert!(system.contains("\"add the db query\""), "{system}");
+    assert!(system.contains("+pub fn find(id: &str)"), "{system}");
+    let shown = cli
+        .json(&["show", &out["message_id"].as_i64().unwrap().to_string()])
+        .await;
+    assert_eq!(shown["approval_state"], Value::Null);
+    assert!(
+        std::fs::read_to_string(root.join("src/db.rs"))
+            .unwrap()
+            .contains("SELECT"),
+        "nothing was written"
+    );
+}

@@ -804,3 +804,78 @@ fn the_usage_tab_plots_tokens_per_model_and_costs_them_from_the_price_table() {
     let cost = app(&harness).state.usage.as_ref().unwrap().cost;
     assert_eq!(cost, Some(fake_provider::INPUT_TOKENS as f64));
 }
+
+const REVIEW: &str = "I found two problems.\n\
+<tandem-security-finding title=\"Verbose errors\" level=\"low\">Errors echo the input back.</tandem-security-finding>\n\
+<tandem-security-finding title=\"SQL injection\" level=\"critical\" path=\"notes.txt\" lines=\"3-4\">The id is formatted into the query; bind it as a parameter.</tandem-security-finding>";
+
+#[test]
+fn a_security_review_lists_findings_by_level_and_fix_this_goes_to_build_mode() {
+    let (world, prefs) = world();
+    world.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&[REVIEW], Duration::from_millis(5)),
+    );
+    world.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&["Fixed."], Duration::from_millis(5)),
+    );
+    let mut harness = harness(&world.data, prefs);
+    gui_harness::start(&mut harness, "Security", "review the project");
+    wait_until(&mut harness, "the review", |a| {
+        a.state
+            .chat()
+            .is_some_and(|c| c.streaming.is_none() && c.messages.len() == 2)
+    });
+    assert_eq!(
+        app(&harness).state.chat().unwrap().chat.mode,
+        tandem::store::ChatMode::Security
+    );
+    assert!(
+        app(&harness).state.review().is_none(),
+        "a review proposes nothing"
+    );
+    // Each finding shows on its card in the chat and in the Findings tab.
+    let shown = |h: &gui_harness::H, title: &str| h.query_all_by_label(title).count();
+    assert_eq!(shown(&harness, "SQL injection"), 1);
+    click_when_shown(&mut harness, "Findings (2)");
+    assert_eq!(shown(&harness, "SQL injection"), 2);
+    assert_eq!(shown(&harness, "Verbose errors"), 2);
+    harness.get_by_label("low (1)").click();
+    harness.step();
+    harness.step();
+    assert_eq!(shown(&harness, "Verbose errors"), 1, "low findings hidden");
+    assert_eq!(shown(&harness, "SQL injection"), 2);
+    // Most severe first: the critical one's "Fix this" is the first.
+
+    harness.get_all_by_label("Fix this").next().unwrap().click();
+    wait_until(&mut harness, "the fix", |a| {
+        a.state
+            .chat()
+            .is_some_and(|c| c.streaming.is_none() && c.messages.len() == 4)
+    });
+    assert_eq!(app(&harness).state.mode, tandem::store::ChatMode::Build);
+    let requests: Vec<_> = world
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.contains("/api/chat"))
+        .collect();
+    let sent = requests[1].body["messages"].as_array().unwrap();
+    let prompt = sent.last().unwrap()["content"].as_str().unwrap();
+    assert!(
+        prompt.starts_with(
+            "Fix this critical security finding in notes.txt (lines 3-4): SQL injection"
+        ),
+        "{prompt}"
+    );
+    assert!(
+        sent[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("<tandem-write"),
+        "sent in Build mode"
+    );
+}

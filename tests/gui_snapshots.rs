@@ -190,3 +190,27 @@ fn usage_per_day_and_model() {
     harness.run_steps(4);
     harness.snapshot_options("usage", &options());
 }
+
+#[test]
+fn a_security_review_with_its_findings() {
+    let (world, prefs) = gui_harness::world(&[("src/notes.rs", NOTES)]);
+    let review = "Two problems, one serious.\n\
+<tandem-security-finding title=\"Format string built from input\" level=\"high\" path=\"src/notes.rs\" lines=\"3-5\">`greet` formats `name` into its output unchecked; if the output reaches HTML or a shell, escape or validate it there.</tandem-security-finding>\n\
+<tandem-security-finding title=\"No input length limit\" level=\"low\" path=\"src/notes.rs\" lines=\"3\">A huge `name` is copied whole; cap it where it is read.</tandem-security-finding>\n\
+Overall: small surface, one real risk at the output boundary.";
+    world.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&[review], Duration::from_millis(5)),
+    );
+    let mut harness = painting_harness(&world.data, prefs);
+    gui_harness::start(&mut harness, "Security", "review the project");
+    wait_until(&mut harness, "the review", |a| {
+        a.state
+            .chat()
+            .is_some_and(|c| c.streaming.is_none() && c.messages.len() == 2)
+    });
+    harness.get_by_label("Findings (2)").click();
+    harness.run_steps(4);
+    harness.snapshot_options("security_review", &options());
+}

@@ -147,17 +147,17 @@ pub const CONFIG_KEYS: &[ConfigKey] = &[
         default: || Some(json!(crate::checks::DEFAULT_CHECK_TIMEOUT.as_secs())),
     },
     ConfigKey {
+        name: keys::SCRATCH_DIR,
+        about: "where scratch copies for checks live (else the user's cache directory)",
+        kind: ValueKind::Path,
+        default: || None,
+    },
+    ConfigKey {
         name: keys::USAGE_PRICES,
         about: "prices per million tokens by model or provider/model, for the cost of usage: \
                 {\"MODEL\": {\"input_per_mtok\": 3, \"output_per_mtok\": 15}}",
         kind: ValueKind::Json,
         default: || Some(json!({})),
-    },
-    ConfigKey {
-        name: keys::SCRATCH_DIR,
-        about: "where scratch copies for checks live (else the user's cache directory)",
-        kind: ValueKind::Path,
-        default: || None,
     },
 ];
 

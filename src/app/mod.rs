@@ -52,6 +52,7 @@ pub use crate::chat::{
 };
 /// The git blob hash of file content: what a save checks the disk against.
 pub use crate::checks::{CheckRun, Problem, Severity};
+pub use crate::edits::{SecurityFinding, security_findings, security_findings_in};
 pub use crate::engine::{
     AddedProject, ApproveOutcome, Proposal, RestoreOutcome, Review, SaveOutcome, UndoOutcome,
 };

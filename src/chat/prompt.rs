@@ -21,6 +21,7 @@ pub const BUILD_PROMPT: &str = include_str!("../../prompts/build.md");
 pub const ASK_PROMPT: &str = include_str!("../../prompts/ask.md");
 pub const AGENT_PROMPT: &str = include_str!("../../prompts/agent.md");
 pub const PLAN_PROMPT: &str = include_str!("../../prompts/plan.md");
+pub const SECURITY_PROMPT: &str = include_str!("../../prompts/security.md");
 pub const RULES_HEADER: &str = include_str!("../../prompts/rules_header.md");
 pub const TITLE_PROMPT: &str = include_str!("../../prompts/title.md");
 pub const WHOLE_FILES_PROMPT: &str = include_str!("../../prompts/whole_files.md");
@@ -65,18 +66,67 @@ pub enum PromptError {
     Context(#[from] ContextError),
 }
 
-/// The system prompt for a mode, with the project's `AI_RULES.md` when it has one.
-pub fn system_prompt(mode: ChatMode, rules: Option<&str>) -> String {
+/// What the project says for a turn, all optional: `AI_RULES.md` (every mode), its rules for
+/// this mode (project settings), and in Security mode `SECURITY_RULES.md` and the last change.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ProjectRules<'a> {
+    pub all_modes: Option<&'a str>,
+    pub this_mode: Option<&'a str>,
+    pub security: Option<&'a str>,
+    /// The last commit: a line naming it, and its unified diff.
+    pub last_change: Option<(&'a str, &'a str)>,
+}
+
+/// The most of the last change's diff put in a Security prompt.
+pub const LAST_CHANGE_MAX_CHARS: usize = 60_000;
+
+/// The system prompt for a mode, followed by the project's rules that apply to it.
+pub fn system_prompt(mode: ChatMode, rules: &ProjectRules<'_>) -> String {
     let base = match mode {
         ChatMode::Ask => ASK_PROMPT,
         ChatMode::Build => BUILD_PROMPT,
         ChatMode::Agent => AGENT_PROMPT,
         ChatMode::Plan => PLAN_PROMPT,
+        ChatMode::Security => SECURITY_PROMPT,
     };
-    match rules.map(str::trim).filter(|r| !r.is_empty()) {
-        Some(rules) => format!("{base}\n{RULES_HEADER}\n{rules}\n"),
-        None => base.to_string(),
+    let given = |text: Option<&str>| {
+        text.map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string)
+    };
+    let mut out = base.to_string();
+    if let Some(all) = given(rules.all_modes) {
+        out.push_str(&format!("\n{RULES_HEADER}\n{all}\n"));
     }
+    if let Some(this) = given(rules.this_mode) {
+        let mode = mode.as_str();
+        out.push_str(&format!(
+            "\nThe project's rules for {mode} mode follow; they take precedence too:\n{this}\n"
+        ));
+    }
+    if mode == ChatMode::Security {
+        if let Some(security) = given(rules.security) {
+            out.push_str(&format!(
+                "\nThe project's security rules (SECURITY_RULES.md), to review against:\n{security}\n"
+            ));
+        }
+        if let Some((what, diff)) = rules.last_change {
+            let fence = "`".repeat(longest_backtick_run(diff).max(2) + 1);
+            let cut: String = diff.chars().take(LAST_CHANGE_MAX_CHARS).collect();
+            let note = match cut.len() < diff.len() {
+                true => "\n(The diff is cut here: it is longer than this prompt allows.)",
+                false => "",
+            };
+            out.push_str(&format!(
+                "\nThe last change ({what}), as a unified diff:\n{fence}diff\n{cut}\n{fence}{note}\n"
+            ));
+        }
+    }
+    out
+}
+
+fn longest_backtick_run(text: &str) -> usize {
+    text.split(|c| c != '`').map(str::len).max().unwrap_or(0)
 }
 
 /// A reply as history: `<think>` blocks removed (they are the model's scratch work, and

@@ -27,13 +27,59 @@ fn message(id: i64, role: Role, content: &str, status: MessageStatus) -> Message
 
 #[test]
 fn modes_have_their_prompts_and_rules_are_appended() {
-    let build = system_prompt(ChatMode::Build, None);
+    let none = ProjectRules::default();
+    let build = system_prompt(ChatMode::Build, &none);
     assert!(build.contains("<tandem-write"));
-    let ask = system_prompt(ChatMode::Ask, Some("Use tabs.\n"));
+    let tabs = ProjectRules {
+        all_modes: Some("Use tabs.\n"),
+        ..none
+    };
+    let ask = system_prompt(ChatMode::Ask, &tabs);
     assert!(ask.contains("never change files"));
     assert!(ask.ends_with("Use tabs.\n"));
     assert!(ask.contains("AI_RULES.md"));
-    assert_eq!(system_prompt(ChatMode::Build, Some("  ")), build);
+    let blank = ProjectRules {
+        all_modes: Some("  "),
+        this_mode: Some("\n"),
+        ..none
+    };
+    assert_eq!(system_prompt(ChatMode::Build, &blank), build);
+}
+
+#[test]
+fn mode_rules_follow_the_project_rules_and_security_gets_its_rules_and_the_last_change() {
+    let rules = ProjectRules {
+        all_modes: Some("Use tabs."),
+        this_mode: Some("Never touch migrations."),
+        security: Some("All SQL goes through parameters."),
+        last_change: Some((
+            "commit abc1234 \"add login\"",
+            "+let q = format!(\"{id}\");\n",
+        )),
+    };
+    let build = system_prompt(ChatMode::Build, &rules);
+    let (tabs, own) = (
+        build.find("Use tabs.").unwrap(),
+        build.find("Never touch").unwrap(),
+    );
+    assert!(tabs < own, "{build}");
+    assert!(build.contains("rules for build mode"));
+    // Security rules and the diff only in Security mode.
+    assert!(!build.contains("SECURITY_RULES.md") && !build.contains("add login"));
+    let security = system_prompt(ChatMode::Security, &rules);
+    assert!(security.contains("<tandem-security-finding"));
+    assert!(security.contains("All SQL goes through parameters."));
+    assert!(security.contains("commit abc1234 \"add login\""));
+    assert!(security.contains("```diff\n+let q = format!"));
+    let long = "x".repeat(LAST_CHANGE_MAX_CHARS + 10);
+    let cut = system_prompt(
+        ChatMode::Security,
+        &ProjectRules {
+            last_change: Some(("commit 1", &long)),
+            ..ProjectRules::default()
+        },
+    );
+    assert!(cut.contains("The diff is cut here"));
 }
 
 #[test]

@@ -199,7 +199,7 @@ impl ChatService {
                     ChatMode::Agent | ChatMode::Plan => {
                         self.agent(&turn, request, &mut outcome).await
                     }
-                    ChatMode::Build | ChatMode::Ask => {
+                    ChatMode::Build | ChatMode::Ask | ChatMode::Security => {
                         if turn.chat.mode == ChatMode::Build {
                             sent = Some(request.clone());
                         }
@@ -226,7 +226,7 @@ impl ChatService {
         };
         let mut round = 0;
         loop {
-            if outcome.status != MessageStatus::Complete || turn.chat.mode == ChatMode::Ask {
+            if outcome.status != MessageStatus::Complete || !turn.chat.mode.proposes_changes() {
                 break;
             }
             self.review(&turn, &mut outcome).await;
@@ -459,9 +459,17 @@ impl ChatService {
         let cache = Arc::clone(&self.cache);
         let whole_files = mode == ChatMode::Build && models::prefers_whole_files(&profile);
         let (messages, breakdown) = tokio::task::spawn_blocking(move || {
-            let rules = crate::workspace::resolve(&root, "AI_RULES.md")
-                .ok()
-                .and_then(|p| std::fs::read_to_string(p.abs).ok());
+            let read = |name: &str| {
+                crate::workspace::resolve(&root, name)
+                    .ok()
+                    .and_then(|p| std::fs::read_to_string(p.abs).ok())
+            };
+            let rules = read("AI_RULES.md");
+            let security = (mode == ChatMode::Security).then(|| read("SECURITY_RULES.md"));
+            let last_change = match mode {
+                ChatMode::Security => last_change(&root),
+                _ => None,
+            };
             let mut options = ContextOptions {
                 include: settings.context_include.clone(),
                 exclude: settings.context_exclude.clone(),
@@ -494,7 +502,15 @@ impl ChatService {
                 options.priority.extend(mentioned_paths(&text, &candidates));
                 options.priority.extend(recently_edited(&root));
             }
-            let mut system = prompt::system_prompt(mode, rules.as_deref());
+            let mut system = prompt::system_prompt(
+                mode,
+                &prompt::ProjectRules {
+                    all_modes: rules.as_deref(),
+                    this_mode: settings.mode_rules.get(mode.as_str()).map(String::as_str),
+                    security: security.flatten().as_deref(),
+                    last_change: last_change.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
+                },
+            );
             if let Some(summary) = &summary {
                 system.push_str(summary);
             }
@@ -883,4 +899,21 @@ pub(super) async fn sleep_until(at: Option<std::time::Instant>) {
     if let Some(at) = at {
         tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
     }
+}
+
+/// The project's last commit, named (short hash and subject) with its diff, for Security
+/// reviews; `None` without commits.
+fn last_change(root: &std::path::Path) -> Option<(String, String)> {
+    let repo = crate::vcs::open(root).ok()?;
+    let head = crate::vcs::head(&repo).ok()??;
+    let versions = crate::vcs::log(&repo, 1).ok()?;
+    let subject = versions
+        .first()
+        .map(|v| v.message.lines().next().unwrap_or("").to_string())
+        .unwrap_or_default();
+    let patch = crate::vcs::commit_patch(&repo, &head).ok()?;
+    Some((
+        format!("commit {} \"{subject}\"", crate::vcs::short(&head)),
+        patch,
+    ))
 }

@@ -224,6 +224,24 @@ pub struct ChatArgs {
     pub prompt: String,
 }
 
+/// A Security reply's findings: `[{"title", "level", "path", "lines", "description"}]`, most
+/// severe first.
+fn findings_json(content: &str) -> serde_json::Value {
+    let findings: Vec<_> = tandem::app::security_findings(content)
+        .into_iter()
+        .map(|f| {
+            json!({
+                "title": f.title,
+                "level": f.level,
+                "path": f.path,
+                "lines": f.lines,
+                "description": f.body,
+            })
+        })
+        .collect();
+    json!(findings)
+}
+
 fn parse_risk(text: &str) -> Result<Risk, String> {
     text.parse()
 }
@@ -326,9 +344,22 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
             .collect();
         value["repairs"] = json!(repairs);
         value["checks"] = json!(outcome.checks);
+        if chat.mode == ChatMode::Security || args.mode == Some(ChatMode::Security) {
+            value["findings"] = findings_json(&outcome.content);
+        }
         println!("{value}");
     } else {
         println!();
+        if chat.mode == ChatMode::Security {
+            for f in tandem::app::security_findings(&outcome.content) {
+                let place = match (&f.path, &f.lines) {
+                    (Some(path), Some(lines)) => format!("  {path}:{lines}"),
+                    (Some(path), None) => format!("  {path}"),
+                    _ => String::new(),
+                };
+                eprintln!("  [{}] {}{place}", f.level, f.title);
+            }
+        }
         match outcome.status {
             MessageStatus::Complete => {}
             MessageStatus::Cancelled => eprintln!("[cancelled: the reply so far is kept]"),

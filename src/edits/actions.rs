@@ -38,6 +38,9 @@ pub enum Action {
     SecurityFinding {
         title: String,
         level: String,
+        /// The file it is about, and a line or range in it (as written: `40` or `40-52`).
+        path: Option<String>,
+        lines: Option<String>,
         body: String,
     },
     ProblemReport {
@@ -118,7 +121,11 @@ fn action(tag: &Tag) -> Result<Option<Action>, MissingAttribute> {
         },
         TagKind::SecurityFinding => Action::SecurityFinding {
             title: optional("title").unwrap_or_else(|| "Security finding".into()),
-            level: optional("level").unwrap_or_else(|| "unknown".into()),
+            level: optional("level")
+                .map(|l| l.to_lowercase())
+                .unwrap_or_else(|| "unknown".into()),
+            path: optional("path"),
+            lines: optional("lines"),
             body: tag.body.trim().to_string(),
         },
         TagKind::ProblemReport => Action::ProblemReport {

@@ -17,5 +17,6 @@ pub use apply::{
 pub use diff::{DiffLine, Hunk, LineKind};
 pub use parser::{Segment, StreamParser, Tag, TagKind, parse};
 pub use plan::{
-    EditPlan, FileChange, FileChangeKind, OpKind, OpStatus, Operation, build_plan, plan_actions,
+    EditPlan, FileChange, FileChangeKind, OpKind, OpStatus, Operation, SecurityFinding, build_plan,
+    plan_actions, security_findings, security_findings_in,
 };

@@ -266,3 +266,33 @@ fn the_checker_builds_on_accepted_edits_and_forgets_failed_ones() {
         .unwrap();
     assert_eq!(checker.planner.plan.operations.len(), 4);
 }
+
+#[test]
+fn security_findings_come_out_most_severe_first_with_their_place() {
+    let reply = "Two problems.\n\
+<tandem-security-finding title=\"Verbose errors\" level=\"Low\">Stack traces reach users.</tandem-security-finding>\n\
+<tandem-security-finding title=\"SQL injection\" level=\"critical\" path=\"src/db.rs\" lines=\"40-52\">\nUse parameters.\n</tandem-security-finding>\n\
+<tandem-security-finding>No title or level.</tandem-security-finding>";
+    let found = super::security_findings(reply);
+    let summary: Vec<_> = found
+        .iter()
+        .map(|f| {
+            (
+                f.title.as_str(),
+                f.level.as_str(),
+                f.path.as_deref(),
+                f.first_line(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("SQL injection", "critical", Some("src/db.rs"), Some(40)),
+            ("Verbose errors", "low", None, None),
+            ("Security finding", "unknown", None, None),
+        ]
+    );
+    assert_eq!(found[0].body, "Use parameters.");
+    assert!(super::security_findings("nothing here").is_empty());
+}

@@ -95,11 +95,11 @@ impl Engine {
     }
 
     /// Plans a finished assistant reply and records it for review: the files' hashes as read
-    /// now, and `pending` if it proposes anything. Ask-mode chats never propose.
+    /// now, and `pending` if it proposes anything. Ask and Security chats never propose.
     pub fn record_plan(&self, project: &Project, message: &Message) -> Result<EditPlan> {
         let plan = self.plan_message(project, message)?;
         let chat = self.store.chat(message.chat_id)?;
-        if plan.is_proposal() && chat.mode != ChatMode::Ask {
+        if plan.is_proposal() && chat.mode.proposes_changes() {
             self.store.set_plan_base(message.id, &plan.base)?;
             self.store
                 .set_approval(message.id, ApprovalState::Pending, None)?;

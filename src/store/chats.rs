@@ -16,8 +16,24 @@ pub enum ChatMode {
     Agent,
     /// Read-only tools, ending with a written plan.
     Plan,
+    /// Reviews the project or its last change against its security rules, answering with
+    /// findings; never proposes changes.
+    Security,
 }
-text_enum!(ChatMode { Build => "build", Ask => "ask", Agent => "agent", Plan => "plan" });
+text_enum!(ChatMode {
+    Build => "build",
+    Ask => "ask",
+    Agent => "agent",
+    Plan => "plan",
+    Security => "security"
+});
+
+impl ChatMode {
+    /// Whether a reply in this mode can propose changes (Ask and Security only talk).
+    pub fn proposes_changes(self) -> bool {
+        !matches!(self, ChatMode::Ask | ChatMode::Security)
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Chat {

@@ -149,7 +149,27 @@ impl Store {
 
     fn init(mut conn: Connection, path: Option<PathBuf>) -> Result<Store> {
         configure(&conn)?;
-        migrations().to_latest(&mut conn)?;
+        // Foreign keys are off while the schema changes (as SQLite's procedure for rebuilding
+        // a table asks: dropping the old one must not cascade), and checked after.
+        let version = |conn: &Connection| -> rusqlite::Result<i64> {
+            conn.query_row("PRAGMA user_version", [], |r| r.get(0))
+        };
+        let before = version(&conn)?;
+        conn.pragma_update(None, "foreign_keys", "OFF")?;
+        let migrated = migrations().to_latest(&mut conn);
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        migrated?;
+        let broken: i64 = match version(&conn)? == before {
+            true => 0,
+            false => conn.query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |r| {
+                r.get(0)
+            })?,
+        };
+        if broken > 0 {
+            return Err(StoreError::Migration(
+                rusqlite_migration::Error::ForeignKeyCheck(Vec::new()),
+            ));
+        }
         let recovered = messages::recover_interrupted(&mut conn)?;
         Ok(Store {
             conn: Mutex::new(conn),

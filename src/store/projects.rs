@@ -21,6 +21,10 @@ pub struct ProjectSettings {
     pub auto_approve: Option<bool>,
     /// How far agent mode is trusted here (default: scoped to the project).
     pub agent_trust: Option<crate::trust::Trust>,
+    /// Rules for one mode (`"build"`, `"ask"`, `"agent"`, `"plan"`, `"security"`), sent after
+    /// `AI_RULES.md` in that mode.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub mode_rules: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -65,6 +65,10 @@ pub enum Command {
     },
     /// Sends the last check's problems to the model in Build mode.
     FixProblems,
+    /// Sends finding `index` of the chat's last review to Build mode.
+    FixFinding(usize),
+    /// Shows or hides one level of findings (index in `findings::LEVELS`).
+    ToggleFindingLevel(usize),
     /// Closes a tab; a dirty one asks first (Save / Discard / Cancel).
     CloseTab(usize),
     CloseActiveTab,
@@ -260,6 +264,24 @@ impl AppState {
                 let prompt = crate::ui::model::problems::fix_prompt(&check);
                 self.mode = ChatMode::Build;
                 backend.send(chat_id, ChatMode::Build, prompt, self.send_options(), false);
+            }
+            Command::FixFinding(index) => {
+                let Some(chat) = self.chat() else { return };
+                let Some((_, findings)) = crate::ui::model::findings::latest(chat) else {
+                    return self.toast("This chat has no security findings", true);
+                };
+                let Some(finding) = findings.get(index) else {
+                    return;
+                };
+                let chat_id = chat.chat.id;
+                let prompt = crate::ui::model::findings::fix_prompt(finding);
+                self.mode = ChatMode::Build;
+                backend.send(chat_id, ChatMode::Build, prompt, self.send_options(), false);
+            }
+            Command::ToggleFindingLevel(level) => {
+                if let Some(hidden) = self.findings_filter.hidden.get_mut(level) {
+                    *hidden = !*hidden;
+                }
             }
             Command::OpenFile(path) => {
                 self.show_review = false;

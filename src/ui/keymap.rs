@@ -52,6 +52,7 @@ impl Command {
             Command::SetMode(ChatMode::Ask) => "Mode: Ask",
             Command::SetMode(ChatMode::Agent) => "Mode: Agent",
             Command::SetMode(ChatMode::Plan) => "Mode: Plan",
+            Command::SetMode(ChatMode::Security) => "Mode: Security",
             Command::Agent(AgentCommand::AnswerWaiting(Answer::Approve)) => {
                 "Approve the waiting tool call"
             }
@@ -68,6 +69,7 @@ impl Command {
             Command::ShowBottom(BottomTab::Approvals) => "Show approval requests",
             Command::ShowBottom(BottomTab::Problems) => "Show problems (last check)",
             Command::ShowBottom(BottomTab::Usage) => "Show usage (tokens and cost per model)",
+            Command::ShowBottom(BottomTab::Findings) => "Show security findings",
             Command::FixProblems => "Fix the last check's problems",
             Command::CheckModel => "Check the chosen model (window, tools, images)",
             Command::SummarizeIntoNewChat => "Summarize into a new chat",
@@ -135,6 +137,7 @@ impl Command {
                 ChatMode::Ask,
                 ChatMode::Agent,
                 ChatMode::Plan,
+                ChatMode::Security,
             ]
             .map(Command::SetMode),
         );
@@ -150,6 +153,7 @@ impl Command {
             Command::ShowBottom(BottomTab::Approvals),
             Command::ShowBottom(BottomTab::Problems),
             Command::ShowBottom(BottomTab::Usage),
+            Command::ShowBottom(BottomTab::Findings),
             Command::FixProblems,
             Command::CheckModel,
             Command::SummarizeIntoNewChat,

@@ -3,6 +3,7 @@
 
 pub mod agent_state;
 pub mod file_tree;
+pub mod findings;
 pub mod mentions;
 pub mod problems;
 pub mod state;

@@ -74,6 +74,8 @@ pub enum BottomTab {
     Problems,
     /// Tokens per model and day, and their cost.
     Usage,
+    /// The security findings of the chat's last review.
+    Findings,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,6 +133,8 @@ pub struct AppState {
     pub usage: Option<crate::app::UsageReport>,
     pub usage_all: bool,
     pub prices: crate::app::Prices,
+    /// The levels the Findings tab hides.
+    pub findings_filter: crate::ui::model::findings::LevelFilter,
     /// The composer's `@` suggestions: which one is highlighted, and the `@` (byte offset)
     /// whose suggestions the person closed with Esc.
     pub mention_selected: usize,
@@ -500,6 +504,7 @@ impl AppState {
             usage: None,
             usage_all: false,
             prices: Default::default(),
+            findings_filter: Default::default(),
             mention_selected: 0,
             mention_dismissed: None,
         }

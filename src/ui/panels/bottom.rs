@@ -1,5 +1,5 @@
 //! The bottom panel: the project's history (versions, their diffs, restore, undo), the log,
-//! the approval gateway's requests, the last check's problems and usage.
+//! the approval gateway's requests, the last check's problems, security findings and usage.
 
 use crate::ui::command::Command;
 use crate::ui::model::state::{AppState, BottomTab};
@@ -25,11 +25,16 @@ pub fn show(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
             Some(check) if !check.passed => format!("Problems ({})", check.problems.len()),
             _ => "Problems".to_string(),
         };
+        let findings = match state.chat().and_then(crate::ui::model::findings::latest) {
+            Some((_, found)) => format!("Findings ({})", found.len()),
+            None => "Findings".to_string(),
+        };
         for (tab, label) in [
             (BottomTab::History, "History".to_string()),
             (BottomTab::Log, "Log".to_string()),
             (BottomTab::Approvals, approvals),
             (BottomTab::Problems, problems),
+            (BottomTab::Findings, findings),
             (BottomTab::Usage, "Usage".to_string()),
         ] {
             if ui.selectable_label(state.bottom == tab, label).clicked() {
@@ -54,6 +59,7 @@ pub fn show(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
         BottomTab::Approvals => crate::ui::panels::approvals_tab::show(ui, state, commands),
         BottomTab::Problems => crate::ui::panels::problems::show(ui, state, commands),
         BottomTab::Usage => crate::ui::panels::usage::show(ui, state, commands),
+        BottomTab::Findings => crate::ui::panels::findings::show(ui, state, commands),
     }
 }
 

@@ -8,6 +8,7 @@ pub(crate) mod bottom;
 pub(crate) mod chat_panel;
 pub(crate) mod composer;
 pub mod editor;
+pub(crate) mod findings;
 pub(crate) mod palette;
 pub(crate) mod problems;
 pub(crate) mod prompt_library;

@@ -6,7 +6,7 @@ use crate::ui::model::state::AppState;
 use crate::ui::widgets::theme;
 
 /// The chat modes, with what each does.
-const MODES: [(ChatMode, &str, &str); 4] = [
+const MODES: [(ChatMode, &str, &str); 5] = [
     (
         ChatMode::Build,
         "Build",
@@ -26,6 +26,11 @@ const MODES: [(ChatMode, &str, &str); 4] = [
         ChatMode::Plan,
         "Plan",
         "The model reads the project and writes a plan, changing nothing; then Implement this plan hands it to Agent mode",
+    ),
+    (
+        ChatMode::Security,
+        "Security",
+        "The model reviews the project or its last change against SECURITY_RULES.md and lists findings (Findings tab); it changes nothing",
     ),
 ];
 
