@@ -582,7 +582,8 @@ fn project_settings_from_the_command_line_with_a_suggested_check() {
         show(&[]),
         format!(
             "project: app ({project})\ncheck command: (none; suggested: cargo check)\n\
-             trust: scoped\nauto-approve: default (false)\ninclude: (all files)\nexclude: (none)\n"
+             trust: scoped\nauto-approve: default (false)\ninclude: (all files)\nexclude: (none)\n\
+             rules per mode: (none)\n"
         )
     );
     let shown = cli.json(&["project", "config", "--project", &id]);
@@ -751,4 +752,71 @@ fn the_suggested_check_follows_the_project() {
         dir.path().join("plain").to_str().unwrap(),
     ]);
     assert!(text.contains("\ncheck command: (none)\n"), "{text}");
+}
+
+#[test]
+fn rules_per_mode_and_a_starter_rules_file_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("app");
+    repo_with(&root, &[("src/main.rs", "fn main() {}\n")]);
+    let cli = Cli {
+        data: dir.path().join("data"),
+    };
+    let project = root.to_str().unwrap();
+    cli.json(&["project", "add", project]);
+    let rules = dir.path().join("security.md");
+    std::fs::write(&rules, "Check every SQL query.\nCheck file paths.\n").unwrap();
+    let set = cli.json(&[
+        "project",
+        "config",
+        "--project",
+        project,
+        "--rules",
+        "security",
+        "--rules-file",
+        rules.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        set["mode_rules"]["security"],
+        "Check every SQL query.\nCheck file paths.\n"
+    );
+    let text = cli.text(&["project", "config", "--project", project]);
+    assert!(
+        text.contains("rules per mode: security (2 lines)"),
+        "{text}"
+    );
+    let err = cli.fails(&[
+        "project",
+        "config",
+        "--project",
+        project,
+        "--rules",
+        "review",
+        "--rules-file",
+        rules.to_str().unwrap(),
+    ]);
+    assert!(err.contains("\"review\" is not a mode"), "{err}");
+    let removed = cli.json(&[
+        "project",
+        "config",
+        "--project",
+        project,
+        "--no-rules",
+        "security",
+    ]);
+    assert_eq!(removed["mode_rules"], serde_json::json!({}));
+
+    // A starter AI_RULES.md, committed; a second one is refused and the file is kept.
+    cli.json(&["project", "config", "--project", project, "--starter-rules"]);
+    let written = std::fs::read_to_string(root.join("AI_RULES.md")).unwrap();
+    assert!(written.starts_with("# Rules for AI assistants"));
+    assert_eq!(git(&root, &["status", "--porcelain"]), "");
+    assert!(git(&root, &["log", "--format=%s", "-1"]).contains("AI_RULES.md"));
+    std::fs::write(root.join("AI_RULES.md"), "mine\n").unwrap();
+    let again = cli.fails(&["project", "config", "--project", project, "--starter-rules"]);
+    assert!(again.contains("exists already"), "{again}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("AI_RULES.md")).unwrap(),
+        "mine\n"
+    );
 }

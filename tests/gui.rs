@@ -879,3 +879,54 @@ fn a_security_review_lists_findings_by_level_and_fix_this_goes_to_build_mode() {
         "sent in Build mode"
     );
 }
+
+#[test]
+fn settings_offer_a_starter_rules_file_and_keep_rules_per_mode() {
+    let (world, prefs) = world();
+    let mut harness = harness(&world.data, prefs);
+    wait_until(&mut harness, "the project", |a| a.state.project.is_some());
+    harness.get_by_label("⚙ Settings").click();
+    harness.run_steps(3);
+    harness
+        .get_by_label("Create a starter AI_RULES.md")
+        .click_accesskit();
+    wait_until(&mut harness, "the rules file", |a| {
+        a.state
+            .project
+            .as_ref()
+            .is_some_and(|p| p.tabs.iter().any(|t| t.path == "AI_RULES.md"))
+    });
+    let written = std::fs::read_to_string(world.root.join("AI_RULES.md")).unwrap();
+    assert!(written.starts_with("# Rules for AI assistants"));
+    assert_eq!(common::git(&world.root, &["status", "--porcelain"]), "");
+
+    harness.get_by_label("security").click_accesskit();
+    harness.run_steps(2);
+    let field = "Sent after AI_RULES.md in security mode only (empty: none)";
+    harness.get_by_label(field).focus();
+    harness.step();
+    harness
+        .get_by_label(field)
+        .type_text("Check every SQL query.");
+    harness.step();
+    harness.get_by_label("Save rules").click_accesskit();
+    let project_id = app(&harness).state.project.as_ref().unwrap().project.id;
+    let start = std::time::Instant::now();
+    loop {
+        harness.step();
+        let saved = world
+            .store()
+            .project(project_id)
+            .unwrap()
+            .settings
+            .mode_rules;
+        if saved.get("security").map(String::as_str) == Some("Check every SQL query.") {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "saved: {saved:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -39,7 +39,9 @@ pub use config::{CONFIG_KEYS, ConfigKey, ConfigValue, ValueKind};
 pub use gateway::{
     DEFAULT_GATEWAY_PORT, GATEWAY_TOKEN_SECRET, GatewayApplied, GatewaySettings, GatewayStatus,
 };
-pub use projects::{ContextCount, EDITABLE_LIMIT, FileContent, OpenedProject};
+pub use projects::{
+    ContextCount, EDITABLE_LIMIT, FileContent, OpenedProject, RULES_FILE, STARTER_RULES,
+};
 pub use prompts::MAX_PROMPT_BYTES;
 pub use providers::{KeySource, KeyStored, NewProvider, ProviderModels, ProviderRow};
 pub use settings::{AgentSettings, ChatSettings, Settings};

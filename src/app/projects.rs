@@ -55,6 +55,11 @@ impl std::fmt::Display for ContextCount {
     }
 }
 
+/// The project's rules for every mode, sent with each request.
+pub const RULES_FILE: &str = "AI_RULES.md";
+/// What a new `AI_RULES.md` starts as.
+pub const STARTER_RULES: &str = include_str!("../../prompts/starter_rules.md");
+
 impl App {
     pub fn projects(&self) -> Result<Vec<Project>> {
         Ok(self.store().projects()?)
@@ -163,8 +168,30 @@ impl App {
                 check_glob(list, glob)?;
             }
         }
+        let mut rules = std::mem::take(&mut settings.mode_rules);
+        rules.retain(|_, text| !text.trim().is_empty());
+        for mode in rules.keys() {
+            if mode.parse::<crate::store::ChatMode>().is_err() {
+                return Err(AppError::Invalid(format!(
+                    "{mode:?} is not a mode; rules are per mode: build, ask, agent, plan, security"
+                )));
+            }
+        }
+        settings.mode_rules = rules;
         self.save_project_settings(&project)?;
         self.project_by_id(project.id)
+    }
+
+    /// Writes a starter `AI_RULES.md` (committed, as a save from the editor is) when the
+    /// project has none; an error when it has one. Returns the commit.
+    pub fn write_starter_rules(&self, project: &Project) -> Result<Option<String>> {
+        let path = crate::workspace::resolve(&project.path, RULES_FILE)?;
+        if path.abs.exists() {
+            return Err(AppError::Invalid(format!(
+                "{RULES_FILE} exists already; edit it instead"
+            )));
+        }
+        self.save_file(project, RULES_FILE, STARTER_RULES.as_bytes())
     }
 
     /// Reads a file for the editor: text, read-only when large, or binary.

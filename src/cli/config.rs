@@ -2,7 +2,7 @@
 //! one project's (check command, trust, auto-approve, context globs). Both go through `App`,
 //! which checks the values; this file parses flags and prints.
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 use tandem::app::ConfigValue;
 use tandem::trust::Trust;
@@ -54,6 +54,19 @@ pub struct ProjectConfigArgs {
     /// Remove the exclude globs.
     #[arg(long)]
     pub no_exclude: bool,
+    /// Set the rules for one mode (build, ask, agent, plan, security) from --rules-file;
+    /// they are sent after AI_RULES.md in that mode.
+    #[arg(long, value_name = "MODE", requires = "rules_file")]
+    pub rules: Option<String>,
+    /// Where to read the mode's rules (`-` reads standard input; an empty file removes them).
+    #[arg(long, value_name = "FILE", requires = "rules")]
+    pub rules_file: Option<std::path::PathBuf>,
+    /// Remove the rules of one mode.
+    #[arg(long, value_name = "MODE")]
+    pub no_rules: Option<String>,
+    /// Write a starter AI_RULES.md (committed) when the project has none.
+    #[arg(long)]
+    pub starter_rules: bool,
 }
 
 /// `--auto-approve`: the project's own choice, or `None` for the global setting.
@@ -130,7 +143,30 @@ pub fn project(ctx: &Ctx, args: ProjectConfigArgs) -> Result<()> {
         || !args.include.is_empty()
         || args.no_include
         || !args.exclude.is_empty()
-        || args.no_exclude;
+        || args.no_exclude
+        || args.rules.is_some()
+        || args.no_rules.is_some();
+    let mode_rules = match (&args.rules, &args.rules_file) {
+        (Some(mode), Some(file)) => Some((
+            mode.clone(),
+            String::from_utf8(super::read_input(file)?).context("the rules are not UTF-8 text")?,
+        )),
+        _ => None,
+    };
+    if args.starter_rules {
+        let project = app.project(&args.project)?;
+        let commit = app.write_starter_rules(&project)?;
+        if !ctx.json {
+            let commit = commit
+                .as_deref()
+                .map(tandem::vcs::short)
+                .unwrap_or("no commit");
+            eprintln!(
+                "wrote {} ({commit}): edit it to fit the project",
+                tandem::app::RULES_FILE
+            );
+        }
+    }
     let project = match changes {
         false => app.project(&args.project)?,
         true => app.update_project_settings(&args.project, |s| {
@@ -151,6 +187,13 @@ pub fn project(ctx: &Ctx, args: ProjectConfigArgs) -> Result<()> {
             }
             if !args.exclude.is_empty() || args.no_exclude {
                 s.context_exclude = args.exclude.clone();
+            }
+            if let Some((mode, text)) = &mode_rules {
+                s.mode_rules
+                    .insert(mode.trim().to_lowercase(), text.clone());
+            }
+            if let Some(mode) = &args.no_rules {
+                s.mode_rules.remove(&mode.trim().to_lowercase());
             }
         })?,
     };
@@ -173,14 +216,20 @@ pub fn project(ctx: &Ctx, args: ProjectConfigArgs) -> Result<()> {
         ),
     };
     let trust = serde_json::to_value(settings.agent_trust.unwrap_or_default())?;
+    let rules: Vec<String> = settings
+        .mode_rules
+        .iter()
+        .map(|(mode, text)| format!("{mode} ({} lines)", text.lines().count()))
+        .collect();
     let text = format!(
         "project: {} ({})\ncheck command: {check}\ntrust: {}\nauto-approve: {auto}\n\
-         include: {}\nexclude: {}\n",
+         include: {}\nexclude: {}\nrules per mode: {}\n",
         project.name,
         project.path.display(),
         plain(&trust),
         list(&settings.context_include, "(all files)"),
         list(&settings.context_exclude, "(none)"),
+        list(&rules, "(none)"),
     );
     ctx.out(
         json!({
@@ -192,6 +241,7 @@ pub fn project(ctx: &Ctx, args: ProjectConfigArgs) -> Result<()> {
             "auto_approve": settings.auto_approve,
             "context_include": settings.context_include,
             "context_exclude": settings.context_exclude,
+            "mode_rules": settings.mode_rules,
         }),
         text,
     );

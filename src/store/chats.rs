@@ -5,10 +5,11 @@ use serde::Serialize;
 
 use super::{Result, Store, not_found, now_ms, text_enum};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ChatMode {
     /// The model proposes file changes with edit tags.
+    #[default]
     Build,
     /// The model explains; it never proposes changes.
     Ask,

@@ -117,6 +117,10 @@ pub enum Command {
     SaveContextGlobs,
     /// Saves the project's check command as typed (empty: none).
     SaveCheckCommand,
+    /// Saves the rules typed for the mode shown in Settings.
+    SaveModeRules,
+    /// Writes a starter AI_RULES.md for the project.
+    WriteStarterRules,
     /// Agent mode: approvals, plans, agent settings, the approval gateway.
     Agent(AgentCommand),
 }
@@ -487,6 +491,24 @@ impl AppState {
                         (!command.is_empty()).then(|| command.to_string());
                     self.settings.check_edited = false;
                     backend.save_project_settings(project.project.clone());
+                }
+            }
+            Command::SaveModeRules => {
+                if let Some(project) = &mut self.project {
+                    let mode = self.settings.rules_mode.as_str().to_string();
+                    let text = self.settings.rules_text.clone();
+                    let rules = &mut project.project.settings.mode_rules;
+                    match text.trim().is_empty() {
+                        true => rules.remove(&mode),
+                        false => rules.insert(mode, text),
+                    };
+                    self.settings.rules_edited = false;
+                    backend.save_project_settings(project.project.clone());
+                }
+            }
+            Command::WriteStarterRules => {
+                if let Some(project) = &self.project {
+                    backend.write_starter_rules(project.project.clone());
                 }
             }
             Command::SaveContextGlobs => {

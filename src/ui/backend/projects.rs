@@ -109,6 +109,18 @@ impl Backend {
         });
     }
 
+    /// Writes a starter AI_RULES.md (committed) and opens it.
+    pub fn write_starter_rules(&self, project: Project) {
+        self.spawn("writing AI_RULES.md", move |app, emit| {
+            app.write_starter_rules(&project)?;
+            refresh_project(&app, &emit, &project)?;
+            let path = crate::app::RULES_FILE.to_string();
+            let (path, content) = app.read_file(&project, &path)?;
+            emit.send(Event::FileOpened { path, content });
+            Ok(())
+        });
+    }
+
     /// Creates an empty file; an existing file is left as it is (reported as a conflict).
     pub fn create_file(&self, project: Project, path: String) {
         self.save_file(project, path, String::new(), None);

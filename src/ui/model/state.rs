@@ -171,6 +171,10 @@ pub struct SettingsForm {
     pub prompt_editing: Option<i64>,
     pub prompt_name: String,
     pub prompt_text: String,
+    /// The per-mode rules editor: the mode shown, its text, and whether it was typed in.
+    pub rules_mode: ChatMode,
+    pub rules_text: String,
+    pub rules_edited: bool,
     /// The price table's new row as typed: model, input and output per million tokens.
     pub price_model: String,
     pub price_input: String,

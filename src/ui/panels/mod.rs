@@ -11,6 +11,7 @@ pub mod editor;
 pub(crate) mod findings;
 pub(crate) mod palette;
 pub(crate) mod problems;
+pub(crate) mod project_rules;
 pub(crate) mod prompt_library;
 pub mod review;
 pub(crate) mod settings;

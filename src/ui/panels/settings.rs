@@ -313,6 +313,7 @@ fn chat(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) {
             }
         });
     }
+    crate::ui::panels::project_rules::show(ui, state, commands);
 }
 
 fn appearance(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
