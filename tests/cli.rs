@@ -820,3 +820,60 @@ fn rules_per_mode_and_a_starter_rules_file_from_the_command_line() {
         "mine\n"
     );
 }
+
+#[test]
+fn search_finds_text_or_a_regex_in_tracked_files_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("app");
+    repo_with(
+        &root,
+        &[
+            (".gitignore", "build/\n"),
+            (
+                "src/main.rs",
+                "fn main() {\n    let total = add(1, 2);\n}\n",
+            ),
+            (
+                "src/lib.rs",
+                "pub fn add(a: u32, b: u32) -> u32 { a + b }\n",
+            ),
+        ],
+    );
+    std::fs::create_dir_all(root.join("build")).unwrap();
+    std::fs::write(root.join("build/out.rs"), "add(1, 2)\n").unwrap();
+    let cli = Cli {
+        data: dir.path().join("data"),
+    };
+    let project = root.to_str().unwrap();
+    cli.json(&["project", "add", project]);
+    let found = cli.json(&["search", "--project", project, "add(1, 2)"]);
+    let places: Vec<(String, i64)> = found["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["path"].as_str().unwrap().to_string(),
+                m["line"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(places, [("src/main.rs".to_string(), 2)]);
+    let regex = cli.json(&["search", "--project", project, "--regex", r"fn \w+\("]);
+    assert_eq!(regex["matches"].as_array().unwrap().len(), 2);
+    let text = cli.text(&[
+        "search",
+        "--project",
+        project,
+        "--glob",
+        "lib.rs",
+        "ADD",
+        "-i",
+    ]);
+    assert_eq!(
+        text,
+        "src/lib.rs:1: pub fn add(a: u32, b: u32) -> u32 { a + b }\n"
+    );
+    let err = cli.fails(&["search", "--project", project, "--regex", "("]);
+    assert!(err.contains("not a valid regular expression"), "{err}");
+}

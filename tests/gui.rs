@@ -930,3 +930,39 @@ fn settings_offer_a_starter_rules_file_and_keep_rules_per_mode() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[test]
+fn the_search_tab_finds_text_and_opens_the_file_at_the_line() {
+    let (world, prefs) = world();
+    let mut harness = harness(&world.data, prefs);
+    wait_until(&mut harness, "the project", |a| a.state.project.is_some());
+    harness.get_by_label("Search").click();
+    harness.run_steps(2);
+    let field = harness
+        .get_all_by_label("Search")
+        .find(|n| format!("{n:?}").contains("TextInput"))
+        .unwrap();
+    field.focus();
+    harness.step();
+    harness
+        .get_all_by_label("Search")
+        .find(|n| format!("{n:?}").contains("TextInput"))
+        .unwrap()
+        .type_text("line 17");
+    wait_until(&mut harness, "the results", |a| {
+        a.state
+            .search
+            .results
+            .as_ref()
+            .is_some_and(|(key, r)| key.text == "line 17" && r.is_ok())
+    });
+    harness.run_steps(2);
+    assert!(harness.query_by_label("1 match(es) in 1 file(s)").is_some());
+    harness.get_by_label("   17").click();
+    wait_until(&mut harness, "the file at the line", |a| {
+        a.state
+            .project
+            .as_ref()
+            .is_some_and(|p| p.tabs.iter().any(|t| t.path == "notes.txt"))
+    });
+}

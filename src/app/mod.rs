@@ -63,6 +63,7 @@ pub use crate::store::{
     SavedPrompt,
 };
 pub use crate::workspace::blob_hash;
+pub use crate::workspace::search::{SearchMatch, SearchQuery, SearchResult};
 
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
@@ -82,6 +83,8 @@ pub enum AppError {
     Listing(#[from] crate::workspace::ListError),
     #[error(transparent)]
     Path(#[from] crate::workspace::PathError),
+    #[error("search: {0}")]
+    Search(#[from] crate::workspace::search::SearchError),
     #[error(transparent)]
     McpServer(#[from] crate::store::McpServerError),
     #[error(transparent)]

@@ -55,6 +55,8 @@ impl std::fmt::Display for ContextCount {
     }
 }
 
+use crate::workspace::search::SearchResult;
+
 /// The project's rules for every mode, sent with each request.
 pub const RULES_FILE: &str = "AI_RULES.md";
 /// What a new `AI_RULES.md` starts as.
@@ -180,6 +182,17 @@ impl App {
         settings.mode_rules = rules;
         self.save_project_settings(&project)?;
         self.project_by_id(project.id)
+    }
+
+    /// Searches the project's files (`.gitignore`-aware; binary and large files skipped) for
+    /// a literal or a regular expression.
+    pub fn search(
+        &self,
+        project: &Project,
+        query: &crate::workspace::search::SearchQuery<'_>,
+    ) -> Result<SearchResult> {
+        let (_, _, found) = crate::workspace::search::search(&project.path, query)?;
+        Ok(found)
     }
 
     /// Writes a starter `AI_RULES.md` (committed, as a save from the editor is) when the

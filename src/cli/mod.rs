@@ -16,6 +16,7 @@ mod chats;
 mod config;
 mod model;
 mod prompts;
+mod search;
 mod usage;
 
 use tandem::app::App;
@@ -109,6 +110,8 @@ enum Command {
         project: String,
         query: String,
     },
+    /// Search the project's files (literal; --regex for a regular expression).
+    Search(search::SearchArgs),
     /// Tokens in and out per model (and cost, where `usage.prices` knows the model).
     Usage {
         /// Only this project (id or folder); default: all projects.
@@ -456,6 +459,7 @@ Every command is asked: the kernel here cannot stop {}.
         Command::SearchChats { project, query } => chats::search(&ctx, &project, &query)?,
         Command::Prompt(command) => prompts::run(&ctx, command)?,
         Command::Usage { project } => usage::run(&ctx, project.as_deref())?,
+        Command::Search(args) => search::run(&ctx, args)?,
         Command::Messages { chat: chat_id } => chats::messages(&ctx, chat_id)?,
     }
     Ok(())

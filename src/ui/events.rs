@@ -77,6 +77,9 @@ impl AppState {
                 self.usage = Some(*report);
                 self.prices = prices;
             }
+            Event::SearchResults { key, result } => {
+                self.search.results = Some((key, result));
+            }
             Event::Prompts(prompts) => {
                 // The editor's prompt was saved: the form is free for the next one.
                 let form = &mut self.settings;

@@ -117,6 +117,19 @@ impl TandemApp {
         }
     }
 
+    /// Searches the project's files for the Search tab once typing pauses.
+    fn ask_for_project_search(&mut self, ctx: &egui::Context, now: std::time::Instant) {
+        if !typing_paused(&mut self.state.search.edited, ctx, now) {
+            return;
+        }
+        let key = self.state.search.query.clone();
+        if let Some(project) = &self.state.project
+            && !key.text.is_empty()
+        {
+            self.backend.search(project.project.clone(), key);
+        }
+    }
+
     /// Searches the chats' messages for the sidebar's filter once typing pauses.
     fn ask_for_chat_search(&mut self, ctx: &egui::Context, now: std::time::Instant) {
         let Some(project) = &mut self.state.project else {
@@ -206,6 +219,7 @@ impl TandemApp {
         let now = std::time::Instant::now();
         self.ask_for_context_estimate(ctx, now);
         self.ask_for_chat_search(ctx, now);
+        self.ask_for_project_search(ctx, now);
         self.ask_for_glob_counts(ctx, now);
         // Every 2 s, look for open files changed on disk (by another editor, git, a formatter).
         if now.duration_since(self.last_disk_check) > std::time::Duration::from_secs(2) {

@@ -7,6 +7,7 @@ mod listing;
 pub(crate) mod outline;
 mod paths;
 mod platform;
+pub mod search;
 mod walk;
 
 pub use files::{FileState, Fs, RealFs, blob_hash, read_state, remove_file, write_file_atomic};

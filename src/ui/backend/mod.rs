@@ -44,6 +44,11 @@ pub enum Event {
         query: String,
         hits: Vec<crate::app::MessageHit>,
     },
+    /// The Search tab's results for `key`.
+    SearchResults {
+        key: crate::ui::model::state::SearchKey,
+        result: Result<crate::app::SearchResult, String>,
+    },
     /// Usage for the Usage tab, with the price table.
     Usage {
         report: Box<crate::app::UsageReport>,

@@ -6,6 +6,9 @@ use super::{Backend, Emit, Event};
 use crate::app::{App, SaveOutcome};
 use crate::store::Project;
 
+/// The Search tab shows at most this many matches.
+const SEARCH_MAX_MATCHES: usize = 1_000;
+
 impl Backend {
     /// Adds (or reopens) a folder as a project and loads it.
     pub fn open_project(&self, path: PathBuf) {
@@ -106,6 +109,24 @@ impl Backend {
                     Ok(())
                 }
             }
+        });
+    }
+
+    /// Searches the project's files for the Search tab.
+    pub fn search(&self, project: Project, key: crate::ui::model::state::SearchKey) {
+        self.spawn("searching", move |app, emit| {
+            let glob = key.glob.trim();
+            let query = crate::app::SearchQuery {
+                pattern: &key.text,
+                literal: !key.regex,
+                case_insensitive: !key.match_case,
+                glob: (!glob.is_empty()).then_some(glob),
+                start: None,
+                max_matches: SEARCH_MAX_MATCHES,
+            };
+            let result = app.search(&project, &query).map_err(|e| e.to_string());
+            emit.send(Event::SearchResults { key, result });
+            Ok(())
         });
     }
 

@@ -76,6 +76,26 @@ pub enum BottomTab {
     Usage,
     /// The security findings of the chat's last review.
     Findings,
+    /// Searching the project's files.
+    Search,
+}
+
+/// The Search tab: what is typed, and the results for the query they were found for.
+#[derive(Debug, Clone, Default)]
+pub struct SearchView {
+    pub query: SearchKey,
+    /// When the query last changed and its search is not asked for yet.
+    pub edited: Option<Instant>,
+    pub results: Option<(SearchKey, Result<crate::app::SearchResult, String>)>,
+}
+
+/// A search as the person set it up.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SearchKey {
+    pub text: String,
+    pub regex: bool,
+    pub match_case: bool,
+    pub glob: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,6 +153,7 @@ pub struct AppState {
     pub usage: Option<crate::app::UsageReport>,
     pub usage_all: bool,
     pub prices: crate::app::Prices,
+    pub search: SearchView,
     /// The levels the Findings tab hides.
     pub findings_filter: crate::ui::model::findings::LevelFilter,
     /// The composer's `@` suggestions: which one is highlighted, and the `@` (byte offset)
@@ -509,6 +530,7 @@ impl AppState {
             usage_all: false,
             prices: Default::default(),
             findings_filter: Default::default(),
+            search: Default::default(),
             mention_selected: 0,
             mention_dismissed: None,
         }

@@ -5,7 +5,7 @@ use crate::ui::command::Command;
 use crate::ui::model::state::{AppState, BottomTab};
 use crate::ui::widgets::theme;
 
-pub fn show(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
+pub fn show(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) {
     ui.horizontal(|ui| {
         let pending = state
             .agent
@@ -34,6 +34,7 @@ pub fn show(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
             (BottomTab::Log, "Log".to_string()),
             (BottomTab::Approvals, approvals),
             (BottomTab::Problems, problems),
+            (BottomTab::Search, "Search".to_string()),
             (BottomTab::Findings, findings),
             (BottomTab::Usage, "Usage".to_string()),
         ] {
@@ -60,6 +61,7 @@ pub fn show(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
         BottomTab::Problems => crate::ui::panels::problems::show(ui, state, commands),
         BottomTab::Usage => crate::ui::panels::usage::show(ui, state, commands),
         BottomTab::Findings => crate::ui::panels::findings::show(ui, state, commands),
+        BottomTab::Search => crate::ui::panels::search::show(ui, state, commands),
     }
 }
 

@@ -14,6 +14,7 @@ pub(crate) mod problems;
 pub(crate) mod project_rules;
 pub(crate) mod prompt_library;
 pub mod review;
+pub(crate) mod search;
 pub(crate) mod settings;
 pub(crate) mod sidebar;
 pub(crate) mod top_bar;
