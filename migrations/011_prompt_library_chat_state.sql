@@ -35,3 +35,17 @@ UPDATE usage_events SET project_id = (
     SELECT c.project_id FROM messages m JOIN chats c ON c.id = m.chat_id
      WHERE m.id = usage_events.message_id);
 CREATE INDEX usage_by_project ON usage_events(project_id, created_at);
+
+-- Files and images attached to a message: the bytes live in the data directory
+-- (`attachments/<git blob hash>`), not in the database; a row says what and where.
+CREATE TABLE attachments (
+    id          INTEGER PRIMARY KEY,
+    message_id  INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+    kind        TEXT    NOT NULL CHECK (kind IN ('file', 'image')),
+    name        TEXT    NOT NULL,
+    mime        TEXT    NOT NULL,
+    bytes       INTEGER NOT NULL,
+    stored      TEXT    NOT NULL,
+    created_at  INTEGER NOT NULL
+);
+CREATE INDEX attachments_by_message ON attachments(message_id);

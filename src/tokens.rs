@@ -8,6 +8,10 @@
 /// Framing tokens providers add around each message (role markers, separators).
 pub const MESSAGE_OVERHEAD: usize = 4;
 
+/// What an image is counted as: vision models take a few hundred (LLaVA's 576) to about
+/// 1,600 (a large image for Claude) tokens per image; erring high is the safe side.
+pub const IMAGE_TOKENS: usize = 1_600;
+
 /// One token per 4 ASCII bytes (rounded up), which is about what BPE tokenizers give for code
 /// and English, and one per non-ASCII character, which over-counts most scripts a little.
 pub fn estimate(text: &str) -> usize {

@@ -729,3 +729,134 @@ async fn security_mode_reviews_with_the_rules_and_last_change_and_reports_findin
         "nothing was written"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attached_images_and_files_go_with_the_prompt_and_a_model_without_vision_is_refused() {
+    let (dir, root, cli, server) = setup().await;
+    let root_str = root.to_str().unwrap();
+    let shot = dir.path().join("shot.png");
+    std::fs::write(&shot, b"\x89PNG\r\n\x1a\na tiny picture").unwrap();
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "The footer should be blue.\n").unwrap();
+    let blob = dir.path().join("blob.bin");
+    std::fs::write(&blob, [0u8, 1, 2, 255]).unwrap();
+
+    server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&["I see it."], Duration::ZERO),
+    );
+    let out = cli
+        .json(&[
+            "chat",
+            "--project",
+            root_str,
+            "--provider",
+            "fake",
+            "--mode",
+            "ask",
+            "--attach",
+            shot.to_str().unwrap(),
+            "--attach",
+            notes.to_str().unwrap(),
+            "what is this?",
+        ])
+        .await;
+    assert_eq!(out["status"], "complete");
+    let chat = server
+        .requests()
+        .into_iter()
+        .find(|r| r.path == "/api/chat")
+        .unwrap();
+    let user = chat.body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(user["images"].as_array().unwrap().len(), 1);
+    let text = user["content"].as_str().unwrap();
+    assert!(text.starts_with("what is this?"), "{text}");
+    assert!(
+        text.contains("Attached file notes.txt:\n```\nThe footer should be blue.\n```"),
+        "{text}"
+    );
+    // The bytes live in the data directory, not in SQLite; the stored prompt is as typed.
+    let kept: Vec<_> = std::fs::read_dir(cli.data.join("attachments"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(kept.len(), 2);
+    let messages = cli
+        .json(&["messages", "--chat", &out["chat_id"].to_string()])
+        .await;
+    assert_eq!(messages["messages"][0]["content"], "what is this?");
+
+    // Not an image nor text: refused before anything is created or sent.
+    let before = server.requests().len();
+    let refused = cli
+        .command(&[
+            "chat",
+            "--project",
+            root_str,
+            "--provider",
+            "fake",
+            "--attach",
+            blob.to_str().unwrap(),
+            "look",
+        ])
+        .output()
+        .await
+        .unwrap();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("neither text nor a PNG"), "{stderr}");
+    assert_eq!(server.requests().len(), before);
+
+    // A model whose server says it has no vision: a clear refusal, no chat request.
+    server.push(
+        "POST",
+        "/api/show",
+        fake_provider::Reply::json(
+            200,
+            serde_json::json!({"capabilities": ["completion"],
+                               "model_info": {"llama.context_length": 8192}}),
+        ),
+    );
+    let refused = cli
+        .command(&[
+            "chat",
+            "--project",
+            root_str,
+            "--provider",
+            "fake",
+            "--model",
+            "text-only",
+            "--attach",
+            shot.to_str().unwrap(),
+            "look",
+        ])
+        .output()
+        .await
+        .unwrap();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("text-only does not take images"),
+        "{stderr}"
+    );
+    assert!(
+        server
+            .requests()
+            .iter()
+            .filter(|r| r.path == "/api/chat")
+            .count()
+            == 1
+    );
+    let chats = cli.json(&["chats", "--project", root_str]).await;
+    assert_eq!(
+        chats["chats"].as_array().unwrap().len(),
+        1,
+        "no empty chat left"
+    );
+}

@@ -462,3 +462,64 @@ async fn anthropic_without_v1_in_its_base_url_still_reaches_v1_messages() {
     run(&llm, request()).await;
     assert_eq!(server.requests()[0].path, "/v1/messages");
 }
+
+#[tokio::test]
+async fn images_go_in_each_providers_own_format() {
+    let png = b"\x89PNG\r\n\x1a\nnot really a picture";
+    let image = tandem::llm::ImageData::new("image/png", png);
+    let data = image.base64.to_string();
+    for kind in KINDS {
+        let (server, llm) = setup(kind).await;
+        server.push(
+            "POST",
+            &chat_path(kind),
+            reply(kind, &PIECES, Duration::ZERO),
+        );
+        let mut request = request();
+        request.messages[1].images = vec![image.clone()];
+        let outcome = run(&llm, request).await;
+        assert_complete(kind, &outcome);
+        let body = &server.requests()[0].body;
+        match kind {
+            ProviderKind::Ollama => {
+                let user = &body["messages"][1];
+                assert_eq!(user["content"], "Say hello");
+                assert_eq!(user["images"], json!([data]));
+            }
+            ProviderKind::Openai => {
+                let parts = &body["messages"][1]["content"];
+                assert_eq!(parts[0], json!({"type": "text", "text": "Say hello"}));
+                assert_eq!(parts[1]["type"], "image_url");
+                assert_eq!(
+                    parts[1]["image_url"]["url"],
+                    format!("data:image/png;base64,{data}")
+                );
+            }
+            ProviderKind::Anthropic => {
+                let blocks = &body["messages"][0]["content"];
+                assert_eq!(
+                    blocks[0],
+                    json!({"type": "image", "source": {"type": "base64",
+                           "media_type": "image/png", "data": data}})
+                );
+                assert_eq!(blocks[1], json!({"type": "text", "text": "Say hello"}));
+            }
+            ProviderKind::Gemini => {
+                let parts = &body["contents"][0]["parts"];
+                assert_eq!(parts[0], json!({"text": "Say hello"}));
+                assert_eq!(
+                    parts[1],
+                    json!({"inlineData": {"mimeType": "image/png", "data": data}})
+                );
+            }
+        }
+        // The estimate counts the image, so the request's num_ctx makes room for it.
+        let mut counted = tandem::llm::ChatRequest {
+            messages: vec![ChatMessage::new(ChatRole::User, "x")],
+            ..request()
+        };
+        let without = counted.estimated_tokens();
+        counted.messages[0].images = vec![image.clone()];
+        assert!(counted.estimated_tokens() >= without + 1_000);
+    }
+}

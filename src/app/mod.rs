@@ -48,6 +48,7 @@ pub use settings::{AgentSettings, ChatSettings, Settings};
 pub use usage::{ModelUsage, USAGE_DAYS, UsageReport, price_of};
 
 // The records the use cases return, for the front-ends to import from here.
+pub use crate::chat::attachments::{Attach, image_type};
 pub use crate::chat::{
     ChatEvent, ChatEventKind, ContextBreakdown, PendingApproval, SendOptions, TurnOutcome,
     strip_for_history,

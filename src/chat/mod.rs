@@ -7,6 +7,7 @@
 //! them. Several chats stream at once; a second send to a busy chat cancels the first.
 
 mod agent_turn;
+pub mod attachments;
 pub mod checkup;
 mod compact;
 pub mod mentions;
@@ -26,7 +27,7 @@ pub use turn::TurnOutcome;
 pub use writer::{Coalescer, DB_FLUSH_INTERVAL, EVENT_INTERVAL, StreamWriter};
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -37,7 +38,7 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::{Engine, EngineError};
 use crate::llm::secrets::Secrets;
 use crate::llm::{LlmError, Usage};
-use crate::store::{ChatMode, MessageStatus, Role, StoreError};
+use crate::store::{AttachmentKind, ChatMode, MessageStatus, Role, StoreError};
 use crate::workspace::context::ContextCache;
 
 /// How long a second send waits for the cancelled turn to settle.
@@ -63,6 +64,13 @@ pub enum ChatError {
     NoModel { provider: String },
     #[error("no saved prompt named {0:?} (`@prompt:{0}`); `tandem prompt list` shows them")]
     UnknownPrompt(String),
+    #[error("cannot attach: {0}")]
+    Attachment(String),
+    #[error(
+        "{model} does not take images (its server says so): remove the images, or choose a \
+         vision model"
+    )]
+    NoVision { model: String },
     #[error("chat {0} has no reply to redo")]
     NothingToRedo(i64),
     #[error("the chat task stopped unexpectedly: {0}")]
@@ -135,6 +143,8 @@ pub struct SendOptions {
     /// Agent mode: pre-approve calls up to this risk (hard denies, trust and the sandbox
     /// still apply).
     pub allow_risk: Option<crate::agent::policy::Risk>,
+    /// Files and images sent with the prompt (kept with it).
+    pub attachments: Vec<attachments::Attach>,
 }
 
 struct Active {
@@ -151,6 +161,8 @@ pub struct ChatService {
     events: broadcast::Sender<ChatEvent>,
     active: Mutex<HashMap<i64, Active>>,
     approvals: agent_turn::Approvals,
+    /// The data directory: attachments are kept under it.
+    data_dir: PathBuf,
 }
 
 /// A started turn: its reply's message id, and the task's result.
@@ -164,7 +176,12 @@ pub struct TurnHandle {
 impl ChatService {
     pub fn new(engine: Arc<Engine>, secrets: Secrets) -> Arc<Self> {
         let (events, _) = broadcast::channel(4096);
+        let data_dir = secrets
+            .file()
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
         Arc::new(ChatService {
+            data_dir,
             engine,
             secrets,
             cache: Arc::new(ContextCache::default()),
@@ -250,10 +267,31 @@ impl ChatService {
         self.settle(chat_id).await;
         let chat = self.engine.store().chat(chat_id)?;
         let prompt = self.expand(prompt)?;
+        let kinds = attachments::check(&options.attachments)?;
+        if kinds.iter().any(|(kind, _)| *kind == AttachmentKind::Image) {
+            let choice = self.choose_for(&chat, &options)?;
+            let profile = models::model_profile(self.engine.store(), &choice).await;
+            if models::lacks_vision(&profile) {
+                return Err(ChatError::NoVision {
+                    model: choice.model,
+                });
+            }
+        }
         let user = self
             .engine
             .store()
             .insert_message(&crate::store::NewMessage::new(chat.id, Role::User, &prompt))?;
+        if let Err(e) = attachments::keep(
+            self.engine.store(),
+            &self.data_dir,
+            user.id,
+            &options.attachments,
+            &kinds,
+        ) {
+            // Nothing is sent without its attachments.
+            let _ = self.engine.store().delete_message(user.id);
+            return Err(e);
+        }
         self.start(chat.id, prompt, Some(user.id), options, None)
             .await
     }

@@ -189,3 +189,14 @@ pub fn native_tools(setting: Option<&str>, profile: &ModelProfile, kind: Provide
         },
     }
 }
+
+/// Whether the model is known to take no images: its server reports what it can do (Ollama's
+/// `/api/show`, llama.cpp's `/props`, LM Studio's model list) and vision is not among it.
+/// Unknown (a cloud API, a server that says nothing) is not refused.
+pub fn lacks_vision(profile: &ModelProfile) -> bool {
+    let reported = matches!(
+        profile.info.context_source.as_deref(),
+        Some("/api/show" | "/props" | "/api/v0/models")
+    );
+    reported && !profile.info.supports_images
+}

@@ -302,11 +302,26 @@ impl ChatService {
         let (summary, turns) = self.history_before(turn.chat.id, Some(turn.history_before))?;
         let keep_from = turns.len().saturating_sub(self.history_setting()?);
         let (older, kept) = turns.split_at(keep_from);
-        let (project, mode, choice, text) =
-            (&turn.project, turn.chat.mode, &turn.choice, &turn.prompt);
-        let first = self
-            .prepare(project, mode, kept, summary.as_ref(), choice, text)
-            .await?;
+        // The prompt's attachments: text files go with its text (and are fitted with it),
+        // images on its message.
+        let attached = self.engine.store().attachments(turn.history_before)?;
+        let (files, images) = super::attachments::load(&self.data_dir, &attached);
+        let text = &format!("{}{files}", turn.prompt);
+        let (project, mode, choice) = (&turn.project, turn.chat.mode, &turn.choice);
+        let with_images = |(mut request, mut breakdown): (ChatRequest, ContextBreakdown)| {
+            if let Some(last) = request.messages.last_mut()
+                && last.role == crate::llm::ChatRole::User
+                && !images.is_empty()
+            {
+                last.images = images.clone();
+                breakdown.prompt += images.len() * crate::tokens::IMAGE_TOKENS;
+            }
+            (request, breakdown)
+        };
+        let first = with_images(
+            self.prepare(project, mode, kept, summary.as_ref(), choice, text)
+                .await?,
+        );
         let dropped = first.1.turns_dropped.min(kept.len());
         if older.is_empty() && dropped == 0 {
             return Ok(first);
@@ -335,8 +350,10 @@ impl ChatService {
                 summary: new.clone(),
             },
         );
-        self.prepare(project, mode, &kept[dropped..], Some(&new), choice, text)
-            .await
+        Ok(with_images(
+            self.prepare(project, mode, &kept[dropped..], Some(&new), choice, text)
+                .await?,
+        ))
     }
 
     /// What a request for `prompt` would contain now, without sending it.
@@ -396,6 +413,15 @@ impl ChatService {
             }
         }
         options
+    }
+
+    /// The provider and model a send in `chat` uses (see [`Self::chat_options`]).
+    pub(super) fn choose_for(
+        &self,
+        chat: &Chat,
+        options: &SendOptions,
+    ) -> Result<ModelChoice, ChatError> {
+        self.choose(&self.chat_options(chat, options.clone()))
     }
 
     /// The provider and model for a send.

@@ -221,6 +221,10 @@ pub struct ChatArgs {
     /// asking on the terminal. Hard denies, the trust level and the sandbox still apply.
     #[arg(long, value_parser = parse_risk)]
     pub allow_risk: Option<Risk>,
+    /// Send a file with the prompt (repeat): an image (PNG, JPEG, GIF, WebP) in the
+    /// provider's image format, a text file as context.
+    #[arg(long, value_name = "FILE")]
+    pub attach: Vec<std::path::PathBuf>,
     pub prompt: String,
 }
 
@@ -253,6 +257,15 @@ fn parse_mode(text: &str) -> Result<ChatMode, String> {
 pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
     let app = &ctx.app;
     let project = app.project(&args.project)?;
+    // Read before anything is created: a missing file leaves no empty chat behind.
+    let attachments = args
+        .attach
+        .iter()
+        .map(|path| tandem::app::Attach::from_path(path))
+        .collect::<Result<Vec<_>, _>>()?;
+    for attach in &attachments {
+        attach.kind()?;
+    }
     let runtime = runtime()?;
     let chat = match args.chat {
         Some(id) => app.chat_in_project(&project, id, args.mode)?,
@@ -263,11 +276,21 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
         model: args.model,
         auto_approve: args.approve.then_some(true),
         allow_risk: args.allow_risk,
+        attachments,
     };
     let json = ctx.json;
     let outcome = runtime.block_on(async {
         let mut events = app.subscribe();
-        let started = app.send(chat.id, None, &args.prompt, options).await?;
+        let started = match app.send(chat.id, None, &args.prompt, options).await {
+            Ok(started) => started,
+            Err(e) => {
+                // Nothing was sent: a chat made for this prompt goes again.
+                if args.chat.is_none() {
+                    let _ = app.delete_chat(chat.id);
+                }
+                return Err(e);
+            }
+        };
         let message_id = started.reply_id;
         let mut outcome = std::pin::pin!(started.finish());
         let mut stdout = std::io::stdout();

@@ -64,6 +64,34 @@ pub struct ChatMessage {
     /// Tool messages: the tool's name (Gemini's `functionResponse` and Ollama need it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_name: Option<String>,
+    /// User messages: images sent with the text, in each API's own shape.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<ImageData>,
+}
+
+/// An image as sent: its media type and its bytes in base64 (encoded once, shared).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageData {
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub mime: String,
+    pub base64: std::sync::Arc<str>,
+}
+
+impl ImageData {
+    pub fn new(mime: &str, bytes: &[u8]) -> Self {
+        use base64::Engine as _;
+        ImageData {
+            mime: mime.to_string(),
+            base64: base64::engine::general_purpose::STANDARD
+                .encode(bytes)
+                .into(),
+        }
+    }
+
+    /// A `data:` URL (OpenAI-compatible `image_url`).
+    pub fn data_url(&self) -> String {
+        format!("data:{};base64,{}", self.mime, self.base64)
+    }
 }
 
 impl ChatMessage {
@@ -74,7 +102,10 @@ impl ChatMessage {
             .iter()
             .map(|c| tokens::estimate(&c.name) + tokens::estimate(&c.arguments.to_string()))
             .sum();
-        tokens::estimate(&self.content) + calls + tokens::MESSAGE_OVERHEAD
+        tokens::estimate(&self.content)
+            + calls
+            + self.images.len() * tokens::IMAGE_TOKENS
+            + tokens::MESSAGE_OVERHEAD
     }
 
     pub fn new(role: ChatRole, content: impl Into<String>) -> Self {
@@ -84,6 +115,7 @@ impl ChatMessage {
             tool_calls: Vec::new(),
             tool_call_id: None,
             tool_name: None,
+            images: Vec::new(),
         }
     }
 

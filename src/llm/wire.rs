@@ -8,6 +8,9 @@
 //! - Anthropic: assistant content blocks `tool_use`, results as `tool_result` blocks inside a
 //!   user message (consecutive results share one message: the API wants roles alternating).
 //! - Gemini: `functionCall` parts from the model, `functionResponse` parts from the user.
+//!
+//! Images on a user message: OpenAI `image_url` parts with a `data:` URL, Ollama `images`
+//! (base64), Anthropic `image` blocks (base64 source) before the text, Gemini `inlineData`.
 
 use serde_json::{Value, json};
 
@@ -63,6 +66,15 @@ pub(crate) fn openai_messages(request: &ChatRequest) -> Vec<Value> {
                 json!({"role": "tool", "tool_call_id": result_id(m, results_seen - 1),
                        "content": m.content})
             }
+            _ if !m.images.is_empty() => {
+                let mut parts = vec![json!({"type": "text", "text": m.content})];
+                parts.extend(
+                    m.images
+                        .iter()
+                        .map(|i| json!({"type": "image_url", "image_url": {"url": i.data_url()}})),
+                );
+                json!({ "role": m.role, "content": parts })
+            }
             _ => json!({ "role": m.role, "content": m.content }),
         });
     }
@@ -81,6 +93,10 @@ pub(crate) fn ollama_messages(request: &ChatRequest) -> Vec<Value> {
         }
         ChatRole::Tool => json!({"role": "tool", "content": m.content,
                                  "tool_name": m.tool_name.as_deref().unwrap_or_default()}),
+        _ if !m.images.is_empty() => {
+            let images: Vec<&str> = m.images.iter().map(|i| &*i.base64).collect();
+            json!({ "role": m.role, "content": m.content, "images": images })
+        }
         _ => json!({ "role": m.role, "content": m.content }),
     };
     request.messages.iter().map(message).collect()
@@ -127,6 +143,19 @@ pub(crate) fn anthropic_messages(request: &ChatRequest) -> Vec<Value> {
                     None => out.push(json!({"role": "user", "content": [block]})),
                 }
             }
+            _ if !m.images.is_empty() => {
+                let mut blocks: Vec<Value> = m
+                    .images
+                    .iter()
+                    .map(|i| {
+                        json!({"type": "image", "source": {
+                            "type": "base64", "media_type": i.mime, "data": &*i.base64,
+                        }})
+                    })
+                    .collect();
+                blocks.push(json!({"type": "text", "text": m.content}));
+                out.push(json!({ "role": m.role, "content": blocks }));
+            }
             _ => out.push(json!({ "role": m.role, "content": m.content })),
         }
     }
@@ -166,7 +195,15 @@ pub(crate) fn gemini_contents(request: &ChatRequest) -> Vec<Value> {
                 "response": {"content": m.content},
             }}]}),
             ChatRole::Assistant => json!({"role": "model", "parts": [{"text": m.content}]}),
-            _ => json!({"role": "user", "parts": [{"text": m.content}]}),
+            _ => {
+                let mut parts = vec![json!({"text": m.content})];
+                parts.extend(
+                    m.images
+                        .iter()
+                        .map(|i| json!({"inlineData": {"mimeType": i.mime, "data": &*i.base64}})),
+                );
+                json!({"role": "user", "parts": parts})
+            }
         };
         out.push(content);
     }

@@ -7,6 +7,7 @@
 
 mod agent_steps;
 mod approvals;
+mod attachments;
 mod chats;
 pub mod keys;
 mod mcp_servers;
@@ -24,6 +25,7 @@ pub use approvals::{
     ApprovalDecision, ApprovalKind, ApprovalRequestRecord, DecideError, DecidedBy,
     approval_fingerprint,
 };
+pub use attachments::{Attachment, AttachmentKind, NewAttachment};
 pub use chats::{Chat, ChatMode, MessageHit};
 pub use mcp_servers::{
     MCP_SERVER_NAME_MAX, McpServerError, McpServerRecord, McpTransport, stdio_server_env,

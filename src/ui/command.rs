@@ -586,12 +586,17 @@ impl AppState {
             self.toast("Open a project first", true);
             return;
         };
-        let options = self.send_options();
+        let mut options = self.send_options();
+        if !redo {
+            // The attachments go with a new prompt (a redo resends the old one's).
+            options.attachments = self.attachments.clone();
+        }
         let Some(chat) = &project.chat else {
             if !redo && !prompt.is_empty() {
                 // No chat yet: start one with this prompt.
                 backend.start_chat(project.project.id, self.mode, prompt, options);
                 self.composer.clear();
+                self.attachments.clear();
             }
             return;
         };
@@ -601,6 +606,7 @@ impl AppState {
         backend.send(chat.chat.id, self.mode, prompt, options, redo);
         if !redo {
             self.composer.clear();
+            self.attachments.clear();
         }
     }
 
@@ -612,6 +618,7 @@ impl AppState {
             model: self.model.clone(),
             auto_approve: Some(self.auto_approve),
             allow_risk: None,
+            attachments: Vec::new(),
         }
     }
 

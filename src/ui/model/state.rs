@@ -154,6 +154,8 @@ pub struct AppState {
     pub usage_all: bool,
     pub prices: crate::app::Prices,
     pub search: SearchView,
+    /// Files and images attached to the prompt being written.
+    pub attachments: Vec<crate::app::Attach>,
     /// The levels the Findings tab hides.
     pub findings_filter: crate::ui::model::findings::LevelFilter,
     /// The composer's `@` suggestions: which one is highlighted, and the `@` (byte offset)
@@ -531,6 +533,7 @@ impl AppState {
             prices: Default::default(),
             findings_filter: Default::default(),
             search: Default::default(),
+            attachments: Vec::new(),
             mention_selected: 0,
             mention_dismissed: None,
         }
