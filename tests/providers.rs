@@ -475,9 +475,9 @@ async fn images_go_in_each_providers_own_format() {
             &chat_path(kind),
             reply(kind, &PIECES, Duration::ZERO),
         );
-        let mut request = request();
-        request.messages[1].images = vec![image.clone()];
-        let outcome = run(&llm, request).await;
+        let mut with_image = request();
+        with_image.messages[1].images = vec![image.clone()];
+        let outcome = run(&llm, with_image).await;
         assert_complete(kind, &outcome);
         let body = &server.requests()[0].body;
         match kind {
