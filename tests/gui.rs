@@ -966,3 +966,109 @@ fn the_search_tab_finds_text_and_opens_the_file_at_the_line() {
             .is_some_and(|p| p.tabs.iter().any(|t| t.path == "notes.txt"))
     });
 }
+
+/// A real 8×8 PNG, red.
+fn red_png() -> Vec<u8> {
+    let image = image::RgbaImage::from_pixel(8, 8, image::Rgba([220, 40, 40, 255]));
+    let mut png = Vec::new();
+    image
+        .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+        .unwrap();
+    png
+}
+
+#[test]
+fn attached_images_are_sent_and_shown_and_a_text_file_can_be_added_to_the_project() {
+    let (world, prefs) = world();
+    world.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&["A red square."], Duration::from_millis(5)),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let (shot, readme) = (dir.path().join("shot.png"), dir.path().join("extra.md"));
+    std::fs::write(&shot, red_png()).unwrap();
+    std::fs::write(&readme, "# Extra\n").unwrap();
+    let mut harness = harness(&world.data, prefs);
+    open_chat(&mut harness);
+    // What dropping the files on the window does.
+    harness
+        .state_mut()
+        .as_mut()
+        .unwrap()
+        .backend
+        .attach_paths(vec![shot.clone(), readme.clone()]);
+    wait_until(&mut harness, "the attachments", |a| {
+        a.state.attachments.len() == 2
+    });
+    harness.run_steps(2);
+    assert!(
+        harness
+            .query_all_by_label_contains("shot.png")
+            .next()
+            .is_some()
+    );
+    // The second attachment's ×.
+    harness.get_all_by_label("×").nth(1).unwrap().click();
+    harness.step();
+    assert_eq!(app(&harness).state.attachments.len(), 1);
+    assert_eq!(app(&harness).state.attachments[0].name, "shot.png");
+
+    send(&mut harness, "what is this?");
+    wait_until(&mut harness, "the reply", |a| {
+        a.state
+            .chat()
+            .is_some_and(|c| c.streaming.is_none() && c.messages.len() == 2)
+    });
+    assert!(
+        app(&harness).state.attachments.is_empty(),
+        "sent with the prompt"
+    );
+    let request = world
+        .server
+        .requests()
+        .into_iter()
+        .find(|r| r.path.contains("/api/chat"))
+        .unwrap();
+    let user = request.body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(user["images"].as_array().unwrap().len(), 1);
+    // Reopened, the message shows its image.
+    let chat_id = app(&harness).state.chat().unwrap().chat.id;
+    harness
+        .state_mut()
+        .as_mut()
+        .unwrap()
+        .backend
+        .load_chat(chat_id);
+    wait_until(&mut harness, "the attachment on the message", |a| {
+        a.state
+            .chat()
+            .is_some_and(|c| c.messages[0].attachments.iter().any(|s| s.image.is_some()))
+    });
+
+    // A text file proposed as a new project file, reviewed like any proposal.
+    harness
+        .state_mut()
+        .as_mut()
+        .unwrap()
+        .backend
+        .attach_paths(vec![readme]);
+    wait_until(&mut harness, "the text attachment", |a| {
+        a.state.attachments.len() == 1
+    });
+    harness.run_steps(2);
+    harness.get_by_label("Add to project").click();
+    wait_until(&mut harness, "the proposal", |a| a.state.review().is_some());
+    let review = app(&harness).state.review().unwrap();
+    let paths: Vec<_> = review.plan.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, ["extra.md"]);
+    assert!(
+        !world.root.join("extra.md").exists(),
+        "nothing on disk before approval"
+    );
+}

@@ -214,3 +214,56 @@ Overall: small surface, one real risk at the output boundary.";
     harness.run_steps(4);
     harness.snapshot_options("security_review", &options());
 }
+
+#[test]
+fn an_image_sent_with_a_prompt_and_another_attached() {
+    let (world, prefs) = gui_harness::world(&[("src/notes.rs", NOTES)]);
+    world.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&["A red square on its own."], Duration::from_millis(5)),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let square = |name: &str, rgba: [u8; 4]| {
+        let image = image::RgbaImage::from_pixel(48, 32, image::Rgba(rgba));
+        let path = dir.path().join(name);
+        image
+            .save_with_format(&path, image::ImageFormat::Png)
+            .unwrap();
+        path
+    };
+    let (red, blue) = (
+        square("red.png", [220, 40, 40, 255]),
+        square("blue.png", [40, 80, 220, 255]),
+    );
+    let notes = dir.path().join("spec.md");
+    std::fs::write(&notes, "# Spec\n").unwrap();
+    let mut harness = painting_harness(&world.data, prefs);
+    open_chat(&mut harness);
+    let attach = |h: &mut gui_harness::H, paths: Vec<std::path::PathBuf>, count: usize| {
+        h.state_mut().as_mut().unwrap().backend.attach_paths(paths);
+        wait_until(h, "the attachments", |a| a.state.attachments.len() == count);
+    };
+    attach(&mut harness, vec![red], 1);
+    send(&mut harness, "what is this?");
+    wait_until(&mut harness, "the reply", |a| {
+        a.state
+            .chat()
+            .is_some_and(|c| c.streaming.is_none() && c.messages.len() == 2)
+    });
+    let chat_id = gui_harness::app(&harness).state.chat().unwrap().chat.id;
+    harness
+        .state_mut()
+        .as_mut()
+        .unwrap()
+        .backend
+        .load_chat(chat_id);
+    wait_until(&mut harness, "the thumbnail", |a| {
+        a.state
+            .chat()
+            .is_some_and(|c| !c.messages[0].attachments.is_empty())
+    });
+    attach(&mut harness, vec![blue, notes], 2);
+    harness.run_steps(4);
+    harness.snapshot_options("attachments", &options());
+}

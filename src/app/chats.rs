@@ -27,6 +27,16 @@ pub struct LoadedChat {
     pub approvals: Vec<PendingApproval>,
     /// What older turns were compacted into, oldest first (the last one is sent now).
     pub summaries: Vec<ChatSummary>,
+    /// What was attached to the person's messages, by message id.
+    pub attachments: HashMap<i64, Vec<ShownAttachment>>,
+}
+
+/// An attachment as the chat shows it: an image's bytes for its thumbnail.
+#[derive(Debug, Clone)]
+pub struct ShownAttachment {
+    pub attachment: crate::store::Attachment,
+    /// Images only; `None` when the bytes are gone from the data directory.
+    pub image: Option<std::sync::Arc<[u8]>>,
 }
 
 /// A turn that has started: its reply streams as [`ChatEvent`]s until `outcome` resolves.
@@ -154,6 +164,24 @@ impl App {
             Some(message) => Some((message.id, self.review(message.id)?.plan)),
             None => None,
         };
+        let mut attachments = HashMap::new();
+        for message in messages.iter().filter(|m| m.role == Role::User) {
+            let list = self.store().attachments(message.id)?;
+            if list.is_empty() {
+                continue;
+            }
+            let shown = list
+                .into_iter()
+                .map(|attachment| ShownAttachment {
+                    image: (attachment.kind == crate::store::AttachmentKind::Image)
+                        .then(|| std::fs::read(self.data_dir().join(&attachment.stored)).ok())
+                        .flatten()
+                        .map(Into::into),
+                    attachment,
+                })
+                .collect();
+            attachments.insert(message.id, shown);
+        }
         let mut steps = HashMap::new();
         for message in messages.iter().filter(|m| m.role == Role::Assistant) {
             let list = self.agent_steps(message.id)?;
@@ -168,6 +196,7 @@ impl App {
             review,
             approvals: self.chat.pending_approvals(),
             summaries: self.store().chat_summaries(chat_id)?,
+            attachments,
         })
     }
 
@@ -256,6 +285,37 @@ impl App {
         reply: &str,
     ) -> Result<Proposal> {
         Ok(self.engine().propose(project, chat_id, prompt, reply)?)
+    }
+
+    /// Proposes a text attachment as a new file of the project (in `chat_id`, else a new
+    /// chat), reviewed like any proposal. Refused for images, for text that would end the
+    /// write tag early, and for a name that is not a plain file name.
+    pub fn propose_new_file(
+        &self,
+        project: &Project,
+        chat_id: Option<i64>,
+        attach: &crate::chat::attachments::Attach,
+    ) -> Result<Proposal> {
+        let (kind, _) = attach.kind()?;
+        if kind != crate::store::AttachmentKind::File {
+            return Err(AppError::Invalid(format!(
+                "{} is an image: only text files can be added to the project this way",
+                attach.name
+            )));
+        }
+        let text = String::from_utf8_lossy(&attach.bytes);
+        if text.contains("</tandem-write") || text.contains("</dyad-write") {
+            return Err(AppError::Invalid(format!(
+                "{} contains a closing write tag; add it from the editor instead",
+                attach.name
+            )));
+        }
+        let path = crate::workspace::normalize_relative(&attach.name)?;
+        let reply = format!(
+            "<tandem-write path=\"{path}\" description=\"attached file\">\n{text}</tandem-write>\n"
+        );
+        let prompt = format!("Add the attached file {path} to the project");
+        self.propose(project, chat_id, Some(&prompt), &reply)
     }
 
     /// A proposal's plan against the disk as it is now.

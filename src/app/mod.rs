@@ -34,7 +34,7 @@ mod usage;
 #[cfg(test)]
 mod door_tests;
 
-pub use chats::{LoadedChat, StartedTurn};
+pub use chats::{LoadedChat, ShownAttachment, StartedTurn};
 pub use config::{CONFIG_KEYS, ConfigKey, ConfigValue, ValueKind};
 pub use gateway::{
     DEFAULT_GATEWAY_PORT, GATEWAY_TOKEN_SECRET, GatewayApplied, GatewaySettings, GatewayStatus,

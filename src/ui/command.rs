@@ -33,6 +33,14 @@ pub enum Command {
         text: String,
     },
     RemovePrompt(String),
+    /// Opens the file dialog to attach files or images to the prompt.
+    AttachFiles,
+    /// Attaches the clipboard's image.
+    PasteImage,
+    RemoveAttachment(usize),
+    /// Proposes text attachment `index` as a new file of the project (and takes it off the
+    /// prompt).
+    AddAttachmentToProject(usize),
     /// Reloads the Usage tab (`true`: every project, else the open one).
     LoadUsage(bool),
     /// Sets (`None`: removes) a model's price per million tokens.
@@ -366,6 +374,22 @@ impl AppState {
                 }
             }
             Command::LoadUsage(all) => self.load_usage(backend, all),
+            Command::AttachFiles => backend.pick_attachments(),
+            Command::PasteImage => backend.paste_image(),
+            Command::RemoveAttachment(index) => {
+                if index < self.attachments.len() {
+                    self.attachments.remove(index);
+                }
+            }
+            Command::AddAttachmentToProject(index) => {
+                let Some(project) = &self.project else { return };
+                if index < self.attachments.len() {
+                    let attach = self.attachments.remove(index);
+                    let chat = project.chat.as_ref().map(|c| c.chat.id);
+                    self.show_review = true;
+                    backend.propose_attachment(project.project.clone(), chat, attach);
+                }
+            }
             Command::SetPrice(model, price) => {
                 let scope = self.usage_scope();
                 backend.set_price(model, price, scope);

@@ -77,6 +77,12 @@ impl AppState {
                 self.usage = Some(*report);
                 self.prices = prices;
             }
+            Event::Attached { attached, errors } => {
+                self.attachments.extend(attached);
+                for error in errors {
+                    self.toast(&error, true);
+                }
+            }
             Event::SearchResults { key, result } => {
                 self.search.results = Some((key, result));
             }
@@ -101,6 +107,7 @@ impl AppState {
                     review,
                     approvals,
                     summaries,
+                    mut attachments,
                 } = *loaded;
                 for approval in approvals {
                     self.agent.add_approval(approval);
@@ -135,7 +142,11 @@ impl AppState {
                     .into_iter()
                     .map(|m| {
                         let steps = steps.remove(&m.id).unwrap_or_default();
-                        MessageView::with_steps(m, steps)
+                        let attached = attachments.remove(&m.id).unwrap_or_default();
+                        MessageView {
+                            attachments: attached,
+                            ..MessageView::with_steps(m, steps)
+                        }
                     })
                     .collect();
                 project.chat = Some(ChatState {

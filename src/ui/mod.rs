@@ -163,6 +163,18 @@ impl TandemApp {
     }
 
     pub fn update_state(&mut self, ctx: &egui::Context) {
+        // Files dropped on the window are attached to the prompt.
+        let dropped: Vec<std::path::PathBuf> = ctx.input(|i| {
+            i.raw
+                .dropped_files
+                .iter()
+                .map(|f| f.path().to_path_buf())
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect()
+        });
+        if !dropped.is_empty() && self.state.project.is_some() {
+            self.backend.attach_paths(dropped);
+        }
         for event in self.backend.drain() {
             match event {
                 backend::Event::FolderPicked(path) => self.backend.open_project(path),

@@ -54,6 +54,11 @@ pub enum Event {
         report: Box<crate::app::UsageReport>,
         prices: crate::app::Prices,
     },
+    /// Files and images read to attach to the prompt, and why others could not be.
+    Attached {
+        attached: Vec<crate::app::Attach>,
+        errors: Vec<String>,
+    },
     /// The prompt library changed (or was loaded).
     Prompts(Vec<crate::app::SavedPrompt>),
     /// What the settings' context globs select, for the texts they were counted with.
@@ -303,6 +308,7 @@ impl Emit {
     }
 }
 
+mod attachments;
 mod chats;
 mod gateway;
 mod projects;

@@ -306,6 +306,8 @@ pub struct MessageView {
     pub message: Message,
     pub segments: Vec<Segment>,
     pub steps: Vec<AgentStep>,
+    /// What the person attached (their messages only).
+    pub attachments: Vec<crate::app::ShownAttachment>,
 }
 
 impl MessageView {
@@ -319,6 +321,7 @@ impl MessageView {
             message,
             segments,
             steps,
+            attachments: Vec::new(),
         }
     }
 }

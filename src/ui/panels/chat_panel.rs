@@ -291,6 +291,7 @@ fn message(
         });
         if user {
             ui.label(&m.content);
+            attachments(ui, &view.attachments);
             return;
         }
         crate::ui::panels::agent_steps::trace(ui, m.id, &view.steps, agent, commands);
@@ -457,6 +458,30 @@ fn card(ui: &mut egui::Ui, tag: &Tag, op: Option<&Operation>, applied: bool) {
                 ui.weak(tag.body.trim());
             }
         });
+}
+
+/// What was attached to a message: images as thumbnails, files by name.
+fn attachments(ui: &mut egui::Ui, attached: &[crate::app::ShownAttachment]) {
+    if attached.is_empty() {
+        return;
+    }
+    ui.horizontal_wrapped(|ui| {
+        for shown in attached {
+            let name = &shown.attachment.name;
+            let thumb = shown
+                .image
+                .as_ref()
+                .and_then(|bytes| crate::ui::widgets::thumbnail::show(ui, bytes, 96.0));
+            match thumb {
+                Some(image) => {
+                    image.on_hover_text(name);
+                }
+                None => {
+                    ui.weak(format!("attached: {name}"));
+                }
+            }
+        }
+    });
 }
 
 /// What the person left out of a proposal and why, on hover over its state.

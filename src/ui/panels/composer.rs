@@ -76,6 +76,7 @@ pub fn show(
         commands.push(Command::Send);
     }
     chips(ui, state);
+    attachments(ui, state, commands);
     ui.horizontal(|ui| {
         if streaming {
             if ui.button("⏹ Cancel").on_hover_text("Esc").clicked() {
@@ -94,17 +95,75 @@ pub fn show(
         {
             commands.push(Command::Redo);
         }
+        if ui
+            .button("Attach…")
+            .on_hover_text(
+                "Files as context, or images (PNG, JPEG, GIF, WebP); or drop them on the window",
+            )
+            .clicked()
+        {
+            commands.push(Command::AttachFiles);
+        }
+        if ui
+            .button("Paste image")
+            .on_hover_text("Attach the image on the clipboard")
+            .clicked()
+        {
+            commands.push(Command::PasteImage);
+        }
     });
 }
 
-/// The height the composer takes: the field, its buttons, and a row of chips when the text
-/// mentions something.
+/// The files and images attached to the prompt: a thumbnail or the name, × to remove, and
+/// for a text file "Add to project" (a proposal with it as a new file).
+fn attachments(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
+    if state.attachments.is_empty() {
+        return;
+    }
+    ui.horizontal_wrapped(|ui| {
+        for (index, attach) in state.attachments.iter().enumerate() {
+            let image = crate::app::image_type(&attach.bytes).is_some();
+            ui.group(|ui| {
+                ui.horizontal(|ui| {
+                    if image {
+                        crate::ui::widgets::thumbnail::show(ui, &attach.bytes, 40.0);
+                    }
+                    let size = attach.bytes.len().div_ceil(1024);
+                    ui.label(egui::RichText::new(format!("{} ({size} KiB)", attach.name)).small());
+                    if !image
+                        && ui
+                            .small_button("Add to project")
+                            .on_hover_text("Propose it as a new file of the project, for review")
+                            .clicked()
+                    {
+                        commands.push(Command::AddAttachmentToProject(index));
+                    }
+                    if ui
+                        .small_button("×")
+                        .on_hover_text(format!("Remove {}", attach.name))
+                        .clicked()
+                    {
+                        commands.push(Command::RemoveAttachment(index));
+                    }
+                });
+            });
+        }
+    });
+}
+
+/// The height the composer takes: the field, its buttons, a row of chips when the text
+/// mentions something, and a row of attachments when there are some.
 pub fn height(state: &AppState) -> f32 {
     let files = state.project.as_ref().map_or(&[][..], |p| p.files.files());
-    match mentions::chips(&state.composer, files, &state.prompts).is_empty() {
-        true => 110.0,
-        false => 136.0,
-    }
+    let chips = match mentions::chips(&state.composer, files, &state.prompts).is_empty() {
+        true => 0.0,
+        false => 26.0,
+    };
+    let attached = match state.attachments.is_empty() {
+        true => 0.0,
+        false => 60.0,
+    };
+    110.0 + chips + attached
 }
 
 /// The `@word` at the field's cursor and what it may complete to, while the field has the

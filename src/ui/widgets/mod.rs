@@ -4,3 +4,4 @@ pub mod diff_view;
 pub mod highlight;
 pub(crate) mod prose;
 pub(crate) mod theme;
+pub mod thumbnail;
