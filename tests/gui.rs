@@ -1072,3 +1072,60 @@ fn attached_images_are_sent_and_shown_and_a_text_file_can_be_added_to_the_projec
         "nothing on disk before approval"
     );
 }
+
+#[test]
+fn selected_lines_go_to_the_chat_to_ask_about_or_to_change() {
+    let (world, prefs) = world();
+    let mut harness = harness(&world.data, prefs);
+    wait_until(&mut harness, "the project", |a| a.state.project.is_some());
+    harness.get_by_label_contains("notes.txt").click();
+    wait_until(&mut harness, "the open tab", |a| {
+        a.state.project.as_ref().is_some_and(|p| !p.tabs.is_empty())
+    });
+    harness.run_steps(2);
+    // Nothing selected: the buttons are there but off.
+    assert!(
+        harness
+            .query_by_label("Select lines to ask about them or change them")
+            .is_some()
+    );
+    // Select from inside line 2 to inside line 3, as dragging would.
+    let select = |harness: &mut gui_harness::H| {
+        let editor = |n: &egui_kittest::kittest::AccessKitNode<'_>| {
+            n.role() == Role::MultilineTextInput
+                && n.value().is_some_and(|v| v.starts_with("line 1"))
+        };
+        harness.get_by(editor).focus();
+        harness.step();
+        let id = egui::Id::unique(("tandem-editor", "notes.txt"));
+        let mut state = egui::text_edit::TextEditState::load(&harness.ctx, id).unwrap_or_default();
+        state
+            .cursor
+            .set_char_range(Some(egui::text::CCursorRange::two(
+                egui::text::CCursor::new(9),
+                egui::text::CCursor::new(16),
+            )));
+        state.store(&harness.ctx, id);
+        harness.run_steps(2);
+    };
+    select(&mut harness);
+    assert!(harness.query_by_label("Lines 2-3 selected").is_some());
+    harness.get_by_label("Change this").click();
+    harness.step();
+    let state = &app(&harness).state;
+    assert_eq!(state.mode, tandem::store::ChatMode::Build);
+    assert_eq!(
+        state.composer,
+        "Change notes.txt lines 2-3 (edit only this part of the file):\n```txt\nline 2\nline 3\n```\n"
+    );
+    select(&mut harness);
+    harness.get_by_label("Ask about this").click();
+    harness.step();
+    let state = &app(&harness).state;
+    assert_eq!(state.mode, tandem::store::ChatMode::Ask);
+    assert!(
+        state.composer.starts_with(
+            "About notes.txt lines 2-3:\n```txt\nline 2\nline 3\n```\nChange notes.txt"
+        )
+    );
+}

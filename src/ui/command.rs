@@ -33,6 +33,14 @@ pub enum Command {
         text: String,
     },
     RemovePrompt(String),
+    /// Puts the editor's selected lines into the prompt: to ask about them (Ask mode) or to
+    /// have them changed (Build mode).
+    SelectionToChat {
+        path: String,
+        first: usize,
+        last: usize,
+        change: bool,
+    },
     /// Opens the file dialog to attach files or images to the prompt.
     AttachFiles,
     /// Attaches the clipboard's image.
@@ -374,6 +382,28 @@ impl AppState {
                 }
             }
             Command::LoadUsage(all) => self.load_usage(backend, all),
+            Command::SelectionToChat {
+                path,
+                first,
+                last,
+                change,
+            } => {
+                let Some(project) = &self.project else { return };
+                let Some(tab) = project.tabs.iter().find(|t| t.path == path) else {
+                    return;
+                };
+                let lines = crate::ui::model::selection::selected_lines(&tab.text, first, last);
+                let start = crate::ui::model::selection::prompt(&path, first, last, &lines, change);
+                // What was typed already stays after it.
+                self.composer = format!("{start}{}", self.composer);
+                self.composer_edited = Some(std::time::Instant::now());
+                let mode = if change {
+                    ChatMode::Build
+                } else {
+                    ChatMode::Ask
+                };
+                self.apply(Command::SetMode(mode), backend);
+            }
             Command::AttachFiles => backend.pick_attachments(),
             Command::PasteImage => backend.paste_image(),
             Command::RemoveAttachment(index) => {

@@ -6,4 +6,5 @@ pub mod file_tree;
 pub mod findings;
 pub mod mentions;
 pub mod problems;
+pub mod selection;
 pub mod state;

@@ -132,6 +132,9 @@ pub fn show(
     });
 
     let font = FontId::monospace(prefs.font_size);
+    if highlighter.line_count(&tab.path) <= LARGE_FILE_LINES {
+        selection_bar(ui, tab, commands);
+    }
     if highlighter.line_count(&tab.path) > LARGE_FILE_LINES {
         large_view(ui, tab, highlighter, &font, marks, reveal, &mut view);
     } else {
@@ -251,6 +254,52 @@ fn escape_pressed(ui: &egui::Ui) -> bool {
             )
         })
     })
+}
+
+/// With lines selected in the editor: "Ask about this" and "Change this" put them, with the
+/// path and line numbers, at the start of the prompt.
+fn selection_bar(ui: &mut egui::Ui, tab: &Tab, commands: &mut Vec<Command>) {
+    let id = editor_id(&tab.path);
+    let selected = egui::text_edit::TextEditState::load(ui.ctx(), id)
+        .and_then(|s| s.cursor.char_range())
+        .filter(|r| r.primary != r.secondary)
+        .map(|r| {
+            crate::ui::model::selection::lines_of(&tab.text, r.primary.index.0, r.secondary.index.0)
+        });
+    // The row is always there (buttons off without a selection), so selecting never moves
+    // the text under the pointer.
+    ui.horizontal(|ui| {
+        let span = match selected {
+            Some((first, last)) if first == last => format!("Line {first} selected"),
+            Some((first, last)) => format!("Lines {first}-{last} selected"),
+            None => "Select lines to ask about them or change them".to_string(),
+        };
+        ui.weak(span);
+        for (label, change, hint) in [
+            (
+                "Ask about this",
+                false,
+                "Puts these lines in the prompt, in Ask mode",
+            ),
+            (
+                "Change this",
+                true,
+                "Puts these lines in the prompt as the place to edit, in Build mode",
+            ),
+        ] {
+            let button = ui
+                .add_enabled(selected.is_some(), egui::Button::new(label).small())
+                .on_hover_text(hint);
+            if let (true, Some((first, last))) = (button.clicked(), selected) {
+                commands.push(Command::SelectionToChat {
+                    path: tab.path.clone(),
+                    first,
+                    last,
+                    change,
+                });
+            }
+        }
+    });
 }
 
 fn editor_id(path: &str) -> Id {
