@@ -493,3 +493,52 @@ fn an_approval_card_shows_hidden_characters_escaped_and_long_commands_whole() {
         a.state.chat().is_some_and(|c| c.streaming.is_none())
     });
 }
+
+#[test]
+fn following_the_agent_opens_the_file_it_reads_at_the_line() {
+    let (world, mut prefs) = agent_world(vec![
+        ollama_tool_call("read_file", json!({"path": "src/main.rs", "start_line": 2})),
+        text("Read it."),
+    ]);
+    prefs.follow_agent = true;
+    let mut harness = harness(&world.data, prefs);
+    start(&mut harness, "Agent", "read main");
+    wait_until(&mut harness, "the file the agent read", |a| {
+        a.state
+            .project
+            .as_ref()
+            .is_some_and(|p| p.tabs.iter().any(|t| t.path == "src/main.rs"))
+    });
+    wait_until(&mut harness, "the end of the turn", |a| {
+        a.state
+            .chat()
+            .is_some_and(|c| c.streaming.is_none() && c.messages.len() == 2)
+    });
+    assert!(has_label(&harness, "Follow agent"));
+}
+
+#[test]
+fn without_following_the_agent_no_file_opens() {
+    let (world, prefs) = agent_world(vec![
+        ollama_tool_call("read_file", json!({"path": "src/main.rs"})),
+        text("Read it."),
+    ]);
+    assert!(!prefs.follow_agent, "off unless the person turns it on");
+    let mut harness = harness(&world.data, prefs);
+    start(&mut harness, "Agent", "read main");
+    wait_until(&mut harness, "the end of the turn", |a| {
+        a.state
+            .chat()
+            .is_some_and(|c| c.streaming.is_none() && c.messages.len() == 2)
+    });
+    harness.run_steps(3);
+    assert!(
+        app(&harness)
+            .state
+            .project
+            .as_ref()
+            .unwrap()
+            .tabs
+            .is_empty()
+    );
+}

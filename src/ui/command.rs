@@ -41,6 +41,8 @@ pub enum Command {
         last: usize,
         change: bool,
     },
+    /// Follows the agent: each file it reads or edits opens at the lines it touched.
+    ToggleFollowAgent,
     /// Opens the file dialog to attach files or images to the prompt.
     AttachFiles,
     /// Attaches the clipboard's image.
@@ -404,6 +406,7 @@ impl AppState {
                 };
                 self.apply(Command::SetMode(mode), backend);
             }
+            Command::ToggleFollowAgent => self.prefs.follow_agent = !self.prefs.follow_agent,
             Command::AttachFiles => backend.pick_attachments(),
             Command::PasteImage => backend.paste_image(),
             Command::RemoveAttachment(index) => {

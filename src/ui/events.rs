@@ -314,6 +314,15 @@ impl AppState {
                 self.agent.settle(*id);
                 return;
             }
+            // Following the agent in the open chat: its file opens where it worked.
+            ChatEventKind::Step { step }
+                if self.prefs.follow_agent
+                    && self.chat().is_some_and(|c| c.chat.id == event.chat_id) =>
+            {
+                if let Some(place) = followed(step, self.project.as_ref()) {
+                    self.follow = Some(place);
+                }
+            }
             _ => {}
         }
         let Some(chat) = self.chat_mut().filter(|c| c.chat.id == event.chat_id) else {
@@ -481,4 +490,38 @@ impl AppState {
             .map(|p| p.tabs.iter().map(|t| t.path.clone()).collect())
             .unwrap_or_default();
     }
+}
+
+/// Where following the agent goes after `step`: the file it read (at the first line read) or
+/// edited (at the edited text when the file is open, else its top).
+fn followed(
+    step: &crate::store::AgentStep,
+    project: Option<&crate::ui::model::state::ProjectState>,
+) -> Option<(String, usize)> {
+    let arguments = step.arguments.as_ref()?;
+    let path = arguments
+        .get("path")?
+        .as_str()?
+        .trim_start_matches("./")
+        .to_string();
+    let line = match step.tool.as_deref()? {
+        "read_file" => arguments
+            .get("start_line")
+            .and_then(serde_json::Value::as_u64)
+            .map_or(1, |n| n.max(1) as usize),
+        "search_replace" => {
+            let search = arguments.get("search").and_then(serde_json::Value::as_str);
+            let open = project.and_then(|p| p.tabs.iter().find(|t| t.path == path));
+            match (search, open) {
+                (Some(search), Some(tab)) => tab
+                    .text
+                    .find(search)
+                    .map_or(1, |at| tab.text[..at].matches('\n').count() + 1),
+                _ => 1,
+            }
+        }
+        "write_file" => 1,
+        _ => return None,
+    };
+    Some((path, line))
 }

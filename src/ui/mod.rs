@@ -181,6 +181,10 @@ impl TandemApp {
                 event => self.state.on_event(event),
             }
         }
+        if let Some((path, line)) = self.state.follow.take() {
+            self.state
+                .apply(Command::OpenFileAt { path, line }, &self.backend);
+        }
         if !self.restored && self.state.status == Status::Ready {
             self.restored = true;
             // Probe the providers: the welcome view and the model picker show what is there.

@@ -26,6 +26,8 @@ pub struct Prefs {
     pub send_key: SendKey,
     pub side_by_side: bool,
     pub show_bottom: bool,
+    /// The file an agent reads or edits opens in the editor at the lines it touched.
+    pub follow_agent: bool,
 }
 
 impl Default for Prefs {
@@ -39,6 +41,7 @@ impl Default for Prefs {
             send_key: SendKey::Enter,
             side_by_side: false,
             show_bottom: true,
+            follow_agent: false,
         }
     }
 }
@@ -147,6 +150,8 @@ pub struct AppState {
     pub closing: Option<String>,
     /// Unsaved buffers kept from the last run, put back when their file opens.
     pub drafts: Vec<crate::ui::unsaved::Draft>,
+    /// Following the agent: the file (and line) to open next, set by its steps.
+    pub follow: Option<(String, usize)>,
     /// The prompt library (`@prompt:NAME`).
     pub prompts: Vec<crate::app::SavedPrompt>,
     /// The Usage tab's report (of every project when `usage_all`), and the price table.
@@ -531,6 +536,7 @@ impl AppState {
             closing: None,
             drafts: Vec::new(),
             prompts: Vec::new(),
+            follow: None,
             usage: None,
             usage_all: false,
             prices: Default::default(),

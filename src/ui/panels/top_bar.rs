@@ -93,6 +93,18 @@ pub fn show(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
             {
                 commands.push(Command::ToggleAutoApprove);
             }
+            if matches!(state.mode, ChatMode::Agent | ChatMode::Plan) {
+                let mut follow = state.prefs.follow_agent;
+                if ui
+                    .checkbox(&mut follow, "Follow agent")
+                    .on_hover_text(
+                        "Open each file the agent reads or edits, at the lines it touched",
+                    )
+                    .changed()
+                {
+                    commands.push(Command::ToggleFollowAgent);
+                }
+            }
             ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                 if ui.button("⚙ Settings").clicked() {
                     commands.push(Command::OpenSettings);
