@@ -49,6 +49,7 @@ pub mod tokens;
 pub mod trust;
 pub mod ui;
 pub mod vcs;
+pub mod web;
 pub mod workspace;
 
 pub use engine::{Engine, EngineError};

@@ -1060,3 +1060,74 @@ async fn a_file_mentioned_with_an_at_is_sent_to_the_agent_up_front() {
     // Put in with `@`: its content is there from the first request.
     assert!(sent(1).contains("fn main() {}"), "{}", sent(1));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetch_url_is_asked_first_and_brings_the_page_back_as_text() {
+    let s = setup(ProviderKind::Ollama).await;
+    s.tool_calling("native");
+    let page = "<html><head><title>Docs</title><script>var x = 1;</script></head>\
+                <body><h1>Retry policy</h1><p>Use <b>exponential</b> backoff.</p></body></html>";
+    s.server.push(
+        "GET",
+        "/docs/retry",
+        Reply::Raw {
+            status: 200,
+            headers: vec![("content-type".into(), "text/html; charset=utf-8".into())],
+            body: page.as_bytes().to_vec(),
+        },
+    );
+    let url = format!("{}/docs/retry", s.server.url());
+    s.script(
+        "/api/chat",
+        vec![
+            ollama_tool_call("fetch_url", json!({"url": url})),
+            text("Backoff it is."),
+            ollama_tool_call("fetch_url", json!({"url": url})),
+            text("Fine, I will not."),
+        ],
+    );
+    let (outcome, asked) = s
+        .turn(
+            ChatMode::Agent,
+            "how should retries work?",
+            SendOptions::default(),
+            &[Answer::Approve],
+            false,
+        )
+        .await;
+    assert_complete(&outcome);
+    assert_eq!(asked, 1, "fetching reaches the network: asked");
+    let step = &s.steps(outcome.message_id)[0];
+    assert_eq!(step.tool.as_deref(), Some("fetch_url"));
+    assert_eq!(step.risk, Some(Risk::Medium));
+    let result = step.result.as_deref().unwrap();
+    assert!(
+        result.contains("Retry policy") && result.contains("exponential"),
+        "{result}"
+    );
+    assert!(
+        !result.contains("<b>") && !result.contains("var x"),
+        "{result}"
+    );
+    let gets = |s: &Setup| {
+        s.server
+            .requests()
+            .iter()
+            .filter(|r| r.method == "GET")
+            .count()
+    };
+    assert_eq!(gets(&s), 1);
+
+    // Rejected: nothing is fetched, the model hears so.
+    let (outcome, _) = s
+        .turn(
+            ChatMode::Agent,
+            "check again",
+            SendOptions::default(),
+            &[Answer::Reject],
+            false,
+        )
+        .await;
+    assert_complete(&outcome);
+    assert_eq!(gets(&s), 1);
+}

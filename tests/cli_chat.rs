@@ -860,3 +860,82 @@ async fn attached_images_and_files_go_with_the_prompt_and_a_model_without_vision
         "no empty chat left"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_mentioned_with_an_at_is_fetched_and_sent_with_the_prompt() {
+    let (_dir, root, cli, server) = setup().await;
+    let root_str = root.to_str().unwrap();
+    server.push(
+        "GET",
+        "/guide",
+        fake_provider::Reply::Raw {
+            status: 200,
+            headers: vec![("content-type".into(), "text/html".into())],
+            body: b"<html><body><h2>Style</h2><p>Tabs, not spaces.</p></body></html>".to_vec(),
+        },
+    );
+    server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&["Noted."], Duration::ZERO),
+    );
+    let url = format!("{}/guide", server.url());
+    let prompt = format!("follow @{url}.");
+    let out = cli
+        .json(&[
+            "chat",
+            "--project",
+            root_str,
+            "--provider",
+            "fake",
+            "--mode",
+            "ask",
+            &prompt,
+        ])
+        .await;
+    assert_eq!(out["status"], "complete");
+    let request = server
+        .requests()
+        .into_iter()
+        .find(|r| r.path == "/api/chat")
+        .unwrap();
+    let sent = request.body["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(sent.starts_with(&prompt), "{sent}");
+    assert!(sent.contains(&format!("The web page {url}:")), "{sent}");
+    assert!(
+        sent.contains("Tabs, not spaces.") && !sent.contains("<p>"),
+        "{sent}"
+    );
+
+    // A page that cannot be fetched: a clear error, and nothing sent.
+    let before = server
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/api/chat")
+        .count();
+    let missing = format!("look at @{}/missing", server.url());
+    let failed = cli
+        .command(&[
+            "chat",
+            "--project",
+            root_str,
+            "--provider",
+            "fake",
+            &missing,
+        ])
+        .output()
+        .await
+        .unwrap();
+    assert!(!failed.status.success());
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert!(stderr.contains("/missing answered HTTP 404"), "{stderr}");
+    let after = server
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/api/chat")
+        .count();
+    assert_eq!(before, after);
+}

@@ -92,6 +92,7 @@ pub async fn run(context: &Context<'_>, tool: &str, arguments: &Value) -> Dispat
             edit(context, tool, arguments).await
         }
         "run_shell" => shell(context, arguments).await,
+        "fetch_url" => fetch(context, arguments).await,
         _ => match context
             .mcp
             .filter(|hub| hub.tools().iter().any(|t| t.qualified() == tool))
@@ -108,6 +109,33 @@ pub async fn run(context: &Context<'_>, tool: &str, arguments: &Value) -> Dispat
                 "Error: there is no tool `{tool}`. Use one of the tools you were given."
             )),
         },
+    }
+}
+
+/// Fetches a web page as text (the call was approved: it reaches the network).
+async fn fetch(context: &Context<'_>, arguments: &Value) -> Dispatched {
+    let Some(url) = arguments.get("url").and_then(Value::as_str) else {
+        return error("Error: the required argument \"url\" is missing: give an http(s) URL");
+    };
+    let max = arguments
+        .get("max_chars")
+        .and_then(Value::as_u64)
+        .map_or(crate::web::DEFAULT_MAX_CHARS, |n| {
+            (n as usize).clamp(200, 100_000)
+        });
+    let fetched = tokio::select! {
+        fetched = crate::web::fetch_text(url, max) => fetched,
+        _ = context.cancel.cancelled() => return error("Error: cancelled"),
+    };
+    match fetched {
+        Ok(page) => {
+            let note = match page.truncated {
+                true => " (cut: ask for less with max_chars, or fetch a more specific page)",
+                false => "",
+            };
+            ok(format!("Fetched {}{note}:\n\n{}", page.url, page.text))
+        }
+        Err(e) => error(format!("Error: {e}")),
     }
 }
 

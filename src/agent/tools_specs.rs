@@ -55,6 +55,17 @@ pub fn builtin_specs(mode: AgentMode) -> Vec<ToolSpec> {
             }),
             &["pattern"],
         ),
+        spec(
+            "fetch_url",
+            "Fetch a web page (documentation, an issue, an API reference) as plain text. The \
+             user is asked before each fetch. Long pages are cut; ask for less with max_chars.",
+            json!({
+                "url": {"type": "string", "description": "An http:// or https:// URL."},
+                "max_chars": {"type": "integer",
+                    "description": "The most characters of text to return (default 20000)."},
+            }),
+            &["url"],
+        ),
     ];
     if mode == AgentMode::Plan {
         return specs;

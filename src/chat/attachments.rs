@@ -18,6 +18,8 @@ pub const MAX_IMAGE_BYTES: usize = 10 * 1024 * 1024;
 pub const MAX_FILE_BYTES: usize = 256 * 1024;
 /// Attachments on one prompt at most.
 pub const MAX_ATTACHMENTS: usize = 10;
+/// Web pages (`@https://…`) fetched for one prompt at most.
+pub const MAX_PAGES: usize = 3;
 
 /// Something the person attaches: a name (a file name, or "pasted image") and its bytes.
 #[derive(Clone, PartialEq, Eq)]
@@ -146,8 +148,12 @@ pub fn load(dir: &Path, attachments: &[Attachment]) -> (String, Vec<ImageData>) 
             (AttachmentKind::File, Ok(bytes)) => {
                 let content = String::from_utf8_lossy(&bytes);
                 let fence = "`".repeat(longest_backticks(&content).max(2) + 1);
+                let what = match a.name.starts_with("http://") || a.name.starts_with("https://") {
+                    true => "The web page",
+                    false => "Attached file",
+                };
                 text.push_str(&format!(
-                    "\n\nAttached file {}:\n{fence}\n{}\n{fence}",
+                    "\n\n{what} {}:\n{fence}\n{}\n{fence}",
                     a.name,
                     content.trim_end()
                 ));

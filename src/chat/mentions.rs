@@ -5,6 +5,8 @@
 //! - `@path` names a file or folder of the project: its files go into the context first, in
 //!   every mode (Agent and Plan turns, which otherwise get the file list only, too). An `@`
 //!   word that is not a project path (`@Override`, an e-mail address) is ordinary text.
+//! - `@https://…` fetches the page when the prompt is sent; its text goes with the prompt
+//!   (kept as an attachment of the message).
 
 /// The characters of a prompt name: `@prompt:NAME` ends at the first other one.
 pub fn is_prompt_name_char(c: char) -> bool {
@@ -77,6 +79,19 @@ pub fn mentioned_files(text: &str, files: &[String]) -> Vec<String> {
             if seen.insert(file.clone()) {
                 found.push(file.clone());
             }
+        }
+    }
+    found
+}
+
+/// The web pages `@https://…` mentions name, in order, each once.
+pub fn mentioned_urls(text: &str) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    for word in at_words(text) {
+        if (word.starts_with("https://") || word.starts_with("http://"))
+            && !found.iter().any(|f| f == word)
+        {
+            found.push(word.to_string());
         }
     }
     found
@@ -177,5 +192,14 @@ mod tests {
         assert!(mentioned_files("mail me@src/main.rs, @Override, @/ @", &files).is_empty());
         assert!(mentioned_files("@src", &files).len() == 3);
         assert!(mentioned_files("@sr", &files).is_empty());
+    }
+
+    #[test]
+    fn web_pages_mentioned_with_an_at() {
+        assert_eq!(
+            mentioned_urls("see @https://docs.rs/x (and @http://a.b/c.) twice @https://docs.rs/x"),
+            ["https://docs.rs/x", "http://a.b/c"]
+        );
+        assert!(mentioned_urls("https://no.at or me@https://x").is_empty());
     }
 }

@@ -267,6 +267,20 @@ impl ChatService {
         self.settle(chat_id).await;
         let chat = self.engine.store().chat(chat_id)?;
         let prompt = self.expand(prompt)?;
+        let mut options = options;
+        // Pages mentioned with `@https://…` are fetched now and go with the prompt.
+        for url in mentions::mentioned_urls(&prompt)
+            .into_iter()
+            .take(attachments::MAX_PAGES)
+        {
+            let page = crate::web::fetch_text(&url, crate::web::DEFAULT_MAX_CHARS)
+                .await
+                .map_err(|e| ChatError::Attachment(e.to_string()))?;
+            options.attachments.push(attachments::Attach {
+                name: page.url,
+                bytes: page.text.into_bytes(),
+            });
+        }
         let kinds = attachments::check(&options.attachments)?;
         if kinds.iter().any(|(kind, _)| *kind == AttachmentKind::Image) {
             let choice = self.choose_for(&chat, &options)?;

@@ -37,6 +37,8 @@ pub(super) enum Kind {
     Edit,
     Shell,
     Mcp,
+    /// Reaches the network from Tandem itself (`fetch_url`).
+    Web,
     Other,
 }
 
@@ -46,6 +48,7 @@ impl Kind {
             "list_files" | "read_file" | "grep" => Kind::Read,
             "write_file" | "search_replace" | "rename_file" | "delete_file" => Kind::Edit,
             "run_shell" => Kind::Shell,
+            "fetch_url" => Kind::Web,
             _ if tool.contains('/') => Kind::Mcp,
             _ => Kind::Other,
         }
@@ -185,6 +188,11 @@ impl Ctx {
 
     pub(super) fn tool(&mut self, tool: &str, arguments: &Value) {
         let mut paths = vec![tool.to_string()];
+        if self.kind == Kind::Web
+            && let Some(url) = arguments.get("url").and_then(Value::as_str)
+        {
+            paths.push(url.to_string());
+        }
         for key in PATH_KEYS.split_whitespace() {
             match arguments.get(key) {
                 Some(Value::String(s)) => paths.push(s.clone()),
@@ -201,6 +209,7 @@ impl Ctx {
                 Kind::Edit if tool == "delete_file" => (Medium, "deletes a file in the project"),
                 Kind::Edit => (Medium, "edits files in the project"),
                 Kind::Mcp => (Medium, "an MCP tool: what it does is up to its server"),
+                Kind::Web => (Medium, "fetches a web page: reaches the network"),
                 Kind::Shell => (High, "no `command` to run"),
                 Kind::Other => (High, "unknown tool"),
             },

@@ -198,6 +198,14 @@ pub fn chips(text: &str, files: &[String], prompts: &[SavedPrompt]) -> Vec<Chip>
             }
             continue;
         }
+        if word.starts_with("https://") || word.starts_with("http://") {
+            out.push(Chip {
+                label: format!("page: {word}"),
+                range,
+                unknown: false,
+            });
+            continue;
+        }
         let path = word.trim_start_matches("./").trim_end_matches('/');
         if path.is_empty() {
             continue;
