@@ -621,12 +621,14 @@ fn project_settings_from_the_command_line_with_a_suggested_check() {
             "auto_approve": true,
             "context_include": ["src/**", "Cargo.toml"],
             "context_exclude": ["fixtures/**"],
+            "mode_rules": {},
         })
     );
     // Read back by a new process.
     let expected = format!(
         "project: app ({project})\ncheck command: cargo test --no-run\ntrust: read_only\n\
-         auto-approve: true\ninclude: src/**, Cargo.toml\nexclude: fixtures/**\n"
+         auto-approve: true\ninclude: src/**, Cargo.toml\nexclude: fixtures/**\n\
+         rules per mode: (none)\n"
     );
     assert_eq!(show(&[]), expected);
 
@@ -709,7 +711,7 @@ fn project_settings_from_the_command_line_with_a_suggested_check() {
         format!(
             "project: app ({project})\ncheck command: (none; suggested: cargo check)\n\
              trust: trusted\nauto-approve: default (true)\ninclude: (all files)\n\
-             exclude: fixtures/**\n"
+             exclude: fixtures/**\nrules per mode: (none)\n"
         )
     );
 }

@@ -40,6 +40,7 @@ fn specs_are_json_schema_objects_with_consistent_required_fields() {
             "list_files",
             "read_file",
             "grep",
+            "fetch_url",
             "write_file",
             "search_replace",
             "rename_file",
@@ -73,7 +74,7 @@ fn specs_are_json_schema_objects_with_consistent_required_fields() {
             );
         }
     }
-    let shell = &agent[7].parameters;
+    let shell = &agent[8].parameters;
     assert_eq!(shell["required"], json!(["command"]));
     assert_eq!(shell["properties"]["timeout_secs"]["type"], "integer");
     assert_eq!(agent[1].parameters["required"], json!(["path"]));
@@ -86,7 +87,8 @@ fn plan_mode_offers_only_reading_tools() {
         .into_iter()
         .map(|s| s.name)
         .collect();
-    assert_eq!(names, ["list_files", "read_file", "grep"]);
+    // Reading the project, and the web (each fetch asked).
+    assert_eq!(names, ["list_files", "read_file", "grep", "fetch_url"]);
 }
 
 // ---- list_files ----------------------------------------------------------------------------
