@@ -94,7 +94,8 @@ pub async fn fetch_text(url: &str, max_chars: usize) -> Result<Fetched, FetchErr
         }
         body.extend_from_slice(&chunk);
     }
-    if !html && body.iter().take(8_000).any(|&b| b == 0) {
+    let sniff = crate::workspace::search::BINARY_SNIFF_BYTES;
+    if !html && body.iter().take(sniff).any(|&b| b == 0) {
         return Err(FetchError::NotText {
             url: final_url,
             content_type,

@@ -903,25 +903,11 @@ async fn an_openai_compatible_model_whose_probe_calls_gets_native_tools_in_agent
     assert_eq!(s.chat_requests().len(), 4);
 }
 
-/// Sets the project's check command, with the scratch copies beside the project.
-fn set_check(s: &Setup, command: &str) {
-    let store = s.engine.store();
-    let mut project = store.project(s.project.id).unwrap();
-    project.settings.check_command = Some(command.into());
-    store
-        .update_project_settings(project.id, &project.settings)
-        .unwrap();
-    let scratch = s.root.parent().unwrap().join("scratch");
-    store
-        .set_setting("checks.scratch_dir", &scratch.to_string_lossy())
-        .unwrap();
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_turn_hears_its_failing_check_and_ends_with_edits_that_pass() {
     let s = setup(ProviderKind::Ollama).await;
     s.tool_calling("native");
-    set_check(&s, "! grep -rn BROKEN src");
+    s.set_check("! grep -rn BROKEN src");
     s.script(
         "/api/chat",
         vec![
@@ -988,7 +974,7 @@ async fn an_agent_turn_hears_its_failing_check_and_ends_with_edits_that_pass() {
 async fn a_text_protocol_agent_still_failing_its_check_is_not_auto_approved() {
     let s = setup(ProviderKind::Ollama).await;
     s.tool_calling("text");
-    set_check(&s, "! grep -rn BROKEN src");
+    s.set_check("! grep -rn BROKEN src");
     let store = s.engine.store();
     store.set_setting("chat.repair_rounds", &1).unwrap();
     store.set_setting("chat.auto_approve", &true).unwrap();

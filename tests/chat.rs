@@ -1015,19 +1015,6 @@ async fn the_next_turn_tells_the_model_what_was_left_out_and_why() {
     );
 }
 
-fn set_check(s: &fake_provider::setup::Setup, command: &str) {
-    let store = s.engine.store();
-    let mut project = store.project(s.project.id).unwrap();
-    project.settings.check_command = Some(command.into());
-    store
-        .update_project_settings(project.id, &project.settings)
-        .unwrap();
-    let scratch = s.root.parent().unwrap().join("scratch");
-    store
-        .set_setting("checks.scratch_dir", &scratch.to_string_lossy())
-        .unwrap();
-}
-
 fn write_main(body: &str) -> String {
     format!("Done.\n<tandem-write path=\"src/main.rs\">\nfn main() {{ {body} }}\n</tandem-write>\n")
 }
@@ -1036,7 +1023,7 @@ fn write_main(body: &str) -> String {
 async fn a_failing_check_goes_back_and_the_fixed_proposal_passes_in_a_scratch_copy() {
     let s = setup(ProviderKind::Ollama).await;
     // Fails, naming the place, while any source file says BROKEN.
-    set_check(&s, "! grep -rn BROKEN src");
+    s.set_check("! grep -rn BROKEN src");
     let broken = write_main("BROKEN");
     let fixed = write_main("println!(\"ok\")");
     s.server.push(
@@ -1106,7 +1093,7 @@ async fn a_failing_check_goes_back_and_the_fixed_proposal_passes_in_a_scratch_co
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_check_still_failing_after_the_rounds_blocks_auto_approve() {
     let s = setup(ProviderKind::Ollama).await;
-    set_check(&s, "! grep -rn BROKEN src");
+    s.set_check("! grep -rn BROKEN src");
     let store = s.engine.store();
     store.set_setting("chat.repair_rounds", &1).unwrap();
     store.set_setting("chat.auto_approve", &true).unwrap();

@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::edits::Action;
+use crate::workspace::search::BINARY_SNIFF_BYTES;
 use crate::workspace::{PathError, normalize_relative, resolve};
 
 pub use search::{grep, list_files};
@@ -50,8 +51,6 @@ const MAX_LINE_CHARS: usize = 2_000;
 const MAX_READ_FILE_BYTES: u64 = 64 * 1024 * 1024;
 /// The most a `write_file` may write: larger files cannot be reviewed as a diff anyway.
 const MAX_WRITE_BYTES: u64 = 4 * 1024 * 1024;
-/// Bytes checked for a NUL to decide a file is binary (what git does too).
-const BINARY_SNIFF_BYTES: usize = 8_000;
 
 /// Why a tool call failed; the message is sent to the model.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]

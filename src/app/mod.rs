@@ -49,6 +49,7 @@ pub use usage::{ModelUsage, USAGE_DAYS, UsageReport, price_of};
 
 // The records the use cases return, for the front-ends to import from here.
 pub use crate::chat::attachments::{Attach, image_type};
+pub use crate::chat::mentions::at_mentions;
 pub use crate::chat::{
     ChatEvent, ChatEventKind, ContextBreakdown, PendingApproval, SendOptions, TurnOutcome,
     strip_for_history,
@@ -64,6 +65,7 @@ pub use crate::store::{
     SavedPrompt,
 };
 pub use crate::workspace::blob_hash;
+pub use crate::workspace::context::code_fence;
 pub use crate::workspace::search::{SearchMatch, SearchQuery, SearchResult};
 
 #[derive(Debug, thiserror::Error)]

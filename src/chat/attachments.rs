@@ -147,7 +147,7 @@ pub fn load(dir: &Path, attachments: &[Attachment]) -> (String, Vec<ImageData>) 
             (AttachmentKind::Image, Ok(bytes)) => images.push(ImageData::new(&a.mime, &bytes)),
             (AttachmentKind::File, Ok(bytes)) => {
                 let content = String::from_utf8_lossy(&bytes);
-                let fence = "`".repeat(longest_backticks(&content).max(2) + 1);
+                let fence = crate::workspace::context::code_fence(&content);
                 let what = match a.name.starts_with("http://") || a.name.starts_with("https://") {
                     true => "The web page",
                     false => "Attached file",
@@ -165,10 +165,6 @@ pub fn load(dir: &Path, attachments: &[Attachment]) -> (String, Vec<ImageData>) 
         }
     }
     (text, images)
-}
-
-fn longest_backticks(text: &str) -> usize {
-    text.split(|c| c != '`').map(str::len).max().unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -100,6 +100,15 @@ pub fn mentioned_urls(text: &str) -> Vec<String> {
 /// The words after an `@` that starts a word (not inside an e-mail address), with
 /// sentence punctuation at their end removed.
 fn at_words(text: &str) -> impl Iterator<Item = &str> {
+    at_mentions(text)
+        .map(|(_, word)| word)
+        .filter(|word| !word.starts_with("prompt:"))
+}
+
+/// Every `@word` that starts a word, with the bytes it spans (the `@` included) and the
+/// word after the `@`, sentence punctuation at its end removed; empty words are skipped.
+/// The composer's chips read mentions the same way the send does.
+pub fn at_mentions(text: &str) -> impl Iterator<Item = (std::ops::Range<usize>, &str)> {
     text.match_indices('@').filter_map(move |(at, _)| {
         let starts_word = !text[..at]
             .chars()
@@ -113,7 +122,7 @@ fn at_words(text: &str) -> impl Iterator<Item = &str> {
             .find(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | '(' | ')' | ','))
             .unwrap_or(after.len());
         let word = after[..len].trim_end_matches(['.', ':', ';', '!', '?']);
-        (!word.is_empty() && !word.starts_with("prompt:")).then_some(word)
+        (!word.is_empty()).then(|| (at..at + 1 + word.len(), word))
     })
 }
 

@@ -111,7 +111,7 @@ pub fn system_prompt(mode: ChatMode, rules: &ProjectRules<'_>) -> String {
             ));
         }
         if let Some((what, diff)) = rules.last_change {
-            let fence = "`".repeat(longest_backtick_run(diff).max(2) + 1);
+            let fence = crate::workspace::context::code_fence(diff);
             let cut: String = diff.chars().take(LAST_CHANGE_MAX_CHARS).collect();
             let note = match cut.len() < diff.len() {
                 true => "\n(The diff is cut here: it is longer than this prompt allows.)",
@@ -123,10 +123,6 @@ pub fn system_prompt(mode: ChatMode, rules: &ProjectRules<'_>) -> String {
         }
     }
     out
-}
-
-fn longest_backtick_run(text: &str) -> usize {
-    text.split(|c| c != '`').map(str::len).max().unwrap_or(0)
 }
 
 /// A reply as history: `<think>` blocks removed (they are the model's scratch work, and

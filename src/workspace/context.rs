@@ -576,8 +576,7 @@ fn check_name(rel: &str, include: &GlobSet, exclude: &GlobSet) -> Result<(), Ski
 pub fn render(context: &CodebaseContext) -> String {
     let mut out = String::new();
     for file in &context.included {
-        // One backtick more than the longest run inside, so the content cannot close it.
-        let fence = "`".repeat(longest_backtick_run(&file.content).max(2) + 1);
+        let fence = code_fence(&file.content);
         let lang = match file_name(&file.path).rsplit_once('.') {
             Some((_, ext)) if ext.chars().all(|c| c.is_ascii_alphanumeric()) => ext,
             _ => "",
@@ -595,8 +594,11 @@ pub fn render(context: &CodebaseContext) -> String {
     out
 }
 
-fn longest_backtick_run(text: &str) -> usize {
-    text.split(|c| c != '`').map(str::len).max().unwrap_or(0)
+/// A Markdown code fence for `text`: one backtick more than the longest run inside (at least
+/// three), so the content cannot close it.
+pub fn code_fence(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    "`".repeat(longest.max(2) + 1)
 }
 
 /// The candidates the prompt mentions, in order of first mention: by full path (optionally

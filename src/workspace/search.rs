@@ -16,8 +16,9 @@ use super::{PathError, resolve};
 pub const MAX_SEARCH_FILE_BYTES: u64 = 1024 * 1024;
 /// A matching line is kept up to this many characters.
 pub const MAX_MATCH_CHARS: usize = 300;
-/// A file whose first bytes hold a NUL is binary.
-const BINARY_SNIFF_BYTES: usize = 8_000;
+/// Bytes checked for a NUL to decide a file is binary, as git does (`read_file`, `grep`,
+/// fetched pages).
+pub const BINARY_SNIFF_BYTES: usize = 8_000;
 /// Compiled-regex size cap, so a pathological pattern fails fast instead of eating memory.
 const REGEX_SIZE_LIMIT: usize = 4 * 1024 * 1024;
 

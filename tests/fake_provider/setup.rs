@@ -71,6 +71,20 @@ pub fn add_provider(engine: &Engine, name: &str, kind: ProviderKind, server: &Fa
 }
 
 impl Setup {
+    /// Sets the project's check command, with the scratch copies beside the project.
+    pub fn set_check(&self, command: &str) {
+        let store = self.engine.store();
+        let mut project = store.project(self.project.id).unwrap();
+        project.settings.check_command = Some(command.into());
+        store
+            .update_project_settings(project.id, &project.settings)
+            .unwrap();
+        let scratch = self.root.parent().unwrap().join("scratch");
+        store
+            .set_setting("checks.scratch_dir", &scratch.to_string_lossy())
+            .unwrap();
+    }
+
     pub fn chat(&self, mode: ChatMode) -> i64 {
         self.service.new_chat(self.project.id, mode).unwrap().id
     }

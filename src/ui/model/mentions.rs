@@ -174,20 +174,7 @@ pub struct Chip {
 /// `@prompt:` names too, marked, so the person sees it before sending).
 pub fn chips(text: &str, files: &[String], prompts: &[SavedPrompt]) -> Vec<Chip> {
     let mut out = Vec::new();
-    for (at, _) in text.match_indices('@') {
-        let starts_word = !text[..at]
-            .chars()
-            .next_back()
-            .is_some_and(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '-' | '@'));
-        if !starts_word {
-            continue;
-        }
-        let after = &text[at + 1..];
-        let len = after
-            .find(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | '(' | ')' | ','))
-            .unwrap_or(after.len());
-        let word = after[..len].trim_end_matches(['.', ':', ';', '!', '?']);
-        let range = at..at + 1 + word.len();
+    for (range, word) in crate::app::at_mentions(text) {
         if let Some(name) = word.strip_prefix("prompt:") {
             if !name.is_empty() {
                 out.push(Chip {

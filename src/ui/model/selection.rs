@@ -39,15 +39,7 @@ pub fn prompt(path: &str, first: usize, last: usize, lines: &str, change: bool) 
         true => format!("line {first}"),
         false => format!("lines {first}-{last}"),
     };
-    let fence = "`".repeat(
-        lines
-            .split(|c| c != '`')
-            .map(str::len)
-            .max()
-            .unwrap_or(0)
-            .max(2)
-            + 1,
-    );
+    let fence = crate::app::code_fence(lines);
     let language = path
         .rsplit('.')
         .next()
