@@ -9,6 +9,7 @@
 //! - [`sandbox`] — the kernel sandbox for every command Tandem runs for a model
 //! - [`process`] — starting, confining, capping and killing those commands
 //! - [`checks`] — the project's own check run on a proposal in a scratch copy
+//! - [`external`] — CLI coding agents (Codex, Claude Code) run as providers
 //! - [`app`] — the use cases: the one door the window and the CLI go through
 //!
 //! A reply is parsed into prose and tags; only complete tags become actions:
@@ -41,6 +42,7 @@ pub mod chat;
 pub mod checks;
 pub mod edits;
 pub mod engine;
+pub mod external;
 pub mod llm;
 pub mod process;
 pub mod sandbox;

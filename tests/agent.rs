@@ -801,6 +801,7 @@ fn chat_path(kind: ProviderKind) -> &'static str {
         ProviderKind::Openai => "/v1/chat/completions",
         ProviderKind::Anthropic => "/v1/messages",
         ProviderKind::Gemini => "/v1beta/models/test-model:streamGenerateContent",
+        ProviderKind::Codex | ProviderKind::ClaudeCode => unreachable!("HTTP kinds only"),
     }
 }
 
@@ -828,6 +829,7 @@ async fn the_checkup_probes_native_tool_calls_on_every_wire_format() {
                 anthropic_stream(&["5"], PAUSE),
             ),
             ProviderKind::Gemini => (gemini_tool_call("add", args), gemini_stream(&["5"], PAUSE)),
+            ProviderKind::Codex | ProviderKind::ClaudeCode => unreachable!("HTTP kinds only"),
         };
         s.server.push("POST", chat_path(kind), call);
         let profile = s.service.check_model(None, None).await.unwrap();

@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used)] // tests state their expectations with unwrap
 
+mod cli_agents;
 mod common;
 mod fake_provider;
 

@@ -17,13 +17,14 @@ use fake_provider::{
 };
 use futures_util::StreamExt;
 use serde_json::json;
+use tandem::external::provider;
 use tandem::llm::{
     ChatMessage, ChatRequest, ChatRole, LlmError, ProviderConfig, ProviderKind, SharedProvider,
-    StreamEvent, Usage, provider,
+    StreamEvent, Usage,
 };
 
 const BOUND: Duration = Duration::from_secs(10);
-const KINDS: [ProviderKind; 4] = ProviderKind::ALL;
+const KINDS: [ProviderKind; 4] = ProviderKind::HTTP;
 const PIECES: [&str; 3] = ["Hello", ", ", "world!"];
 
 fn config(kind: ProviderKind, url: &str) -> ProviderConfig {
@@ -31,6 +32,7 @@ fn config(kind: ProviderKind, url: &str) -> ProviderConfig {
         ProviderKind::Ollama => url.to_string(),
         ProviderKind::Openai | ProviderKind::Anthropic => format!("{url}/v1"),
         ProviderKind::Gemini => format!("{url}/v1beta"),
+        ProviderKind::Codex | ProviderKind::ClaudeCode => unreachable!("HTTP kinds only"),
     };
     ProviderConfig {
         kind,
@@ -49,6 +51,7 @@ fn chat_path(kind: ProviderKind) -> String {
         ProviderKind::Openai => "/v1/chat/completions".into(),
         ProviderKind::Anthropic => "/v1/messages".into(),
         ProviderKind::Gemini => format!("/v1beta/models/{MODEL}:streamGenerateContent"),
+        ProviderKind::Codex | ProviderKind::ClaudeCode => unreachable!("HTTP kinds only"),
     }
 }
 
@@ -58,6 +61,7 @@ fn reply(kind: ProviderKind, pieces: &[&str], delay: Duration) -> Reply {
         ProviderKind::Openai => openai_stream(pieces, delay),
         ProviderKind::Anthropic => anthropic_stream(pieces, delay),
         ProviderKind::Gemini => gemini_stream(pieces, delay),
+        ProviderKind::Codex | ProviderKind::ClaudeCode => unreachable!("HTTP kinds only"),
     }
 }
 
@@ -512,6 +516,7 @@ async fn images_go_in_each_providers_own_format() {
                     json!({"inlineData": {"mimeType": "image/png", "data": data}})
                 );
             }
+            ProviderKind::Codex | ProviderKind::ClaudeCode => unreachable!("HTTP kinds only"),
         }
         // The estimate counts the image, so the request's num_ctx makes room for it.
         let mut counted = tandem::llm::ChatRequest {

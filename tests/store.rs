@@ -95,6 +95,19 @@ fn check_seeded(store: &Store, version: usize) {
         let providers = store.providers().unwrap();
         assert_eq!(providers.len(), 1, "from v{version}");
         assert_eq!(providers[0].name, "local");
+        // The providers table was rebuilt (v12) with its ids: profiles still point at it, and
+        // CLI agents can be added.
+        let id = providers[0].id;
+        store
+            .insert_provider(
+                "codex",
+                tandem::llm::ProviderKind::Codex,
+                "codex",
+                None,
+                &Default::default(),
+            )
+            .unwrap();
+        assert_eq!(store.provider(id).unwrap().name, "local");
     }
     if version >= 3 {
         let approved = store.message(2).unwrap();

@@ -19,6 +19,9 @@ const AROUND_THE_DOOR: &[&str] = &[
     ".engine()",
     "shared_store",
     "llm::provider(",
+    "llm::http_provider(",
+    "external::provider(",
+    "external::run(",
     "vcs::open",
     "sandbox::probe",
 ];

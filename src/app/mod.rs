@@ -60,6 +60,7 @@ pub use crate::edits::{SecurityFinding, security_findings, security_findings_in}
 pub use crate::engine::{
     AddedProject, ApproveOutcome, Proposal, RestoreOutcome, Review, SaveOutcome, UndoOutcome,
 };
+pub use crate::external::LoginStatus;
 pub use crate::store::{
     DayTokens, GenerationSettings, MessageHit, ModelProfile, ModelTokens, Price, Prices,
     SavedPrompt,

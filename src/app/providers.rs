@@ -5,8 +5,9 @@ use serde::Serialize;
 
 use super::{App, AppError, Result};
 use crate::chat::provider_config;
+use crate::external::{LoginStatus, provider};
 use crate::llm::secrets::SecretLocation;
-use crate::llm::{ModelInfo, ProviderKind, provider};
+use crate::llm::{ModelInfo, ProviderKind};
 use crate::store::{GenerationSettings, ModelProfile, ProviderRecord, ProviderSettings};
 
 /// A provider to add.
@@ -91,12 +92,16 @@ impl App {
             .collect()
     }
 
-    /// Adds a provider; a blank base URL becomes the kind's usual one.
-    pub fn add_provider(&self, new: NewProvider) -> Result<ProviderRecord> {
+    /// Adds a provider; a blank base URL becomes the kind's usual one. A CLI agent's model
+    /// is its own default unless one is named.
+    pub fn add_provider(&self, mut new: NewProvider) -> Result<ProviderRecord> {
         let url = match new.base_url.as_deref().map(str::trim) {
             None | Some("") => new.kind.default_base_url(),
             Some(url) => url.to_string(),
         };
+        if new.kind.is_cli_agent() && new.settings.default_model.is_none() {
+            new.settings.default_model = Some(crate::external::DEFAULT_MODEL.to_string());
+        }
         Ok(self.store().insert_provider(
             new.name.trim(),
             new.kind,
@@ -211,5 +216,37 @@ impl App {
         store
             .model_profile(choice.record.id, &choice.model)?
             .ok_or_else(|| AppError::Invalid("the model's profile was not saved".into()))
+    }
+
+    /// A CLI-agent provider's program and adapter.
+    fn cli_agent(&self, name: &str) -> Result<(String, &'static dyn crate::external::CliAgent)> {
+        let record = self.provider(name)?;
+        let agent = crate::external::agent_for(record.kind).ok_or_else(|| {
+            AppError::Invalid(format!(
+                "{name} is a {} provider, not a CLI agent (codex, claude-code)",
+                record.kind
+            ))
+        })?;
+        Ok((record.base_url, agent))
+    }
+
+    /// Whether a CLI agent's program is installed and logged in.
+    pub async fn agent_status(&self, name: &str) -> Result<LoginStatus> {
+        let (program, agent) = self.cli_agent(name)?;
+        Ok(crate::external::login_status(agent, &program).await)
+    }
+
+    /// Runs a CLI agent's device-code login, each line it prints (the link, the code) given
+    /// to `on_line`. True when it succeeded.
+    pub async fn agent_login(
+        &self,
+        name: &str,
+        cancel: &tokio_util::sync::CancellationToken,
+        on_line: impl FnMut(String),
+    ) -> Result<bool> {
+        let (program, agent) = self.cli_agent(name)?;
+        crate::external::login(agent, &program, cancel, on_line)
+            .await
+            .map_err(|e| AppError::Invalid(e.to_string()))
     }
 }

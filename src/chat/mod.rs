@@ -9,6 +9,7 @@
 mod agent_turn;
 pub mod attachments;
 pub mod checkup;
+mod cli_turn;
 mod compact;
 pub mod mentions;
 mod models;

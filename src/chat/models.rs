@@ -3,10 +3,10 @@
 use std::time::Duration;
 
 use super::ChatError;
+use crate::external::provider;
 use crate::llm::secrets::{Secrets, env_keys};
 use crate::llm::{
     DEFAULT_CONNECT_TIMEOUT, ModelInfo, ProviderConfig, ProviderKind, SharedProvider, idle_timeout,
-    provider,
 };
 use crate::store::{GenerationSettings, ModelProfile, ProviderRecord, ProviderSettings, Store};
 

@@ -52,9 +52,9 @@ pub(super) struct Turn {
     pub(super) chat: Chat,
     pub(super) project: Project,
     pub(super) choice: ModelChoice,
-    prompt: String,
+    pub(super) prompt: String,
     /// Messages before this id are history.
-    history_before: i64,
+    pub(super) history_before: i64,
     /// A redo's earlier turn: deleted when this reply completes, kept if it does not.
     replaces: Vec<i64>,
     pub(super) message_id: i64,
@@ -179,13 +179,31 @@ impl ChatService {
             approve_error: None,
             checks: Vec::new(),
         };
-        let request = tokio::select! {
-            prepared = self.prepare_turn(&turn) => prepared,
-            _ = turn.cancel.cancelled() => Err(ChatError::Task("cancelled".into())),
+        let cli_agent = turn.choice.record.kind.is_cli_agent();
+        let request = match cli_agent {
+            // An external agent reads the project itself: no request is prepared.
+            true => Err(ChatError::Task(String::new())),
+            false => tokio::select! {
+                prepared = self.prepare_turn(&turn) => prepared,
+                _ = turn.cancel.cancelled() => Err(ChatError::Task("cancelled".into())),
+            },
         };
         // A Build turn keeps its request: failed edits go back with it (see `repair`).
         let mut sent = None;
         match request {
+            _ if cli_agent => {
+                self.event(
+                    &turn,
+                    ChatEventKind::Started {
+                        model: turn.choice.model.clone(),
+                        breakdown: ContextBreakdown::default(),
+                    },
+                );
+                self.cli_agent(&turn, &mut outcome).await;
+                if turn.cancel.is_cancelled() && outcome.status == MessageStatus::Error {
+                    outcome.status = MessageStatus::Cancelled;
+                }
+            }
             Ok((request, breakdown)) => {
                 self.event(
                     &turn,
@@ -242,8 +260,9 @@ impl ChatService {
             // An Agent turn's edits were checked inside its loop (see `AgentHost::check`).
             let mut checked = turn.chat.mode != ChatMode::Agent
                 || outcome.checks.last().is_none_or(|run| run.passed);
+            // An external agent's changes are checked too (nothing goes back to it).
             if failures.is_empty()
-                && sent.is_some()
+                && (sent.is_some() || cli_agent)
                 && let Some(plan) = &outcome.plan
                 && let Some(run) = self.check(&turn, plan, round + 1).await
             {
@@ -432,7 +451,7 @@ impl ChatService {
 
     /// The chat's current summary and the complete turns after it, before message `before`
     /// (all of them when `None`).
-    fn history_before(
+    pub(super) fn history_before(
         &self,
         chat_id: i64,
         before: Option<i64>,
@@ -449,7 +468,7 @@ impl ChatService {
     }
 
     /// How many earlier turns a request carries whole.
-    fn history_setting(&self) -> Result<usize, ChatError> {
+    pub(super) fn history_setting(&self) -> Result<usize, ChatError> {
         Ok(self
             .engine
             .store()

@@ -22,7 +22,9 @@ pub enum ProviderCommand {
         name: String,
         #[arg(long, value_parser = parse_kind)]
         kind: ProviderKind,
-        #[arg(long)]
+        /// The server's URL; for `codex` and `claude-code`, the program to run (default: found
+        /// on PATH).
+        #[arg(long, alias = "program")]
         base_url: Option<String>,
         /// The environment variable that holds the API key.
         #[arg(long)]
@@ -40,6 +42,10 @@ pub enum ProviderCommand {
     SetKey { name: String },
     /// Remove a provider.
     Remove { name: String },
+    /// A CLI agent provider (codex, claude-code): is it installed, is it logged in?
+    Status { name: String },
+    /// Log a CLI agent provider in (Codex: device code; prints the link and the code).
+    Login { name: String },
 }
 
 fn parse_kind(text: &str) -> Result<ProviderKind, String> {
@@ -91,13 +97,43 @@ pub fn provider_cmd(ctx: &Ctx, command: ProviderCommand) -> Result<()> {
                     context_length,
                 },
             })?;
-            ctx.out(
-                json!({"provider": record}),
-                format!(
-                    "added provider {} ({kind}) at {}\n",
-                    record.name, record.base_url
-                ),
+            let mut text = format!(
+                "added provider {} ({kind}) at {}\n",
+                record.name, record.base_url
             );
+            let mut value = json!({"provider": record});
+            // A CLI agent is looked for at once: missing or logged out is said now.
+            if kind.is_cli_agent() {
+                let status = runtime()?.block_on(app.agent_status(&record.name))?;
+                text.push_str(&status_line(&record.name, &status));
+                value["status"] = serde_json::to_value(&status)?;
+            }
+            ctx.out(value, text);
+        }
+        ProviderCommand::Status { name } => {
+            let status = runtime()?.block_on(app.agent_status(&name))?;
+            ctx.out(
+                json!({"provider": name, "status": status, "ready": status.is_ready()}),
+                status_line(&name, &status),
+            );
+            if let tandem::external::LoginStatus::Missing(_) = status {
+                bail!("{name} is not installed");
+            }
+        }
+        ProviderCommand::Login { name } => {
+            let cancel = tokio_util::sync::CancellationToken::new();
+            let json = ctx.json;
+            let ok = runtime()?.block_on(app.agent_login(&name, &cancel, |line| match json {
+                true => println!("{}", json!({"line": line})),
+                false => println!("{line}"),
+            }))?;
+            ctx.out(
+                json!({"logged_in": ok}),
+                format!("{}\n", if ok { "logged in" } else { "not logged in" }),
+            );
+            if !ok {
+                bail!("the login of {name} did not complete");
+            }
         }
         ProviderCommand::List => {
             let mut rows = Vec::new();
@@ -145,6 +181,21 @@ pub fn provider_cmd(ctx: &Ctx, command: ProviderCommand) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// One line saying whether a CLI agent is ready.
+fn status_line(name: &str, status: &tandem::external::LoginStatus) -> String {
+    use tandem::external::LoginStatus::*;
+    let first = |s: &str| s.lines().next().unwrap_or("").to_string();
+    match status {
+        Missing(why) => format!("{name}: not installed: {why}\n"),
+        LoggedIn(said) => format!("{name}: logged in ({})\n", first(said)),
+        LoggedOut(said) => format!(
+            "{name}: not logged in ({}); run `tandem provider login {name}`\n",
+            first(said)
+        ),
+        Unknown(said) => format!("{name}: {said}\n"),
+    }
 }
 
 pub fn models(ctx: &Ctx, provider_name: Option<String>) -> Result<()> {
@@ -356,7 +407,11 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
             value["usage"] = json!(usage);
         }
         let steps = app.agent_steps(outcome.message_id)?;
-        if matches!(chat.mode, ChatMode::Agent | ChatMode::Plan) || args.mode.is_some() {
+        // Agent turns, and any turn that recorded steps (a CLI agent's commands, checks).
+        if matches!(chat.mode, ChatMode::Agent | ChatMode::Plan)
+            || args.mode.is_some()
+            || !steps.is_empty()
+        {
             value["steps"] = steps_json(&steps);
         }
         // Each round whose edits failed and went back to the model: its errors.
@@ -527,6 +582,9 @@ fn steps_json(steps: &[AgentStep]) -> serde_json::Value {
         });
         if let Some(code) = s.exit_code {
             call["exit_code"] = json!(code);
+        }
+        if s.is_error {
+            call["is_error"] = json!(true);
         }
         if let Some(sandbox) = &s.sandbox {
             call["sandbox"] = sandbox.clone();

@@ -67,6 +67,13 @@ pub struct ProjectConfigArgs {
     /// Write a starter AI_RULES.md (committed) when the project has none.
     #[arg(long)]
     pub starter_rules: bool,
+    /// At trust "trusted", let CLI agents (codex, claude-code) run with their own approvals
+    /// and sandbox off (Tandem's sandbox still confines them).
+    #[arg(long, conflicts_with = "no_agent_bypass")]
+    pub allow_agent_bypass: bool,
+    /// Withdraw --allow-agent-bypass.
+    #[arg(long)]
+    pub no_agent_bypass: bool,
 }
 
 /// `--auto-approve`: the project's own choice, or `None` for the global setting.
@@ -145,7 +152,9 @@ pub fn project(ctx: &Ctx, args: ProjectConfigArgs) -> Result<()> {
         || !args.exclude.is_empty()
         || args.no_exclude
         || args.rules.is_some()
-        || args.no_rules.is_some();
+        || args.no_rules.is_some()
+        || args.allow_agent_bypass
+        || args.no_agent_bypass;
     let mode_rules = match (&args.rules, &args.rules_file) {
         (Some(mode), Some(file)) => Some((
             mode.clone(),
@@ -195,6 +204,9 @@ pub fn project(ctx: &Ctx, args: ProjectConfigArgs) -> Result<()> {
             if let Some(mode) = &args.no_rules {
                 s.mode_rules.remove(&mode.trim().to_lowercase());
             }
+            if args.allow_agent_bypass || args.no_agent_bypass {
+                s.cli_agent_bypass = args.allow_agent_bypass;
+            }
         })?,
     };
     let settings = &project.settings;
@@ -223,13 +235,17 @@ pub fn project(ctx: &Ctx, args: ProjectConfigArgs) -> Result<()> {
         .collect();
     let text = format!(
         "project: {} ({})\ncheck command: {check}\ntrust: {}\nauto-approve: {auto}\n\
-         include: {}\nexclude: {}\nrules per mode: {}\n",
+         include: {}\nexclude: {}\nrules per mode: {}\nCLI agents without their sandbox: {}\n",
         project.name,
         project.path.display(),
         plain(&trust),
         list(&settings.context_include, "(all files)"),
         list(&settings.context_exclude, "(none)"),
         list(&rules, "(none)"),
+        match settings.cli_agent_bypass {
+            true => "allowed (at trust \"trusted\")",
+            false => "no",
+        },
     );
     ctx.out(
         json!({
@@ -242,6 +258,7 @@ pub fn project(ctx: &Ctx, args: ProjectConfigArgs) -> Result<()> {
             "context_include": settings.context_include,
             "context_exclude": settings.context_exclude,
             "mode_rules": settings.mode_rules,
+            "cli_agent_bypass": settings.cli_agent_bypass,
         }),
         text,
     );

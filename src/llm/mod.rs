@@ -38,6 +38,11 @@ pub enum ProviderKind {
     Openai,
     Anthropic,
     Gemini,
+    /// The Codex CLI, run as an agent in a scratch copy of the project (`crate::external`).
+    Codex,
+    /// Claude Code (`claude -p`), run the same way.
+    #[serde(rename = "claude-code")]
+    ClaudeCode,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -374,24 +379,43 @@ pub fn init_tls() {
 pub type SharedProvider = Arc<dyn Provider>;
 
 /// The provider for `config`, speaking its kind's wire format. Installs the TLS provider.
-pub fn provider(config: ProviderConfig) -> SharedProvider {
-    match config.kind {
+/// `None` for the kinds that run a CLI agent instead of calling an API
+/// ([`ProviderKind::is_cli_agent`]; `crate::external` runs those).
+pub fn http_provider(config: ProviderConfig) -> Option<SharedProvider> {
+    Some(match config.kind {
         ProviderKind::Ollama => Arc::new(ollama::OllamaProvider::new(config)),
         ProviderKind::Openai => Arc::new(openai::OpenaiProvider::new(config)),
         ProviderKind::Anthropic => Arc::new(anthropic::AnthropicProvider::new(config)),
         ProviderKind::Gemini => Arc::new(gemini::GeminiProvider::new(config)),
-    }
+        ProviderKind::Codex | ProviderKind::ClaudeCode => return None,
+    })
 }
 
 /// What each kind of provider is: every fact about a kind lives here.
 impl ProviderKind {
     /// Every kind, in the order Settings offers them.
-    pub const ALL: [ProviderKind; 4] = [
+    pub const ALL: [ProviderKind; 6] = [
+        ProviderKind::Ollama,
+        ProviderKind::Openai,
+        ProviderKind::Anthropic,
+        ProviderKind::Gemini,
+        ProviderKind::Codex,
+        ProviderKind::ClaudeCode,
+    ];
+
+    /// The kinds that call an HTTP API (every kind but the CLI agents).
+    pub const HTTP: [ProviderKind; 4] = [
         ProviderKind::Ollama,
         ProviderKind::Openai,
         ProviderKind::Anthropic,
         ProviderKind::Gemini,
     ];
+
+    /// Whether the kind runs an external coding agent (a CLI) rather than calling an API: its
+    /// "base URL" is the program to run.
+    pub fn is_cli_agent(self) -> bool {
+        matches!(self, ProviderKind::Codex | ProviderKind::ClaudeCode)
+    }
 
     /// The usual base URL: Ollama's honours `OLLAMA_HOST`; OpenAI's is api.openai.com (other
     /// compatible servers need their own URL).
@@ -401,6 +425,8 @@ impl ProviderKind {
             ProviderKind::Openai => openai::DEFAULT_BASE_URL.to_string(),
             ProviderKind::Anthropic => anthropic::DEFAULT_BASE_URL.to_string(),
             ProviderKind::Gemini => gemini::DEFAULT_BASE_URL.to_string(),
+            ProviderKind::Codex => "codex".to_string(),
+            ProviderKind::ClaudeCode => "claude".to_string(),
         }
     }
 
@@ -426,6 +452,9 @@ impl ProviderKind {
             ProviderKind::Openai => &["OPENAI_API_KEY"],
             ProviderKind::Anthropic => &["ANTHROPIC_API_KEY"],
             ProviderKind::Gemini => &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+            // The CLI agents log in themselves; a key, when given, is handed to them here.
+            ProviderKind::Codex => &["CODEX_API_KEY"],
+            ProviderKind::ClaudeCode => &["ANTHROPIC_API_KEY"],
         }
     }
 
@@ -463,7 +492,7 @@ mod window_tests {
         }
         assert_eq!(kind.normalize_base_url("  "), anthropic::DEFAULT_BASE_URL);
         // Every kind's default is already as requests use it.
-        for kind in ProviderKind::ALL {
+        for kind in ProviderKind::HTTP {
             let default = kind.default_base_url();
             assert_eq!(kind.normalize_base_url(&default), default, "{kind:?}");
         }

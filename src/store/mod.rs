@@ -61,6 +61,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/009_model_checkup.sql"),
     include_str!("../../migrations/010_chat_summaries.sql"),
     include_str!("../../migrations/011_prompt_library_chat_state.sql"),
+    include_str!("../../migrations/012_cli_agent_providers.sql"),
 ];
 
 /// The file name of the database inside the data directory.

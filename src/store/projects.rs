@@ -25,6 +25,10 @@ pub struct ProjectSettings {
     /// `AI_RULES.md` in that mode.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub mode_rules: std::collections::BTreeMap<String, String>,
+    /// The person confirmed that, at full trust, CLI agents (Codex, Claude Code) may run with
+    /// their own approvals and sandbox off (Tandem's sandbox still confines them).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cli_agent_bypass: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

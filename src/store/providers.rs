@@ -12,6 +12,8 @@ text_enum!(ProviderKind {
     Openai => "openai",
     Anthropic => "anthropic",
     Gemini => "gemini",
+    Codex => "codex",
+    ClaudeCode => "claude-code",
 });
 
 /// Per-provider settings, as JSON so new keys need no migration.

@@ -25,6 +25,12 @@ pub enum AgentCommand {
     /// Saves the policy, the limits and the tool-calling choice as typed.
     SaveSettings,
     SetTrust(Trust),
+    /// At full trust, CLI agents may run without their own sandbox (the person confirmed).
+    AllowCliAgentBypass(bool),
+    /// Asks CLI agent provider NAME whether it is installed and logged in.
+    CliAgentStatus(String),
+    /// Starts CLI agent provider NAME's device login.
+    CliAgentLogin(String),
     AddMcpServer,
     SetMcpServerEnabled(i64, bool),
     RemoveMcpServer(i64),
@@ -70,6 +76,19 @@ impl AppState {
                     project.project.settings.agent_trust = Some(trust);
                     backend.save_project_settings(project.project.clone());
                 }
+            }
+            AgentCommand::AllowCliAgentBypass(allow) => {
+                if let Some(project) = &mut self.project {
+                    project.project.settings.cli_agent_bypass = allow;
+                    backend.save_project_settings(project.project.clone());
+                }
+            }
+            AgentCommand::CliAgentStatus(name) => backend.cli_agent_status(name),
+            AgentCommand::CliAgentLogin(name) => {
+                let view = self.agent.cli_agents.entry(name.clone()).or_default();
+                view.login_lines.clear();
+                view.logging_in = true;
+                backend.cli_agent_login(name);
             }
             AgentCommand::AddMcpServer => self.add_mcp_server(backend),
             AgentCommand::SetMcpServerEnabled(id, enabled) => {

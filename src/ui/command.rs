@@ -434,6 +434,9 @@ impl AppState {
                 backend.usage(self.usage_scope());
                 backend.load_agent_settings();
                 backend.model_profile(self.provider.clone(), self.model.clone(), false);
+                for provider in self.providers.iter().filter(|p| p.kind.is_cli_agent()) {
+                    backend.cli_agent_status(provider.name.clone());
+                }
             }
             Command::CheckModel => {
                 backend.model_profile(self.provider.clone(), self.model.clone(), true);

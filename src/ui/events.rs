@@ -257,6 +257,20 @@ impl AppState {
                 self.reload_open_tabs();
             }
             Event::Providers(providers) => self.providers = providers,
+            Event::CliAgentStatus { provider, status } => {
+                self.agent.cli_agents.entry(provider).or_default().status = Some(status);
+            }
+            Event::CliAgentLogin {
+                provider,
+                line,
+                done,
+            } => {
+                let view = self.agent.cli_agents.entry(provider).or_default();
+                view.login_lines.extend(line);
+                if done.is_some() {
+                    view.logging_in = false;
+                }
+            }
             Event::ModelProfile(profile) => {
                 let form = &mut self.settings;
                 let text = |v: Option<String>| v.unwrap_or_default();

@@ -9,6 +9,7 @@ mod paths;
 mod platform;
 pub mod search;
 mod walk;
+pub mod worktree;
 
 pub use files::{FileState, Fs, RealFs, blob_hash, read_state, remove_file, write_file_atomic};
 pub use listing::{ListError, list_files};

@@ -25,6 +25,7 @@ pub fn base_url(kind: ProviderKind, url: &str) -> String {
         ProviderKind::Ollama => url.to_string(),
         ProviderKind::Openai | ProviderKind::Anthropic => format!("{url}/v1"),
         ProviderKind::Gemini => format!("{url}/v1beta"),
+        ProviderKind::Codex | ProviderKind::ClaudeCode => unreachable!("HTTP kinds only"),
     }
 }
 

@@ -101,6 +101,7 @@ data: {"type":"error","error":{"type":"api_error","message":"model runner crashe
                 kind,
                 r#"{"error":{"code":500,"message":"model runner crashed","status":"INTERNAL"}}"#,
             ),
+            ProviderKind::Codex | ProviderKind::ClaudeCode => unreachable!("HTTP kinds only"),
         };
         let broken = reply(kind, &PIECES, Duration::ZERO)
             .insert(1, &error)

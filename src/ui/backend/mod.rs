@@ -140,6 +140,17 @@ pub enum Event {
     /// The gateway's latest requests, newest first.
     ApprovalRequests(Vec<ApprovalRequestRecord>),
     Gateway(GatewayEvent),
+    /// A CLI agent provider: installed? logged in?
+    CliAgentStatus {
+        provider: String,
+        status: crate::app::LoginStatus,
+    },
+    /// A line its login printed (`line`), or the login ended (`done`: whether it succeeded).
+    CliAgentLogin {
+        provider: String,
+        line: Option<String>,
+        done: Option<bool>,
+    },
 }
 
 pub struct Backend {

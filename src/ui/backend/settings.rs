@@ -204,4 +204,51 @@ impl Backend {
             Ok(())
         });
     }
+
+    /// Whether CLI agent provider `name` is installed and logged in.
+    pub fn cli_agent_status(&self, name: String) {
+        self.spawn_async("asking the CLI agent", move |app, emit| async move {
+            let status = app.agent_status(&name).await?;
+            emit.send_async(Event::CliAgentStatus {
+                provider: name,
+                status,
+            })
+            .await;
+            Ok(())
+        });
+    }
+
+    /// Runs CLI agent provider `name`'s device login, each line it prints sent on, then its
+    /// status asked again.
+    pub fn cli_agent_login(&self, name: String) {
+        self.spawn_async("logging the CLI agent in", move |app, emit| async move {
+            let cancel = tokio_util::sync::CancellationToken::new();
+            let lines = emit.clone();
+            let provider = name.clone();
+            let done = app
+                .agent_login(&name, &cancel, move |line| {
+                    lines.send(Event::CliAgentLogin {
+                        provider: provider.clone(),
+                        line: Some(line),
+                        done: None,
+                    });
+                })
+                .await;
+            let ok = *done.as_ref().unwrap_or(&false);
+            emit.send_async(Event::CliAgentLogin {
+                provider: name.clone(),
+                line: None,
+                done: Some(ok),
+            })
+            .await;
+            done?;
+            let status = app.agent_status(&name).await?;
+            emit.send_async(Event::CliAgentStatus {
+                provider: name,
+                status,
+            })
+            .await;
+            Ok(())
+        });
+    }
 }

@@ -23,6 +23,17 @@ pub struct AgentView {
     pub form: AgentForm,
     /// The stored agent settings changed behind the form (an "Always allow"): reload them.
     pub reload_settings: bool,
+    /// CLI agent providers (Codex, Claude Code), by provider name: login state and output.
+    pub cli_agents: std::collections::BTreeMap<String, CliAgentView>,
+}
+
+/// A CLI agent provider as Settings shows it.
+#[derive(Debug, Default, Clone)]
+pub struct CliAgentView {
+    pub status: Option<crate::app::LoginStatus>,
+    /// What its login printed (the link and the code to enter there).
+    pub login_lines: Vec<String>,
+    pub logging_in: bool,
 }
 
 /// A waiting call, with the fingerprint a gateway request about the same command would have.

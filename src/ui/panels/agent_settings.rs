@@ -47,6 +47,22 @@ pub fn show(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>
                 ui.weak(explanation);
             });
         }
+        // Trusted runs CLI agents with their own approvals and sandbox off: asked once.
+        if current == Trust::Trusted {
+            let mut bypass = project.project.settings.cli_agent_bypass;
+            let response = ui
+                .checkbox(
+                    &mut bypass,
+                    "Let CLI agents (Codex, Claude Code) run without their own approvals and sandbox",
+                )
+                .on_hover_text(
+                    "Tandem's sandbox still keeps them in their scratch copy. Without this, a \
+                     Trusted turn with a CLI agent is refused.",
+                );
+            if response.changed() {
+                commands.push(AgentCommand::AllowCliAgentBypass(bypass).into());
+            }
+        }
     }
     let form = &mut state.agent.form;
     if !form.loaded {

@@ -2,7 +2,9 @@
 //! `agent_settings`), appearance.
 
 use crate::llm::ProviderKind;
+use crate::ui::agent_commands::AgentCommand;
 use crate::ui::command::Command;
+use crate::ui::model::agent_state::CliAgentView;
 use crate::ui::model::state::{AppState, SendKey, Theme};
 use crate::ui::widgets::theme;
 
@@ -54,7 +56,11 @@ fn providers(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command
                 }
                 None => {}
             }
-            if ui.small_button("Test connection").clicked() {
+            if provider.kind.is_cli_agent() {
+                if ui.small_button("Check login").clicked() {
+                    commands.push(AgentCommand::CliAgentStatus(provider.name.clone()).into());
+                }
+            } else if ui.small_button("Test connection").clicked() {
                 commands.push(Command::TestProvider(provider.name.clone()));
             }
             if ui.small_button("Edit").clicked() {
@@ -66,6 +72,14 @@ fn providers(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command
         });
         if let Some(Err(error)) = state.models.get(&provider.name) {
             ui.colored_label(theme::ERROR, error);
+        }
+        if provider.kind.is_cli_agent() {
+            cli_agent(
+                ui,
+                &provider.name,
+                state.agent.cli_agents.get(&provider.name),
+                commands,
+            );
         }
     }
     ui.add_space(6.0);
@@ -83,15 +97,24 @@ fn providers(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command
             ui.end_row();
             ui.label("Kind");
             egui::ComboBox::new("kind", "")
-                .selected_text(ProviderKind::ALL[form.kind_index.min(3)].as_str())
+                .selected_text(
+                    ProviderKind::ALL[form.kind_index.min(ProviderKind::ALL.len() - 1)].as_str(),
+                )
                 .show_index(ui, &mut form.kind_index, ProviderKind::ALL.len(), |i| {
                     ProviderKind::ALL[i].as_str()
                 });
             ui.end_row();
-            ui.label("Base URL");
+            let kind = ProviderKind::ALL[form.kind_index.min(ProviderKind::ALL.len() - 1)];
+            ui.label(if kind.is_cli_agent() {
+                "Program"
+            } else {
+                "Base URL"
+            });
             ui.add(
-                egui::TextEdit::singleline(&mut form.base_url)
-                    .hint_text(ProviderKind::ALL[form.kind_index.min(3)].default_base_url()),
+                egui::TextEdit::singleline(&mut form.base_url).hint_text(
+                    ProviderKind::ALL[form.kind_index.min(ProviderKind::ALL.len() - 1)]
+                        .default_base_url(),
+                ),
             );
             ui.end_row();
             ui.label("Default model");
@@ -130,6 +153,55 @@ fn providers(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command
         }
     });
     ui.weak("Keys can also come from OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY. They are never stored in the database.");
+}
+
+/// A CLI agent provider: installed and logged in, its login (the code and the link it
+/// prints), and where its work happens.
+fn cli_agent(
+    ui: &mut egui::Ui,
+    name: &str,
+    view: Option<&CliAgentView>,
+    commands: &mut Vec<Command>,
+) {
+    use crate::app::LoginStatus;
+    ui.indent(("cli_agent", name), |ui| {
+        let status = view.and_then(|v| v.status.as_ref());
+        let first = |s: &str| s.lines().next().unwrap_or("").to_string();
+        let logging_in = view.is_some_and(|v| v.logging_in);
+        ui.horizontal_wrapped(|ui| {
+            match status {
+                None => {
+                    ui.weak("Runs in a scratch copy of the project; its changes come back as a proposal.");
+                }
+                Some(LoginStatus::Missing(why)) => {
+                    ui.colored_label(theme::ERROR, format!("✖ not installed: {why}"));
+                }
+                Some(LoginStatus::LoggedIn(said)) => {
+                    ui.colored_label(theme::OK, format!("✔ logged in ({})", first(said)));
+                }
+                Some(LoginStatus::LoggedOut(said)) => {
+                    ui.colored_label(theme::WARN, format!("not logged in ({})", first(said)));
+                }
+                Some(LoginStatus::Unknown(said)) => {
+                    ui.weak(said);
+                }
+            }
+            if logging_in {
+                ui.spinner();
+            } else if matches!(status, Some(LoginStatus::LoggedOut(_)))
+                && ui.small_button("Log in").clicked()
+            {
+                commands.push(AgentCommand::CliAgentLogin(name.to_string()).into());
+            }
+        });
+        if let Some(view) = view.filter(|v| !v.login_lines.is_empty()) {
+            egui::Frame::group(ui.style()).show(ui, |ui| {
+                for line in &view.login_lines {
+                    ui.add(egui::Label::new(egui::RichText::new(line).monospace()).selectable(true));
+                }
+            });
+        }
+    });
 }
 
 /// The chosen model: what the check-up found, and the person's settings for it.
