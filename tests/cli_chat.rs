@@ -306,6 +306,68 @@ async fn an_api_key_is_stored_outside_sqlite_and_sent_to_the_provider() {
             assert!(!found, "key found in {}", path.display());
         }
     }
+
+    // A second key: kept after the first; a quota error on one moves to the next.
+    let mut child = cli
+        .command(&["--json", "provider", "set-key", "cloud", "--add"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use tokio::io::AsyncWriteExt;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"sk-second-key-456\n").await.unwrap();
+    }
+    assert!(child.wait_with_output().await.unwrap().status.success());
+    let keys = cli.json(&["provider", "keys", "cloud"]).await;
+    let listed = keys["keys"].as_array().unwrap();
+    assert_eq!(listed.len(), 2, "{keys}");
+    assert_eq!(listed[0]["in_use"], true);
+    assert_eq!(listed[0]["source"], "stored");
+    let shown = keys.to_string();
+    assert!(
+        !shown.contains("sk-test") && !shown.contains("sk-second"),
+        "{shown}"
+    );
+    let quota = serde_json::json!({"error": {"message": "You exceeded your current quota"}});
+    server.push(
+        "POST",
+        "/v1/chat/completions",
+        fake_provider::Reply::json(429, quota),
+    );
+    server.push(
+        "POST",
+        "/v1/chat/completions",
+        fake_provider::openai_stream(&["from the second"], Duration::ZERO),
+    );
+    let out = cli
+        .json(&[
+            "chat",
+            "--project",
+            root.to_str().unwrap(),
+            "--provider",
+            "cloud",
+            "hi",
+        ])
+        .await;
+    assert_eq!(out["content"], "from the second", "{out}");
+    let sent: Vec<String> = server
+        .requests()
+        .iter()
+        .filter(|r| r.path.ends_with("/chat/completions"))
+        .filter_map(|r| r.header("authorization").map(str::to_string))
+        .collect();
+    assert_eq!(
+        sent[sent.len() - 2..],
+        ["Bearer sk-test-secret-123", "Bearer sk-second-key-456"]
+    );
+    // Removed by its fingerprint: the other stays.
+    let first = listed[0]["fingerprint"].as_str().unwrap();
+    cli.json(&["provider", "remove-key", "cloud", first]).await;
+    let keys = cli.json(&["provider", "keys", "cloud"]).await;
+    assert_eq!(keys["keys"].as_array().unwrap().len(), 1);
+    assert_eq!(keys["keys"][0]["fingerprint"], listed[1]["fingerprint"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -43,7 +43,7 @@ pub use projects::{
     ContextCount, EDITABLE_LIMIT, FileContent, OpenedProject, RULES_FILE, STARTER_RULES,
 };
 pub use prompts::MAX_PROMPT_BYTES;
-pub use providers::{KeySource, KeyStored, NewProvider, ProviderModels, ProviderRow};
+pub use providers::{KeyInfo, KeySource, KeyStored, NewProvider, ProviderModels, ProviderRow};
 pub use settings::{AgentSettings, ChatSettings, Settings};
 pub use usage::{ModelUsage, USAGE_DAYS, UsageReport, price_of};
 

@@ -48,6 +48,16 @@ pub struct ProviderRow {
     pub key: KeySource,
 }
 
+/// One of a provider's keys, named by its fingerprint (never the key).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KeyInfo {
+    pub fingerprint: String,
+    /// `stored` (keychain or file) or the environment variable it came from.
+    pub source: String,
+    /// The key requests go out with now (the last one not rate limited).
+    pub in_use: bool,
+}
+
 /// Where a key was stored, and why not in the OS keychain when it was not.
 #[derive(Debug, Clone, Serialize)]
 pub struct KeyStored {
@@ -135,6 +145,52 @@ impl App {
             location: secrets.set(&record.name, key.trim())?,
             keychain_unavailable: secrets.keychain_unavailable_reason().map(str::to_string),
         })
+    }
+
+    /// Adds a key to a provider's stored keys: requests rotate to the next key when the
+    /// provider says one is rate limited or out of quota.
+    pub fn add_key(&self, name: &str, key: &str) -> Result<KeyStored> {
+        let record = self.provider(name)?;
+        let secrets = self.chat.secrets();
+        Ok(KeyStored {
+            location: secrets.add(&record.name, key)?,
+            keychain_unavailable: secrets.keychain_unavailable_reason().map(str::to_string),
+        })
+    }
+
+    /// Removes the stored key with this fingerprint.
+    pub fn remove_key(&self, name: &str, fingerprint: &str) -> Result<()> {
+        let record = self.provider(name)?;
+        match self.chat.secrets().remove_key(&record.name, fingerprint)? {
+            true => Ok(()),
+            false => Err(AppError::Invalid(format!(
+                "{name} has no stored key with the fingerprint {fingerprint:?} (`tandem provider keys {name}` lists them)"
+            ))),
+        }
+    }
+
+    /// A provider's keys in the order they are tried: stored ones, then the environment's.
+    pub fn provider_keys(&self, name: &str) -> Result<Vec<KeyInfo>> {
+        let record = self.provider(name)?;
+        let secrets = self.chat.secrets();
+        let stored = secrets.keys(&record.name)?;
+        let config = provider_config(self.store(), secrets, &record)?;
+        let env = config.api_key_env.clone().unwrap_or_default();
+        let count = config.api_keys.len();
+        let in_use = crate::llm::key_in_use(&record.name) % count.max(1);
+        Ok(config
+            .api_keys
+            .iter()
+            .enumerate()
+            .map(|(index, key)| KeyInfo {
+                fingerprint: crate::llm::secrets::fingerprint(key),
+                source: match stored.contains(key) {
+                    true => "stored".to_string(),
+                    false => format!("environment ({env})"),
+                },
+                in_use: index == in_use,
+            })
+            .collect())
     }
 
     /// The models a provider serves now.

@@ -47,10 +47,8 @@ pub fn provider_config(
     record: &ProviderRecord,
 ) -> Result<ProviderConfig, ChatError> {
     let mut api_keys = secrets
-        .get(&record.name)
-        .map_err(|e| ChatError::Secrets(e.to_string()))?
-        .into_iter()
-        .collect::<Vec<_>>();
+        .keys(&record.name)
+        .map_err(|e| ChatError::Secrets(e.to_string()))?;
     api_keys.extend(env_keys(
         record.kind,
         record.api_key_env.as_deref(),

@@ -39,7 +39,17 @@ pub enum ProviderCommand {
     /// List providers (keys are never shown).
     List,
     /// Store a provider's API key, read from standard input (in the keychain, else a 0600 file).
-    SetKey { name: String },
+    SetKey {
+        name: String,
+        /// Keep the keys already stored and add this one: requests rotate to the next key
+        /// when one is rate limited or out of quota.
+        #[arg(long)]
+        add: bool,
+    },
+    /// A provider's keys by fingerprint (never the key), and which one is in use.
+    Keys { name: String },
+    /// Remove one stored key, named by its fingerprint (`tandem provider keys NAME`).
+    RemoveKey { name: String, fingerprint: String },
     /// Remove a provider.
     Remove { name: String },
     /// A CLI agent provider (codex, claude-code): is it installed, is it logged in?
@@ -140,15 +150,44 @@ pub fn provider_cmd(ctx: &Ctx, command: ProviderCommand) -> Result<()> {
             let mut text = String::new();
             for row in app.provider_rows()? {
                 let (record, key) = (row.record, row.key.to_string());
+                let keys = app.provider_keys(&record.name)?;
+                let in_use = keys.iter().find(|k| k.in_use).map(|k| &k.fingerprint);
+                let key_text = match (keys.len(), in_use) {
+                    (0, _) | (_, None) => key.clone(),
+                    (1, Some(fp)) => format!("{key} ({fp})"),
+                    (n, Some(fp)) => format!("{key} ({n} keys, in use {fp})"),
+                };
                 text.push_str(&format!(
-                    "{:<14} {:<10} {:<45} key: {key}\n",
+                    "{:<14} {:<10} {:<45} key: {key_text}\n",
                     record.name, record.kind, record.base_url
                 ));
-                rows.push(json!({"provider": record, "key": key}));
+                rows.push(json!({"provider": record, "key": key, "keys": keys}));
             }
             ctx.out(json!({"providers": rows}), text);
         }
-        ProviderCommand::SetKey { name } => {
+        ProviderCommand::Keys { name } => {
+            let keys = app.provider_keys(&name)?;
+            let text: String = keys
+                .iter()
+                .map(|k| {
+                    let mark = if k.in_use { "  (in use)" } else { "" };
+                    format!("{}  {}{mark}\n", k.fingerprint, k.source)
+                })
+                .collect();
+            let text = match keys.is_empty() {
+                true => format!("{name} has no key\n"),
+                false => text,
+            };
+            ctx.out(json!({"provider": name, "keys": keys}), text);
+        }
+        ProviderCommand::RemoveKey { name, fingerprint } => {
+            app.remove_key(&name, &fingerprint)?;
+            ctx.out(
+                json!({"removed": fingerprint}),
+                format!("removed the key {fingerprint} of {name}\n"),
+            );
+        }
+        ProviderCommand::SetKey { name, add } => {
             // The provider is checked before the key is read.
             app.provider(&name)?;
             let mut key = String::new();
@@ -158,7 +197,10 @@ pub fn provider_cmd(ctx: &Ctx, command: ProviderCommand) -> Result<()> {
             if key.trim().is_empty() {
                 bail!("no key on standard input");
             }
-            let stored = app.set_key(&name, &key)?;
+            let stored = match add {
+                true => app.add_key(&name, &key)?,
+                false => app.set_key(&name, &key)?,
+            };
             let (location, why) = (stored.location, stored.keychain_unavailable);
             let text = match (&location, &why) {
                 (tandem::llm::secrets::SecretLocation::File(path), Some(why)) => format!(

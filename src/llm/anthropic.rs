@@ -239,12 +239,13 @@ impl Provider for AnthropicProvider {
         let provider = http.name().to_string();
         let decoder = MessagesDecoder::new(provider.clone());
         let start = async move {
-            let key = http.key().ok_or_else(|| http.no_key(KEY_ENV))?;
             let url = http.url("/messages");
             let body = chat_body(&request);
             let model = Some(request.model.as_str());
-            let make = |c: &reqwest::Client| authorize(c.post(&url).json(&body), key);
-            let response = http.send(make, model, true).await?;
+            let make = |c: &reqwest::Client, key: Option<&str>| {
+                authorize(c.post(&url).json(&body), key.unwrap_or_default())
+            };
+            let response = http.send_keyed(make, model, Some(KEY_ENV)).await?;
             http.event_stream(response).await
         };
         drive(start, decoder, provider)

@@ -1,11 +1,9 @@
 //! Google's Gemini API: `POST /models/{model}:streamGenerateContent?alt=sse`.
 //!
-//! Free-tier keys run out of quota quickly, so several keys may be configured: a key that
-//! is rate limited before the reply starts is swapped for the next one, and the key that
-//! worked is where the next request starts.
+//! Free-tier keys run out of quota quickly: with several keys, one rate limited before the
+//! reply starts is swapped for the next (as for every kind, see `Http::send_keyed`).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use eventsource_stream::Event;
 use futures_util::future::BoxFuture;
@@ -23,69 +21,23 @@ const KEY_ENV: &str = "GEMINI_API_KEY";
 
 pub struct GeminiProvider {
     http: Arc<Http>,
-    /// Index of the key to try first: the last one that was not rate limited.
-    current_key: Arc<AtomicUsize>,
 }
 
 impl GeminiProvider {
     pub fn new(config: ProviderConfig) -> Self {
         GeminiProvider {
             http: Arc::new(Http::new(config)),
-            current_key: Arc::new(AtomicUsize::new(0)),
-        }
-    }
-
-    fn keys(&self) -> Keys {
-        let keys = self.http.config.api_keys.iter();
-        Keys {
-            http: Arc::clone(&self.http),
-            keys: keys
-                .map(|k| k.trim().to_string())
-                .filter(|k| !k.is_empty())
-                .collect(),
-            current: Arc::clone(&self.current_key),
         }
     }
 }
 
-/// What one request needs to send with key rotation, owned so it can live in a stream.
-struct Keys {
-    http: Arc<Http>,
-    keys: Vec<String>,
-    current: Arc<AtomicUsize>,
-}
-
-impl Keys {
-    /// Sends with each key in turn while the keys are rate limited. 5xx is still retried
-    /// with backoff by [`Http::send`]; so is 429 when there is only one key to use.
-    async fn send<F>(&self, make: F, model: Option<&str>) -> Result<Response, LlmError>
-    where
-        F: Fn(&Client, &str) -> RequestBuilder,
-    {
-        let count = self.keys.len();
-        if count == 0 {
-            return Err(self.http.no_key(KEY_ENV));
-        }
-        let start = self.current.load(Ordering::Relaxed) % count;
-        let mut last_message = String::new();
-        for step in 0..count {
-            let index = (start + step) % count;
-            let key = self.keys[index].as_str();
-            match self.http.send(|c| make(c, key), model, count == 1).await {
-                Ok(response) => {
-                    self.current.store(index, Ordering::Relaxed);
-                    return Ok(response);
-                }
-                Err(LlmError::RateLimited { message, .. }) if count > 1 => last_message = message,
-                Err(err) => return Err(err),
-            }
-        }
-        Err(LlmError::RateLimited {
-            provider: self.http.name().to_string(),
-            status: 429,
-            message: format!("all {count} API keys are rate limited; last: {last_message}"),
-        })
-    }
+/// Every request needs a key: sent with the one in use, rotating on quota errors.
+async fn send_keyed<F>(http: &Http, make: F, model: Option<&str>) -> Result<Response, LlmError>
+where
+    F: Fn(&Client, &str) -> RequestBuilder,
+{
+    let make = |c: &Client, key: Option<&str>| make(c, key.unwrap_or_default());
+    http.send_keyed(make, model, Some(KEY_ENV)).await
 }
 
 fn authorize(request: RequestBuilder, key: &str) -> RequestBuilder {
@@ -244,31 +196,28 @@ impl Provider for GeminiProvider {
     }
 
     fn stream(&self, request: ChatRequest) -> Events {
-        let keys = self.keys();
+        let http = Arc::clone(&self.http);
         let provider = self.http.name().to_string();
         let decoder = GenerateDecoder::new(provider.clone());
         let start = async move {
             let model = bare_model(&request.model);
             let path = format!("/models/{model}:streamGenerateContent?alt=sse");
-            let url = keys.http.url(&path);
+            let url = http.url(&path);
             let body = chat_body(&request);
             let make = |c: &Client, key: &str| authorize(c.post(&url).json(&body), key);
-            let response = keys.send(make, Some(model)).await?;
-            keys.http.event_stream(response).await
+            let response = send_keyed(&http, make, Some(model)).await?;
+            http.event_stream(response).await
         };
         drive(start, decoder, provider)
     }
 
     fn list_models(&self) -> BoxFuture<'static, Result<Vec<ModelInfo>, LlmError>> {
-        let keys = self.keys();
+        let http = Arc::clone(&self.http);
         Box::pin(async move {
-            let url = keys.http.url("/models?pageSize=1000");
-            let response = keys
-                .send(|c, key| authorize(c.get(&url), key), None)
-                .await?;
-            let models = keys.http.read_json(response).await?;
-            Ok(keys
-                .http
+            let url = http.url("/models?pageSize=1000");
+            let response = send_keyed(&http, |c, key| authorize(c.get(&url), key), None).await?;
+            let models = http.read_json(response).await?;
+            Ok(http
                 .array(&models, "models")?
                 .iter()
                 .filter(|entry| can_chat(entry))
@@ -278,17 +227,16 @@ impl Provider for GeminiProvider {
     }
 
     fn model_info(&self, model: &str) -> BoxFuture<'static, Result<ModelInfo, LlmError>> {
-        let keys = self.keys();
+        let http = Arc::clone(&self.http);
         let model = bare_model(model).to_string();
         Box::pin(async move {
-            let url = keys.http.url(&format!("/models/{model}"));
+            let url = http.url(&format!("/models/{model}"));
             let make = |c: &Client, key: &str| authorize(c.get(&url), key);
-            let response = keys.send(make, Some(&model)).await?;
-            let entry = keys.http.read_json(response).await?;
+            let response = send_keyed(&http, make, Some(&model)).await?;
+            let entry = http.read_json(response).await?;
             model_from_entry(&entry).ok_or_else(|| {
                 let shown = snippet(&entry.to_string());
-                keys.http
-                    .protocol(format!("a model without a name: {shown}"))
+                http.protocol(format!("a model without a name: {shown}"))
             })
         })
     }

@@ -21,6 +21,25 @@ const MAX_ERROR_BODY: usize = 64 * 1024;
 /// Model lists and model details are small; this only stops a runaway reply.
 const MAX_JSON_BODY: usize = 16 * 1024 * 1024;
 
+/// Which key of each provider (by name) worked last, for this process.
+fn keys_in_use() -> std::sync::MutexGuard<'static, std::collections::HashMap<String, usize>> {
+    static IN_USE: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<String, usize>>> =
+        std::sync::OnceLock::new();
+    IN_USE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+}
+
+/// The index of the key provider `name` uses now (0 until one was rate limited).
+pub fn key_in_use(name: &str) -> usize {
+    keys_in_use().get(name).copied().unwrap_or(0)
+}
+
+fn set_key_in_use(name: &str, index: usize) {
+    keys_in_use().insert(name.to_string(), index);
+}
+
 /// The client and configuration of one provider.
 pub(crate) struct Http {
     pub(crate) config: ProviderConfig,
@@ -64,13 +83,59 @@ impl Http {
         format!("{}{}", self.config.base_url.trim_end_matches('/'), path)
     }
 
-    /// The first non-empty configured key.
+    /// The configured keys, trimmed, empty ones left out.
+    fn keys(&self) -> Vec<&str> {
+        let keys = self.config.api_keys.iter().map(|k| k.trim());
+        keys.filter(|k| !k.is_empty()).collect()
+    }
+
+    /// The key in use: the last one that was not rate limited (the first at start).
     pub(crate) fn key(&self) -> Option<&str> {
-        self.config
-            .api_keys
-            .iter()
-            .map(|k| k.trim())
-            .find(|k| !k.is_empty())
+        let keys = self.keys();
+        (!keys.is_empty()).then(|| keys[key_in_use(&self.config.name) % keys.len()])
+    }
+
+    /// Sends a request built by `make` with the key in use; while the server answers that
+    /// the key is rate limited or out of quota, with the next key, until one works (see
+    /// [`Http::send`] for the rest). Every kind rotates this way; which key worked last is
+    /// remembered per provider for the process. Without keys: `no_key(env)` when
+    /// `required_env` names the variable, else sent without one (local servers).
+    pub(crate) async fn send_keyed<F>(
+        &self,
+        make: F,
+        model: Option<&str>,
+        required_env: Option<&str>,
+    ) -> Result<Response, LlmError>
+    where
+        F: Fn(&Client, Option<&str>) -> RequestBuilder,
+    {
+        let keys = self.keys();
+        let count = keys.len();
+        if count == 0 {
+            return match required_env {
+                Some(env) => Err(self.no_key(env)),
+                None => self.send(|c| make(c, None), model, true).await,
+            };
+        }
+        let start = key_in_use(&self.config.name) % count;
+        let mut last_message = String::new();
+        for step in 0..count {
+            let index = (start + step) % count;
+            let key = keys[index];
+            match self.send(|c| make(c, Some(key)), model, count == 1).await {
+                Ok(response) => {
+                    set_key_in_use(&self.config.name, index);
+                    return Ok(response);
+                }
+                Err(LlmError::RateLimited { message, .. }) if count > 1 => last_message = message,
+                Err(err) => return Err(err),
+            }
+        }
+        Err(LlmError::RateLimited {
+            provider: self.name().to_string(),
+            status: 429,
+            message: format!("all {count} API keys are rate limited; last: {last_message}"),
+        })
     }
 
     pub(crate) fn no_key(&self, default_env: &str) -> LlmError {

@@ -23,6 +23,8 @@ use crate::tokens;
 pub mod secrets;
 mod wire;
 
+pub use http::key_in_use;
+
 /// Default idle time allowed between two chunks of a streaming reply.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 /// Environment variable overriding the idle timeout, in seconds.

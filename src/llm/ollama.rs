@@ -199,7 +199,15 @@ impl Provider for OllamaProvider {
             let url = http.url("/api/chat");
             let body = chat_body(&request);
             let model = Some(request.model.as_str());
-            let response = http.send(|c| c.post(&url).json(&body), model, true).await?;
+            // A key is only sent when one is configured (a proxy in front of Ollama).
+            let make = |c: &reqwest::Client, key: Option<&str>| {
+                let request = c.post(&url).json(&body);
+                match key {
+                    Some(key) => request.bearer_auth(key),
+                    None => request,
+                }
+            };
+            let response = http.send_keyed(make, model, None).await?;
             Ok(http.ndjson(response))
         };
         drive(start, decoder, provider)

@@ -276,8 +276,14 @@ impl Provider for OpenaiProvider {
             let url = http.url("/chat/completions");
             let body = chat_body(&request);
             let model = Some(request.model.as_str());
-            let make = |c: &reqwest::Client| authorize(&http, c.post(&url).json(&body));
-            let response = http.send(make, model, true).await?;
+            let make = |c: &reqwest::Client, key: Option<&str>| {
+                let request = c.post(&url).json(&body);
+                match key {
+                    Some(key) => request.bearer_auth(key),
+                    None => request,
+                }
+            };
+            let response = http.send_keyed(make, model, None).await?;
             http.event_stream(response).await
         };
         drive(start, decoder, provider)

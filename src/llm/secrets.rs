@@ -145,6 +145,44 @@ impl Secrets {
         Ok(read_file(&self.file)?.remove(provider))
     }
 
+    /// Every key stored for `provider`, in order (several are kept one per line).
+    pub fn keys(&self, provider: &str) -> Result<Vec<String>, SecretError> {
+        Ok(self
+            .get(provider)?
+            .map(|value| split_keys(&value))
+            .unwrap_or_default())
+    }
+
+    /// Adds `key` after the keys stored for `provider` (a key already there stays once).
+    pub fn add(&self, provider: &str, key: &str) -> Result<SecretLocation, SecretError> {
+        let key = key.trim();
+        if key.is_empty() {
+            return Err(SecretError::EmptyKey(provider.to_owned()));
+        }
+        let mut keys = self.keys(provider)?;
+        if !keys.iter().any(|k| k == key) {
+            keys.push(key.to_string());
+        }
+        self.set(provider, &keys.join("\n"))
+    }
+
+    /// Removes the stored key whose [`fingerprint`] is `fingerprint`; false when none is.
+    pub fn remove_key(&self, provider: &str, fingerprint: &str) -> Result<bool, SecretError> {
+        let mut keys = self.keys(provider)?;
+        let before = keys.len();
+        keys.retain(|k| self::fingerprint(k) != fingerprint.trim());
+        if keys.len() == before {
+            return Ok(false);
+        }
+        match keys.is_empty() {
+            true => self.delete(provider)?,
+            false => {
+                self.set(provider, &keys.join("\n"))?;
+            }
+        }
+        Ok(true)
+    }
+
     /// Removes the key for `provider` from the keychain and the file; a missing key is fine.
     pub fn delete(&self, provider: &str) -> Result<(), SecretError> {
         check_provider(provider)?;
@@ -331,17 +369,32 @@ pub fn env_keys(
         None => kind.key_env_vars().to_vec(),
     };
     for value in names.into_iter().filter_map(lookup) {
-        let mut keys: Vec<String> = Vec::new();
-        for piece in value.split(|c: char| c == ',' || c.is_whitespace()) {
-            if !piece.is_empty() && !keys.iter().any(|k| k == piece) {
-                keys.push(piece.to_owned());
-            }
-        }
+        let keys = split_keys(&value);
         if !keys.is_empty() {
             return keys;
         }
     }
     Vec::new()
+}
+
+/// The keys in a stored or environment value: several may be given, separated by newlines,
+/// commas or spaces; empty pieces and duplicates are dropped.
+pub fn split_keys(value: &str) -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
+    for piece in value.split(|c: char| c == ',' || c.is_whitespace()) {
+        if !piece.is_empty() && !keys.iter().any(|k| k == piece) {
+            keys.push(piece.to_owned());
+        }
+    }
+    keys
+}
+
+/// A short name for a key that gives nothing of it away: 8 hex digits of its SHA-1.
+pub fn fingerprint(key: &str) -> String {
+    let hash = git2::Oid::hash_object(git2::ObjectType::Blob, key.trim().as_bytes())
+        .map(|oid| oid.to_string())
+        .unwrap_or_default();
+    hash.chars().take(8).collect()
 }
 
 #[cfg(all(test, unix))]
@@ -406,6 +459,38 @@ mod tests {
         );
         let leftovers = fs::read_dir(tmp.path()).unwrap().count();
         assert_eq!(leftovers, 1, "no temporary files remain");
+    }
+
+    #[test]
+    fn a_provider_holds_several_keys_named_by_fingerprint() {
+        let tmp = tempfile::tempdir().unwrap();
+        let secrets = Secrets::file_only(&tmp.path().join(SECRETS_FILE));
+        secrets.add("openai", " sk-one ").unwrap();
+        secrets.add("openai", "sk-two").unwrap();
+        secrets.add("openai", "sk-one").unwrap();
+        assert_eq!(secrets.keys("openai").unwrap(), ["sk-one", "sk-two"]);
+        let (one, two) = (fingerprint("sk-one"), fingerprint("sk-two"));
+        assert_eq!(one.len(), 8);
+        assert_ne!(one, two);
+        assert!(!one.contains("sk") && fingerprint(" sk-one\n") == one);
+        assert!(!secrets.remove_key("openai", "00000000").unwrap());
+        assert!(secrets.remove_key("openai", &one).unwrap());
+        assert_eq!(secrets.keys("openai").unwrap(), ["sk-two"]);
+        assert!(secrets.remove_key("openai", &two).unwrap());
+        assert_eq!(
+            secrets.get("openai").unwrap(),
+            None,
+            "the last key removes the entry"
+        );
+        assert!(matches!(
+            secrets.add("openai", "  "),
+            Err(SecretError::EmptyKey(_))
+        ));
+        // Set replaces them all.
+        secrets.add("openai", "a").unwrap();
+        secrets.add("openai", "b").unwrap();
+        secrets.set("openai", "c").unwrap();
+        assert_eq!(secrets.keys("openai").unwrap(), ["c"]);
     }
 
     #[test]

@@ -131,6 +131,11 @@ pub enum Command {
     /// Saves the chosen model's settings as typed.
     SaveModelSettings,
     SaveKey(String),
+    /// Removes a provider's stored key, named by its fingerprint.
+    RemoveKey {
+        provider: String,
+        fingerprint: String,
+    },
     SaveHistoryTurns,
     SaveContextGlobs,
     /// Saves the project's check command as typed (empty: none).
@@ -434,8 +439,11 @@ impl AppState {
                 backend.usage(self.usage_scope());
                 backend.load_agent_settings();
                 backend.model_profile(self.provider.clone(), self.model.clone(), false);
-                for provider in self.providers.iter().filter(|p| p.kind.is_cli_agent()) {
-                    backend.cli_agent_status(provider.name.clone());
+                for provider in &self.providers {
+                    match provider.kind.is_cli_agent() {
+                        true => backend.cli_agent_status(provider.name.clone()),
+                        false => backend.provider_keys(provider.name.clone()),
+                    }
                 }
             }
             Command::CheckModel => {
@@ -533,9 +541,13 @@ impl AppState {
             Command::SaveKey(provider) => {
                 let key = std::mem::take(&mut self.settings.key);
                 if !key.trim().is_empty() {
-                    backend.set_key(provider, key);
+                    backend.set_key(provider, key, self.settings.add_key);
                 }
             }
+            Command::RemoveKey {
+                provider,
+                fingerprint,
+            } => backend.remove_key(provider, fingerprint),
             Command::SaveHistoryTurns => {
                 match self.settings.history_turns.trim().parse::<usize>() {
                     Ok(turns) => {

@@ -257,6 +257,9 @@ impl AppState {
                 self.reload_open_tabs();
             }
             Event::Providers(providers) => self.providers = providers,
+            Event::ProviderKeys { provider, keys } => {
+                self.provider_keys.insert(provider, keys);
+            }
             Event::CliAgentStatus { provider, status } => {
                 self.agent.cli_agents.entry(provider).or_default().status = Some(status);
             }

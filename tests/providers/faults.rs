@@ -275,36 +275,46 @@ data: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}
 }
 
 #[tokio::test]
-async fn gemini_rotates_to_the_next_key_on_quota_errors_and_remembers_it() {
-    let server = FakeProvider::start().await;
-    let mut cfg = config(ProviderKind::Gemini, &server.url());
-    cfg.api_keys = vec!["key-one".into(), "key-two".into()];
-    let llm = provider(cfg);
-    let path = chat_path(ProviderKind::Gemini);
-    let quota = json!({ "error": { "code": 429, "message": "Quota exceeded", "status": "RESOURCE_EXHAUSTED" } });
-    server.push("POST", &path, Reply::json(429, quota.clone()));
-    server.push("POST", &path, gemini_stream(&PIECES, Duration::ZERO));
-    server.push("POST", &path, gemini_stream(&["again"], Duration::ZERO));
-    let outcome = run(&llm, request()).await;
-    assert_complete(ProviderKind::Gemini, &outcome);
-    assert_eq!(outcome.joined(), "Hello, world!");
-    run(&llm, request()).await;
-    let keys: Vec<_> = server
-        .requests()
-        .iter()
-        .map(|r| r.header("x-goog-api-key").unwrap().to_string())
-        .collect();
-    assert_eq!(keys, ["key-one", "key-two", "key-two"]);
+async fn every_kind_rotates_to_the_next_key_on_quota_errors_and_remembers_it() {
+    for kind in KINDS {
+        let server = FakeProvider::start().await;
+        let mut cfg = config(kind, &server.url());
+        // Which key worked is remembered per provider name for the process: a name of its own.
+        cfg.name = format!("rotation-{kind:?}");
+        cfg.api_keys = vec!["key-one".into(), "key-two".into()];
+        let llm = provider(cfg);
+        let path = chat_path(kind);
+        let quota = json!({ "error": { "code": 429, "message": "Quota exceeded", "status": "RESOURCE_EXHAUSTED" } });
+        server.push("POST", &path, Reply::json(429, quota.clone()));
+        server.push("POST", &path, reply(kind, &PIECES, Duration::ZERO));
+        server.push("POST", &path, reply(kind, &["again"], Duration::ZERO));
+        let outcome = run(&llm, request()).await;
+        assert_complete(kind, &outcome);
+        assert_eq!(outcome.joined(), "Hello, world!", "{kind:?}");
+        run(&llm, request()).await;
+        let sent_key = |r: &fake_provider::Recorded| -> String {
+            let header = match kind {
+                ProviderKind::Anthropic => "x-api-key",
+                ProviderKind::Gemini => "x-goog-api-key",
+                _ => "authorization",
+            };
+            let value = r.header(header).unwrap_or_default();
+            value.trim_start_matches("Bearer ").to_string()
+        };
+        let keys: Vec<_> = server.requests().iter().map(sent_key).collect();
+        assert_eq!(keys, ["key-one", "key-two", "key-two"], "{kind:?}");
+        assert_eq!(tandem::llm::key_in_use(&format!("rotation-{kind:?}")), 1);
 
-    // Every key out of quota: rate limited, one request per key.
-    server.push("POST", &path, Reply::json(429, quota.clone()));
-    server.push("POST", &path, Reply::json(429, quota));
-    let error = run(&llm, request()).await.error.unwrap();
-    assert!(
-        matches!(&error, LlmError::RateLimited { message, .. } if message.contains("Quota exceeded")),
-        "{error:?}"
-    );
-    assert_eq!(server.requests().len(), 5);
+        // Every key out of quota: rate limited, one request per key.
+        server.push("POST", &path, Reply::json(429, quota.clone()));
+        server.push("POST", &path, Reply::json(429, quota));
+        let error = run(&llm, request()).await.error.unwrap();
+        assert!(
+            matches!(&error, LlmError::RateLimited { message, .. } if message.contains("all 2 API keys")),
+            "{kind:?}: {error:?}"
+        );
+        assert_eq!(server.requests().len(), 5, "{kind:?}");
+    }
 }
 
 #[tokio::test]

@@ -140,6 +140,11 @@ pub enum Event {
     /// The gateway's latest requests, newest first.
     ApprovalRequests(Vec<ApprovalRequestRecord>),
     Gateway(GatewayEvent),
+    /// A provider's keys by fingerprint.
+    ProviderKeys {
+        provider: String,
+        keys: Vec<crate::app::KeyInfo>,
+    },
     /// A CLI agent provider: installed? logged in?
     CliAgentStatus {
         provider: String,

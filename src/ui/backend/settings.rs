@@ -140,9 +140,18 @@ impl Backend {
         });
     }
 
-    pub fn set_key(&self, provider_name: String, key: String) {
+    /// Stores a key for a provider: in place of its keys, or with `add` after them (rotated
+    /// to on quota errors). Its keys are listed again.
+    pub fn set_key(&self, provider_name: String, key: String, add: bool) {
         self.spawn("storing the API key", move |app, emit| {
-            let stored = app.set_key(&provider_name, &key)?;
+            let stored = match add {
+                true => app.add_key(&provider_name, &key)?,
+                false => app.set_key(&provider_name, &key)?,
+            };
+            emit.send(Event::ProviderKeys {
+                keys: app.provider_keys(&provider_name)?,
+                provider: provider_name.clone(),
+            });
             let location = stored.location;
             let note = match stored.keychain_unavailable {
                 Some(why) => format!(
@@ -151,6 +160,25 @@ impl Backend {
                 None => format!("API key for {provider_name} stored in {location:?}"),
             };
             emit.send(Event::Log(note));
+            Ok(())
+        });
+    }
+
+    /// A provider's keys by fingerprint, and which one is in use.
+    pub fn provider_keys(&self, provider: String) {
+        self.spawn("listing the provider's keys", move |app, emit| {
+            let keys = app.provider_keys(&provider)?;
+            emit.send(Event::ProviderKeys { provider, keys });
+            Ok(())
+        });
+    }
+
+    /// Removes one stored key of a provider.
+    pub fn remove_key(&self, provider: String, fingerprint: String) {
+        self.spawn("removing the key", move |app, emit| {
+            app.remove_key(&provider, &fingerprint)?;
+            let keys = app.provider_keys(&provider)?;
+            emit.send(Event::ProviderKeys { provider, keys });
             Ok(())
         });
     }

@@ -121,6 +121,8 @@ pub struct AppState {
     pub projects: Vec<Project>,
     pub providers: Vec<ProviderRecord>,
     pub models: BTreeMap<String, Result<Vec<ModelInfo>, String>>,
+    /// Each provider's keys by fingerprint (never the keys), when listed.
+    pub provider_keys: BTreeMap<String, Vec<crate::app::KeyInfo>>,
     pub provider: Option<String>,
     pub model: Option<String>,
     pub auto_approve: bool,
@@ -180,6 +182,8 @@ pub struct SettingsForm {
     pub model: String,
     pub context_length: String,
     pub key: String,
+    /// Store the typed key after the provider's keys instead of in their place.
+    pub add_key: bool,
     pub history_turns: String,
     pub include: String,
     pub exclude: String,
@@ -514,6 +518,7 @@ impl AppState {
             projects: Vec::new(),
             providers: Vec::new(),
             models: BTreeMap::new(),
+            provider_keys: BTreeMap::new(),
             provider: None,
             model: None,
             auto_approve: false,

@@ -80,6 +80,8 @@ fn providers(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command
                 state.agent.cli_agents.get(&provider.name),
                 commands,
             );
+        } else if let Some(keys) = state.provider_keys.get(&provider.name) {
+            keys_row(ui, &provider.name, keys, commands);
         }
     }
     ui.add_space(6.0);
@@ -127,11 +129,17 @@ fn providers(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command
             );
             ui.end_row();
             ui.label("API key");
-            ui.add(
-                egui::TextEdit::singleline(&mut form.key)
-                    .password(true)
-                    .hint_text("stored in the OS keychain, else a 0600 file"),
-            );
+            ui.vertical(|ui| {
+                ui.add(
+                    egui::TextEdit::singleline(&mut form.key)
+                        .password(true)
+                        .hint_text("stored in the OS keychain, else a 0600 file"),
+                );
+                ui.checkbox(
+                    &mut form.add_key,
+                    "Add to its keys (rotate on quota errors)",
+                );
+            });
             ui.end_row();
         });
     ui.horizontal(|ui| {
@@ -153,6 +161,46 @@ fn providers(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command
         }
     });
     ui.weak("Keys can also come from OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY. They are never stored in the database.");
+}
+
+/// A provider's keys by fingerprint: the one in use marked, stored ones removable.
+fn keys_row(
+    ui: &mut egui::Ui,
+    name: &str,
+    keys: &[crate::app::KeyInfo],
+    commands: &mut Vec<Command>,
+) {
+    if keys.is_empty() {
+        return;
+    }
+    ui.indent(("keys", name), |ui| {
+        ui.horizontal_wrapped(|ui| {
+            ui.weak(match keys.len() {
+                1 => "Key:".to_string(),
+                n => format!("{n} keys (rotated on quota errors):"),
+            });
+            for key in keys {
+                let text = egui::RichText::new(&key.fingerprint).monospace();
+                match key.in_use {
+                    true => ui
+                        .label(text.strong())
+                        .on_hover_text(format!("in use · {}", key.source)),
+                    false => ui.label(text).on_hover_text(&key.source),
+                };
+                if key.source == "stored"
+                    && ui
+                        .small_button("✖")
+                        .on_hover_text("Remove this key")
+                        .clicked()
+                {
+                    commands.push(Command::RemoveKey {
+                        provider: name.to_string(),
+                        fingerprint: key.fingerprint.clone(),
+                    });
+                }
+            }
+        });
+    });
 }
 
 /// A CLI agent provider: installed and logged in, its login (the code and the link it
