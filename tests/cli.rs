@@ -583,7 +583,7 @@ fn project_settings_from_the_command_line_with_a_suggested_check() {
         format!(
             "project: app ({project})\ncheck command: (none; suggested: cargo check)\n\
              trust: scoped\nauto-approve: default (false)\ninclude: (all files)\nexclude: (none)\n\
-             rules per mode: (none)\n"
+             rules per mode: (none)\nCLI agents without their sandbox: no\n"
         )
     );
     let shown = cli.json(&["project", "config", "--project", &id]);
@@ -622,13 +622,14 @@ fn project_settings_from_the_command_line_with_a_suggested_check() {
             "context_include": ["src/**", "Cargo.toml"],
             "context_exclude": ["fixtures/**"],
             "mode_rules": {},
+            "cli_agent_bypass": false,
         })
     );
     // Read back by a new process.
     let expected = format!(
         "project: app ({project})\ncheck command: cargo test --no-run\ntrust: read_only\n\
          auto-approve: true\ninclude: src/**, Cargo.toml\nexclude: fixtures/**\n\
-         rules per mode: (none)\n"
+         rules per mode: (none)\nCLI agents without their sandbox: no\n"
     );
     assert_eq!(show(&[]), expected);
 
@@ -711,7 +712,7 @@ fn project_settings_from_the_command_line_with_a_suggested_check() {
         format!(
             "project: app ({project})\ncheck command: (none; suggested: cargo check)\n\
              trust: trusted\nauto-approve: default (true)\ninclude: (all files)\n\
-             exclude: fixtures/**\nrules per mode: (none)\n"
+             exclude: fixtures/**\nrules per mode: (none)\nCLI agents without their sandbox: no\n"
         )
     );
 }

@@ -6,6 +6,8 @@ mod common;
 mod fake_provider;
 #[path = "providers/faults.rs"]
 mod faults;
+#[path = "providers/responses.rs"]
+mod responses;
 #[path = "providers/tools.rs"]
 mod tools;
 
@@ -84,6 +86,7 @@ fn request() -> ChatRequest {
         context_window: Some(16384),
         temperature: None,
         tools: Vec::new(),
+        reasoning_effort: None,
     }
 }
 

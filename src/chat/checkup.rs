@@ -53,6 +53,7 @@ pub async fn probe_tools(choice: &ModelChoice) -> Option<bool> {
         context_window: Some(4096),
         temperature: Some(0.0),
         tools: vec![probe_tool()],
+        reasoning_effort: None,
     };
     let mut stream = choice.provider.stream(request);
     let answer = tokio::time::timeout(PROBE_TIMEOUT, async {

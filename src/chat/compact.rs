@@ -60,6 +60,7 @@ pub async fn summarize(
         context_window: u32::try_from(window).ok(),
         temperature: Some(0.2),
         tools: Vec::new(),
+        reasoning_effort: None,
     };
     let mut stream = choice.provider.stream(request);
     let mut summary = String::new();

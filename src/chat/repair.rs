@@ -82,6 +82,7 @@ mod tests {
             context_window: window,
             temperature: None,
             tools: Vec::new(),
+            reasoning_effort: None,
         }
     }
 

@@ -586,6 +586,7 @@ impl ChatService {
             context_window: Some(u32::try_from(window).unwrap_or(u32::MAX)),
             temperature: profile.settings.temperature,
             tools: Vec::new(),
+            reasoning_effort: profile.settings.reasoning_effort,
         };
         Ok((request, breakdown))
     }
@@ -908,6 +909,7 @@ async fn generate_title(choice: &ModelChoice, window: Option<u32>, prompt: &str)
         context_window: window.or(Some(FALLBACK_CONTEXT)),
         temperature: Some(0.2),
         tools: Vec::new(),
+        reasoning_effort: None,
     };
     let mut stream = choice.provider.stream(request);
     let mut text = String::new();

@@ -27,6 +27,10 @@ pub enum ModelCommand {
         /// Most tokens a reply may take.
         #[arg(long, value_name = "TOKENS|default")]
         max_output: Option<String>,
+        /// How hard a reasoning model thinks: minimal, low, medium, high (OpenAI's
+        /// reasoning models; other models ignore it).
+        #[arg(long, value_name = "EFFORT|default")]
+        reasoning_effort: Option<String>,
     },
 }
 
@@ -51,6 +55,7 @@ pub fn run(ctx: &Ctx, command: ModelCommand) -> Result<()> {
             context,
             temperature,
             max_output,
+            reasoning_effort,
         } => {
             // The stored override only (the provider-wide one is not this model's setting).
             let stored = app
@@ -61,6 +66,14 @@ pub fn run(ctx: &Ctx, command: ModelCommand) -> Result<()> {
                 context_length: value(context, stored.context_length, "--context")?,
                 temperature: value(temperature, stored.temperature, "--temperature")?,
                 max_output_tokens: value(max_output, stored.max_output_tokens, "--max-output")?,
+                reasoning_effort: match reasoning_effort.as_deref().map(str::trim) {
+                    None => stored.reasoning_effort,
+                    Some("default") => None,
+                    Some(text) => Some(
+                        text.parse()
+                            .map_err(|e: String| anyhow::anyhow!("--reasoning-effort: {e}"))?,
+                    ),
+                },
             };
             app.set_model_settings(which.provider.as_deref(), which.model.as_deref(), &settings)?
         }
@@ -120,10 +133,12 @@ fn describe(p: &ModelProfile) -> String {
     };
     format!(
         "model        {}\nwindow       {window}\nnative tools {tools}\nimages       {}\n\
-         checked      {checked}\ntemperature  {}\nmax output   {}\nedits        {edits}\n",
+         checked      {checked}\ntemperature  {}\nmax output   {}\nreasoning    {}\n\
+         edits        {edits}\n",
         p.info.id,
         yes_no(p.info.supports_images),
         opt(p.settings.temperature.map(|t| t.to_string())),
         opt(p.settings.max_output_tokens.map(|t| t.to_string())),
+        opt(p.settings.reasoning_effort.map(|e| e.to_string())),
     )
 }

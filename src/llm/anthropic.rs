@@ -406,6 +406,7 @@ mod tests {
             context_window: None,
             temperature: None,
             tools: Vec::new(),
+            reasoning_effort: None,
         };
         let body = chat_body(&request);
         assert_eq!(body["system"], "a\n\nb");

@@ -294,6 +294,7 @@ mod tests {
             context_window: None,
             temperature: None,
             tools: Vec::new(),
+            reasoning_effort: None,
         };
         let body = chat_body(&request);
         assert_eq!(

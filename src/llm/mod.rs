@@ -13,6 +13,7 @@ pub mod gemini;
 mod http;
 pub mod ollama;
 pub mod openai;
+mod responses;
 
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
@@ -169,6 +170,57 @@ pub struct ChatRequest {
     pub temperature: Option<f32>,
     /// Tools offered for native tool calling; empty sends none.
     pub tools: Vec<ToolSpec>,
+    /// How hard a reasoning model thinks, where the API takes it (OpenAI's reasoning
+    /// models); `None` leaves the server's default.
+    pub reasoning_effort: Option<ReasoningEffort>,
+}
+
+/// How much a reasoning model may think before answering (OpenAI's `reasoning.effort` /
+/// `reasoning_effort`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReasoningEffort {
+    Minimal,
+    Low,
+    Medium,
+    High,
+}
+
+impl ReasoningEffort {
+    pub const ALL: [ReasoningEffort; 4] = [
+        ReasoningEffort::Minimal,
+        ReasoningEffort::Low,
+        ReasoningEffort::Medium,
+        ReasoningEffort::High,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasoningEffort::Minimal => "minimal",
+            ReasoningEffort::Low => "low",
+            ReasoningEffort::Medium => "medium",
+            ReasoningEffort::High => "high",
+        }
+    }
+}
+
+impl std::str::FromStr for ReasoningEffort {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        ReasoningEffort::ALL
+            .into_iter()
+            .find(|e| e.as_str().eq_ignore_ascii_case(text.trim()))
+            .ok_or_else(|| {
+                format!("{text:?} is not a reasoning effort (minimal, low, medium, high)")
+            })
+    }
+}
+
+impl std::fmt::Display for ReasoningEffort {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Ollama allocates context in steps; asking in whole KiB of tokens keeps it from reloading
@@ -517,6 +569,7 @@ mod window_tests {
             context_window: window,
             temperature: None,
             tools: Vec::new(),
+            reasoning_effort: None,
         }
     }
 

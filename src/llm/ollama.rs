@@ -282,6 +282,7 @@ mod tests {
             context_window: None,
             temperature: None,
             tools: Vec::new(),
+            reasoning_effort: None,
         };
         assert!(chat_body(&request).get("options").is_none());
         request.context_window = Some(8192);

@@ -1,5 +1,6 @@
-//! OpenAI-compatible chat completions (`POST /chat/completions`, SSE), which OpenAI and
-//! most local and hosted servers speak: LM Studio, llama.cpp, vLLM, OpenRouter, Groq…
+//! OpenAI-compatible chat completions (`POST /chat/completions`, SSE), which most local and
+//! hosted servers speak: LM Studio, llama.cpp, vLLM, OpenRouter, Groq… api.openai.com itself
+//! is sent through its Responses API (`super::responses`).
 
 use std::sync::Arc;
 
@@ -16,14 +17,59 @@ use super::{
 
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
+/// Which of OpenAI's two chat APIs a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenaiApi {
+    /// `POST /chat/completions`: every OpenAI-compatible server.
+    ChatCompletions,
+    /// `POST /responses`: OpenAI's own API.
+    Responses,
+}
+
+impl OpenaiApi {
+    /// Responses for api.openai.com, Chat Completions for every other server.
+    pub fn for_base_url(base_url: &str) -> Self {
+        let host = reqwest::Url::parse(base_url.trim())
+            .ok()
+            .and_then(|url| url.host_str().map(str::to_ascii_lowercase));
+        match host.as_deref() {
+            Some("api.openai.com") => OpenaiApi::Responses,
+            _ => OpenaiApi::ChatCompletions,
+        }
+    }
+}
+
+/// Whether `model` is one of OpenAI's reasoning models (o1, o3, o4, GPT-5 but its chat
+/// variant): they take `max_completion_tokens` and a reasoning effort, and no temperature.
+pub(crate) fn is_reasoning_model(model: &str) -> bool {
+    // `openai/o3` on routers that prefix the vendor.
+    let model = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
+    let o_series = ["o1", "o3", "o4"]
+        .iter()
+        .any(|p| model == *p || model.starts_with(&format!("{p}-")));
+    o_series || (model.starts_with("gpt-5") && !model.contains("-chat"))
+}
+
 pub struct OpenaiProvider {
     http: Arc<Http>,
+    api: OpenaiApi,
 }
 
 impl OpenaiProvider {
+    /// The API chosen by the base URL ([`OpenaiApi::for_base_url`]).
     pub fn new(config: ProviderConfig) -> Self {
+        let api = OpenaiApi::for_base_url(&config.base_url);
+        OpenaiProvider::with_api(config, api)
+    }
+
+    pub fn with_api(config: ProviderConfig, api: OpenaiApi) -> Self {
         OpenaiProvider {
             http: Arc::new(Http::new(config)),
+            api,
         }
     }
 }
@@ -45,11 +91,20 @@ fn chat_body(request: &ChatRequest) -> Value {
         // Without this, streamed replies carry no token counts.
         "stream_options": { "include_usage": true },
     });
+    // Reasoning models refuse `max_tokens` and any temperature; they take an effort.
+    let reasoning = is_reasoning_model(&request.model);
+    let max_field = if reasoning {
+        "max_completion_tokens"
+    } else {
+        "max_tokens"
+    };
     if let Some(max) = request.max_output_tokens {
-        body["max_tokens"] = json!(max);
+        body[max_field] = json!(max);
     }
-    if let Some(temperature) = request.temperature {
-        body["temperature"] = json!(temperature);
+    match (reasoning, request.temperature, request.reasoning_effort) {
+        (false, Some(temperature), _) => body["temperature"] = json!(temperature),
+        (true, _, Some(effort)) => body["reasoning_effort"] = json!(effort.as_str()),
+        _ => {}
     }
     if let Some(tools) = super::wire::function_tools(request) {
         body["tools"] = tools;
@@ -270,6 +325,9 @@ impl Provider for OpenaiProvider {
 
     fn stream(&self, request: ChatRequest) -> Events {
         let http = Arc::clone(&self.http);
+        if self.api == OpenaiApi::Responses {
+            return super::responses::stream(http, request);
+        }
         let provider = http.name().to_string();
         let decoder = ChatDecoder::new(provider.clone());
         let start = async move {
@@ -379,6 +437,54 @@ mod tests {
             arguments: json!({ "path": "a" }),
         };
         assert_eq!(calls, vec![Ok(StreamEvent::ToolCall(call))]);
+    }
+
+    #[test]
+    fn openai_itself_gets_responses_and_reasoning_models_their_limits() {
+        let api = OpenaiApi::for_base_url;
+        assert_eq!(api("https://api.openai.com/v1"), OpenaiApi::Responses);
+        assert_eq!(api("https://API.OpenAI.com/v1/"), OpenaiApi::Responses);
+        assert_eq!(api("http://localhost:1234/v1"), OpenaiApi::ChatCompletions);
+        assert_eq!(
+            api("https://openrouter.ai/api/v1"),
+            OpenaiApi::ChatCompletions
+        );
+        for model in [
+            "o1",
+            "o3-mini",
+            "o4-mini-2025-04-16",
+            "gpt-5",
+            "openai/o3",
+            "gpt-5-mini",
+        ] {
+            assert!(is_reasoning_model(model), "{model}");
+        }
+        for model in [
+            "gpt-4.1",
+            "gpt-4o-mini",
+            "gpt-5-chat-latest",
+            "o1x",
+            "llama3",
+        ] {
+            assert!(!is_reasoning_model(model), "{model}");
+        }
+        let mut request = ChatRequest {
+            model: "o3-mini".into(),
+            messages: Vec::new(),
+            max_output_tokens: Some(500),
+            context_window: None,
+            temperature: Some(0.5),
+            tools: Vec::new(),
+            reasoning_effort: Some(super::super::ReasoningEffort::Low),
+        };
+        let body = chat_body(&request);
+        assert_eq!(body["max_completion_tokens"], 500);
+        assert_eq!(body["reasoning_effort"], "low");
+        assert!(body.get("max_tokens").is_none() && body.get("temperature").is_none());
+        request.model = "gpt-4o".into();
+        let body = chat_body(&request);
+        assert_eq!(body["max_tokens"], 500);
+        assert!(body.get("reasoning_effort").is_none());
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //!
 //! - OpenAI-compatible: assistant `tool_calls` (arguments as a JSON *string*), `tool` messages
 //!   with `tool_call_id`; tools as `{"type":"function","function":{…}}`.
+//! - OpenAI Responses: `function_call` and `function_call_output` input items paired by
+//!   `call_id`; tools as `{"type":"function","name":…}`.
 //! - Ollama: assistant `tool_calls` (arguments as an object), `tool` messages with
 //!   `tool_name`; tools in the OpenAI shape.
 //! - Anthropic: assistant content blocks `tool_use`, results as `tool_result` blocks inside a
@@ -79,6 +81,57 @@ pub(crate) fn openai_messages(request: &ChatRequest) -> Vec<Value> {
         });
     }
     out
+}
+
+/// The conversation as OpenAI Responses `input` items: messages by role, tool calls as
+/// `function_call` items (arguments as a JSON string), results as `function_call_output`.
+pub(crate) fn responses_input(request: &ChatRequest) -> Vec<Value> {
+    let mut calls_seen = 0;
+    let mut results_seen = 0;
+    let mut out = Vec::with_capacity(request.messages.len());
+    for m in &request.messages {
+        match m.role {
+            ChatRole::Assistant if !m.tool_calls.is_empty() => {
+                if !m.content.trim().is_empty() {
+                    out.push(json!({"role": "assistant", "content": m.content}));
+                }
+                for c in &m.tool_calls {
+                    calls_seen += 1;
+                    out.push(
+                        json!({"type": "function_call", "call_id": call_id(c, calls_seen - 1),
+                                    "name": c.name, "arguments": c.arguments.to_string()}),
+                    );
+                }
+            }
+            ChatRole::Tool => {
+                results_seen += 1;
+                out.push(json!({"type": "function_call_output",
+                                "call_id": result_id(m, results_seen - 1), "output": m.content}));
+            }
+            _ if !m.images.is_empty() => {
+                let mut parts = vec![json!({"type": "input_text", "text": m.content})];
+                parts.extend(
+                    m.images
+                        .iter()
+                        .map(|i| json!({"type": "input_image", "image_url": i.data_url()})),
+                );
+                out.push(json!({ "role": m.role, "content": parts }));
+            }
+            _ => out.push(json!({ "role": m.role, "content": m.content })),
+        }
+    }
+    out
+}
+
+/// The tools in the Responses shape (`{"type":"function","name":…}`, not nested).
+pub(crate) fn responses_tools(request: &ChatRequest) -> Option<Value> {
+    (!request.tools.is_empty()).then(|| {
+        let tools = request.tools.iter().map(|t| {
+            json!({"type": "function", "name": t.name, "description": t.description,
+                   "parameters": t.parameters})
+        });
+        Value::Array(tools.collect())
+    })
 }
 
 pub(crate) fn ollama_messages(request: &ChatRequest) -> Vec<Value> {
@@ -254,6 +307,7 @@ mod tests {
                 description: "Reads".into(),
                 parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
             }],
+            reasoning_effort: None,
         }
     }
 
@@ -276,6 +330,28 @@ mod tests {
         let tools = function_tools(&conversation()).unwrap();
         assert_eq!(tools[0]["type"], "function");
         assert_eq!(tools[0]["function"]["name"], "read_file");
+    }
+
+    #[test]
+    fn responses_input_has_call_items_paired_with_their_outputs() {
+        let items = responses_input(&conversation());
+        // The empty assistant text is left out: system, user, two calls, two outputs.
+        assert_eq!(items.len(), 6, "{items:#?}");
+        assert_eq!(items[1], json!({"role": "user", "content": "look"}));
+        assert_eq!(
+            items[2],
+            json!({"type": "function_call", "call_id": "c1", "name": "read_file",
+                   "arguments": r#"{"path":"a.rs"}"#})
+        );
+        assert_eq!(items[3]["call_id"], "call_1");
+        assert_eq!(
+            items[4],
+            json!({"type": "function_call_output", "call_id": "c1", "output": "fn main() {}"})
+        );
+        assert_eq!(items[5]["call_id"], "call_1");
+        let tools = responses_tools(&conversation()).unwrap();
+        assert_eq!(tools[0]["name"], "read_file");
+        assert!(tools[0].get("function").is_none());
     }
 
     #[test]

@@ -62,6 +62,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/010_chat_summaries.sql"),
     include_str!("../../migrations/011_prompt_library_chat_state.sql"),
     include_str!("../../migrations/012_cli_agent_providers.sql"),
+    include_str!("../../migrations/013_reasoning_effort.sql"),
 ];
 
 /// The file name of the database inside the data directory.

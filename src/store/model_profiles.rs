@@ -5,7 +5,7 @@ use rusqlite::{OptionalExtension, Row, params};
 use serde::Serialize;
 
 use super::{Result, Store, now_ms};
-use crate::llm::ModelInfo;
+use crate::llm::{ModelInfo, ReasoningEffort};
 
 /// Per-model generation settings the person chose (`None`: the default).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -14,6 +14,8 @@ pub struct GenerationSettings {
     pub context_length: Option<u32>,
     pub temperature: Option<f32>,
     pub max_output_tokens: Option<u32>,
+    /// How hard a reasoning model thinks (APIs that take it; others ignore it).
+    pub reasoning_effort: Option<ReasoningEffort>,
 }
 
 /// Everything known about one model of one provider.
@@ -41,7 +43,7 @@ impl ModelProfile {
 
 const COLUMNS: &str = "provider_id, model, context_length, supports_tools, supports_images, \
      supports_reasoning, context_source, checked_at, tools_probe, context_override, \
-     temperature, max_output_tokens, edit_blocks, edit_failures";
+     temperature, max_output_tokens, edit_blocks, edit_failures, reasoning_effort";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<ModelProfile> {
     Ok(ModelProfile {
@@ -60,6 +62,10 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<ModelProfile> {
             context_length: row.get(9)?,
             temperature: row.get::<_, Option<f64>>(10)?.map(|t| t as f32),
             max_output_tokens: row.get(11)?,
+            // A value this version does not know reads as the default.
+            reasoning_effort: row
+                .get::<_, Option<String>>(14)?
+                .and_then(|e| e.parse().ok()),
         },
         edit_blocks: row.get(12)?,
         edit_failures: row.get(13)?,
@@ -121,7 +127,7 @@ impl Store {
         self.ensure_profile(provider_id, model)?;
         self.conn().execute(
             "UPDATE model_profiles SET context_override = ?3, temperature = ?4,
-                 max_output_tokens = ?5, updated_at = ?6
+                 max_output_tokens = ?5, updated_at = ?6, reasoning_effort = ?7
              WHERE provider_id = ?1 AND model = ?2",
             params![
                 provider_id,
@@ -129,7 +135,8 @@ impl Store {
                 settings.context_length,
                 settings.temperature.map(f64::from),
                 settings.max_output_tokens,
-                now_ms()
+                now_ms(),
+                settings.reasoning_effort.map(ReasoningEffort::as_str)
             ],
         )?;
         Ok(())
@@ -210,6 +217,7 @@ mod tests {
             context_length: Some(16_384),
             temperature: Some(0.25),
             max_output_tokens: Some(2048),
+            reasoning_effort: Some(ReasoningEffort::High),
         };
         store
             .set_generation_settings(provider.id, "m", &settings)

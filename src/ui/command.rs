@@ -485,6 +485,7 @@ impl AppState {
                                 context_length,
                                 temperature,
                                 max_output_tokens,
+                                reasoning_effort: form.model_effort,
                             },
                         );
                     }

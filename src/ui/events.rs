@@ -281,6 +281,7 @@ impl AppState {
                 form.model_temperature = text(profile.settings.temperature.map(|t| t.to_string()));
                 form.model_max_output =
                     text(profile.settings.max_output_tokens.map(|n| n.to_string()));
+                form.model_effort = profile.settings.reasoning_effort;
                 form.profile = Some(profile);
             }
             Event::Models { provider, models } => {

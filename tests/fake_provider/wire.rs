@@ -217,3 +217,76 @@ pub fn gemini_tool_call(name: &str, arguments: Value) -> Reply {
     let chunks = vec![format!("data: {data}\r\n\r\n").into_bytes()];
     stream("text/event-stream", chunks, Duration::from_millis(5))
 }
+
+/// OpenAI Responses API events: `response.created`, the text as `output_text.delta`s, then
+/// `response.completed` with usage and the served model.
+pub fn responses_stream(pieces: &[&str], delay: Duration) -> Reply {
+    let event = |data: Value| sse_event(data["type"].as_str(), &data);
+    let mut chunks: Vec<Vec<u8>> = pieces
+        .iter()
+        .map(|p| {
+            event(
+                json!({"type": "response.output_text.delta", "item_id": "msg_1",
+                         "output_index": 0, "content_index": 0, "delta": p}),
+            )
+        })
+        .collect();
+    let created = event(json!({"type": "response.created",
+        "response": {"id": "resp_1", "status": "in_progress", "model": MODEL}}));
+    match chunks.first_mut() {
+        Some(first) => {
+            first.splice(0..0, created);
+        }
+        None => chunks.push(created),
+    }
+    chunks.push(responses_completed(&[]));
+    stream("text/event-stream", chunks, delay)
+}
+
+fn responses_completed(output: &[Value]) -> Vec<u8> {
+    let data = json!({"type": "response.completed", "response": {
+        "id": "resp_1", "status": "completed", "model": format!("{MODEL}-2025-01-01"),
+        "output": output,
+        "usage": {"input_tokens": INPUT_TOKENS, "output_tokens": OUTPUT_TOKENS,
+                  "total_tokens": INPUT_TOKENS + OUTPUT_TOKENS}}});
+    sse_event(Some("response.completed"), &data)
+}
+
+/// A Responses stream calling one function: the item added, its arguments in two pieces,
+/// the item done (with its arguments), completed.
+pub fn responses_tool_call(call_id: &str, name: &str, arguments: Value) -> Reply {
+    let args = arguments.to_string();
+    let (a, b) = args.split_at(args.len() / 2);
+    let item = json!({"type": "function_call", "id": "fc_1", "call_id": call_id, "name": name,
+                      "arguments": "", "status": "in_progress"});
+    let done = json!({"type": "function_call", "id": "fc_1", "call_id": call_id, "name": name,
+                      "arguments": args, "status": "completed"});
+    let event = |data: Value| sse_event(data["type"].as_str(), &data);
+    let chunks = vec![
+        event(json!({"type": "response.output_item.added", "output_index": 0, "item": item})),
+        event(
+            json!({"type": "response.function_call_arguments.delta", "item_id": "fc_1",
+                     "output_index": 0, "delta": a}),
+        ),
+        event(
+            json!({"type": "response.function_call_arguments.delta", "item_id": "fc_1",
+                     "output_index": 0, "delta": b}),
+        ),
+        event(json!({"type": "response.output_item.done", "output_index": 0, "item": done})),
+        responses_completed(std::slice::from_ref(&done)),
+    ];
+    stream("text/event-stream", chunks, Duration::ZERO)
+}
+
+/// The non-streaming Responses reply: one message with `text`.
+pub fn responses_json(text: &str) -> Reply {
+    Reply::json(
+        200,
+        json!({"id": "resp_2", "object": "response", "status": "completed",
+            "model": format!("{MODEL}-2025-01-01"),
+            "output": [{"type": "message", "id": "msg_2", "role": "assistant", "status": "completed",
+                        "content": [{"type": "output_text", "text": text, "annotations": []}]}],
+            "usage": {"input_tokens": INPUT_TOKENS, "output_tokens": OUTPUT_TOKENS,
+                      "total_tokens": INPUT_TOKENS + OUTPUT_TOKENS}}),
+    )
+}

@@ -1,12 +1,13 @@
-//! Native tool calling on the wire for Anthropic and Gemini (Ollama and OpenAI are covered end
-//! to end by tests/agent.rs): the call streamed back, then the follow-up request carrying the
-//! call, its result and the tools in each API's own shape.
+//! Native tool calling on the wire for Anthropic and Gemini (Ollama and OpenAI's Chat
+//! Completions are covered end to end by tests/agent.rs, the Responses API in responses.rs):
+//! the call streamed back, then the follow-up request carrying the call, its result and the
+//! tools in each API's own shape.
 
 use super::*;
 use fake_provider::{anthropic_tool_call, gemini_tool_call};
 use tandem::llm::{ToolCall, ToolSpec};
 
-fn read_tool() -> ToolSpec {
+pub(super) fn read_tool() -> ToolSpec {
     ToolSpec {
         name: "read_file".into(),
         description: "Reads a file".into(),
@@ -16,7 +17,7 @@ fn read_tool() -> ToolSpec {
 }
 
 /// The request after the model called `call`: the call, its result, the tools again.
-fn follow_up(call: &ToolCall) -> ChatRequest {
+pub(super) fn follow_up(call: &ToolCall) -> ChatRequest {
     let mut req = request();
     req.messages
         .push(ChatMessage::assistant_with_calls("", vec![call.clone()]));
@@ -26,7 +27,7 @@ fn follow_up(call: &ToolCall) -> ChatRequest {
     req
 }
 
-fn the_call(outcome: &Outcome) -> ToolCall {
+pub(super) fn the_call(outcome: &Outcome) -> ToolCall {
     let calls: Vec<_> = outcome
         .events
         .iter()

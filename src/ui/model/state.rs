@@ -199,6 +199,7 @@ pub struct SettingsForm {
     pub model_context: String,
     pub model_temperature: String,
     pub model_max_output: String,
+    pub model_effort: Option<crate::llm::ReasoningEffort>,
     /// The prompt library's editor: the prompt being edited (`None`: a new one).
     pub prompt_editing: Option<i64>,
     pub prompt_name: String,

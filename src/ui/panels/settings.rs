@@ -333,6 +333,18 @@ fn model(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) {
                     .hint_text("tokens (empty: a quarter of the window)"),
             );
             ui.end_row();
+            ui.label("Reasoning effort")
+                .on_hover_text("For reasoning models that take it (OpenAI o-series, GPT-5)");
+            let shown = form.model_effort.map_or("default", |e| e.as_str());
+            egui::ComboBox::from_id_salt("model_effort")
+                .selected_text(shown)
+                .show_ui(ui, |ui| {
+                    ui.selectable_value(&mut form.model_effort, None, "default");
+                    for effort in crate::llm::ReasoningEffort::ALL {
+                        ui.selectable_value(&mut form.model_effort, Some(effort), effort.as_str());
+                    }
+                });
+            ui.end_row();
         });
     if ui.button("Save model settings").clicked() {
         commands.push(Command::SaveModelSettings);
