@@ -1129,3 +1129,55 @@ fn selected_lines_go_to_the_chat_to_ask_about_or_to_change() {
         )
     );
 }
+
+#[test]
+fn settings_show_a_providers_keys_by_fingerprint_and_remove_one() {
+    let (world, prefs) = world();
+    let app = tandem::app::App::open(Some(&world.data)).unwrap();
+    app.add_key("fake", "sk-first-key-0001").unwrap();
+    app.add_key("fake", "sk-second-key-0002").unwrap();
+    let keys = app.provider_keys("fake").unwrap();
+    assert_eq!(keys.len(), 2);
+    drop(app);
+    let mut harness = harness(&world.data, prefs);
+    harness.get_by_label("⚙ Settings").click();
+    wait_until(&mut harness, "the keys", |a| {
+        a.state
+            .provider_keys
+            .get("fake")
+            .is_some_and(|k| k.len() == 2)
+    });
+    harness.run_steps(3);
+    assert!(
+        harness
+            .query_by_label("2 keys (rotated on quota errors):")
+            .is_some()
+    );
+    // Each key by its fingerprint; never the key itself.
+    for key in &keys {
+        assert!(
+            harness.query_by_label(&key.fingerprint).is_some(),
+            "{key:?}"
+        );
+    }
+    assert!(!shown_containing(&mut harness, "sk-first"));
+    // The ✖ on the second key's row, just right of its fingerprint.
+    let second = harness.get_by_label(&keys[1].fingerprint).rect();
+    let remove = harness
+        .query_all_by_label("✖")
+        .filter(|b| (b.rect().center().y - second.center().y).abs() < 4.0)
+        .filter(|b| b.rect().left() >= second.right())
+        .min_by(|a, b| a.rect().left().total_cmp(&b.rect().left()))
+        .expect("a remove button beside the second key");
+    remove.click_accesskit();
+    wait_until(&mut harness, "one key left", |a| {
+        a.state
+            .provider_keys
+            .get("fake")
+            .is_some_and(|k| k.len() == 1)
+    });
+    let app = tandem::app::App::open(Some(&world.data)).unwrap();
+    let left = app.provider_keys("fake").unwrap();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].fingerprint, keys[0].fingerprint);
+}

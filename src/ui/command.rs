@@ -109,6 +109,8 @@ pub enum Command {
     ShowBottom(BottomTab),
     ToggleBottom,
     OpenSettings,
+    /// Loads what Settings shows per provider: its keys, or a CLI agent's login state.
+    LoadProviderDetails,
     CloseSettings,
     SetTheme(Theme),
     SetFontSize(f32),
@@ -439,6 +441,9 @@ impl AppState {
                 backend.usage(self.usage_scope());
                 backend.load_agent_settings();
                 backend.model_profile(self.provider.clone(), self.model.clone(), false);
+                self.apply(Command::LoadProviderDetails, backend);
+            }
+            Command::LoadProviderDetails => {
                 for provider in &self.providers {
                     match provider.kind.is_cli_agent() {
                         true => backend.cli_agent_status(provider.name.clone()),

@@ -66,7 +66,13 @@ impl AppState {
                     project.chat_hits = Some((query, hits));
                 }
             }
-            Event::Usage { report, prices } => {
+            Event::Usage { seq, .. } if seq < self.usage_seq => {}
+            Event::Usage {
+                seq,
+                report,
+                prices,
+            } => {
+                self.usage_seq = seq;
                 // A price saved from the form: the form is free again.
                 let form = &mut self.settings;
                 if prices.contains_key(form.price_model.trim()) {

@@ -178,7 +178,18 @@ impl TandemApp {
         for event in self.backend.drain() {
             match event {
                 backend::Event::FolderPicked(path) => self.backend.open_project(path),
-                event => self.state.on_event(event),
+                event => {
+                    // Settings opened before the providers were known (or they changed).
+                    let providers = matches!(
+                        event,
+                        backend::Event::Ready { .. } | backend::Event::Providers(_)
+                    );
+                    self.state.on_event(event);
+                    if providers && self.state.settings_open {
+                        self.state
+                            .apply(Command::LoadProviderDetails, &self.backend);
+                    }
+                }
             }
         }
         if let Some((path, line)) = self.state.follow.take() {

@@ -3,7 +3,7 @@
 
 use tokio::task::block_in_place;
 
-use super::{Backend, Emit, Event};
+use super::{Backend, Emit, Event, Opened};
 use crate::app::{App, SendOptions};
 use crate::edits::Selection;
 use crate::store::{ChatMode, Project};
@@ -168,7 +168,7 @@ impl Backend {
 
     /// Cancels a streaming reply (a flag and a token: no waiting).
     pub fn cancel(&self, chat_id: i64) {
-        if let Some(app) = self.app.get() {
+        if let Opened::Ready(app) = &*self.app.borrow() {
             app.cancel(chat_id);
         }
     }

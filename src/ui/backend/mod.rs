@@ -51,6 +51,9 @@ pub enum Event {
     },
     /// Usage for the Usage tab, with the price table.
     Usage {
+        /// The order it was asked in: a report read before a price was saved may arrive
+        /// after the one read since, and must not replace it.
+        seq: u64,
         report: Box<crate::app::UsageReport>,
         prices: crate::app::Prices,
     },
@@ -164,7 +167,19 @@ pub struct Backend {
     rx: mpsc::Receiver<Event>,
     repaint: Arc<dyn Fn() + Send + Sync>,
     data_dir: Option<PathBuf>,
-    app: Arc<tokio::sync::OnceCell<Arc<App>>>,
+    /// The application once the database is open (or why it could not be).
+    app: tokio::sync::watch::Receiver<Opened>,
+    opened: tokio::sync::watch::Sender<Opened>,
+    /// Numbers the usage reports asked for (see [`Event::Usage`]).
+    usage_seq: std::sync::atomic::AtomicU64,
+}
+
+/// Where opening the application stands: work asked for before it is open waits for it.
+#[derive(Clone)]
+enum Opened {
+    Opening,
+    Ready(Arc<App>),
+    Failed(String),
 }
 
 impl Backend {
@@ -179,13 +194,16 @@ impl Backend {
             .build()
             .unwrap_or_else(|e| panic!("cannot start the background runtime: {e}"));
         let (tx, rx) = mpsc::channel(EVENT_QUEUE);
+        let (opened, app) = tokio::sync::watch::channel(Opened::Opening);
         let backend = Backend {
             runtime,
             tx,
             rx,
             repaint,
             data_dir,
-            app: Arc::new(tokio::sync::OnceCell::new()),
+            app,
+            opened,
+            usage_seq: Default::default(),
         };
         backend.open();
         backend
@@ -221,13 +239,22 @@ impl Backend {
         Fut: Future<Output = anyhow::Result<()>> + Send + 'static,
     {
         let emit = self.emit();
-        let app = Arc::clone(&self.app);
+        let mut opened = self.app.clone();
         let action = action.to_string();
         self.runtime.spawn(async move {
-            let Some(app) = app.get().cloned() else {
-                let message = "the database is still opening".to_string();
-                emit.send_async(Event::Error { action, message }).await;
-                return;
+            // Asked for while the database opens (Settings clicked at once): wait for it.
+            let state = opened
+                .wait_for(|o| !matches!(o, Opened::Opening))
+                .await
+                .map(|o| o.clone());
+            let app = match state {
+                Ok(Opened::Ready(app)) => app,
+                Ok(Opened::Failed(why)) => {
+                    let message = format!("the database could not be opened: {why}");
+                    emit.send_async(Event::Error { action, message }).await;
+                    return;
+                }
+                Ok(Opened::Opening) | Err(_) => return,
             };
             if let Err(e) = job(app, emit.clone()).await {
                 let message = format!("{e:#}");
@@ -247,16 +274,20 @@ impl Backend {
     /// and restores the agent settings and the gateway.
     fn open(&self) {
         let emit = self.emit();
-        let cell = Arc::clone(&self.app);
+        let cell = self.opened.clone();
         let data_dir = self.data_dir.clone();
         self.runtime.spawn(async move {
             let opened = tokio::task::spawn_blocking(move || App::open(data_dir.as_deref())).await;
+            let failed = |why: String| {
+                cell.send_replace(Opened::Failed(why.clone()));
+                error("opening the database", why)
+            };
             let app = match opened {
                 Ok(Ok(app)) => app,
-                Ok(Err(e)) => return emit.send_async(error("opening the database", e)).await,
-                Err(e) => return emit.send_async(error("opening the database", e)).await,
+                Ok(Err(e)) => return emit.send_async(failed(format!("{e:#}"))).await,
+                Err(e) => return emit.send_async(failed(e.to_string())).await,
             };
-            let _ = cell.set(Arc::clone(&app));
+            cell.send_replace(Opened::Ready(Arc::clone(&app)));
             let mut events = app.subscribe();
             let forward = emit.clone();
             tokio::spawn(async move {

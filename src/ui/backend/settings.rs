@@ -21,10 +21,17 @@ impl Backend {
     }
 
     /// Usage of project `project_id` (`None`: every project) and the price table.
+    fn next_usage(&self) -> u64 {
+        let order = std::sync::atomic::Ordering::Relaxed;
+        self.usage_seq.fetch_add(1, order) + 1
+    }
+
     pub fn usage(&self, project_id: Option<i64>) {
+        let seq = self.next_usage();
         self.spawn("loading usage", move |app, emit| {
             let report = Box::new(app.usage(project_id)?);
             emit.send(Event::Usage {
+                seq,
                 report,
                 prices: app.prices()?,
             });
@@ -39,10 +46,12 @@ impl Backend {
         price: Option<crate::app::Price>,
         project_id: Option<i64>,
     ) {
+        let seq = self.next_usage();
         self.spawn("saving the price", move |app, emit| {
             app.set_price(&model, price)?;
             let report = Box::new(app.usage(project_id)?);
             emit.send(Event::Usage {
+                seq,
                 report,
                 prices: app.prices()?,
             });

@@ -123,6 +123,8 @@ pub struct AppState {
     pub models: BTreeMap<String, Result<Vec<ModelInfo>, String>>,
     /// Each provider's keys by fingerprint (never the keys), when listed.
     pub provider_keys: BTreeMap<String, Vec<crate::app::KeyInfo>>,
+    /// The latest usage report applied (older ones arriving late are dropped).
+    pub usage_seq: u64,
     pub provider: Option<String>,
     pub model: Option<String>,
     pub auto_approve: bool,
@@ -520,6 +522,7 @@ impl AppState {
             providers: Vec::new(),
             models: BTreeMap::new(),
             provider_keys: BTreeMap::new(),
+            usage_seq: 0,
             provider: None,
             model: None,
             auto_approve: false,

@@ -22,19 +22,27 @@ pub fn show(ctx: &egui::Context, state: &mut AppState, commands: &mut Vec<Comman
         .max_height(height)
         .vscroll(true)
         .show(ctx, |ui| {
-            providers(ui, state, commands);
-            ui.separator();
-            model(ui, state, commands);
-            ui.separator();
-            chat(ui, state, commands);
-            ui.separator();
-            crate::ui::panels::prompt_library::show(ui, state, commands);
-            ui.separator();
-            crate::ui::panels::usage::prices(ui, state, commands);
-            ui.separator();
-            crate::ui::panels::agent_settings::show(ui, state, commands);
-            ui.separator();
-            appearance(ui, state, commands);
+            // Each section in its own id scope: what arrives late in one (a provider's
+            // keys, the model's profile) must not renumber the widgets of the next, or a
+            // field being typed in loses its focus.
+            type Section = fn(&mut egui::Ui, &mut AppState, &mut Vec<Command>);
+            let sections: [(&str, Section); 7] = [
+                ("providers", providers),
+                ("model", model),
+                ("chat", chat),
+                ("prompts", crate::ui::panels::prompt_library::show),
+                ("prices", crate::ui::panels::usage::prices),
+                ("agent", crate::ui::panels::agent_settings::show),
+                ("appearance", |ui, state, commands| {
+                    appearance(ui, state, commands)
+                }),
+            ];
+            for (i, (name, section)) in sections.into_iter().enumerate() {
+                if i > 0 {
+                    ui.separator();
+                }
+                ui.push_id(name, |ui| section(ui, state, commands));
+            }
         });
     if !open {
         commands.push(Command::CloseSettings);
@@ -43,6 +51,12 @@ pub fn show(ctx: &egui::Context, state: &mut AppState, commands: &mut Vec<Comman
 
 fn providers(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) {
     ui.heading("Providers");
+    ui.push_id("list", |ui| provider_list(ui, state, commands));
+    provider_form(ui, state, commands);
+}
+
+/// The configured providers, each with its models' state and its keys or login.
+fn provider_list(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
     for provider in &state.providers {
         ui.horizontal(|ui| {
             ui.strong(&provider.name);
@@ -84,6 +98,10 @@ fn providers(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command
             keys_row(ui, &provider.name, keys, commands);
         }
     }
+}
+
+/// Adding a provider, or editing one.
+fn provider_form(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) {
     ui.add_space(6.0);
     let form = &mut state.settings;
     ui.strong(if form.editing.is_some() {
