@@ -452,6 +452,10 @@ impl AppState {
                     client.as_deref().unwrap_or("a client"),
                     abandoned.len()
                 )),
+                GatewayEvent::BadFrame { id, message, .. } => self.log.push(format!(
+                    "approvals: a frame was refused ({}): {message}",
+                    id.as_deref().unwrap_or("no id")
+                )),
                 GatewayEvent::Decided { .. } => {}
             },
             _ => {}
