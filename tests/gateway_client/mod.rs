@@ -404,3 +404,30 @@ async fn the_app_routes_decisions_to_the_executor() {
     app.stop_approver().await;
     assert_eq!(*started.status.borrow(), ApproverStatus::Stopped);
 }
+
+/// The connection may be made, and a request arrive, before the window subscribes: its first
+/// subscription still hears of them.
+#[tokio::test]
+async fn the_first_subscriber_hears_what_happened_before_it_subscribed() {
+    let executor = Executor::start(TOKEN).await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Store::open_file(&dir.path().join("tandem.db")).unwrap());
+    let config = ApproverConfig {
+        url: executor.url(),
+        token: TOKEN.into(),
+        auto: AutoApprove::default(),
+        backoff: fast(),
+    };
+    let approver = Approver::start(config, Arc::clone(&store)).unwrap();
+    let mut ws = executor.accept().await.unwrap();
+    let id = ask(&mut ws, executor_evaluation("early", "make", "medium")).await;
+    let mut events = approver.subscribe();
+    assert!(matches!(
+        events.recv().await.unwrap(),
+        GatewayEvent::ClientConnected { conn: 1, .. }
+    ));
+    match events.recv().await.unwrap() {
+        GatewayEvent::Requested { id: asked, .. } => assert_eq!(asked, id),
+        other => panic!("expected Requested, got {other:?}"),
+    }
+}

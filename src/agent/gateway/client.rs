@@ -78,6 +78,9 @@ pub enum ApproverStatus {
 /// The running client. Dropping it stops it too, without waiting.
 pub struct Approver {
     shared: Arc<Shared>,
+    /// Subscribed before the connection task starts, for the first subscriber: what happens
+    /// before anyone could call [`Approver::subscribe`] is not lost.
+    first_events: Mutex<Option<broadcast::Receiver<GatewayEvent>>>,
     status: watch::Receiver<ApproverStatus>,
     task: Option<JoinHandle<()>>,
 }
@@ -92,11 +95,12 @@ impl Approver {
         let request = request(&config.url, &config.token)?;
         // Requests are stored under the executor's address until it names itself.
         let name = request.uri().authority().map(|a| format!("executor {a}"));
+        let (events, first_events) = broadcast::channel(EVENT_BUFFER);
         let shared = Arc::new(Shared {
             store,
             token: config.token,
             auto: Mutex::new(config.auto),
-            events: broadcast::channel(EVENT_BUFFER).0,
+            events,
             waiting: Mutex::new(HashMap::new()),
             stop: CancellationToken::new(),
         });
@@ -105,13 +109,17 @@ impl Approver {
         let task = Some(tokio::spawn(run));
         Ok(Approver {
             shared,
+            first_events: Mutex::new(Some(first_events)),
             status,
             task,
         })
     }
 
+    /// Every event from now on; the first call's receiver holds every event since the start
+    /// (the connection may be made before it is called).
     pub fn subscribe(&self) -> broadcast::Receiver<GatewayEvent> {
-        self.shared.events.subscribe()
+        let first = lock(&self.first_events).take();
+        first.unwrap_or_else(|| self.shared.events.subscribe())
     }
 
     /// The status now, and every change to it.
