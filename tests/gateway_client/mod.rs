@@ -431,3 +431,48 @@ async fn the_first_subscriber_hears_what_happened_before_it_subscribed() {
         other => panic!("expected Requested, got {other:?}"),
     }
 }
+
+/// `tandem gateway connect` against the fake: the token from the environment, the rules from
+/// the settings; a refused token ends it with an error.
+#[tokio::test]
+async fn the_cli_answers_the_executor_headless() {
+    let dir = tempfile::tempdir().unwrap();
+    let tandem = |args: &[&str]| {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_tandem"));
+        command
+            .arg("--data-dir")
+            .arg(dir.path())
+            .args(args)
+            .env_remove("TANDEM_DATA_DIR")
+            .env("TANDEM_EXECUTOR_TOKEN", TOKEN)
+            .kill_on_drop(true)
+            .stdin(std::process::Stdio::null());
+        command
+    };
+    let rules = r#"{"auto": {"evaluations_up_to": "low", "code_responses": "never"}}"#;
+    let set = tandem(&["config", "set", "gateway.settings", rules]).output();
+    assert!(set.await.unwrap().status.success());
+
+    let executor = Executor::start(TOKEN).await;
+    let mut child = tandem(&["gateway", "connect", &executor.url()])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut ws = executor.accept().await.unwrap();
+    ask(&mut ws, executor_evaluation("cli", "ls", "low")).await;
+    let decision = take(&mut ws).await;
+    assert_eq!(
+        (&decision["approved"], &decision["decided_by"]),
+        (&json!(true), &json!("auto"))
+    );
+    child.kill().await.unwrap();
+
+    let wrong = Executor::start("another-token").await;
+    let run = tandem(&["gateway", "connect", &wrong.url()]).output();
+    let (refused, output) = tokio::join!(wrong.accept(), tokio::time::timeout(BOUND, run));
+    assert!(refused.is_none());
+    let output = output.unwrap().unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("refused the token"), "{stderr}");
+}
