@@ -644,6 +644,10 @@ fn a_request_from_the_executor_asks_for_attention_and_is_approved_in_the_approva
     harness.step();
     harness.step();
     assert!(has_label(&harness, "the executor wants to run this"));
+    assert!(has_label(
+        &harness,
+        "Executor: Connected to ws://127.0.0.1:"
+    ));
     harness.get_by_label("Approve").click();
     let start = std::time::Instant::now();
     let decision = loop {
