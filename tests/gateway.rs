@@ -5,6 +5,8 @@
 
 // Risk for every language and the connection limits, in their own file.
 mod gateway_limits;
+// The approval client (Tandem connecting out to an executor), against a fake executor.
+mod gateway_client;
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
@@ -93,11 +95,15 @@ async fn assert_silent(ws: &mut Ws) {
     assert!(next.is_err(), "unexpected frame: {next:?}");
 }
 
-/// The next event about a request (connections coming and going skipped).
+/// The next event about a request (connections coming and going, and refused frames,
+/// skipped).
 async fn event(events: &mut broadcast::Receiver<GatewayEvent>) -> GatewayEvent {
-    use GatewayEvent::{ClientConnected, ClientGone};
+    use GatewayEvent::{BadFrame, ClientConnected, ClientGone};
     next_event(events, |e| {
-        !matches!(e, ClientConnected { .. } | ClientGone { .. })
+        !matches!(
+            e,
+            ClientConnected { .. } | ClientGone { .. } | BadFrame { .. }
+        )
     })
     .await
 }

@@ -542,3 +542,127 @@ fn without_following_the_agent_no_file_opens() {
             .is_empty()
     );
 }
+
+// The approval client: the app connects out to a fake executor, which sends a request.
+
+use tandem::app::APPROVER_TOKEN_SECRET;
+use tandem::ui::command::{AgentCommand, Command};
+
+/// A fake executor on a free loopback port: accepts one connection carrying `token`, sends
+/// `frame`, and hands every text frame it receives to the returned channel.
+fn executor(
+    world: &World,
+    token: &'static str,
+    frame: Value,
+) -> (String, std::sync::mpsc::Receiver<Value>) {
+    use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
+    let listener = world
+        .runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let url = format!("ws://{}/", listener.local_addr().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    world.runtime.spawn(async move {
+        let (stream, _) = listener.accept().await.unwrap();
+        #[allow(clippy::result_large_err)]
+        let check = |request: &Request, response: Response| {
+            let given = request.headers().get(header::AUTHORIZATION);
+            match given.and_then(|v| v.to_str().ok()) == Some(&format!("Bearer {token}")) {
+                true => Ok(response),
+                false => Err(ErrorResponse::new(None)),
+            }
+        };
+        let mut ws = tokio_tungstenite::accept_hdr_async(stream, check)
+            .await
+            .unwrap();
+        ws.send(Message::text(frame.to_string())).await.unwrap();
+        while let Some(Ok(message)) = ws.next().await {
+            if let Message::Text(text) = message {
+                let _ = tx.send(serde_json::from_str(text.as_str()).unwrap());
+            }
+        }
+    });
+    (url, rx)
+}
+
+#[test]
+fn a_request_from_the_executor_asks_for_attention_and_is_approved_in_the_approvals_tab() {
+    const TOKEN: &str = "executor-token-0123456789";
+    let (world, prefs) = gui_harness::world(&[("src/main.rs", MAIN)]);
+    let frame = json!({"type": "Security Evaluation Request", "id": "x1",
+        "code": "make install", "explanation": "the executor wants to run this",
+        "risk_level": "high"});
+    let (url, frames) = executor(&world, TOKEN, frame);
+    let mut harness = harness(&world.data, prefs);
+    wait_until(&mut harness, "the agent settings", |a| {
+        a.state.project.is_some() && a.state.agent.form.loaded
+    });
+    // The person looks at another window.
+    harness.input_mut().focused = false;
+    let tandem = harness.state_mut().as_mut().unwrap();
+    tandem.state.agent.approver.url = url.clone();
+    tandem.state.agent.approver.token = TOKEN.into();
+    tandem.command(Command::Agent(AgentCommand::ConnectApprover));
+    let start = std::time::Instant::now();
+    loop {
+        harness.step();
+        let asked = harness.output().viewport_output.values().any(|v| {
+            v.commands
+                .contains(&egui::ViewportCommand::RequestUserAttention(
+                    egui::UserAttentionType::Informational,
+                ))
+        });
+        if asked {
+            break;
+        }
+        let state = &app(&harness).state;
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no attention asked: {:?} {:?} {:?} {:?}",
+            state.agent.approver,
+            state.agent.gateway.requests,
+            state.log,
+            world.store().approval_requests(5)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    wait_for_gateway_request(&mut harness);
+    let approver = &app(&harness).state.agent.approver;
+    assert_eq!(approver.status, tandem::app::ApproverStatus::Connected);
+    // The token went to the key store; the window keeps only a hint of it.
+    assert!(approver.token.is_empty());
+    assert_eq!(approver.token_hint.as_deref(), Some("••••6789"));
+    let secrets = tandem::llm::secrets::Secrets::new(&world.data);
+    assert_eq!(
+        secrets.get(APPROVER_TOKEN_SECRET).unwrap().as_deref(),
+        Some(TOKEN)
+    );
+    let saved: Value = world.store().setting("gateway.executor").unwrap().unwrap();
+    assert_eq!(saved, json!({"url": url, "connect": true}));
+
+    harness.get_by_label("Approvals (1)").click();
+    harness.step();
+    harness.step();
+    assert!(has_label(&harness, "the executor wants to run this"));
+    assert!(has_label(
+        &harness,
+        "Executor: Connected to ws://127.0.0.1:"
+    ));
+    harness.get_by_label("Approve").click();
+    let start = std::time::Instant::now();
+    let decision = loop {
+        harness.step();
+        if let Ok(frame) = frames.try_recv()
+            && frame["type"] == "decision"
+        {
+            break frame;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "no decision");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(
+        (&decision["id"], &decision["approved"]),
+        (&json!("x1"), &json!(true))
+    );
+    assert_eq!(decision["decided_by"], "user");
+}

@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
 use super::{App, Result};
-use crate::agent::gateway::{AutoApprove, Gateway, GatewayConfig, GatewayEvent, generate_token};
+use crate::agent::gateway::{
+    Approver, AutoApprove, Gateway, GatewayConfig, GatewayEvent, generate_token,
+};
 use crate::store::{ApprovalDecision, ApprovalRequestRecord, DecidedBy, keys};
 
 /// The key-store entry of the gateway's token. A token found in the settings table (older
@@ -68,10 +70,12 @@ pub struct GatewayApplied {
     pub events: Option<broadcast::Receiver<GatewayEvent>>,
 }
 
-/// The running gateway, with the port and token it was started with.
+/// The running gateway, with the port and token it was started with, and the approval
+/// client (see `approver`).
 #[derive(Default)]
 pub(super) struct GatewayHost {
     running: tokio::sync::Mutex<Option<(Gateway, u16, String)>>,
+    pub(super) approver: tokio::sync::Mutex<Option<Approver>>,
 }
 
 impl App {
@@ -106,8 +110,12 @@ impl App {
         Ok(settings)
     }
 
-    /// Starts, restarts, reconfigures or stops the gateway to match `settings`.
+    /// Starts, restarts, reconfigures or stops the gateway to match `settings`; the approval
+    /// client takes its auto-approve rules too.
     pub async fn apply_gateway(&self, settings: &GatewaySettings) -> GatewayApplied {
+        if let Some(approver) = self.gateway.approver.lock().await.as_ref() {
+            approver.set_auto(settings.auto);
+        }
         let mut running = self.gateway.running.lock().await;
         if let Some((gateway, port, token)) = running.as_ref()
             && settings.enabled
@@ -152,14 +160,22 @@ impl App {
         }
     }
 
-    /// The person's decision on a gateway request: through the gateway when it runs (so a
-    /// waiting client hears it), else straight into the database.
+    /// The person's decision on a gateway request: through the approval client when its
+    /// executor waits for it, else through the gateway when it runs (so a waiting client hears
+    /// it), else straight into the database.
     pub async fn decide_gateway(
         &self,
         id: i64,
         approved: bool,
         reason: Option<String>,
     ) -> Result<()> {
+        let approver = self.gateway.approver.lock().await;
+        if let Some(approver) = approver.as_ref()
+            && approver.is_waiting(id)
+        {
+            return tokio::task::block_in_place(|| Ok(approver.decide(id, approved, reason)?));
+        }
+        drop(approver);
         let running = self.gateway.running.lock().await;
         tokio::task::block_in_place(|| match running.as_ref() {
             Some((gateway, _, _)) => Ok(gateway.decide(id, approved, reason)?),

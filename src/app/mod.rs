@@ -12,6 +12,7 @@
 //! - usage — tokens per model and day, and their cost
 //! - [`Settings`] — every global setting, typed, in one place
 //! - gateway — the approval gateway for external executors
+//! - approver — the approval client: the same requests, from an executor we connect to
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -22,6 +23,7 @@ use crate::llm::LlmError;
 use crate::llm::secrets::SecretError;
 use crate::store::StoreError;
 
+mod approver;
 mod chats;
 mod config;
 mod gateway;
@@ -34,6 +36,9 @@ mod usage;
 #[cfg(test)]
 mod door_tests;
 
+pub use approver::{
+    APPROVER_TOKEN_SECRET, ApproverSettings, ApproverShown, ApproverStarted, token_hint,
+};
 pub use chats::{LoadedChat, ShownAttachment, StartedTurn};
 pub use config::{CONFIG_KEYS, ConfigKey, ConfigValue, ValueKind};
 pub use gateway::{
@@ -48,6 +53,7 @@ pub use settings::{AgentSettings, ChatSettings, Settings};
 pub use usage::{ModelUsage, USAGE_DAYS, UsageReport, price_of};
 
 // The records the use cases return, for the front-ends to import from here.
+pub use crate::agent::gateway::ApproverStatus;
 pub use crate::chat::attachments::{Attach, image_type};
 pub use crate::chat::mentions::at_mentions;
 pub use crate::chat::{

@@ -14,6 +14,7 @@ use serde_json::json;
 mod chat;
 mod chats;
 mod config;
+mod gateway;
 mod model;
 mod prompts;
 mod search;
@@ -55,6 +56,9 @@ enum Command {
     /// Global settings: get, set, unset, list.
     #[command(subcommand)]
     Config(config::ConfigCommand),
+    /// Approvals for external executors: `connect` answers an executor's requests headless.
+    #[command(subcommand)]
+    Gateway(gateway::GatewayCommand),
     /// Start a new chat (same project and mode) from a summary of this one.
     Summarize {
         #[arg(long)]
@@ -294,6 +298,7 @@ Every command is asked: the kernel here cannot stop {}.
         }
         Command::Project(ProjectCommand::Config(args)) => config::project(&ctx, args)?,
         Command::Config(command) => config::config(&ctx, command)?,
+        Command::Gateway(command) => gateway::run(&ctx, command)?,
         Command::Project(ProjectCommand::List) => {
             let projects = app.projects()?;
             let text = projects

@@ -35,5 +35,8 @@ pub const MAX_STEPS: &str = "agent.max_steps";
 pub const SANDBOX_READABLE: &str = "agent.sandbox_readable";
 /// The approval gateway's settings (the token lives with the API keys, not here).
 pub const GATEWAY: &str = "gateway.settings";
+/// The approval client's executor address and connect-at-start flag (its token lives with the
+/// API keys).
+pub const APPROVER: &str = "gateway.executor";
 /// Prices per million tokens by model (`Prices`), for the cost of cloud models' usage.
 pub const USAGE_PRICES: &str = "usage.prices";

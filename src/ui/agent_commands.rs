@@ -38,6 +38,10 @@ pub enum AgentCommand {
     /// Saves the gateway's port and auto-approval as typed (restarting it if it runs).
     SaveGateway,
     RegenerateGatewayToken,
+    /// Saves the executor's address (and the token if one was typed) and connects to it.
+    ConnectApprover,
+    /// Disconnects from the executor.
+    DisconnectApprover,
     /// The person's decision on gateway request `id` (and on the agent's waiting call about
     /// the same command).
     DecideGateway {
@@ -101,6 +105,20 @@ impl AppState {
             }
             AgentCommand::SaveGateway => self.save_gateway(backend, false),
             AgentCommand::RegenerateGatewayToken => self.save_gateway(backend, true),
+            AgentCommand::ConnectApprover => {
+                let approver = &mut self.agent.approver;
+                let url = approver.url.trim().to_string();
+                if url.is_empty() {
+                    return self.toast("Type the executor's ws:// address first", true);
+                }
+                if approver.token.trim().is_empty() && approver.token_hint.is_none() {
+                    return self.toast("Type the executor's token first", true);
+                }
+                // The typed token goes to the key store; the form forgets it.
+                let token = std::mem::take(&mut approver.token);
+                backend.connect_approver(url, token);
+            }
+            AgentCommand::DisconnectApprover => backend.disconnect_approver(),
             AgentCommand::DecideGateway { id, approved } => {
                 let chat = self.chat().map(|c| c.chat.id);
                 let same: Vec<u64> = self

@@ -4,7 +4,7 @@ use crate::agent::gateway::GatewayEvent;
 use crate::app::ChatEventKind;
 use crate::store::MessageStatus;
 use crate::ui::backend::{Event, FileContent};
-use crate::ui::model::agent_state::GatewayStatus;
+use crate::ui::model::agent_state::{ApproverStatus, GatewayStatus};
 use crate::ui::model::state::{
     AppState, ChatState, MessageView, ProjectState, Status, Streaming, Tab,
 };
@@ -443,10 +443,25 @@ impl AppState {
             }
             Event::GatewaySettings(settings) => self.agent.form.load_gateway(&settings),
             Event::ApprovalRequests(requests) => self.agent.gateway.requests = requests,
+            Event::ApproverStatus(status) => {
+                if let ApproverStatus::Refused(why) = &status {
+                    self.toast(format!("The executor did not let Tandem in: {why}"), true);
+                }
+                let approver = &mut self.agent.approver;
+                approver.status = status;
+                approver.since = Some(std::time::Instant::now());
+            }
+            Event::ApproverSettings(shown) => {
+                let approver = &mut self.agent.approver;
+                approver.url = shown.url;
+                approver.token_hint = shown.token_hint;
+                approver.token.clear();
+            }
             Event::Gateway(event) => match event {
                 GatewayEvent::Requested { id, client, .. } => {
                     let who = client.unwrap_or_else(|| "an external tool".into());
                     self.toast(format!("Approval request #{id} from {who}"), false);
+                    self.wants_attention = true;
                 }
                 GatewayEvent::ClientConnected { addr, .. } => {
                     self.log
@@ -458,6 +473,10 @@ impl AppState {
                     "gateway: {} left; {} request(s) still pending",
                     client.as_deref().unwrap_or("a client"),
                     abandoned.len()
+                )),
+                GatewayEvent::BadFrame { id, message, .. } => self.log.push(format!(
+                    "approvals: a frame was refused ({}): {message}",
+                    id.as_deref().unwrap_or("no id")
                 )),
                 GatewayEvent::Decided { .. } => {}
             },

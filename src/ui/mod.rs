@@ -192,6 +192,18 @@ impl TandemApp {
                 }
             }
         }
+        // A request for the person while they look elsewhere: flash the window / task bar.
+        if std::mem::take(&mut self.state.wants_attention) && !ctx.input(|i| i.focused) {
+            let attention = egui::UserAttentionType::Informational;
+            ctx.send_viewport_cmd(egui::ViewportCommand::RequestUserAttention(attention));
+        }
+        // The executor's reconnect countdown stays current.
+        if matches!(
+            self.state.agent.approver.status,
+            crate::app::ApproverStatus::Reconnecting { .. }
+        ) {
+            ctx.request_repaint_after(std::time::Duration::from_secs(1));
+        }
         if let Some((path, line)) = self.state.follow.take() {
             self.state
                 .apply(Command::OpenFileAt { path, line }, &self.backend);

@@ -5,6 +5,9 @@
 //! Only 127.0.0.1 can be bound (the config holds just a port); the handshake needs the token.
 //! Requests are persisted before the ack; those undecided when their client leaves stay pending
 //! (the person may still settle them) and [`GatewayEvent::ClientGone`] lists them.
+//!
+//! [`Approver`] is the other direction: Tandem connects out to an executor's WebSocket and
+//! answers the same requests, through the same session, rules and store.
 
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -14,6 +17,7 @@ use std::time::Duration;
 use futures_util::{SinkExt, StreamExt};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, broadcast, mpsc};
 use tokio::task::{JoinHandle, JoinSet};
@@ -28,9 +32,11 @@ use super::policy::{Risk, classify_shell};
 use crate::store::{ApprovalDecision, ApprovalKind, DecideError, DecidedBy, Store};
 
 mod auth;
+mod client;
 mod risk;
 pub use auth::generate_token;
 use auth::refusal;
+pub use client::{Approver, ApproverConfig, ApproverStatus, Backoff};
 pub use risk::{Language, effective_risk};
 
 /// A request's fingerprint, also how our agent recognises requests about its own tool calls.
@@ -68,6 +74,10 @@ pub enum GatewayError {
     NoRandomness(std::io::Error),
     #[error(transparent)]
     Decide(#[from] DecideError),
+    #[error("the executor address {url:?} {why}")]
+    ExecutorUrl { url: String, why: &'static str },
+    #[error("the executor token holds characters an HTTP header cannot carry")]
+    ExecutorToken,
 }
 
 /// No `Debug`, so that the token cannot end up in a log by accident.
@@ -121,14 +131,16 @@ impl AutoApprove {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum GatewayRequest {
-    #[serde(rename = "security_evaluation")]
+    #[serde(rename = "security_evaluation", alias = "Security Evaluation Request")]
     Evaluation {
         code: String,
         language: Option<String>,
         explanation: String,
         /// As the client declared it.
+        #[serde(alias = "risk_level")]
         risk: Risk,
     },
+    #[serde(alias = "code response approval")]
     CodeResponse {
         code: Option<String>,
         stdout: String,
@@ -164,6 +176,13 @@ pub enum GatewayEvent {
         conn: u64,
         client: Option<String>,
         abandoned: Vec<i64>,
+    },
+    /// A frame that could not be read; the peer got an `error` frame saying the same, and
+    /// nothing was recorded.
+    BadFrame {
+        conn: u64,
+        id: Option<String>,
+        message: String,
     },
 }
 
@@ -364,26 +383,50 @@ async fn connection(
     drop(handshaking);
     // A wrong token (answered 401 by `refusal`), a timeout or a broken handshake ends here,
     // closing the connection.
-    let Some(Ok(Ok(mut ws))) = handshake else {
+    let Some(Ok(Ok(ws))) = handshake else {
         return;
     };
     shared.emit(GatewayEvent::ClientConnected { conn, addr: peer });
+    session(ws, conn, None, &shared).await;
+}
+
+/// How a session ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    /// The peer closed or dropped the connection.
+    Peer,
+    /// We are stopping.
+    Stopped,
+}
+
+/// Serves one authenticated connection (`client`: its name until a hello says otherwise):
+/// requests in, acks and decisions out, until either side ends it; then its undecided
+/// requests are reported abandoned.
+async fn session<S>(
+    mut ws: WebSocketStream<S>,
+    conn: u64,
+    client: Option<String>,
+    shared: &Shared,
+) -> Ended
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
     let (reply, mut replies) = mpsc::unbounded_channel();
-    let (client, shared, conn) = (None, &*shared, Conn { id: conn, reply });
+    let conn = Conn { id: conn, reply };
     let mut session = Session {
         conn,
         client,
         shared,
     };
-    loop {
+    let ended = loop {
         tokio::select! {
             () = shared.stop.cancelled() => {
                 close(&mut ws, CloseCode::Away, "tandem is shutting down").await;
-                break;
+                break Ended::Stopped;
             }
             Some(frame) = replies.recv() => {
                 if ws.send(Message::text(frame)).await.is_err() {
-                    break;
+                    break Ended::Peer;
                 }
             }
             // Pings are answered (and a close is acknowledged) by tungstenite as it reads.
@@ -393,12 +436,12 @@ async fn connection(
                 Some(Ok(_)) => {}
                 Some(Err(WsError::Capacity(_))) => {
                     close(&mut ws, CloseCode::Size, "messages are limited to 1 MiB").await;
-                    break;
+                    break Ended::Peer;
                 }
-                Some(Err(_)) | None => break,
+                Some(Err(_)) | None => break Ended::Peer,
             },
         }
-    }
+    };
     let mut waiting = lock(&shared.waiting);
     let gone = waiting.extract_if(|_, (waiter, _)| waiter.id == session.conn.id);
     let mut abandoned: Vec<i64> = gone.map(|(id, _)| id).collect();
@@ -410,10 +453,14 @@ async fn connection(
         client,
         abandoned,
     });
+    ended
 }
 
 /// Sends a close frame and gives the client a moment to answer it.
-async fn close(ws: &mut WebSocketStream<TcpStream>, code: CloseCode, reason: &str) {
+async fn close<S>(ws: &mut WebSocketStream<S>, code: CloseCode, reason: &str)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
     let reason = reason.into();
     if ws.close(Some(CloseFrame { code, reason })).await.is_ok() {
         let drain = async { while ws.next().await.is_some() {} };
@@ -429,10 +476,14 @@ struct Session<'a> {
 }
 
 impl Session<'_> {
+    /// Tells the peer (and subscribers) why a frame was not recorded.
     fn error(&self, id: Option<String>, message: &str) {
         let frame = json!({"type": "error", "id": id, "message": message});
         // Fails only once the connection loop has ended, when nobody is left to tell.
         let _ = self.conn.reply.send(frame.to_string());
+        let (conn, message) = (self.conn.id, message.to_string());
+        self.shared
+            .emit(GatewayEvent::BadFrame { conn, id, message });
     }
 
     fn handle(&mut self, text: &str) {

@@ -1,14 +1,19 @@
 //! Approvals in the background: answers to the agent's waiting tool calls, and the approval
-//! gateway, its events forwarded to the UI each followed by the refreshed request list.
+//! gateway and the approval client, their events forwarded to the UI each followed by the
+//! refreshed request list.
 
 use std::sync::Arc;
 
 use tokio::sync::broadcast::{self, error::RecvError};
+use tokio::sync::watch;
 
 use super::{Backend, Emit, Event, error};
 use crate::agent::gateway::GatewayEvent;
 use crate::agent::runner::Answer;
-use crate::app::{App, GatewayApplied, GatewaySettings, GatewayStatus};
+use crate::app::{
+    App, ApproverSettings, ApproverStarted, ApproverStatus, GatewayApplied, GatewaySettings,
+    GatewayStatus,
+};
 
 /// How many requests the Approvals tab lists.
 const REQUESTS_SHOWN: usize = 200;
@@ -25,6 +30,33 @@ fn forward(app: Arc<App>, mut events: broadcast::Receiver<GatewayEvent>, emit: E
             refresh(&app, &emit).await;
         }
     });
+}
+
+/// Forwards the approval client's status changes until it stops. `Stopped` itself is not
+/// forwarded: a client replaced by a new one stops too, and its late word must not cover the
+/// new one's (disconnecting reports it instead).
+fn forward_status(mut status: watch::Receiver<ApproverStatus>, emit: Emit) {
+    tokio::spawn(async move {
+        loop {
+            let now = status.borrow_and_update().clone();
+            if now == ApproverStatus::Stopped {
+                break;
+            }
+            let refused = matches!(now, ApproverStatus::Refused(_));
+            emit.send_async(Event::ApproverStatus(now)).await;
+            if refused || status.changed().await.is_err() {
+                break;
+            }
+        }
+    });
+}
+
+/// Connects the approval client with `settings`, forwarding what it reports.
+async fn connect(app: &Arc<App>, settings: &ApproverSettings, emit: &Emit) -> anyhow::Result<()> {
+    let ApproverStarted { events, status } = app.start_approver(settings).await?;
+    forward(Arc::clone(app), events, emit.clone());
+    forward_status(status, emit.clone());
+    Ok(())
 }
 
 async fn refresh(app: &Arc<App>, emit: &Emit) {
@@ -86,6 +118,32 @@ pub(super) async fn restore(app: &Arc<App>, emit: &Emit) {
     if settings.gateway.enabled {
         apply(app, &settings.gateway, emit).await;
     }
+    let approver = {
+        let app = Arc::clone(app);
+        tokio::task::spawn_blocking(move || {
+            Ok::<_, crate::app::AppError>((app.approver_settings()?, app.approver_shown()?))
+        })
+        .await
+    };
+    match approver {
+        Ok(Ok((settings, shown))) => {
+            emit.send_async(Event::ApproverSettings(shown)).await;
+            if settings.connect
+                && let Err(e) = connect(app, &settings, emit).await
+            {
+                emit.send_async(error("connecting to the executor", e))
+                    .await;
+            }
+        }
+        Ok(Err(e)) => {
+            emit.send_async(error("loading the executor settings", e))
+                .await
+        }
+        Err(e) => {
+            emit.send_async(error("loading the executor settings", e))
+                .await
+        }
+    }
 }
 
 impl Backend {
@@ -108,6 +166,40 @@ impl Backend {
             apply(&app, &saved, &emit).await;
             Ok(())
         });
+    }
+
+    /// Saves the executor's address (and `token` when one was typed) and connects to it;
+    /// connects again at start until disconnected.
+    pub fn connect_approver(&self, url: String, token: String) {
+        self.spawn_async("connecting to the executor", move |app, emit| async move {
+            let typed = ApproverSettings {
+                url,
+                connect: true,
+                token,
+            };
+            let saved = tokio::task::block_in_place(|| app.save_approver(&typed))?;
+            let shown = tokio::task::block_in_place(|| app.approver_shown())?;
+            emit.send_async(Event::ApproverSettings(shown)).await;
+            connect(&app, &saved, &emit).await
+        });
+    }
+
+    /// Disconnects from the executor and no longer connects at start.
+    pub fn disconnect_approver(&self) {
+        self.spawn_async(
+            "disconnecting from the executor",
+            move |app, emit| async move {
+                app.stop_approver().await;
+                let mut settings = tokio::task::block_in_place(|| app.approver_settings())?;
+                settings.connect = false;
+                tokio::task::block_in_place(|| app.save_approver(&settings))?;
+                emit.send_async(Event::ApproverStatus(ApproverStatus::Stopped))
+                    .await;
+                let shown = tokio::task::block_in_place(|| app.approver_shown())?;
+                emit.send_async(Event::ApproverSettings(shown)).await;
+                Ok(())
+            },
+        );
     }
 
     /// The person's decision on a gateway request.

@@ -10,8 +10,8 @@ use tokio::sync::mpsc;
 
 use crate::agent::gateway::GatewayEvent;
 use crate::app::{
-    App, ApproveOutcome, ChatEvent, ChatSettings, ContextBreakdown, GatewayStatus, LoadedChat,
-    OpenedProject, RestoreOutcome, TurnOutcome, UndoOutcome,
+    App, ApproveOutcome, ApproverShown, ApproverStatus, ChatEvent, ChatSettings, ContextBreakdown,
+    GatewayStatus, LoadedChat, OpenedProject, RestoreOutcome, TurnOutcome, UndoOutcome,
 };
 use crate::llm::ModelInfo;
 use crate::store::{
@@ -143,6 +143,10 @@ pub enum Event {
     /// The gateway's latest requests, newest first.
     ApprovalRequests(Vec<ApprovalRequestRecord>),
     Gateway(GatewayEvent),
+    /// The approval client's connection to the executor.
+    ApproverStatus(ApproverStatus),
+    /// The approval client's settings as saved (the token only as a hint).
+    ApproverSettings(ApproverShown),
     /// A provider's keys by fingerprint.
     ProviderKeys {
         provider: String,

@@ -10,7 +10,9 @@ use crate::app::PendingApproval;
 use crate::store::{ApprovalKind, ApprovalRequestRecord, McpServerRecord};
 use crate::trust::Risk;
 
-pub use crate::app::{AgentSettings, DEFAULT_GATEWAY_PORT, GatewaySettings, GatewayStatus};
+pub use crate::app::{
+    AgentSettings, ApproverStatus, DEFAULT_GATEWAY_PORT, GatewaySettings, GatewayStatus,
+};
 
 #[derive(Default)]
 pub struct AgentView {
@@ -19,6 +21,8 @@ pub struct AgentView {
     /// Approvals answered or dropped: a chat reload's snapshot must not bring them back.
     pub settled: BTreeSet<u64>,
     pub gateway: GatewayView,
+    /// The approval client: its connection to the executor and its form.
+    pub approver: ApproverView,
     pub mcp_servers: Vec<McpServerRecord>,
     pub form: AgentForm,
     /// The stored agent settings changed behind the form (an "Always allow"): reload them.
@@ -58,6 +62,36 @@ impl ApprovalView {
         ApprovalView {
             approval,
             fingerprint,
+        }
+    }
+}
+
+/// The approval client as Settings shows it. The saved token never comes here, only its hint.
+#[derive(Debug, Default)]
+pub struct ApproverView {
+    pub status: ApproverStatus,
+    /// When `status` arrived (a reconnect's countdown runs from it).
+    pub since: Option<std::time::Instant>,
+    pub url: String,
+    /// A new token as typed; empty keeps the saved one.
+    pub token: String,
+    pub token_hint: Option<String>,
+}
+
+impl ApproverView {
+    /// The status line: connected, reconnecting in N s (and why), refused, disconnected.
+    pub fn status_line(&self, now: std::time::Instant) -> String {
+        match &self.status {
+            ApproverStatus::Connecting => "Connecting…".into(),
+            ApproverStatus::Connected => format!("Connected to {}", self.url),
+            ApproverStatus::Reconnecting { after, error } => {
+                let waited = self.since.map(|since| now.duration_since(since));
+                let waited = waited.unwrap_or_default();
+                let left = after.saturating_sub(waited).as_secs_f32().ceil();
+                format!("Reconnecting in {left:.0} s ({error})")
+            }
+            ApproverStatus::Refused(why) => format!("Not connected: {why}"),
+            ApproverStatus::Stopped => "Disconnected".into(),
         }
     }
 }
@@ -291,6 +325,28 @@ mod tests {
         view.add_approval(approval(1, "write_file", json!({})));
         assert_eq!(view.approvals.len(), 1);
         assert_eq!(view.first_waiting(1).map(|a| a.approval.id), Some(2));
+    }
+
+    #[test]
+    fn the_approver_status_line_counts_down_to_the_next_attempt() {
+        let start = std::time::Instant::now();
+        let mut view = ApproverView {
+            url: "ws://127.0.0.1:4002/".into(),
+            ..Default::default()
+        };
+        assert_eq!(view.status_line(start), "Disconnected");
+        view.status = ApproverStatus::Reconnecting {
+            after: std::time::Duration::from_secs(8),
+            error: "connection refused".into(),
+        };
+        view.since = Some(start);
+        let later = start + std::time::Duration::from_millis(2500);
+        assert_eq!(
+            view.status_line(later),
+            "Reconnecting in 6 s (connection refused)"
+        );
+        view.status = ApproverStatus::Connected;
+        assert_eq!(view.status_line(later), "Connected to ws://127.0.0.1:4002/");
     }
 
     #[test]

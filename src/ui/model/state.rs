@@ -156,6 +156,9 @@ pub struct AppState {
     pub drafts: Vec<crate::ui::unsaved::Draft>,
     /// Following the agent: the file (and line) to open next, set by its steps.
     pub follow: Option<(String, usize)>,
+    /// An approval request arrived: the window asks for the person's attention if it is not
+    /// focused (taken each frame).
+    pub wants_attention: bool,
     /// The prompt library (`@prompt:NAME`).
     pub prompts: Vec<crate::app::SavedPrompt>,
     /// The Usage tab's report (of every project when `usage_all`), and the price table.
@@ -546,6 +549,7 @@ impl AppState {
             drafts: Vec::new(),
             prompts: Vec::new(),
             follow: None,
+            wants_attention: false,
             usage: None,
             usage_all: false,
             prices: Default::default(),

@@ -5,7 +5,7 @@ use crate::agent::gateway::CodeResponsePolicy;
 use crate::store::McpTransport;
 use crate::trust::{Risk, Trust};
 use crate::ui::command::{AgentCommand, Command};
-use crate::ui::model::agent_state::{AgentForm, GatewayStatus};
+use crate::ui::model::agent_state::{AgentForm, ApproverStatus, GatewayStatus};
 use crate::ui::model::state::AppState;
 use crate::ui::widgets::theme;
 
@@ -78,6 +78,8 @@ pub fn show(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>
     mcp(ui, state, commands);
     ui.add_space(6.0);
     gateway(ui, state, commands);
+    ui.separator();
+    approver(ui, state, commands);
 }
 
 /// What the sandbox enforces here; where it has gaps, every command is asked.
@@ -326,4 +328,57 @@ fn gateway(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>)
     if ui.button("Apply gateway settings").clicked() {
         commands.push(AgentCommand::SaveGateway.into());
     }
+}
+
+/// The approval client: Tandem connects out to an executor and answers its requests with the
+/// gateway's rules above.
+fn approver(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) {
+    ui.strong("Executor (approval client)");
+    ui.weak(
+        "Connect out to an executor's WebSocket and answer its security evaluations and code \
+         responses with the auto-approve rules above. Requests appear in the Approvals tab.",
+    );
+    let approver = &mut state.agent.approver;
+    let line = approver.status_line(std::time::Instant::now());
+    match &approver.status {
+        ApproverStatus::Connected => ui.colored_label(theme::OK, line),
+        ApproverStatus::Refused(_) => ui.colored_label(theme::ERROR, line),
+        ApproverStatus::Reconnecting { .. } => ui.colored_label(theme::WARN, line),
+        ApproverStatus::Connecting | ApproverStatus::Stopped => ui.weak(line),
+    };
+    egui::Grid::new("approver_form")
+        .num_columns(2)
+        .show(ui, |ui| {
+            ui.label("Address");
+            ui.add(
+                egui::TextEdit::singleline(&mut approver.url)
+                    .hint_text("ws://127.0.0.1:4002/")
+                    .desired_width(260.0),
+            );
+            ui.end_row();
+            ui.label("Token");
+            let hint = match &approver.token_hint {
+                Some(hint) => format!("saved ({hint}); type to replace"),
+                None => "the executor's token".to_string(),
+            };
+            ui.add(
+                egui::TextEdit::singleline(&mut approver.token)
+                    .password(true)
+                    .hint_text(hint)
+                    .desired_width(260.0),
+            );
+            ui.end_row();
+        });
+    ui.horizontal(|ui| {
+        if ui.button("Connect").clicked() {
+            commands.push(AgentCommand::ConnectApprover.into());
+        }
+        let connected = approver.status != ApproverStatus::Stopped;
+        if ui
+            .add_enabled(connected, egui::Button::new("Disconnect"))
+            .clicked()
+        {
+            commands.push(AgentCommand::DisconnectApprover.into());
+        }
+    });
 }

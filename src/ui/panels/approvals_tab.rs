@@ -5,7 +5,7 @@ use crate::agent::display::{has_hidden, visible};
 use crate::agent::gateway::Language;
 use crate::store::{ApprovalDecision, ApprovalKind, ApprovalRequestRecord, DecidedBy};
 use crate::ui::command::{AgentCommand, Command};
-use crate::ui::model::agent_state::{GatewayStatus, payload_text};
+use crate::ui::model::agent_state::{ApproverStatus, GatewayStatus, payload_text};
 use crate::ui::model::state::AppState;
 use crate::ui::widgets::theme;
 
@@ -26,6 +26,11 @@ pub fn show(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
             ui.colored_label(theme::ERROR, format!("The gateway did not start: {error}"));
         }
     });
+    let approver = &state.agent.approver;
+    if approver.status != ApproverStatus::Stopped {
+        let line = approver.status_line(std::time::Instant::now());
+        ui.weak(format!("Executor: {line}"));
+    }
     egui::ScrollArea::vertical()
         .id_salt("approval_requests")
         .auto_shrink([false, false])
