@@ -14,6 +14,7 @@ use serde_json::json;
 mod chat;
 mod chats;
 mod config;
+mod mcp;
 mod model;
 mod prompts;
 mod search;
@@ -118,6 +119,9 @@ enum Command {
         #[arg(long)]
         project: Option<String>,
     },
+    /// MCP servers whose tools agent mode offers: add, list, enable, disable, remove.
+    #[command(subcommand)]
+    Mcp(mcp::McpCommand),
     /// The prompt library: reusable prompts, inserted with `@prompt:NAME`.
     #[command(subcommand)]
     Prompt(prompts::PromptCommand),
@@ -458,6 +462,7 @@ Every command is asked: the kernel here cannot stop {}.
         Command::Archive { chat, undo } => chats::archive(&ctx, chat, undo)?,
         Command::SearchChats { project, query } => chats::search(&ctx, &project, &query)?,
         Command::Prompt(command) => prompts::run(&ctx, command)?,
+        Command::Mcp(command) => mcp::run(&ctx, command)?,
         Command::Usage { project } => usage::run(&ctx, project.as_deref())?,
         Command::Search(args) => search::run(&ctx, args)?,
         Command::Messages { chat: chat_id } => chats::messages(&ctx, chat_id)?,

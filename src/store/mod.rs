@@ -28,8 +28,8 @@ pub use approvals::{
 pub use attachments::{Attachment, AttachmentKind, NewAttachment};
 pub use chats::{Chat, ChatMode, MessageHit};
 pub use mcp_servers::{
-    MCP_SERVER_NAME_MAX, McpServerError, McpServerRecord, McpTransport, stdio_server_env,
-    validate_mcp_server_name,
+    MCP_SERVER_NAME_MAX, McpServerError, McpServerRecord, McpTransport, mask_header_value,
+    parse_mcp_header, stdio_server_env, validate_mcp_server_name,
 };
 pub use messages::{
     ApprovalNote, ApprovalState, LeftOut, Message, MessageStatus, NewMessage, PlanBase, Role,
@@ -62,6 +62,8 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/010_chat_summaries.sql"),
     include_str!("../../migrations/011_prompt_library_chat_state.sql"),
     include_str!("../../migrations/012_cli_agent_providers.sql"),
+    // 013 and 014 are other branches' (kept in file-name order when merged).
+    include_str!("../../migrations/015_mcp_headers.sql"),
 ];
 
 /// The file name of the database inside the data directory.
