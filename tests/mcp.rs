@@ -1,5 +1,7 @@
 //! MCP servers as agent tools, end to end: records in a real SQLite store, the real rmcp client,
 //! and a real stdio server process (the example `mcp_test_server`, tests/mcp_server/server.rs).
+//! `mcp/survive.rs`: HTTP headers, the legacy SSE transport (against `mcp/fake_http.rs`, a
+//! fake speaking the real formats), restarts, process groups, the per-project pool, the CLI.
 
 #![allow(clippy::unwrap_used)] // tests state their expectations with unwrap
 
@@ -9,6 +11,11 @@ use std::time::{Duration, Instant};
 
 #[path = "mcp_server/binary.rs"]
 mod mcp_binary;
+
+#[path = "mcp/fake_http.rs"]
+mod fake_http;
+#[path = "mcp/survive.rs"]
+mod survive;
 
 use mcp_binary::server_binary;
 use serde_json::json;
@@ -87,7 +94,16 @@ async fn tools_are_namespaced_with_schemas_and_callable_by_either_name() {
     let mut names: Vec<String> = hub.tools().iter().map(McpTool::qualified).collect();
     names.sort();
     let expected = [
-        "add", "big", "crash", "echo", "env", "fail", "picture", "reject", "slow",
+        "add",
+        "big",
+        "crash",
+        "echo",
+        "env",
+        "fail",
+        "picture",
+        "reject",
+        "slow",
+        "spawn_sleeper",
     ];
     assert_eq!(names, expected.map(|t| format!("test/{t}")));
 
@@ -219,7 +235,7 @@ async fn a_call_past_its_time_limit_times_out() {
 }
 
 #[tokio::test]
-async fn a_server_crashing_mid_call_is_a_connection_failure_with_its_stderr() {
+async fn a_server_crashing_mid_call_is_a_connection_failure_then_restarts() {
     let hub = connect_one().await;
     let err = call_err(&hub, "test/crash", json!({})).await;
     let McpError::Call {
@@ -232,11 +248,9 @@ async fn a_server_crashing_mid_call_is_a_connection_failure_with_its_stderr() {
     };
     assert_eq!(server, "test");
     assert!(stderr.contains("crashing on purpose"), "{stderr:?}");
-    // Later calls fail the same way instead of hanging.
-    let again = hub
-        .call("test/echo", json!({"text": "x"}), CancellationToken::new())
-        .await;
-    assert!(matches!(again, Err(McpError::Call { .. })), "{again:?}");
+    // The next call starts the server again instead of failing or hanging.
+    assert_eq!(call(&hub, "test/echo", json!({"text": "x"})).await, "x");
+    assert_eq!(hub.server_starts("test").await, 2);
     hub.shutdown().await;
 }
 
@@ -253,11 +267,12 @@ async fn output_is_capped_with_a_notice() {
         big.chars().count()
     );
     assert!(big.starts_with(&"x".repeat(10_000)));
-    assert!(
-        big.ends_with("of 100000 characters are shown]"),
-        "{}",
-        &big[big.len() - 80..]
+    let kept = MAX_OUTPUT_CHARS - 120;
+    let note = format!(
+        "[output cut: {} of 100000 characters left out, the first {kept} are shown]",
+        100_000 - kept
     );
+    assert!(big.ends_with(&note), "{}", &big[big.len() - 100..]);
     hub.shutdown().await;
 }
 
@@ -295,7 +310,7 @@ async fn a_missing_command_is_reported_and_the_other_servers_still_connect() {
 
     // The disabled server was not started; the working one serves.
     assert!(hub.tools().iter().all(|t| t.server == "test"));
-    assert!(hub.server_pid("off").is_none() && hub.server_pid("ghost").is_none());
+    assert!(hub.server_pid("off").await.is_none() && hub.server_pid("ghost").await.is_none());
     assert_eq!(call(&hub, "test/echo", json!({"text": "ok"})).await, "ok");
     hub.shutdown().await;
 }
@@ -365,6 +380,7 @@ async fn an_unreachable_http_server_is_reported() {
         .port();
     let http = McpTransport::Http {
         url: format!("http://127.0.0.1:{port}/mcp"),
+        headers: BTreeMap::new(),
     };
     let (_dir, store) = store_with(&[("web", http)]);
     let (hub, errors) = McpHub::connect(&records(&store), CONNECT).await;
@@ -397,7 +413,7 @@ async fn the_server_gets_the_record_env_and_forwarded_variables() {
 #[tokio::test]
 async fn shutdown_ends_the_server_process() {
     let hub = connect_one().await;
-    let pid = hub.server_pid("test").unwrap();
+    let pid = hub.server_pid("test").await.unwrap();
     let proc_dir = PathBuf::from(format!("/proc/{pid}"));
     assert!(proc_dir.exists(), "the server runs as {pid}");
     let started = Instant::now();
@@ -417,6 +433,13 @@ fn hub_futures_can_be_spawned() {
         let (hub, _) = McpHub::connect(&[], CONNECT).await;
         let _ = hub.call("a/b", json!({}), CancellationToken::new()).await;
         hub.shutdown().await;
+    });
+    spawnable(async {
+        let pool = tandem::agent::mcp::McpPool::new();
+        let (hub, _) = pool.hub(1, std::path::Path::new("/"), &[]).await;
+        let _ = hub.call("a/b", json!({}), CancellationToken::new()).await;
+        pool.close_project(1).await;
+        pool.close_all().await;
     });
 }
 

@@ -68,8 +68,8 @@ pub use crate::engine::{
 };
 pub use crate::external::LoginStatus;
 pub use crate::store::{
-    DayTokens, GenerationSettings, MessageHit, ModelProfile, ModelTokens, Price, Prices,
-    SavedPrompt,
+    DayTokens, GenerationSettings, McpServerRecord, McpTransport, MessageHit, ModelProfile,
+    ModelTokens, Price, Prices, SavedPrompt, mask_header_value, parse_mcp_header,
 };
 pub use crate::workspace::blob_hash;
 pub use crate::workspace::context::code_fence;

@@ -91,9 +91,14 @@ impl App {
         self.add_project(path, None)
     }
 
-    /// Marks the project as the latest opened and reads its chats, files and history.
+    /// Marks the project as the latest opened and reads its chats, files and history. The
+    /// window shows one project: the MCP servers of the others are stopped (in the background).
     pub fn open_project(&self, project: Project) -> Result<OpenedProject> {
         self.store().touch_project(project.id)?;
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let (chat, keep) = (self.chat.clone(), project.id);
+            runtime.spawn(async move { chat.mcp_pool().close_other_projects(keep).await });
+        }
         Ok(OpenedProject {
             chats: self.store().chats(project.id)?,
             files: self.files(&project)?,

@@ -136,11 +136,36 @@ impl App {
         Ok(())
     }
 
+    /// Disabling a server also stops it where it runs (in the background).
     pub fn set_mcp_server_enabled(&self, id: i64, enabled: bool) -> Result<()> {
-        Ok(self.store().set_mcp_server_enabled(id, enabled)?)
+        self.store().set_mcp_server_enabled(id, enabled)?;
+        self.retire_mcp_servers()
     }
 
+    /// Removing a server also stops it where it runs (in the background).
     pub fn remove_mcp_server(&self, id: i64) -> Result<()> {
-        Ok(self.store().remove_mcp_server(id)?)
+        self.store().remove_mcp_server(id)?;
+        self.retire_mcp_servers()
+    }
+
+    /// Stops the running MCP servers that are no longer configured as they run. Outside a
+    /// Tokio runtime (the CLI) none run.
+    fn retire_mcp_servers(&self) -> Result<()> {
+        let servers = self.store().mcp_servers()?;
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let chat = self.chat.clone();
+            runtime.spawn(async move { chat.mcp_pool().retire(&servers).await });
+        }
+        Ok(())
+    }
+
+    /// Stops the MCP servers of a project (it was closed). Its next agent turn starts them.
+    pub async fn close_project_mcp(&self, project_id: i64) {
+        self.chat.mcp_pool().close_project(project_id).await;
+    }
+
+    /// Stops every MCP server (the app is closing).
+    pub async fn stop_mcp_servers(&self) {
+        self.chat.mcp_pool().close_all().await;
     }
 }

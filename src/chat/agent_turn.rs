@@ -16,7 +16,6 @@ use tokio::sync::oneshot;
 use super::turn::{Turn, TurnOutcome, sleep_until};
 use super::writer::{Coalescer, DB_FLUSH_INTERVAL, EVENT_INTERVAL, StreamWriter};
 use super::{ChatEventKind, ChatService};
-use crate::agent::mcp::McpHub;
 use crate::agent::policy::{PolicySettings, Risk, Trust};
 use crate::agent::runner::{
     self, AgentConfig, Answer, DEFAULT_MAX_STEPS, Host, LoopEnd, ModelReply, Pending, StepRecord,
@@ -29,8 +28,6 @@ use crate::store::keys::{
     AGENT_POLICY, MAX_STEPS, REPAIR_ROUNDS, SHELL_TIMEOUT_SECS, TOOL_CALLING,
 };
 use crate::store::{ChatMode, MessageStatus};
-
-const MCP_CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// A call waiting for the person, as subscribers see it.
 #[derive(Debug, Clone, Serialize)]
@@ -150,9 +147,11 @@ impl ChatService {
                 .unwrap_or(super::repair::DEFAULT_REPAIR_ROUNDS),
         };
         let mut notes = String::new();
+        // The project's servers keep running across turns (started on its first agent turn).
         let hub = match (config.mode, store.mcp_servers()) {
-            (AgentMode::Agent, Ok(servers)) if servers.iter().any(|s| s.enabled) => {
-                let (hub, errors) = McpHub::connect(&servers, MCP_CONNECT_TIMEOUT).await;
+            (AgentMode::Agent, Ok(servers)) => {
+                let (project, root) = (turn.project.id, &turn.project.path);
+                let (hub, errors) = self.mcp.hub(project, root, &servers).await;
                 for error in errors {
                     notes.push_str(&format!("> MCP: {error}\n\n"));
                 }
@@ -177,9 +176,6 @@ impl ChatService {
         };
         let result =
             runner::run(&host, &config, request.messages, hub.as_ref(), &turn.cancel).await;
-        if let Some(hub) = hub {
-            hub.shutdown().await;
-        }
         outcome.checks = host.checks.into_inner().unwrap_or_else(|p| p.into_inner());
         let streamed = host.stream.into_inner().unwrap_or_else(|p| p.into_inner());
         outcome.content = streamed.content;

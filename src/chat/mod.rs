@@ -164,6 +164,8 @@ pub struct ChatService {
     approvals: agent_turn::Approvals,
     /// The data directory: attachments are kept under it.
     data_dir: PathBuf,
+    /// The MCP servers of each project, running across agent turns.
+    mcp: crate::agent::mcp::McpPool,
 }
 
 /// A started turn: its reply's message id, and the task's result.
@@ -189,6 +191,7 @@ impl ChatService {
             events,
             active: Mutex::new(HashMap::new()),
             approvals: agent_turn::Approvals::default(),
+            mcp: crate::agent::mcp::McpPool::new(),
         })
     }
 
@@ -203,6 +206,11 @@ impl ChatService {
 
     pub fn secrets(&self) -> &Secrets {
         &self.secrets
+    }
+
+    /// The MCP servers running for agent turns, per project.
+    pub fn mcp_pool(&self) -> &crate::agent::mcp::McpPool {
+        &self.mcp
     }
 
     pub fn context_cache(&self) -> &ContextCache {

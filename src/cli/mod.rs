@@ -15,6 +15,7 @@ mod chat;
 mod chats;
 mod config;
 mod gateway;
+mod mcp;
 mod model;
 mod prompts;
 mod search;
@@ -122,6 +123,9 @@ enum Command {
         #[arg(long)]
         project: Option<String>,
     },
+    /// MCP servers whose tools agent mode offers: add, list, enable, disable, remove.
+    #[command(subcommand)]
+    Mcp(mcp::McpCommand),
     /// The prompt library: reusable prompts, inserted with `@prompt:NAME`.
     #[command(subcommand)]
     Prompt(prompts::PromptCommand),
@@ -463,6 +467,7 @@ Every command is asked: the kernel here cannot stop {}.
         Command::Archive { chat, undo } => chats::archive(&ctx, chat, undo)?,
         Command::SearchChats { project, query } => chats::search(&ctx, &project, &query)?,
         Command::Prompt(command) => prompts::run(&ctx, command)?,
+        Command::Mcp(command) => mcp::run(&ctx, command)?,
         Command::Usage { project } => usage::run(&ctx, project.as_deref())?,
         Command::Search(args) => search::run(&ctx, args)?,
         Command::Messages { chat: chat_id } => chats::messages(&ctx, chat_id)?,

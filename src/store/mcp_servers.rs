@@ -7,6 +7,10 @@
 //! A stdio server's `env` is stored in plain text, like the rest of the database. To hand a
 //! secret to a server without storing it, set the value to `${NAME}`: it is filled in from the
 //! app's environment when the server starts (see [`stdio_server_env`]).
+//!
+//! An HTTP server's `headers` (an `Authorization: Bearer …` token, usually) are stored the same
+//! way. They are secrets: they serialize masked ([`mask_header_value`]) and front-ends show
+//! them masked; only the transport that sends them reads them in full.
 
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
@@ -31,7 +35,125 @@ pub enum McpTransport {
         env: BTreeMap<String, String>,
     },
     /// A streamable-HTTP endpoint.
-    Http { url: String },
+    Http {
+        url: String,
+        /// Sent with every request; serialized masked.
+        #[serde(serialize_with = "masked")]
+        headers: BTreeMap<String, String>,
+    },
+    /// The legacy HTTP+SSE transport (MCP 2024-11-05): `url` is the event stream, whose first
+    /// `endpoint` event names where to POST.
+    Sse {
+        url: String,
+        /// Sent with every request; serialized masked.
+        #[serde(serialize_with = "masked")]
+        headers: BTreeMap<String, String>,
+    },
+}
+
+impl McpTransport {
+    /// The stored name of the transport.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            McpTransport::Stdio { .. } => "stdio",
+            McpTransport::Http { .. } => "http",
+            McpTransport::Sse { .. } => "sse",
+        }
+    }
+
+    /// The headers of an HTTP or SSE server, with their values masked, as `Name: value`.
+    pub fn masked_headers(&self) -> Vec<String> {
+        match self {
+            McpTransport::Stdio { .. } => Vec::new(),
+            McpTransport::Http { headers, .. } | McpTransport::Sse { headers, .. } => headers
+                .iter()
+                .map(|(name, value)| format!("{name}: {}", mask_header_value(value)))
+                .collect(),
+        }
+    }
+}
+
+fn masked<S: serde::Serializer>(
+    headers: &BTreeMap<String, String>,
+    serializer: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    serializer.collect_map(
+        headers
+            .iter()
+            .map(|(name, value)| (name, mask_header_value(value))),
+    )
+}
+
+/// A header value as it may be shown: an auth scheme (`Bearer`) is kept, the secret is not,
+/// beyond its last 4 characters when it is long enough for that to give nothing away.
+pub fn mask_header_value(value: &str) -> String {
+    let (scheme, secret) = match value.split_once(' ') {
+        Some((scheme, secret))
+            if !scheme.is_empty() && scheme.bytes().all(|b| b.is_ascii_alphabetic()) =>
+        {
+            (format!("{scheme} "), secret)
+        }
+        _ => (String::new(), value),
+    };
+    let count = secret.chars().count();
+    let tail: String = match count {
+        16.. => secret.chars().skip(count - 4).collect(),
+        _ => String::new(),
+    };
+    format!("{scheme}••••{tail}")
+}
+
+/// Parses `Name: value` (as typed on the command line or in Settings) into a header.
+pub fn parse_mcp_header(line: &str) -> Result<(String, String), McpServerError> {
+    let invalid = |reason| McpServerError::InvalidHeader {
+        header: line
+            .split(':')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_string(),
+        reason,
+    };
+    let (name, value) = line
+        .split_once(':')
+        .ok_or_else(|| invalid("write it as \"Name: value\""))?;
+    let (name, value) = (name.trim().to_string(), value.trim().to_string());
+    validate_header(&name, &value).map_err(invalid)?;
+    Ok((name, value))
+}
+
+/// RFC 9110: a header name is a token; a value has no control characters (no CR/LF that
+/// could smuggle another header). Headers the transport sets itself are refused.
+fn validate_header(name: &str, value: &str) -> Result<(), &'static str> {
+    const TOKEN_PUNCT: &[u8] = b"!#$%&'*+-.^_`|~";
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || TOKEN_PUNCT.contains(&b))
+    {
+        return Err("the name may only hold letters, digits and !#$%&'*+-.^_`|~");
+    }
+    const RESERVED: &[&str] = &[
+        "accept",
+        "content-type",
+        "content-length",
+        "host",
+        "connection",
+        "transfer-encoding",
+        "mcp-session-id",
+        "mcp-protocol-version",
+        "last-event-id",
+    ];
+    if RESERVED.contains(&name.to_ascii_lowercase().as_str()) {
+        return Err("the transport sets this header itself");
+    }
+    if value.is_empty() {
+        return Err("the value is empty");
+    }
+    if value.chars().any(|c| c.is_control() && c != '\t') {
+        return Err("the value may not hold control characters or line breaks");
+    }
+    Ok(())
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -52,6 +174,11 @@ pub enum McpServerError {
     InvalidName { name: String, reason: &'static str },
     #[error("invalid MCP server {name:?}: {reason}")]
     InvalidTransport { name: String, reason: &'static str },
+    #[error("invalid MCP header {header:?}: {reason}")]
+    InvalidHeader {
+        header: String,
+        reason: &'static str,
+    },
     #[error("an MCP server named {0:?} already exists")]
     DuplicateName(String),
     #[error(transparent)]
@@ -90,10 +217,19 @@ pub fn validate_mcp_server_name(name: &str) -> Result<(), McpServerError> {
 fn validate_transport(name: &str, transport: &McpTransport) -> Result<(), McpServerError> {
     let reason = match transport {
         McpTransport::Stdio { command, .. } if command.trim().is_empty() => "the command is empty",
-        McpTransport::Http { url }
+        McpTransport::Http { url, .. } | McpTransport::Sse { url, .. }
             if !(url.starts_with("http://") || url.starts_with("https://")) =>
         {
             "the URL must start with http:// or https://"
+        }
+        McpTransport::Http { headers, .. } | McpTransport::Sse { headers, .. } => {
+            for (header, value) in headers {
+                validate_header(header, value).map_err(|reason| McpServerError::InvalidHeader {
+                    header: header.clone(),
+                    reason,
+                })?;
+            }
+            return Ok(());
         }
         _ => return Ok(()),
     };
@@ -136,7 +272,7 @@ pub fn stdio_server_env(
     env
 }
 
-const COLUMNS: &str = "id, name, transport, command, args, env, url, enabled, created_at";
+const COLUMNS: &str = "id, name, transport, command, args, env, url, headers, enabled, created_at";
 
 /// The row, with `args` and `env` still JSON text (parsed by [`finish`], which can report a
 /// `StoreError::Json`; a row mapper can only return `rusqlite::Error`).
@@ -148,6 +284,7 @@ struct RawRow {
     args: String,
     env: String,
     url: Option<String>,
+    headers: String,
     enabled: bool,
     created_at: i64,
 }
@@ -161,8 +298,9 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<RawRow> {
         args: row.get(4)?,
         env: row.get(5)?,
         url: row.get(6)?,
-        enabled: row.get(7)?,
-        created_at: row.get(8)?,
+        headers: row.get(7)?,
+        enabled: row.get(8)?,
+        created_at: row.get(9)?,
     })
 }
 
@@ -178,7 +316,16 @@ fn finish(raw: RawRow) -> Result<McpServerRecord> {
             args: serde_json::from_str(&raw.args).map_err(json_error("MCP server args"))?,
             env: serde_json::from_str(&raw.env).map_err(json_error("MCP server env"))?,
         },
-        ("http", _, Some(url)) => McpTransport::Http { url },
+        ("http", _, Some(url)) => McpTransport::Http {
+            url,
+            headers: serde_json::from_str(&raw.headers)
+                .map_err(json_error("MCP server headers"))?,
+        },
+        ("sse", _, Some(url)) => McpTransport::Sse {
+            url,
+            headers: serde_json::from_str(&raw.headers)
+                .map_err(json_error("MCP server headers"))?,
+        },
         _ => {
             return Err(StoreError::Sqlite(
                 rusqlite::Error::FromSqlConversionFailure(
@@ -212,23 +359,28 @@ impl Store {
     ) -> Result<McpServerRecord, McpServerError> {
         validate_mcp_server_name(name)?;
         validate_transport(name, &transport)?;
-        let (kind, command, args, env, url) = match &transport {
+        let (command, args, env, url, headers) = match &transport {
             McpTransport::Stdio { command, args, env } => (
-                "stdio",
                 Some(command.as_str()),
                 serde_json::to_string(args).map_err(json_error("MCP server args"))?,
                 serde_json::to_string(env).map_err(json_error("MCP server env"))?,
                 None,
+                "{}".into(),
             ),
-            McpTransport::Http { url } => {
-                ("http", None, "[]".into(), "{}".into(), Some(url.as_str()))
-            }
+            McpTransport::Http { url, headers } | McpTransport::Sse { url, headers } => (
+                None,
+                "[]".into(),
+                "{}".into(),
+                Some(url.as_str()),
+                serde_json::to_string(headers).map_err(json_error("MCP server headers"))?,
+            ),
         };
-        let created_at = now_ms();
+        let (kind, created_at) = (transport.kind(), now_ms());
         let inserted = self.conn().query_row(
-            "INSERT INTO mcp_servers (name, transport, command, args, env, url, enabled, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7) RETURNING id",
-            params![name, kind, command, args, env, url, created_at],
+            "INSERT INTO mcp_servers
+                 (name, transport, command, args, env, url, headers, enabled, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8) RETURNING id",
+            params![name, kind, command, args, env, url, headers, created_at],
             |row| row.get(0),
         );
         let id = match inserted {
@@ -322,11 +474,24 @@ mod tests {
                 "web-search_2",
                 McpTransport::Http {
                     url: "https://example.com/mcp".into(),
+                    headers: BTreeMap::from([("Authorization".into(), "Bearer t0k".into())]),
                 },
             )
             .unwrap();
-        assert!(a.enabled && b.enabled);
-        assert_eq!(store.mcp_servers().unwrap(), vec![a.clone(), b.clone()]);
+        let c = store
+            .add_mcp_server(
+                "legacy",
+                McpTransport::Sse {
+                    url: "http://127.0.0.1:9/sse".into(),
+                    headers: BTreeMap::new(),
+                },
+            )
+            .unwrap();
+        assert!(a.enabled && b.enabled && c.enabled);
+        assert_eq!(
+            store.mcp_servers().unwrap(),
+            vec![a.clone(), b.clone(), c.clone()]
+        );
         assert_eq!(store.mcp_server(a.id).unwrap(), a);
         assert_eq!(store.mcp_server_by_name("web-search_2").unwrap(), Some(b));
         assert_eq!(store.mcp_server_by_name("nope").unwrap(), None);
@@ -370,6 +535,7 @@ mod tests {
         );
         let ftp = McpTransport::Http {
             url: "ftp://example.com".into(),
+            headers: BTreeMap::new(),
         };
         let err = store.add_mcp_server("h", ftp).unwrap_err();
         assert!(
@@ -377,6 +543,68 @@ mod tests {
             "{err}"
         );
         assert!(store.mcp_servers().unwrap().is_empty());
+    }
+
+    #[test]
+    fn headers_are_parsed_validated_and_masked() {
+        assert_eq!(
+            parse_mcp_header(" Authorization :  Bearer abc ").unwrap(),
+            ("Authorization".to_string(), "Bearer abc".to_string())
+        );
+        for bad in ["no colon", ": v", "Bad Name: v", "X-A:", "Accept: */*"] {
+            let err = parse_mcp_header(bad).unwrap_err();
+            assert!(matches!(err, McpServerError::InvalidHeader { .. }), "{bad}");
+        }
+        let store = Store::open_in_memory().unwrap();
+        let smuggled = McpTransport::Http {
+            url: "https://example.com/mcp".into(),
+            headers: BTreeMap::from([("X-A".into(), "v\r\nX-B: w".into())]),
+        };
+        let err = store.add_mcp_server("h", smuggled).unwrap_err();
+        assert!(matches!(err, McpServerError::InvalidHeader { .. }), "{err}");
+
+        let secret = "Bearer sk-0123456789abcdefWXYZ";
+        assert_eq!(mask_header_value(secret), "Bearer ••••WXYZ");
+        assert_eq!(mask_header_value("short"), "••••");
+        let http = McpTransport::Http {
+            url: "https://example.com/mcp".into(),
+            headers: BTreeMap::from([("Authorization".into(), secret.into())]),
+        };
+        let json = serde_json::to_string(&http).unwrap();
+        assert!(!json.contains("0123456789"), "{json}");
+        assert!(json.contains("Bearer ••••WXYZ"), "{json}");
+        assert_eq!(http.masked_headers(), ["Authorization: Bearer ••••WXYZ"]);
+    }
+
+    #[test]
+    fn migration_014_keeps_existing_servers_without_headers() {
+        let mut conn = rusqlite::Connection::open_in_memory().unwrap();
+        let migrations = crate::store::migrations();
+        migrations.to_version(&mut conn, 12).unwrap();
+        conn.execute(
+            "INSERT INTO mcp_servers (id, name, transport, url, created_at)
+             VALUES (5, 'web', 'http', 'https://example.com/mcp', 1)",
+            [],
+        )
+        .unwrap();
+        migrations.to_latest(&mut conn).unwrap();
+        let row: (i64, String, String) = conn
+            .query_row(
+                "SELECT id, transport, headers FROM mcp_servers WHERE name = 'web'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
+        assert_eq!(row, (5, "http".into(), "{}".into()));
+        // The widened CHECK takes 'sse' (with a URL) and still refuses a URL-less one.
+        let sse =
+            "INSERT INTO mcp_servers (name, transport, url, created_at) VALUES (?1, 'sse', ?2, 1)";
+        conn.execute(sse, rusqlite::params!["old", "http://h/sse"])
+            .unwrap();
+        assert!(
+            conn.execute(sse, rusqlite::params!["bad", None::<String>])
+                .is_err()
+        );
     }
 
     #[test]

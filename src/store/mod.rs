@@ -28,8 +28,8 @@ pub use approvals::{
 pub use attachments::{Attachment, AttachmentKind, NewAttachment};
 pub use chats::{Chat, ChatMode, MessageHit};
 pub use mcp_servers::{
-    MCP_SERVER_NAME_MAX, McpServerError, McpServerRecord, McpTransport, stdio_server_env,
-    validate_mcp_server_name,
+    MCP_SERVER_NAME_MAX, McpServerError, McpServerRecord, McpTransport, mask_header_value,
+    parse_mcp_header, stdio_server_env, validate_mcp_server_name,
 };
 pub use messages::{
     ApprovalNote, ApprovalState, LeftOut, Message, MessageStatus, NewMessage, PlanBase, Role,
@@ -63,6 +63,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/011_prompt_library_chat_state.sql"),
     include_str!("../../migrations/012_cli_agent_providers.sql"),
     include_str!("../../migrations/013_reasoning_effort.sql"),
+    include_str!("../../migrations/014_mcp_headers.sql"),
 ];
 
 /// The file name of the database inside the data directory.

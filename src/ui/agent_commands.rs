@@ -9,6 +9,7 @@ use crate::store::{ChatMode, McpTransport};
 use crate::trust::Trust;
 use crate::ui::backend::{AgentSettings, Backend};
 use crate::ui::command::Command;
+use crate::ui::model::agent_state::McpFormKind;
 use crate::ui::model::state::AppState;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -220,27 +221,42 @@ impl AppState {
     fn add_mcp_server(&mut self, backend: &Backend) {
         let form = &self.agent.form.mcp;
         let name = form.name.trim().to_string();
-        let transport = if form.http {
-            McpTransport::Http {
-                url: form.url.trim().to_string(),
+        let mut headers = BTreeMap::new();
+        for line in form
+            .headers
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+        {
+            match crate::app::parse_mcp_header(line) {
+                Ok((header, value)) => {
+                    headers.insert(header, value);
+                }
+                Err(e) => return self.toast(e.to_string(), true),
             }
-        } else {
-            let mut env = BTreeMap::new();
-            for line in form.env.lines().map(str::trim).filter(|l| !l.is_empty()) {
-                match line.split_once('=') {
-                    Some((key, value)) if !key.trim().is_empty() => {
-                        env.insert(key.trim().to_string(), value.to_string());
-                    }
-                    _ => {
-                        let text = format!("Environment lines are NAME=value, not {line:?}");
-                        return self.toast(text, true);
+        }
+        let url = form.url.trim().to_string();
+        let transport = match form.kind {
+            McpFormKind::Http => McpTransport::Http { url, headers },
+            McpFormKind::Sse => McpTransport::Sse { url, headers },
+            McpFormKind::Stdio => {
+                let mut env = BTreeMap::new();
+                for line in form.env.lines().map(str::trim).filter(|l| !l.is_empty()) {
+                    match line.split_once('=') {
+                        Some((key, value)) if !key.trim().is_empty() => {
+                            env.insert(key.trim().to_string(), value.to_string());
+                        }
+                        _ => {
+                            let text = format!("Environment lines are NAME=value, not {line:?}");
+                            return self.toast(text, true);
+                        }
                     }
                 }
-            }
-            McpTransport::Stdio {
-                command: form.command.trim().to_string(),
-                args: form.args.split_whitespace().map(str::to_string).collect(),
-                env,
+                McpTransport::Stdio {
+                    command: form.command.trim().to_string(),
+                    args: form.args.split_whitespace().map(str::to_string).collect(),
+                    env,
+                }
             }
         };
         // The form is cleared when the list comes back with the new server.

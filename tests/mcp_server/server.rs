@@ -3,7 +3,12 @@
 //! Built as the example `mcp_test_server` (an example, not a `[[bin]]`, so it never ships with
 //! the app). Every tool exists to exercise one behaviour of `tandem::agent::mcp`: plain text
 //! (`echo`, `add`), tool-level errors (`fail`), cancellation and timeouts (`slow`), the output
-//! cap (`big`), non-text content (`picture`) and the child's environment (`env`).
+//! cap (`big`), non-text content (`picture`), the child's environment (`env`) and what it
+//! starts itself (`spawn_sleeper`, for the process-group kill).
+//!
+//! Two variables script its start: `MCP_TEST_START_LOG` names a file it appends a line to each
+//! time it starts (so a test counts starts); while the file `MCP_TEST_REFUSE_IF` names exists,
+//! it refuses to start (a server that stays down).
 
 use std::time::Duration;
 
@@ -93,6 +98,18 @@ impl TestServer {
         ])
     }
 
+    #[tool(description = "Starts `sleep 300` as a child of the server; returns its pid")]
+    fn spawn_sleeper(&self) -> Result<String, ErrorData> {
+        let child = std::process::Command::new("sleep")
+            .arg("300")
+            .spawn()
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let pid = child.id();
+        // Not waited for: it must outlive this call, as a real server's helper would.
+        std::mem::forget(child);
+        Ok(pid.to_string())
+    }
+
     #[tool(description = "Reads an environment variable of the server process")]
     fn env(&self, Parameters(EnvArgs { name }): Parameters<EnvArgs>) -> String {
         std::env::var(&name).unwrap_or_else(|_| "<unset>".to_string())
@@ -103,6 +120,20 @@ impl TestServer {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Something on stderr, so the client's capture of it is exercised too.
     eprintln!("mcp_test_server: starting");
+    if let Some(gate) = std::env::var_os("MCP_TEST_REFUSE_IF")
+        && std::path::Path::new(&gate).exists()
+    {
+        eprintln!("mcp_test_server: refusing to start");
+        std::process::exit(3);
+    }
+    if let Some(log) = std::env::var_os("MCP_TEST_START_LOG") {
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)?;
+        writeln!(file, "started {}", std::process::id())?;
+    }
     let service = TestServer.serve(stdio()).await?;
     service.waiting().await?;
     Ok(())

@@ -186,6 +186,27 @@ enum Opened {
     Failed(String),
 }
 
+impl Drop for Backend {
+    /// The window closing stops the MCP servers (and what they started), within a bound.
+    fn drop(&mut self) {
+        // Blocking is only possible outside a runtime (the UI thread); elsewhere the servers'
+        // process groups are still killed as the runtime drops them.
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return;
+        }
+        let opened = self.app.borrow().clone();
+        if let Opened::Ready(app) = opened {
+            let stop = tokio::time::timeout(MCP_STOP_LIMIT, async move {
+                app.stop_mcp_servers().await;
+            });
+            let _ = self.runtime.block_on(stop);
+        }
+    }
+}
+
+/// How long closing the window waits for the MCP servers to stop.
+const MCP_STOP_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 impl Backend {
     /// Starts the runtime and opens the application in the background. `repaint` wakes the
     /// UI.

@@ -158,13 +158,24 @@ impl Default for AgentForm {
 #[derive(Debug, Clone, Default)]
 pub struct McpForm {
     pub name: String,
-    pub http: bool,
+    pub kind: McpFormKind,
     pub command: String,
     /// Arguments separated by spaces (quote nothing: one argument per word).
     pub args: String,
     /// `NAME=value`, one a line.
     pub env: String,
     pub url: String,
+    /// `Name: value`, one a line (HTTP and SSE).
+    pub headers: String,
+}
+
+/// The transport picked in the form.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum McpFormKind {
+    #[default]
+    Stdio,
+    Http,
+    Sse,
 }
 
 impl AgentForm {

@@ -5,7 +5,7 @@ use crate::agent::gateway::CodeResponsePolicy;
 use crate::store::McpTransport;
 use crate::trust::{Risk, Trust};
 use crate::ui::command::{AgentCommand, Command};
-use crate::ui::model::agent_state::{AgentForm, ApproverStatus, GatewayStatus};
+use crate::ui::model::agent_state::{AgentForm, ApproverStatus, GatewayStatus, McpFormKind};
 use crate::ui::model::state::AppState;
 use crate::ui::widgets::theme;
 
@@ -212,9 +212,14 @@ fn mcp(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) {
                 McpTransport::Stdio { command, args, .. } => {
                     format!("{command} {}", args.join(" "))
                 }
-                McpTransport::Http { url } => url.clone(),
+                McpTransport::Http { url, .. } => url.clone(),
+                McpTransport::Sse { url, .. } => format!("{url} (SSE)"),
             };
             ui.monospace(what);
+            // Header values are secrets: only their masked form is ever shown.
+            for header in server.transport.masked_headers() {
+                ui.weak(header);
+            }
             if ui.small_button("Remove").clicked() {
                 commands.push(AgentCommand::RemoveMcpServer(server.id).into());
             }
@@ -227,14 +232,25 @@ fn mcp(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) {
         ui.end_row();
         ui.label("Transport");
         ui.horizontal(|ui| {
-            ui.selectable_value(&mut form.http, false, "stdio (a command)");
-            ui.selectable_value(&mut form.http, true, "HTTP");
+            ui.selectable_value(&mut form.kind, McpFormKind::Stdio, "stdio (a command)");
+            ui.selectable_value(&mut form.kind, McpFormKind::Http, "HTTP");
+            ui.selectable_value(&mut form.kind, McpFormKind::Sse, "SSE (legacy)");
         });
         ui.end_row();
-        if form.http {
+        if form.kind != McpFormKind::Stdio {
             ui.label("URL");
+            let hint = match form.kind {
+                McpFormKind::Sse => "http://127.0.0.1:8080/sse",
+                _ => "http://127.0.0.1:8080/mcp",
+            };
+            ui.add(egui::TextEdit::singleline(&mut form.url).hint_text(hint));
+            ui.end_row();
+            ui.label("Headers");
             ui.add(
-                egui::TextEdit::singleline(&mut form.url).hint_text("http://127.0.0.1:8080/mcp"),
+                egui::TextEdit::multiline(&mut form.headers)
+                    .hint_text("Name: value, one a line (Authorization: Bearer …)")
+                    .password(true)
+                    .desired_rows(2),
             );
             ui.end_row();
         } else {
