@@ -687,7 +687,7 @@ fn header_map(
     server: &str,
     headers: &BTreeMap<String, String>,
 ) -> Result<HashMap<HeaderName, HeaderValue>, McpError> {
-    headers
+    env_headers(server, headers)?
         .iter()
         .map(|(name, value)| {
             let bad = || McpError::Handshake {
@@ -701,6 +701,23 @@ fn header_map(
             Ok((name, value))
         })
         .collect()
+}
+
+/// The headers with their `${NAME}`s filled in from the environment.
+fn env_headers(
+    server: &str,
+    headers: &BTreeMap<String, String>,
+) -> Result<BTreeMap<String, String>, McpError> {
+    crate::store::expand_header_values(headers, |name| std::env::var(name).ok()).map_err(|name| {
+        McpError::Handshake {
+            server: server.to_string(),
+            reason: format!(
+                "a header takes ${{{name}}} from the environment, and {name} is not set: set it \
+                 before starting tandem"
+            ),
+            stderr: String::new(),
+        }
+    })
 }
 
 async fn connect(
@@ -758,7 +775,8 @@ async fn connect(
         }
         McpTransport::Sse { url, headers } => {
             stderr.drain(None);
-            let transport = SseClientTransport::connect(url, headers)
+            let headers = env_headers(&name, headers)?;
+            let transport = SseClientTransport::connect(url, &headers)
                 .await
                 .map_err(|e| handshake(&e, String::new()))?;
             client_info

@@ -42,7 +42,9 @@ pub enum McpCommand {
         #[arg(long)]
         url: Option<String>,
         /// "Name: value" sent with every request to an HTTP or SSE server (repeat), such as
-        /// "Authorization: Bearer TOKEN". Stored with the server; shown masked.
+        /// "Authorization: Bearer TOKEN". Stored with the server; shown masked. Write
+        /// "Bearer ${TOKEN_VAR}" to keep the token out of the database: it is read from the
+        /// environment at each connection.
         #[arg(long = "header", value_name = "NAME: VALUE")]
         headers: Vec<String>,
     },

@@ -10,7 +10,9 @@
 //!
 //! An HTTP server's `headers` (an `Authorization: Bearer …` token, usually) are stored the same
 //! way. They are secrets: they serialize masked ([`mask_header_value`]) and front-ends show
-//! them masked; only the transport that sends them reads them in full.
+//! them masked; only the transport that sends them reads them in full. To keep a token out of
+//! the database, write `${NAME}` inside the value (`Bearer ${GITHUB_TOKEN}`): it is filled in
+//! from the app's environment at each connection ([`expand_header_values`]).
 
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
@@ -270,6 +272,32 @@ pub fn stdio_server_env(
         };
     }
     env
+}
+
+/// The headers with each `${NAME}` inside a value replaced by that variable of `lookup` (the
+/// app's environment). `Err(NAME)` names the first variable that is not set: sending the
+/// header without it would only fail later, less clearly.
+pub fn expand_header_values(
+    headers: &BTreeMap<String, String>,
+    lookup: impl Fn(&str) -> Option<String>,
+) -> std::result::Result<BTreeMap<String, String>, String> {
+    let mut out = BTreeMap::new();
+    for (name, value) in headers {
+        let mut expanded = String::with_capacity(value.len());
+        let mut rest = value.as_str();
+        while let Some(start) = rest.find("${") {
+            let Some(len) = rest[start + 2..].find('}') else {
+                break;
+            };
+            let variable = &rest[start + 2..start + 2 + len];
+            expanded.push_str(&rest[..start]);
+            expanded.push_str(&lookup(variable).ok_or_else(|| variable.to_string())?);
+            rest = &rest[start + 3 + len..];
+        }
+        expanded.push_str(rest);
+        out.insert(name.clone(), expanded);
+    }
+    Ok(out)
 }
 
 const COLUMNS: &str = "id, name, transport, command, args, env, url, headers, enabled, created_at";
@@ -574,6 +602,29 @@ mod tests {
         assert!(!json.contains("0123456789"), "{json}");
         assert!(json.contains("Bearer ••••WXYZ"), "{json}");
         assert_eq!(http.masked_headers(), ["Authorization: Bearer ••••WXYZ"]);
+    }
+
+    #[test]
+    fn header_values_take_tokens_from_the_environment() {
+        let headers = BTreeMap::from([
+            (
+                "Authorization".to_string(),
+                "Bearer ${GH_TOKEN}".to_string(),
+            ),
+            ("X-Plain".to_string(), "a ${not closed".to_string()),
+            ("X-Two".to_string(), "${A}-${A}".to_string()),
+        ]);
+        let env = |name: &str| match name {
+            "GH_TOKEN" => Some("ghp_123".to_string()),
+            "A" => Some("x".to_string()),
+            _ => None,
+        };
+        let expanded = expand_header_values(&headers, env).unwrap();
+        assert_eq!(expanded["Authorization"], "Bearer ghp_123");
+        assert_eq!(expanded["X-Plain"], "a ${not closed");
+        assert_eq!(expanded["X-Two"], "x-x");
+        let missing = BTreeMap::from([("A".to_string(), "${UNSET_ONE}".to_string())]);
+        assert_eq!(expand_header_values(&missing, env), Err("UNSET_ONE".into()));
     }
 
     #[test]

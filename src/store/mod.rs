@@ -28,8 +28,8 @@ pub use approvals::{
 pub use attachments::{Attachment, AttachmentKind, NewAttachment};
 pub use chats::{Chat, ChatMode, MessageHit};
 pub use mcp_servers::{
-    MCP_SERVER_NAME_MAX, McpServerError, McpServerRecord, McpTransport, mask_header_value,
-    parse_mcp_header, stdio_server_env, validate_mcp_server_name,
+    MCP_SERVER_NAME_MAX, McpServerError, McpServerRecord, McpTransport, expand_header_values,
+    mask_header_value, parse_mcp_header, stdio_server_env, validate_mcp_server_name,
 };
 pub use messages::{
     ApprovalNote, ApprovalState, LeftOut, Message, MessageStatus, NewMessage, PlanBase, Role,

@@ -12,11 +12,11 @@ use std::time::Duration;
 use tokio::net::TcpStream;
 use tokio::sync::{broadcast, watch};
 use tokio::task::JoinHandle;
+use tokio_tungstenite::tungstenite::Error as WsError;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::handshake::client::Request;
 use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode, header};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
-use tokio_tungstenite::tungstenite::{Error as WsError, error::UrlError};
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 use tokio_util::sync::CancellationToken;
 
@@ -49,7 +49,7 @@ impl Default for Backoff {
 /// No `Debug`, so that the token cannot end up in a log by accident.
 #[derive(Clone)]
 pub struct ApproverConfig {
-    /// `ws://host:port/path` of the executor (`wss://` is not supported by this build).
+    /// `ws://host:port/path` or `wss://…` of the executor.
     pub url: String,
     /// Sent as `Authorization: Bearer <token>`.
     pub token: String,
@@ -165,11 +165,8 @@ fn request(url: &str, token: &str) -> Result<Request> {
         why,
     };
     let trimmed = url.trim();
-    if trimmed.starts_with("wss://") {
-        return Err(bad("uses wss://, which this build cannot speak: use ws://"));
-    }
-    if !trimmed.starts_with("ws://") {
-        return Err(bad("must start with ws://"));
+    if !trimmed.starts_with("ws://") && !trimmed.starts_with("wss://") {
+        return Err(bad("must start with ws:// or wss://"));
     }
     let mut request = trimmed
         .into_client_request()
@@ -193,6 +190,8 @@ async fn connect(request: Request) -> Result<(Ws, SocketAddr), Failure> {
     let config = WebSocketConfig::default()
         .max_message_size(limit)
         .max_frame_size(limit);
+    // wss:// builds its TLS client from the process's crypto provider.
+    crate::llm::init_tls();
     let attempt = tokio_tungstenite::connect_async_with_config(request, Some(config), true);
     let (ws, _) = match tokio::time::timeout(CONNECT_TIMEOUT, attempt).await {
         Ok(Ok(connected)) => connected,
@@ -213,17 +212,13 @@ async fn connect(request: Request) -> Result<(Ws, SocketAddr), Failure> {
                 "the executor answered HTTP {status}"
             )));
         }
-        Ok(Err(WsError::Url(UrlError::TlsFeatureNotEnabled))) => {
-            return Err(Failure::Refused(
-                "wss:// is not supported: use ws://".into(),
-            ));
-        }
         Ok(Err(e)) => return Err(Failure::Retry(format!("cannot connect: {e}"))),
         Err(_) => return Err(Failure::Retry("the connection attempt timed out".into())),
     };
     let unknown = SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0));
     let peer = match ws.get_ref() {
         MaybeTlsStream::Plain(stream) => stream.peer_addr().unwrap_or(unknown),
+        MaybeTlsStream::Rustls(stream) => stream.get_ref().0.peer_addr().unwrap_or(unknown),
         _ => unknown,
     };
     Ok((ws, peer))
@@ -276,10 +271,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_plain_websocket_addresses_are_taken() {
+    fn only_websocket_addresses_are_taken() {
         assert!(request("ws://127.0.0.1:4002/", "t").is_ok());
         assert!(request(" ws://localhost:4002/x?y=1 ", "t").is_ok());
-        for bad in ["wss://example.com/", "http://x/", "127.0.0.1:4002", "ws://"] {
+        assert!(request("wss://executor.example.com/approvals", "t").is_ok());
+        for bad in [
+            "https://example.com/",
+            "http://x/",
+            "127.0.0.1:4002",
+            "ws://",
+        ] {
             assert!(
                 matches!(request(bad, "t"), Err(GatewayError::ExecutorUrl { .. })),
                 "{bad}"
@@ -291,5 +292,25 @@ mod tests {
         ));
         let sent = request("ws://x:1/", "secret").unwrap();
         assert_eq!(sent.headers()[header::AUTHORIZATION], "Bearer secret");
+    }
+
+    #[tokio::test]
+    async fn wss_speaks_tls() {
+        // A plain TCP peer that answers garbage: the client tried a TLS handshake (and says
+        // the attempt failed, to be retried), rather than refusing wss:// outright.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            if let Ok((mut socket, _)) = listener.accept().await {
+                use tokio::io::AsyncWriteExt;
+                let _ = socket.write_all(b"HTTP/1.1 200 OK\r\n\r\nnot tls").await;
+            }
+        });
+        let sent = request(&format!("wss://127.0.0.1:{port}/"), "t").unwrap();
+        match connect(sent).await {
+            Err(Failure::Retry(why)) => assert!(why.starts_with("cannot connect"), "{why}"),
+            Err(Failure::Refused(why)) => panic!("refused: {why}"),
+            Ok(_) => panic!("a TLS session with a plain TCP peer"),
+        }
     }
 }

@@ -196,10 +196,10 @@ impl Drop for Backend {
         }
         let opened = self.app.borrow().clone();
         if let Opened::Ready(app) = opened {
-            let stop = tokio::time::timeout(MCP_STOP_LIMIT, async move {
-                app.stop_mcp_servers().await;
+            // The timer is made inside the runtime: it needs its clock.
+            self.runtime.block_on(async move {
+                let _ = tokio::time::timeout(MCP_STOP_LIMIT, app.stop_mcp_servers()).await;
             });
-            let _ = self.runtime.block_on(stop);
         }
     }
 }
