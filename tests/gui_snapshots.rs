@@ -267,3 +267,56 @@ fn an_image_sent_with_a_prompt_and_another_attached() {
     harness.run_steps(4);
     harness.snapshot_options("attachments", &options());
 }
+
+#[test]
+fn settings_with_several_keys_and_a_cli_agent() {
+    // Addresses nothing listens on and a program that is not there: the rows read the same on
+    // every machine.
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let store = tandem::store::Store::open_dir(&data).unwrap();
+    for (name, kind, url) in [
+        (
+            "ollama",
+            tandem::llm::ProviderKind::Ollama,
+            "http://127.0.0.1:9",
+        ),
+        (
+            "cloud",
+            tandem::llm::ProviderKind::Openai,
+            "http://127.0.0.1:9/v1",
+        ),
+        (
+            "codex",
+            tandem::llm::ProviderKind::Codex,
+            "/nonexistent/codex",
+        ),
+    ] {
+        store
+            .insert_provider(name, kind, url, None, &Default::default())
+            .unwrap();
+    }
+    drop(store);
+    let app = tandem::app::App::open(Some(&data)).unwrap();
+    app.add_key("cloud", "sk-first-key-0001").unwrap();
+    app.add_key("cloud", "sk-second-key-0002").unwrap();
+    drop(app);
+    let mut harness = painting_harness(&data, Prefs::default());
+    wait_until(&mut harness, "the model status", |a| {
+        a.state.models.contains_key("ollama") && a.state.models.contains_key("cloud")
+    });
+    harness.get_by_label("⚙ Settings").click();
+    wait_until(&mut harness, "the keys and the agent's state", |a| {
+        a.state
+            .provider_keys
+            .get("cloud")
+            .is_some_and(|k| k.len() == 2)
+            && a.state
+                .agent
+                .cli_agents
+                .get("codex")
+                .is_some_and(|c| c.status.is_some())
+    });
+    harness.run_steps(4);
+    harness.snapshot_options("settings_providers", &options());
+}

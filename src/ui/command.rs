@@ -440,7 +440,10 @@ impl AppState {
                 // The price table comes with the usage report.
                 backend.usage(self.usage_scope());
                 backend.load_agent_settings();
-                backend.model_profile(self.provider.clone(), self.model.clone(), false);
+                // Without a chosen model there is no profile to show (nor an error to make).
+                if self.model.is_some() {
+                    backend.model_profile(self.provider.clone(), self.model.clone(), false);
+                }
                 self.apply(Command::LoadProviderDetails, backend);
             }
             Command::LoadProviderDetails => {

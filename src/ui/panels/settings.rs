@@ -61,9 +61,16 @@ fn provider_list(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command
         ui.horizontal(|ui| {
             ui.strong(&provider.name);
             ui.label(format!("{} · {}", provider.kind, provider.base_url));
+            // A CLI agent's models come from its own configuration, whether or not it is
+            // installed: its login line below says whether it can run.
             match state.models.get(&provider.name) {
+                Some(Ok(_)) if provider.kind.is_cli_agent() => {}
                 Some(Ok(models)) => {
-                    ui.colored_label(theme::OK, format!("✔ {} models", models.len()));
+                    let count = match models.len() {
+                        1 => "✔ 1 model".to_string(),
+                        n => format!("✔ {n} models"),
+                    };
+                    ui.colored_label(theme::OK, count);
                 }
                 Some(Err(e)) => {
                     ui.colored_label(theme::ERROR, "✖").on_hover_text(e);
@@ -205,6 +212,9 @@ fn keys_row(
                         .on_hover_text(format!("in use · {}", key.source)),
                     false => ui.label(text).on_hover_text(&key.source),
                 };
+                if key.in_use && keys.len() > 1 {
+                    ui.weak("in use");
+                }
                 if key.source == "stored"
                     && ui
                         .small_button("✖")
