@@ -90,6 +90,8 @@ struct Progress<'a> {
     deltas: Coalescer,
     usage: Option<Usage>,
     failed: Option<String>,
+    /// The agent's last notice (a retry it made), the reason if it then fails unexplained.
+    notice: Option<String>,
     result: Option<String>,
     /// Actions started and not yet done: their tool and arguments.
     running: HashMap<String, (String, serde_json::Value)>,
@@ -207,6 +209,13 @@ impl Progress<'_> {
                 total.output_tokens += usage.output_tokens;
             }
             AgentEvent::Failed(message) => self.failed = Some(message),
+            AgentEvent::Notice(message) => {
+                // Shown in the trace once per change ("waiting for network" repeats).
+                if self.notice.as_deref() != Some(message.as_str()) {
+                    self.text(&format!("\n⚠ {}: {message}\n", agent.name()), true);
+                }
+                self.notice = Some(message);
+            }
             AgentEvent::Result(text) => self.result = Some(text),
             AgentEvent::Session(_) => {}
         }
@@ -291,6 +300,7 @@ impl ChatService {
             deltas: Coalescer::new(EVENT_INTERVAL),
             usage: None,
             failed: None,
+            notice: None,
             result: None,
             running: HashMap::new(),
             plan: Vec::new(),
@@ -348,8 +358,16 @@ impl ChatService {
         outcome.usage = progress.usage;
         outcome.status = if end.cancelled {
             MessageStatus::Cancelled
-        } else if let Some(error) = progress.failed.take().or_else(|| end.failure(agent)) {
-            outcome.error = Some(error);
+        } else if let Some(error) = progress.failed.take().or_else(|| {
+            // A failed exit says more with the agent's last notice than with its stderr.
+            let failure = end.failure(agent)?;
+            Some(match progress.notice.take() {
+                Some(notice) => format!("{} failed: {notice}", agent.name()),
+                None => failure,
+            })
+        }) {
+            let provider = &turn.choice.record.name;
+            outcome.error = Some(external::with_login_hint(agent, provider, error));
             MessageStatus::Error
         } else if let Some(error) = progress.save_error.take() {
             outcome.error = Some(error);

@@ -90,6 +90,11 @@ impl CliAgent for ClaudeCode {
         }
     }
 
+    fn login_hint(&self) -> &'static str {
+        "log in by running `claude` once in a terminal and typing /login, or store an \
+         Anthropic API key for it with `tandem provider set-key NAME`"
+    }
+
     fn install_hint(&self) -> &'static str {
         "install it with `npm install -g @anthropic-ai/claude-code`, run `claude` once in a \
          terminal to log in, or set the provider's program to its full path"

@@ -66,7 +66,9 @@ impl CliAgent for Codex {
                     .unwrap_or_else(|| "the turn failed".into());
                 vec![AgentEvent::Failed(message)]
             }
-            "error" => vec![AgentEvent::Failed(
+            // Top-level errors are what Codex retries (a dropped stream, no network); a run
+            // that does not recover ends with `turn.failed` or a failed exit.
+            "error" => vec![AgentEvent::Notice(
                 text(line, "message").unwrap_or_else(|| "an error without a message".into()),
             )],
             kind @ ("item.started" | "item.updated" | "item.completed") => match line.get("item") {
@@ -90,6 +92,11 @@ impl CliAgent for Codex {
             Some(dir) if dir.is_absolute() => vec![dir],
             _ => vec![home.join(".codex")],
         }
+    }
+
+    fn login_hint(&self) -> &'static str {
+        "log in with `tandem provider login NAME` (or Log in in Settings), or store an OpenAI \
+         API key for it with `tandem provider set-key NAME`"
     }
 
     fn install_hint(&self) -> &'static str {
@@ -287,6 +294,15 @@ mod tests {
         assert_eq!(
             parse(r#"{"type":"turn.failed","error":{"message":"quota exceeded"}}"#),
             [AgentEvent::Failed("quota exceeded".into())]
+        );
+        // What a real Codex without network prints while it retries: not the end of the run.
+        assert_eq!(
+            parse(
+                r#"{"type":"error","message":"Reconnecting... 2/5 (stream disconnected before completion)"}"#
+            ),
+            [AgentEvent::Notice(
+                "Reconnecting... 2/5 (stream disconnected before completion)".into()
+            )]
         );
         // Messages count once, when complete; unknown lines and items are nothing.
         assert!(

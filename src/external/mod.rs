@@ -76,6 +76,9 @@ pub enum AgentEvent {
     Usage(Usage),
     /// The agent reported an error it did not recover from.
     Failed(String),
+    /// The agent reported a problem it is working around (Codex's "Reconnecting… 2/5"): shown
+    /// while it runs, and the reason given if the run then fails without saying why.
+    Notice(String),
     /// The run's final answer, as the agent summarises it (Claude Code's `result`).
     Result(String),
 }
@@ -96,6 +99,8 @@ pub trait CliAgent: Send + Sync {
     fn state_paths(&self, home: &Path) -> Vec<PathBuf>;
     /// How to install it, for the error when it is missing.
     fn install_hint(&self) -> &'static str;
+    /// How to log it in, for a run that failed as not logged in (`NAME`: the provider).
+    fn login_hint(&self) -> &'static str;
     /// Models it is known to take (`default`: its own configured model, no flag).
     fn models(&self, home: Option<&Path>) -> Vec<String>;
 }
@@ -113,6 +118,17 @@ pub fn agent_for(kind: ProviderKind) -> Option<&'static dyn CliAgent> {
 pub const DEFAULT_MODEL: &str = "default";
 
 /// Cuts `text` to at most `max` bytes (on a character boundary), saying how much was left out.
+/// `error`, followed by how to log the agent in when it says it is not (`provider`: the
+/// provider's name, for the commands).
+pub fn with_login_hint(agent: &dyn CliAgent, provider: &str, error: String) -> String {
+    let lower = error.to_lowercase();
+    let signs = ["not logged in", "authentication", "unauthorized", "/login"];
+    match signs.iter().any(|sign| lower.contains(sign)) {
+        true => format!("{error} — {}", agent.login_hint().replace("NAME", provider)),
+        false => error,
+    }
+}
+
 pub(crate) fn clip(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_string();

@@ -95,6 +95,7 @@ impl Provider for CliProvider {
             };
             let sandbox = crate::sandbox::Settings::default();
             let mut failed = None;
+            let mut notice = None;
             let mut texts = 0;
             let ran = run(
                 agent,
@@ -116,13 +117,15 @@ impl Provider for CliProvider {
                         let _ = tx.send(Ok(StreamEvent::Usage(usage)));
                     }
                     AgentEvent::Failed(message) => failed = Some(message),
+                    AgentEvent::Notice(message) => notice = Some(message),
                     _ => {}
                 },
             )
             .await;
             let end = match ran {
                 Err(e) => Err(server(e.to_string())),
-                Ok(end) => match failed.or_else(|| end.failure(agent)) {
+                Ok(end) => match failed.or_else(|| end.failure(agent).map(|f| notice.unwrap_or(f)))
+                {
                     Some(message) => Err(server(message)),
                     None => {
                         if texts == 0

@@ -294,6 +294,66 @@ async fn codex_errors_are_reported_with_what_it_said() {
         error.contains("Codex exited with code 2: Error: model gpt-9 does not exist"),
         "{error}"
     );
+    // Retries it recovers from (as a real Codex prints them without network) are shown in
+    // the trace once each, and the turn still completes.
+    let retry = r#"{"type":"error","message":"Reconnecting... 2/5 (stream disconnected before completion)"}"#;
+    agents.session(
+        "codex",
+        &[
+            r#"{"type":"thread.started","thread_id":"t"}"#,
+            r#"{"type":"turn.started"}"#,
+            retry,
+            retry,
+            r#"{"type":"item.completed","item":{"id":"i0","type":"agent_message","text":"Back online."}}"#,
+            r#"{"type":"turn.completed","usage":{"input_tokens":10,"output_tokens":2}}"#,
+        ],
+    );
+    let (out, ok, _) = agents.chat("codex", "go").await;
+    assert!(ok, "{out}");
+    assert_eq!(out["status"], "complete", "{out}");
+    let content = out["content"].as_str().unwrap();
+    assert_eq!(
+        content.matches("Reconnecting... 2/5").count(),
+        1,
+        "{content}"
+    );
+    assert!(content.ends_with("Back online."), "{content}");
+    // Retries that end in a failed exit: the last one is the reason given.
+    agents.session(
+        "codex",
+        &[
+            retry,
+            r#"{"type":"error","message":"Reconnecting... waiting for network (Connection failed)"}"#,
+            "#stderr 2026-11-25T17:44:12Z ERROR codex_api: failed to connect",
+            "#exit 1",
+        ],
+    );
+    let (out, ok, _) = agents.chat("codex", "go").await;
+    assert!(!ok);
+    let error = out["error"].as_str().unwrap();
+    assert_eq!(
+        error, "Codex failed: Reconnecting... waiting for network (Connection failed)",
+        "{out}"
+    );
+    // Not logged in (as a real Claude Code answers then): how to log in, named for this
+    // provider.
+    agents.add("claude", "claude-code").await;
+    agents.session(
+        "claude",
+        &[
+            r#"{"type":"system","subtype":"init","session_id":"s","model":"m","apiKeySource":"none"}"#,
+            r#"{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"Not logged in · Please run /login"}]},"error":"authentication_failed"}"#,
+            r#"{"type":"result","subtype":"success","is_error":true,"result":"Not logged in · Please run /login","usage":{"input_tokens":0,"output_tokens":0}}"#,
+        ],
+    );
+    let (out, ok, _) = agents.chat("claude", "go").await;
+    assert!(!ok);
+    let error = out["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("Not logged in · Please run /login — log in by running `claude`"),
+        "{error}"
+    );
+    assert!(error.contains("tandem provider set-key claude"), "{error}");
     // Not installed: an actionable error, and nothing half-made.
     agents
         .ok(&[
