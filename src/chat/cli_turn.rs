@@ -212,7 +212,7 @@ impl Progress<'_> {
             AgentEvent::Notice(message) => {
                 // Shown in the trace once per change ("waiting for network" repeats).
                 if self.notice.as_deref() != Some(message.as_str()) {
-                    self.text(&format!("\n⚠ {}: {message}\n", agent.name()), true);
+                    self.text(&format!("⚠ {}: {message}", agent.name()), true);
                 }
                 self.notice = Some(message);
             }

@@ -217,15 +217,9 @@ fn parse_item(item: &Value, completed: bool) -> Vec<AgentEvent> {
             serde_json::json!({ "query": str_of("query") }),
             (!running).then(String::new),
         )],
-        "error" => vec![AgentEvent::Action(Action {
-            id,
-            tool: "error".into(),
-            arguments: Value::Null,
-            output: Some(str_of("message").to_string()),
-            exit_code: None,
-            running: false,
-            failed: true,
-        })],
+        // A problem it reports and works around ("Falling back from WebSockets…"), not an
+        // action it took.
+        "error" if !running => vec![AgentEvent::Notice(str_of("message").to_string())],
         _ => Vec::new(),
     }
 }
@@ -294,6 +288,12 @@ mod tests {
         assert_eq!(
             parse(r#"{"type":"turn.failed","error":{"message":"quota exceeded"}}"#),
             [AgentEvent::Failed("quota exceeded".into())]
+        );
+        assert_eq!(
+            parse(
+                r#"{"type":"item.completed","item":{"id":"item_0","type":"error","message":"Falling back to HTTPS"}}"#
+            ),
+            [AgentEvent::Notice("Falling back to HTTPS".into())]
         );
         // What a real Codex without network prints while it retries: not the end of the run.
         assert_eq!(
