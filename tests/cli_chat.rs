@@ -44,6 +44,22 @@ impl Cli {
         assert_eq!(stdout.trim().lines().count(), 1, "{stdout}");
         serde_json::from_str(&stdout).unwrap()
     }
+
+    /// Runs `args` with `input` on its standard input (a key, as a person pipes it).
+    async fn with_stdin(&self, args: &[&str], input: &str) -> std::process::Output {
+        let mut child = self
+            .command(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        {
+            use tokio::io::AsyncWriteExt;
+            let mut stdin = child.stdin.take().unwrap();
+            stdin.write_all(input.as_bytes()).await.unwrap();
+        }
+        child.wait_with_output().await.unwrap()
+    }
 }
 
 async fn setup() -> (tempfile::TempDir, std::path::PathBuf, Cli, FakeProvider) {
@@ -246,18 +262,8 @@ async fn an_api_key_is_stored_outside_sqlite_and_sent_to_the_provider() {
         "gpt-test",
     ])
     .await;
-    let mut child = cli
-        .command(&["--json", "provider", "set-key", "cloud"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    {
-        use tokio::io::AsyncWriteExt;
-        let mut stdin = child.stdin.take().unwrap();
-        stdin.write_all(b"sk-test-secret-123\n").await.unwrap();
-    }
-    let output = child.wait_with_output().await.unwrap();
+    let set_key = ["--json", "provider", "set-key", "cloud"];
+    let output = cli.with_stdin(&set_key, "sk-test-secret-123\n").await;
     assert!(output.status.success());
     let stored: Value = serde_json::from_slice(&output.stdout).unwrap();
     // No keychain service runs on CI machines: the 0600 file is used, and said so.
@@ -308,18 +314,9 @@ async fn an_api_key_is_stored_outside_sqlite_and_sent_to_the_provider() {
     }
 
     // A second key: kept after the first; a quota error on one moves to the next.
-    let mut child = cli
-        .command(&["--json", "provider", "set-key", "cloud", "--add"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    {
-        use tokio::io::AsyncWriteExt;
-        let mut stdin = child.stdin.take().unwrap();
-        stdin.write_all(b"sk-second-key-456\n").await.unwrap();
-    }
-    assert!(child.wait_with_output().await.unwrap().status.success());
+    let add_key = ["--json", "provider", "set-key", "cloud", "--add"];
+    let output = cli.with_stdin(&add_key, "sk-second-key-456\n").await;
+    assert!(output.status.success());
     let keys = cli.json(&["provider", "keys", "cloud"]).await;
     let listed = keys["keys"].as_array().unwrap();
     assert_eq!(listed.len(), 2, "{keys}");

@@ -20,6 +20,7 @@ use tandem::agent::gateway::{
 };
 use tandem::agent::policy::Risk;
 use tandem::store::{ApprovalDecision, ApprovalKind, DecideError, DecidedBy, Store};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::broadcast;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -71,12 +72,13 @@ async fn connect(gateway: &Gateway) -> Ws {
     connect_async(request).await.unwrap().0
 }
 
-async fn send(ws: &mut Ws, frame: Value) {
+/// Sends `frame` as a text frame (from either end: a client, or the fake executor).
+async fn send<S: AsyncRead + AsyncWrite + Unpin>(ws: &mut WebSocketStream<S>, frame: Value) {
     ws.send(Message::text(frame.to_string())).await.unwrap();
 }
 
 /// The next text frame as JSON (pongs and other control frames skipped).
-async fn recv(ws: &mut Ws) -> Value {
+async fn recv<S: AsyncRead + AsyncWrite + Unpin>(ws: &mut WebSocketStream<S>) -> Value {
     let next = async {
         loop {
             match ws.next().await.unwrap().unwrap() {

@@ -138,6 +138,18 @@ impl Http {
         })
     }
 
+    /// POSTs `body` as JSON to `url` with the key in use as a bearer token, or none when no
+    /// key is configured (local servers); rotates keys as [`Http::send_keyed`] does.
+    pub(crate) async fn post_bearer(
+        &self,
+        url: &str,
+        body: &serde_json::Value,
+        model: Option<&str>,
+    ) -> Result<Response, LlmError> {
+        let make = |c: &Client, key: Option<&str>| bearer(c.post(url).json(body), key);
+        self.send_keyed(make, model, None).await
+    }
+
     pub(crate) fn no_key(&self, default_env: &str) -> LlmError {
         LlmError::NoApiKey {
             provider: self.name().to_string(),
@@ -332,6 +344,14 @@ impl Http {
             return LlmError::Connect { url, message };
         }
         self.disconnected(err)
+    }
+}
+
+/// `request` with `key` as its bearer token, when there is one.
+pub(crate) fn bearer(request: RequestBuilder, key: Option<&str>) -> RequestBuilder {
+    match key {
+        Some(key) => request.bearer_auth(key),
+        None => request,
     }
 }
 

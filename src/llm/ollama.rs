@@ -200,14 +200,7 @@ impl Provider for OllamaProvider {
             let body = chat_body(&request);
             let model = Some(request.model.as_str());
             // A key is only sent when one is configured (a proxy in front of Ollama).
-            let make = |c: &reqwest::Client, key: Option<&str>| {
-                let request = c.post(&url).json(&body);
-                match key {
-                    Some(key) => request.bearer_auth(key),
-                    None => request,
-                }
-            };
-            let response = http.send_keyed(make, model, None).await?;
+            let response = http.post_bearer(&url, &body, model).await?;
             Ok(http.ndjson(response))
         };
         drive(start, decoder, provider)

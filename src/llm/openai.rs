@@ -10,7 +10,7 @@ use reqwest::RequestBuilder;
 use serde_json::{Value, json};
 
 use super::framing::{Decode, Events, Item, drive, parse_frame};
-use super::http::{Http, snippet};
+use super::http::{Http, bearer, snippet};
 use super::{
     ChatRequest, LlmError, ModelInfo, Provider, ProviderConfig, StreamEvent, ToolCall, Usage,
 };
@@ -76,10 +76,7 @@ impl OpenaiProvider {
 
 /// Local servers usually need no key, so a missing key is not an error here.
 fn authorize(http: &Http, request: RequestBuilder) -> RequestBuilder {
-    match http.key() {
-        Some(key) => request.bearer_auth(key),
-        None => request,
-    }
+    bearer(request, http.key())
 }
 
 fn chat_body(request: &ChatRequest) -> Value {
@@ -334,14 +331,7 @@ impl Provider for OpenaiProvider {
             let url = http.url("/chat/completions");
             let body = chat_body(&request);
             let model = Some(request.model.as_str());
-            let make = |c: &reqwest::Client, key: Option<&str>| {
-                let request = c.post(&url).json(&body);
-                match key {
-                    Some(key) => request.bearer_auth(key),
-                    None => request,
-                }
-            };
-            let response = http.send_keyed(make, model, None).await?;
+            let response = http.post_bearer(&url, &body, model).await?;
             http.event_stream(response).await
         };
         drive(start, decoder, provider)

@@ -283,14 +283,7 @@ async fn send(
 ) -> Result<reqwest::Response, LlmError> {
     let url = http.url("/responses");
     let body = body(request, streaming);
-    let make = |c: &reqwest::Client, key: Option<&str>| {
-        let request = c.post(&url).json(&body);
-        match key {
-            Some(key) => request.bearer_auth(key),
-            None => request,
-        }
-    };
-    http.send_keyed(make, Some(&request.model), None).await
+    http.post_bearer(&url, &body, Some(&request.model)).await
 }
 
 /// Passes `first` through; when it ends with `Done` having given neither text nor a tool

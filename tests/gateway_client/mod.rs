@@ -58,29 +58,11 @@ impl Executor {
     }
 }
 
-async fn put(ws: &mut Served, frame: Value) {
-    ws.send(Message::text(frame.to_string())).await.unwrap();
-}
-
-/// The next text frame from the client, as JSON.
-async fn take(ws: &mut Served) -> Value {
-    let next = async {
-        loop {
-            match ws.next().await.unwrap().unwrap() {
-                Message::Text(text) => return serde_json::from_str(text.as_str()).unwrap(),
-                Message::Close(frame) => panic!("closed: {frame:?}"),
-                _ => {}
-            }
-        }
-    };
-    tokio::time::timeout(BOUND, next).await.unwrap()
-}
-
 /// Sends `frame` and returns Tandem's request id from the ack.
 async fn ask(ws: &mut Served, frame: Value) -> i64 {
     let id = frame["id"].clone();
-    put(ws, frame).await;
-    let ack = take(ws).await;
+    send(ws, frame).await;
+    let ack = recv(ws).await;
     assert_eq!(
         (ack["type"].as_str(), &ack["id"]),
         (Some("ack"), &id),
@@ -155,7 +137,7 @@ async fn requests_from_the_executor_are_decided_by_policy_and_persisted() {
 
     // Low risk: approved at once, by the rules, and recorded under the executor's address.
     let low = ask(&mut ws, executor_evaluation("e1", "ls -la", "low")).await;
-    let decision = take(&mut ws).await;
+    let decision = recv(&mut ws).await;
     let expected = json!({"type": "decision", "id": "e1", "request_id": low, "approved": true,
         "reason": "auto-approved: low risk, limit low", "decided_by": "auto"});
     assert_eq!(decision, expected);
@@ -184,7 +166,7 @@ async fn requests_from_the_executor_are_decided_by_policy_and_persisted() {
 
     // Code responses follow their own rule: exit 0 passes, a failure waits.
     let ok = ask(&mut ws, executor_code_response("c1", 0)).await;
-    assert_eq!(take(&mut ws).await["approved"], true);
+    assert_eq!(recv(&mut ws).await["approved"], true);
     let failed = ask(&mut ws, executor_code_response("c2", 2)).await;
     assert!(c.store.approval_request(failed).unwrap().is_pending());
     let record = c.store.approval_request(ok).unwrap();
@@ -194,14 +176,14 @@ async fn requests_from_the_executor_are_decided_by_policy_and_persisted() {
     c.approver
         .decide(failed, true, Some("expected failure".into()))
         .unwrap();
-    let answer = take(&mut ws).await;
+    let answer = recv(&mut ws).await;
     assert_eq!(
         (&answer["id"], &answer["approved"]),
         (&json!("c2"), &json!(true))
     );
     assert_eq!(answer["decided_by"], "user");
     c.approver.decide(risky, false, None).unwrap();
-    let answer = take(&mut ws).await;
+    let answer = recv(&mut ws).await;
     assert_eq!(
         (&answer["id"], &answer["approved"]),
         (&json!("e2"), &json!(false))
@@ -213,7 +195,7 @@ async fn requests_from_the_executor_are_decided_by_policy_and_persisted() {
     let frame = json!({"type": "security_evaluation", "id": "g1", "code": "pwd",
         "explanation": "", "risk": "low"});
     ask(&mut ws, frame).await;
-    assert_eq!(take(&mut ws).await["approved"], true);
+    assert_eq!(recv(&mut ws).await["approved"], true);
     assert_eq!(c.store.approval_requests(10).unwrap().len(), 5);
 }
 
@@ -225,12 +207,12 @@ async fn a_malformed_frame_is_reported_and_loses_nothing() {
     let waiting = ask(&mut ws, executor_evaluation("w", "make", "medium")).await;
     event(&mut c.events).await;
 
-    put(
+    send(
         &mut ws,
         json!({"type": "Security Evaluation Request", "id": "bad", "code": "ls"}),
     )
     .await;
-    let error = take(&mut ws).await;
+    let error = recv(&mut ws).await;
     assert_eq!(
         (&error["type"], &error["id"]),
         (&json!("error"), &json!("bad"))
@@ -248,13 +230,13 @@ async fn a_malformed_frame_is_reported_and_loses_nothing() {
     };
     assert_eq!(reported, expected);
     ws.send(Message::text("{not json")).await.unwrap();
-    assert_eq!(take(&mut ws).await["type"], "error");
+    assert_eq!(recv(&mut ws).await["type"], "error");
 
     // Nothing recorded for it; the request before it still waits and can still be answered.
     assert_eq!(c.store.approval_requests(10).unwrap().len(), 1);
     assert!(c.approver.is_waiting(waiting));
     c.approver.decide(waiting, true, None).unwrap();
-    assert_eq!(take(&mut ws).await["id"], "w");
+    assert_eq!(recv(&mut ws).await["id"], "w");
 }
 
 #[tokio::test]
@@ -292,7 +274,7 @@ async fn a_dropped_connection_is_made_again_with_backoff() {
     assert!(c.store.approval_request(pending).unwrap().is_pending());
     assert!(!c.approver.is_waiting(pending));
     ask(&mut ws, executor_evaluation("again", "ls", "low")).await;
-    assert_eq!(take(&mut ws).await["approved"], true);
+    assert_eq!(recv(&mut ws).await["approved"], true);
 
     // While the executor is away, the waits grow to the cap.
     let address = executor.listener.local_addr().unwrap();
@@ -395,7 +377,7 @@ async fn the_app_routes_decisions_to_the_executor() {
     app.decide_gateway(id, true, Some("same command".into()))
         .await
         .unwrap();
-    let answer = take(&mut ws).await;
+    let answer = recv(&mut ws).await;
     assert_eq!(
         (&answer["id"], &answer["approved"]),
         (&json!("a"), &json!(true))
@@ -460,7 +442,7 @@ async fn the_cli_answers_the_executor_headless() {
         .unwrap();
     let mut ws = executor.accept().await.unwrap();
     ask(&mut ws, executor_evaluation("cli", "ls", "low")).await;
-    let decision = take(&mut ws).await;
+    let decision = recv(&mut ws).await;
     assert_eq!(
         (&decision["approved"], &decision["decided_by"]),
         (&json!(true), &json!("auto"))

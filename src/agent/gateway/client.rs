@@ -4,27 +4,24 @@
 //! new is dialling out with the token and coming back after a drop, with a capped backoff.
 //! An executor that refuses the token (HTTP 401 or 403) is reported and not tried again.
 
-use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::net::TcpStream;
 use tokio::sync::{broadcast, watch};
-use tokio::task::JoinHandle;
 use tokio_tungstenite::tungstenite::Error as WsError;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::handshake::client::Request;
 use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode, header};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
-use tokio_util::sync::CancellationToken;
 
 use super::{
-    AutoApprove, EVENT_BUFFER, Ended, GatewayError, GatewayEvent, MAX_MESSAGE, Result, Shared,
-    lock, session,
+    AutoApprove, EVENT_BUFFER, Ended, GatewayError, GatewayEvent, MAX_MESSAGE, Result, Serving,
+    Shared, lock, session,
 };
-use crate::store::{DecidedBy, Store};
+use crate::store::Store;
 
 /// A connection attempt (TCP and WebSocket handshake) that takes longer is given up.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -77,12 +74,11 @@ pub enum ApproverStatus {
 
 /// The running client. Dropping it stops it too, without waiting.
 pub struct Approver {
-    shared: Arc<Shared>,
+    serving: Serving,
     /// Subscribed before the connection task starts, for the first subscriber: what happens
     /// before anyone could call [`Approver::subscribe`] is not lost.
     first_events: Mutex<Option<broadcast::Receiver<GatewayEvent>>>,
     status: watch::Receiver<ApproverStatus>,
-    task: Option<JoinHandle<()>>,
 }
 
 impl Approver {
@@ -96,22 +92,13 @@ impl Approver {
         // Requests are stored under the executor's address until it names itself.
         let name = request.uri().authority().map(|a| format!("executor {a}"));
         let (events, first_events) = broadcast::channel(EVENT_BUFFER);
-        let shared = Arc::new(Shared {
-            store,
-            token: config.token,
-            auto: Mutex::new(config.auto),
-            events,
-            waiting: Mutex::new(HashMap::new()),
-            stop: CancellationToken::new(),
-        });
+        let shared = Shared::new(store, config.token, config.auto, events);
         let (report, status) = watch::channel(ApproverStatus::Connecting);
         let run = run(Arc::clone(&shared), request, name, config.backoff, report);
-        let task = Some(tokio::spawn(run));
         Ok(Approver {
-            shared,
+            serving: Serving::start(shared, run),
             first_events: Mutex::new(Some(first_events)),
             status,
-            task,
         })
     }
 
@@ -119,7 +106,7 @@ impl Approver {
     /// (the connection may be made before it is called).
     pub fn subscribe(&self) -> broadcast::Receiver<GatewayEvent> {
         let first = lock(&self.first_events).take();
-        first.unwrap_or_else(|| self.shared.events.subscribe())
+        first.unwrap_or_else(|| self.serving.shared.events.subscribe())
     }
 
     /// The status now, and every change to it.
@@ -129,32 +116,22 @@ impl Approver {
 
     /// Whether the executor, connected now, waits for the decision on request `id`.
     pub fn is_waiting(&self, id: i64) -> bool {
-        lock(&self.shared.waiting).contains_key(&id)
+        lock(&self.serving.shared.waiting).contains_key(&id)
     }
 
     /// The person's decision: persisted, then sent to the executor if it still waits for it.
     pub fn decide(&self, id: i64, approved: bool, reason: Option<String>) -> Result<()> {
-        let (shared, by) = (&self.shared, DecidedBy::User);
-        Ok(shared.settle(&mut lock(&shared.waiting), id, approved, by, reason)?)
+        self.serving.decide(id, approved, reason)
     }
 
     /// Applies to requests arriving from now on.
     pub fn set_auto(&self, auto: AutoApprove) {
-        *lock(&self.shared.auto) = auto;
+        self.serving.set_auto(auto);
     }
 
     /// Closes the connection (code 1001) or stops waiting to reconnect, and waits for it.
-    pub async fn shutdown(mut self) {
-        self.shared.stop.cancel();
-        if let Some(task) = self.task.take() {
-            let _ = task.await;
-        }
-    }
-}
-
-impl Drop for Approver {
-    fn drop(&mut self) {
-        self.shared.stop.cancel();
+    pub async fn shutdown(self) {
+        self.serving.shutdown().await;
     }
 }
 

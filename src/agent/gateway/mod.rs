@@ -213,6 +213,22 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
+    fn new(
+        store: Arc<Store>,
+        token: String,
+        auto: AutoApprove,
+        events: broadcast::Sender<GatewayEvent>,
+    ) -> Arc<Shared> {
+        Arc::new(Shared {
+            store,
+            token,
+            auto: Mutex::new(auto),
+            events,
+            waiting: Mutex::new(HashMap::new()),
+            stop: CancellationToken::new(),
+        })
+    }
+
     fn emit(&self, event: GatewayEvent) {
         // No subscriber is no error: the store keeps everything.
         let _ = self.events.send(event);
@@ -247,11 +263,50 @@ impl Shared {
     }
 }
 
+/// What the gateway and the approval client both are: the state their connections serve and
+/// the task serving them. Dropping it stops the task, without waiting.
+struct Serving {
+    shared: Arc<Shared>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Serving {
+    fn start(shared: Arc<Shared>, task: impl Future<Output = ()> + Send + 'static) -> Serving {
+        Serving {
+            shared,
+            task: Some(tokio::spawn(task)),
+        }
+    }
+
+    /// The person's decision: persisted, then sent to the waiting client if it still waits.
+    fn decide(&self, id: i64, approved: bool, reason: Option<String>) -> Result<()> {
+        let (shared, by) = (&self.shared, DecidedBy::User);
+        Ok(shared.settle(&mut lock(&shared.waiting), id, approved, by, reason)?)
+    }
+
+    fn set_auto(&self, auto: AutoApprove) {
+        *lock(&self.shared.auto) = auto;
+    }
+
+    /// Stops the task (connections close with code 1001) and waits for it to end.
+    async fn shutdown(mut self) {
+        self.shared.stop.cancel();
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        self.shared.stop.cancel();
+    }
+}
+
 /// The running gateway. Dropping it stops the server too, without waiting.
 pub struct Gateway {
-    shared: Arc<Shared>,
+    serving: Serving,
     addr: SocketAddr,
-    task: Option<JoinHandle<()>>,
 }
 
 impl Gateway {
@@ -265,16 +320,10 @@ impl Gateway {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port));
         let listener = listener.await.map_err(bind)?;
         let addr = listener.local_addr().map_err(bind)?;
-        let shared = Arc::new(Shared {
-            store,
-            token: config.token,
-            auto: Mutex::new(config.auto),
-            events: broadcast::channel(EVENT_BUFFER).0,
-            waiting: Mutex::new(HashMap::new()),
-            stop: CancellationToken::new(),
-        });
-        let task = Some(tokio::spawn(serve(listener, Arc::clone(&shared))));
-        Ok(Gateway { shared, addr, task })
+        let events = broadcast::channel(EVENT_BUFFER).0;
+        let shared = Shared::new(store, config.token, config.auto, events);
+        let serving = Serving::start(Arc::clone(&shared), serve(listener, shared));
+        Ok(Gateway { serving, addr })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -282,33 +331,23 @@ impl Gateway {
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<GatewayEvent> {
-        self.shared.events.subscribe()
+        self.serving.shared.events.subscribe()
     }
 
     /// The person's decision: persisted, then sent to the waiting client if it is still
     /// connected. A request already decided is [`DecideError::AlreadyDecided`].
     pub fn decide(&self, id: i64, approved: bool, reason: Option<String>) -> Result<()> {
-        let (shared, by) = (&self.shared, DecidedBy::User);
-        Ok(shared.settle(&mut lock(&shared.waiting), id, approved, by, reason)?)
+        self.serving.decide(id, approved, reason)
     }
 
     /// Applies to requests arriving from now on; those already waiting stay with the person.
     pub fn set_auto(&self, auto: AutoApprove) {
-        *lock(&self.shared.auto) = auto;
+        self.serving.set_auto(auto);
     }
 
     /// Stops listening, closes every connection (close code 1001) and waits for them to end.
-    pub async fn shutdown(mut self) {
-        self.shared.stop.cancel();
-        if let Some(task) = self.task.take() {
-            let _ = task.await;
-        }
-    }
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        self.shared.stop.cancel();
+    pub async fn shutdown(self) {
+        self.serving.shutdown().await;
     }
 }
 
