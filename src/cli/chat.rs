@@ -389,7 +389,9 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
         let mut stdout = std::io::stdout();
         loop {
             tokio::select! {
-                result = &mut outcome => break result,
+                // Events before the outcome: the turn's last deltas are queued before it
+                // finishes, and must be printed before the loop ends with it.
+                biased;
                 _ = tokio::signal::ctrl_c() => { app.cancel(chat.id); }
                 event = events.recv() => {
                     let Ok(event) = event else { continue };
@@ -420,6 +422,7 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
                         _ => {}
                     }
                 }
+                result = &mut outcome => break result,
             }
         }
     })?;
