@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use tandem::process::{ExecError, Sandbox, SandboxStatus, ShellOutcome, ShellRequest, run_shell};
+use tandem::process::{ExecError, SandboxStatus, ShellOutcome, ShellRequest, run_shell};
 use tokio_util::sync::CancellationToken;
 
 mod sandbox;
@@ -88,73 +88,6 @@ fn kernel_landlock_abi() -> i64 {
             1u32,
         )
     }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn scoped_sandbox_allows_the_project_and_denies_everything_else() {
-    let project = tempfile::tempdir().unwrap();
-    let tmp = tempfile::tempdir().unwrap();
-    let outside = tempfile::tempdir().unwrap();
-    std::fs::write(outside.path().join("existing.txt"), "keep").unwrap();
-    let scoped = |command: String| ShellRequest {
-        sandbox: Sandbox::project(project.path(), tmp.path()),
-        ..request(&command, project.path())
-    };
-
-    let inside = run(scoped(
-        "echo x > inside.txt && mkdir sub && mv inside.txt sub/ && echo quiet > /dev/null \
-         && touch \"$TMPDIR/scratch\" && printf %s \"$TMPDIR\""
-            .into(),
-    ))
-    .await;
-    assert_eq!(inside.exit_code, Some(0), "{inside:?}");
-    assert!(project.path().join("sub/inside.txt").is_file());
-    assert!(tmp.path().join("scratch").is_file());
-    assert_eq!(inside.stdout, tmp.path().to_str().unwrap());
-
-    let target = outside.path().join("outside.txt");
-    let write_outside = run(scoped(format!("echo x > '{}'", target.display()))).await;
-    let abi = kernel_landlock_abi();
-    if abi <= 0 {
-        let SandboxStatus::Unavailable { reason } = &write_outside.sandbox else {
-            panic!(
-                "no Landlock in the kernel, yet: {:?}",
-                write_outside.sandbox
-            );
-        };
-        assert!(!reason.is_empty());
-        assert!(write_outside.render_for_model().contains(reason.as_str()));
-        sandbox::unproven(&format!("the write denial ({reason})"));
-        return;
-    }
-    let SandboxStatus::Enforced(protections) = &write_outside.sandbox else {
-        panic!("Landlock ABI {abi}, yet: {:?}", write_outside.sandbox);
-    };
-    assert_eq!(protections.landlock_abi, Some(i32::try_from(abi).unwrap()));
-    println!("Landlock ABI {abi}: proving that writes outside the scope are denied");
-    assert!(!target.exists(), "the sandbox let a write through");
-    assert_ne!(write_outside.exit_code, Some(0));
-    assert!(
-        write_outside.stderr.contains("Permission denied"),
-        "{write_outside:?}"
-    );
-
-    // Deleting, renaming out and creating directories outside are denied too.
-    let existing = outside.path().join("existing.txt");
-    let others = format!(
-        "rm -f '{0}'; mv '{0}' moved.txt; mkdir '{1}/newdir'; touch /tmp/../tmp/tandem-escape-$$",
-        existing.display(),
-        outside.path().display()
-    );
-    let tampering = run(scoped(others)).await;
-    assert_eq!(std::fs::read_to_string(&existing).unwrap(), "keep");
-    assert!(!project.path().join("moved.txt").exists());
-    assert!(!outside.path().join("newdir").exists());
-    assert_eq!(
-        tampering.stderr.matches("Permission denied").count(),
-        4,
-        "{tampering:?}"
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -381,12 +314,17 @@ fn secrets_never_reach_a_real_command() {
         ("TANDEM_DATA_DIR", "/planted/tandem"),
         ("BASH_ENV", "/planted/bash_env"),
         ("BASH_FUNC_ls%%", "() { echo planted; }"),
+        // Credentials under names no deny-list knows: not on the allow-list, not passed.
+        ("DATABASE_URL", "postgres://app:planted-db@db/app"),
+        ("MY_SERVICE_AUTH", "planted-service"),
+        ("HTTPS_PROXY", "http://user:planted-proxy@proxy:3128"),
+        ("HARMLESS_SETTING", "planted-unknown-name"),
     ];
     let output = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "secrets_check_inner_half", "--nocapture"])
         .envs(planted)
         .env(INNER, "1")
-        .env("HARMLESS_SETTING", "kept-value")
+        .env("RUST_LOG", "kept-value")
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -401,7 +339,7 @@ fn secrets_never_reach_a_real_command() {
         .and_then(|rest| rest.split("CHILD-ENV-END").next())
         .unwrap_or_else(|| panic!("the child did not report its command's environment:\n{stdout}"));
     // The command really ran with the process's environment (the control)...
-    assert!(env.contains("HARMLESS_SETTING=kept-value"), "{env}");
+    assert!(env.contains("RUST_LOG=kept-value"), "{env}");
     assert!(env.lines().any(|l| l.starts_with("PATH=")), "{env}");
     // ...and nothing planted reached it, by name or by value.
     for (name, value) in planted {

@@ -642,12 +642,17 @@ mod tests {
     fn a_sandbox_with_gaps_turns_auto_approval_into_a_question() {
         let complete = Protections {
             landlock_abi: Some(7),
+            container: true,
             reads: true,
             writes: true,
             git_read_only: true,
             network: Network::Isolated,
             signals: true,
             abstract_sockets: true,
+            no_terminal: true,
+            processes_end: true,
+            limits: crate::sandbox::Limits::default(),
+            processes_limited: true,
             notes: Vec::new(),
         };
         let mut kept = allowed(Risk::Low);

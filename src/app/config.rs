@@ -27,6 +27,8 @@ pub enum ValueKind {
     Path,
     /// Absolute paths or `~/…`: comma-separated, or a JSON array.
     Paths,
+    /// Names of environment variables: comma-separated, or a JSON array.
+    Names,
     /// A JSON object of the shape the core reads; fields it does not know are refused.
     Json,
 }
@@ -41,6 +43,7 @@ impl ValueKind {
             ValueKind::Text => "some text".into(),
             ValueKind::Path => "an absolute path".into(),
             ValueKind::Paths => "absolute or ~/ paths, comma-separated or a JSON array".into(),
+            ValueKind::Names => "variable names, comma-separated or a JSON array".into(),
             ValueKind::Json => "a JSON object".into(),
         }
     }
@@ -127,6 +130,20 @@ pub const CONFIG_KEYS: &[ConfigKey] = &[
         about: "directories sandboxed commands may also read",
         kind: ValueKind::Paths,
         default: || Some(json!([])),
+    },
+    ConfigKey {
+        name: keys::SANDBOX_ENV,
+        about: "environment variables sandboxed commands also see (besides PATH, the locale \
+                and toolchain settings); names that look like secrets are never passed",
+        kind: ValueKind::Names,
+        default: || Some(json!([])),
+    },
+    ConfigKey {
+        name: keys::AGENT_LIMITS,
+        about: "limits of sandboxed commands: processes, memory_mb (per process), \
+                file_size_mb, cpu_secs (per process), tmp_mb (each private temp directory)",
+        kind: ValueKind::Json,
+        default: || serde_json::to_value(crate::sandbox::Limits::default()).ok(),
     },
     ConfigKey {
         name: keys::AGENT_POLICY,
@@ -271,6 +288,35 @@ fn parse(key: &ConfigKey, raw: &str) -> Result<Value> {
             }
             json!(list)
         }
+        ValueKind::Names => {
+            let list: Vec<String> = match raw.starts_with('[') {
+                true => serde_json::from_str(raw).map_err(|_| invalid())?,
+                false => raw.split(',').map(str::to_string).collect(),
+            };
+            let list: Vec<&str> = list
+                .iter()
+                .map(|n| n.trim())
+                .filter(|n| !n.is_empty())
+                .collect();
+            let is_name = |n: &str| {
+                n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    && !n.starts_with(|c: char| c.is_ascii_digit())
+            };
+            if let Some(bad) = list.iter().find(|n| !is_name(n)) {
+                return Err(AppError::Invalid(format!(
+                    "{}: {bad:?} is not a variable name",
+                    key.name
+                )));
+            }
+            if let Some(secret) = list.iter().find(|n| crate::process::is_secret_env_name(n)) {
+                return Err(AppError::Invalid(format!(
+                    "{}: {secret} looks like a secret by its name; such variables are never \
+                     passed to commands a model runs",
+                    key.name
+                )));
+            }
+            json!(list)
+        }
         ValueKind::Json => {
             let value: Value = serde_json::from_str(raw).map_err(|e| {
                 AppError::Invalid(format!("{} must be a JSON object ({e})", key.name))
@@ -292,6 +338,7 @@ fn typed(name: &str, given: Value) -> Result<Value> {
     let read_back = match name {
         keys::AGENT_POLICY => read_back::<PolicySettings>(name, &given)?,
         keys::USAGE_PRICES => read_back::<crate::store::Prices>(name, &given)?,
+        keys::AGENT_LIMITS => read_back::<crate::sandbox::Limits>(name, &given)?,
         keys::GATEWAY => {
             if given.get("token").is_some() {
                 return Err(AppError::Invalid(format!(

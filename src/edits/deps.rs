@@ -60,33 +60,11 @@ pub enum InstallError {
     Sandbox(#[from] sandbox::SandboxError),
 }
 
-/// Package caches below the home directory an install may write (besides the project and its
-/// temp dir): the package manager downloads into them.
-const INSTALL_CACHES: &[&str] = &[
-    ".npm",
-    ".cache",
-    ".cargo/registry",
-    ".cargo/git",
-    ".cargo/.package-cache",
-    ".cargo/.global-cache",
-    ".local/share/pnpm",
-    ".pnpm-store",
-    ".bun/install",
-    ".yarn",
-];
-
 /// An install's confinement: `base` (the sandbox of agent commands) with the network allowed
-/// (the person approved the install) and the package caches writable.
+/// (the person approved the install) and the package caches writable
+/// ([`sandbox::install_caches`]).
 pub fn install_confinement(mut base: Confinement) -> Confinement {
-    let home = sandbox::home_dir();
-    base.writable = home
-        .iter()
-        .flat_map(|h| INSTALL_CACHES.iter().map(move |d| h.join(d)))
-        .collect();
-    if let Some(cargo) = std::env::var_os("CARGO_HOME").map(std::path::PathBuf::from) {
-        base.writable
-            .extend(["registry", "git"].map(|d| cargo.join(d)));
-    }
+    base.writable = sandbox::install_caches(sandbox::home_dir().as_deref());
     base.network = true;
     base
 }
@@ -143,14 +121,10 @@ pub fn run_install(
     let mut command = Command::new(program);
     command
         .args(args)
-        .current_dir(root)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .env_clear()
-        .envs(process::agent_env());
-    process::in_own_group(&mut command);
-    let (status, prepared) = process::confine(&mut command, confinement)?;
+        .stderr(Stdio::piped());
+    let (status, prepared) = process::confine(&mut command, confinement, root, &[])?;
     let sandbox = match status {
         process::SandboxStatus::NotRequested => "Sandbox: none (not requested).".to_string(),
         process::SandboxStatus::Unavailable { reason } => {

@@ -130,7 +130,23 @@ impl Engine {
             .flatten()
             .unwrap_or_default();
         let data_dir = self.store.path().and_then(std::path::Path::parent);
+        let keys = (
+            crate::store::keys::AGENT_LIMITS,
+            crate::store::keys::SANDBOX_ENV,
+        );
         crate::sandbox::Settings {
+            limits: self
+                .store
+                .setting(keys.0)
+                .ok()
+                .flatten()
+                .unwrap_or_default(),
+            env_names: self
+                .store
+                .setting(keys.1)
+                .ok()
+                .flatten()
+                .unwrap_or_default(),
             readable,
             hidden: data_dir
                 .map(std::path::Path::to_path_buf)

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Access, AgentEvent, CliAgent};
 use crate::process::group::{GroupGuard, exit_signal};
-use crate::process::{Capture, SandboxStatus, agent_env, confine, in_own_group};
+use crate::process::{Capture, SandboxStatus, confine};
 use crate::sandbox::{SandboxError, Settings};
 
 /// The most of its stderr kept (for the error shown when it fails).
@@ -120,6 +120,21 @@ fn is_executable(path: &Path) -> bool {
     path.is_file()
 }
 
+/// Variables a CLI agent needs besides the built-in list: where its state lives, and the
+/// proxies it reaches its service through (it has the network).
+const AGENT_ENV: [&str; 10] = [
+    "CODEX_HOME",
+    "CLAUDE_CONFIG_DIR",
+    "HTTPS_PROXY",
+    "HTTP_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
+    "https_proxy",
+    "http_proxy",
+    "no_proxy",
+    "all_proxy",
+];
+
 /// Runs `agent` as `spec` says with `prompt` on stdin; `env` is added to the scrubbed
 /// environment (its key, when Tandem holds one). With `sandbox`, the kernel confines it to
 /// its working directory, a private temp dir, its own state paths and the toolchains.
@@ -153,14 +168,9 @@ pub async fn run(
     let mut command = std::process::Command::new(&program);
     command
         .args(agent.args(&spec))
-        .current_dir(&spec.workdir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .env_clear()
-        .envs(agent_env())
-        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-    in_own_group(&mut command);
+        .stderr(Stdio::piped());
     let confinement = sandbox.map(|settings| {
         let mut c = settings.confinement(&spec.workdir, temp.path(), true);
         // The program and what it is installed with (a Node package's folder, say).
@@ -174,7 +184,14 @@ pub async fn run(
         }
         c
     });
-    let (status, prepared) = confine(&mut command, confinement.as_ref())?;
+    let (status, prepared) = confine(
+        &mut command,
+        confinement.as_ref(),
+        &spec.workdir,
+        &AGENT_ENV.map(String::from),
+    )?;
+    // Its key, when Tandem holds one, after the allowed environment.
+    command.envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     let mut child = tokio::process::Command::from(command)
         .spawn()
         .map_err(|source| RunError::Spawn {

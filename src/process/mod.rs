@@ -10,7 +10,7 @@ pub mod group;
 pub mod output;
 mod shell;
 
-pub use env::{agent_env, is_secret_env_name, scrubbed_env};
+pub use env::{agent_env, allowed_env, is_secret_env_name};
 pub use group::{in_own_group, kill_group};
 pub use output::{Capture, cap_output};
 pub use shell::{
@@ -60,19 +60,32 @@ impl SandboxStatus {
     }
 }
 
-/// Confines `command` as `confinement` says (`None`: not asked): sets its sandbox environment
-/// and installs the restrictions the child applies to itself before it runs. Keep the
-/// returned `Prepared` until the child has been spawned, then drop it.
+/// Prepares `command` to run for a model: in `cwd`, with the allowed environment
+/// ([`agent_env`] plus `env_names`), a session of its own (no terminal; Tandem kills its
+/// process group), and, when `confinement` is given, inside the sandbox it builds. Callers
+/// set no directory, environment or process group of their own. Keep the returned `Prepared`
+/// until the child has been spawned, then drop it.
 pub fn confine(
     command: &mut std::process::Command,
     confinement: Option<&Confinement>,
+    cwd: &std::path::Path,
+    env_names: &[String],
 ) -> Result<(SandboxStatus, Option<Prepared>), SandboxError> {
+    command.env_clear().envs(agent_env(env_names));
     let Some(confinement) = confinement else {
+        // Unconfined (approved under Trusted): the person's own home and temp directory.
+        for name in ["HOME", "USER", "LOGNAME", "TMPDIR", "SHELL"] {
+            if let Some(value) = std::env::var_os(name) {
+                command.env(name, value);
+            }
+        }
+        sandbox::unconfined(command, cwd);
         return Ok((SandboxStatus::NotRequested, None));
     };
+    command.envs(agent_env(&confinement.env_names));
     command.envs(confinement.env());
-    let prepared = sandbox::prepare(confinement)?;
-    prepared.install(command);
+    let prepared = sandbox::prepare(confinement, cwd)?;
+    prepared.install(command, cwd);
     let status = match prepared.unavailable() {
         Some(reason) => SandboxStatus::Unavailable {
             reason: reason.to_string(),

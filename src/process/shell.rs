@@ -13,8 +13,8 @@ use tokio::process::Command;
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
-use super::group::{GroupGuard, exit_signal, in_own_group};
-use super::{Capture, SandboxStatus, agent_env, confine};
+use super::group::{GroupGuard, exit_signal};
+use super::{Capture, SandboxStatus, confine};
 use crate::sandbox::{Confinement, SandboxError};
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -48,6 +48,8 @@ pub struct ShellRequest {
     pub timeout: Duration,
     pub output_cap: usize,
     pub sandbox: Sandbox,
+    /// Variables passed besides the built-in list (`agent.sandbox_env`).
+    pub env_names: Vec<String>,
 }
 
 impl ShellRequest {
@@ -59,6 +61,7 @@ impl ShellRequest {
             timeout: DEFAULT_TIMEOUT,
             output_cap: DEFAULT_OUTPUT_CAP,
             sandbox: Sandbox::None,
+            env_names: Vec::new(),
         }
     }
 }
@@ -149,13 +152,9 @@ pub async fn run_shell(
     command
         .arg("-c")
         .arg(&request.command)
-        .current_dir(&request.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .env_clear()
-        .envs(agent_env());
-    in_own_group(&mut command);
+        .stderr(Stdio::piped());
     // Relative to `cwd`, like the command's own paths (not to the app's directory).
     let confinement = match &request.sandbox {
         Sandbox::None => None,
@@ -165,7 +164,12 @@ pub async fn run_shell(
             ..confinement.clone()
         }),
     };
-    let (sandbox_status, prepared) = confine(&mut command, confinement.as_ref())?;
+    let (sandbox_status, prepared) = confine(
+        &mut command,
+        confinement.as_ref(),
+        &request.cwd,
+        &request.env_names,
+    )?;
     let mut child = Command::from(command)
         .spawn()
         .map_err(|source| ExecError::Spawn {

@@ -1,42 +1,27 @@
-//! The Landlock ruleset of a confined command: which paths it may read, run and write, TCP
-//! when no network namespace keeps it in, and the signal and abstract-socket scopes.
+//! The Landlock half of a confined command's walls: which paths it may read, run and write,
+//! TCP when no network namespace keeps it in, and the signal and abstract-socket scopes.
 //!
-//! Landlock only allows: every filesystem right is handled, and the ruleset grants reads
-//! below the system directories, the toolchains, the project and the temp dir, and writes
-//! below the project and the temp dir. A grant cannot have holes, so hidden paths (credentials,
-//! Tandem's data) are split out of a grant by granting the siblings instead (`split_around`).
-//! The ruleset is built in the parent; the child only calls `landlock_restrict_self` on it.
+//! Landlock only allows: every filesystem right is handled, and only what is granted is
+//! allowed. In a container the grants repeat its mounts (a second wall behind them); confined
+//! in place, they are the wall: reads below the system directories, the toolchains, the
+//! project and the temp dir, writes below the project and the temp dir. A grant cannot have
+//! holes, so hidden paths (credentials, Tandem's data) are split out of a grant by granting
+//! the siblings instead (`split_around`). The ruleset is made in the parent; the child adds
+//! the rules by path, as it sees the paths, and restricts itself.
 
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd,
-    Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope,
+    ABI, Access as _, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr, Scope,
 };
 
-use super::{Confinement, Network, Protections, SYSTEM_READABLE, SandboxError};
-
-/// Device files every shell expects to use (`2>/dev/null`, `head -c1 /dev/urandom`…).
-/// Reading or writing them touches no file, so allowing it costs the sandbox nothing.
-const DEVICES: &[&str] = &[
-    "/dev/null",
-    "/dev/zero",
-    "/dev/full",
-    "/dev/tty",
-    "/dev/random",
-    "/dev/urandom",
-    "/dev/ptmx",
-];
-
-/// Directories usable besides the caller's: `/dev/shm` is a RAM-backed tmpfs that Python's
-/// `multiprocessing` and POSIX semaphores need; `/dev/pts` holds terminals.
-const DEVICE_DIRS: &[&str] = &["/dev/shm", "/dev/pts"];
+use super::container::{Access, DEVICES};
+use super::{Confinement, SYSTEM_READABLE};
 
 /// The newest ABI whose filesystem rights we handle: read, execute, write, make*, remove*,
 /// refer (V2), truncate (V3), device ioctl (V5). Older kernels get the subset they know. V9's
-/// `ResolveUnix` is left out: pathname sockets are reached through the filesystem's own
-/// permissions (see SECURITY.md).
+/// `ResolveUnix` is left out: in a container only the project's own sockets exist.
 const FS_ABI: ABI = ABI::V5;
 
 /// `LANDLOCK_CREATE_RULESET_VERSION` from `<linux/landlock.h>` (not in `libc`).
@@ -70,40 +55,81 @@ pub(super) fn kernel_abi() -> Result<i32, String> {
     })
 }
 
-/// The ruleset for `c` and the protections it gives, or (inner `Err`) why Landlock is
-/// unavailable. `namespaces`: the child will also get user, mount and network namespaces
-/// (so `.git` is protected by a read-only bind mount and the network by an empty namespace).
-pub(super) fn build(
-    c: &Confinement,
-    namespaces: bool,
-) -> Result<Result<(OwnedFd, Protections), String>, SandboxError> {
-    let abi = match kernel_abi() {
-        Ok(abi) => abi,
-        Err(reason) => return Ok(Err(reason)),
+/// The access rights of this kernel's Landlock, as the bits the kernel takes.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Rights {
+    pub read: u64,
+    pub all: u64,
+    /// Listing a directory.
+    pub list: u64,
+    /// The rights a rule on a file (not a directory) may grant.
+    pub file: u64,
+}
+
+/// A ruleset that handles every filesystem right (so only what is granted is allowed),
+/// TCP when `deny_tcp`, and the signal and abstract-socket scopes, with the rights and the
+/// kernel's ABI; or why Landlock is unavailable.
+pub(super) fn ruleset(deny_tcp: bool) -> Result<(OwnedFd, Rights, i32), String> {
+    let abi = kernel_abi()?;
+    let effective = ABI::from(abi.min(FS_ABI as i32));
+    let rights = Rights {
+        read: AccessFs::from_read(effective).bits(),
+        all: AccessFs::from_all(effective).bits(),
+        file: AccessFs::from_file(effective).bits(),
+        list: AccessFs::ReadDir as u64,
     };
-    let read = AccessFs::from_read(FS_ABI);
-    let all = AccessFs::from_all(FS_ABI);
-    let deny_tcp = !c.network && !namespaces;
     let created = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
-        .handle_access(all)
+        .handle_access(AccessFs::from_all(FS_ABI))
         .and_then(|r| match deny_tcp {
             true => r.handle_access(AccessNet::from_all(ABI::V4)),
             false => Ok(r),
         })
         .and_then(|r| r.scope(Scope::AbstractUnixSocket | Scope::Signal))
-        .and_then(Ruleset::create);
-    let mut ruleset = match created {
-        Ok(ruleset) => ruleset,
-        Err(err) => {
-            return Ok(Err(format!(
-                "the Landlock ruleset could not be created: {err}"
-            )));
+        .and_then(Ruleset::create)
+        .map_err(|e| format!("the Landlock ruleset could not be created: {e}"))?;
+    let fd = Option::<OwnedFd>::from(created).ok_or_else(|| {
+        format!("the kernel reports Landlock ABI {abi} but no ruleset was created")
+    })?;
+    Ok((fd, rights, abi))
+}
+
+/// The rules of a container's grants: each path with its rights, split around the hidden
+/// paths below it (except private ones, which hold nothing of the host's).
+pub(super) fn container_rules(
+    grants: &[(PathBuf, Access)],
+    hidden: &[PathBuf],
+    rights: Rights,
+) -> Vec<(PathBuf, u64)> {
+    let mut out = Vec::new();
+    for (path, access) in grants {
+        let bits = match access {
+            Access::Read | Access::PrivateRead => rights.read,
+            Access::List => rights.list,
+            Access::ReadWrite | Access::PrivateReadWrite => rights.all,
+        };
+        match access {
+            Access::Read | Access::ReadWrite => {
+                out.extend(split_around(path, hidden).into_iter().map(|p| (p, bits)));
+            }
+            _ => out.push((path.clone(), bits)),
         }
-    };
+    }
+    out
+}
+
+/// The rules of a command confined in place (no container): reads below the system
+/// directories, the toolchains, the project and the temp dir; writes below the project, the
+/// temp dir and `/dev/shm`; hidden paths split out. Without a mount namespace `.git` is
+/// carved out of the project's write grant (the note says what that costs).
+pub(super) fn host_rules(
+    c: &Confinement,
+    hidden: &[PathBuf],
+    rights: Rights,
+) -> (Vec<(PathBuf, u64)>, Vec<String>) {
+    let mut out = Vec::new();
     let mut notes = Vec::new();
     let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-    let hidden: Vec<PathBuf> = c.hidden.iter().map(|h| canonical(h)).collect();
     let project = canonical(&c.project);
     let mut readable: Vec<PathBuf> = SYSTEM_READABLE.iter().map(PathBuf::from).collect();
     readable.extend(c.readable.iter().map(|p| canonical(p)));
@@ -113,24 +139,25 @@ pub(super) fn build(
         readable.extend(resolv.parent().map(Path::to_path_buf));
     }
     for dir in &readable {
-        for grant in split_around(dir, &hidden) {
-            ruleset = add_rule(ruleset, &grant, read)?;
-        }
+        out.extend(
+            split_around(dir, hidden)
+                .into_iter()
+                .map(|p| (p, rights.read)),
+        );
     }
-    let mut writable = vec![canonical(&c.temp)];
+    // `/dev/shm`: Python's `multiprocessing` and POSIX semaphores need it.
+    let mut writable = vec![canonical(&c.temp), PathBuf::from("/dev/shm")];
     writable.extend(c.writable.iter().map(|p| canonical(p)));
-    writable.extend(DEVICE_DIRS.iter().map(PathBuf::from));
     for dir in &writable {
-        for grant in split_around(dir, &hidden) {
-            ruleset = add_rule(ruleset, &grant, all)?;
-        }
+        out.extend(
+            split_around(dir, hidden)
+                .into_iter()
+                .map(|p| (p, rights.all)),
+        );
     }
-    // The project: all rights, except that without a mount namespace `.git` is carved out of
-    // the write grant (readable through the read grant below). The price: nothing can be
-    // created or deleted directly in the project root.
     let git = project.join(".git");
-    let mut write_holes = hidden.clone();
-    if !namespaces && git.exists() {
+    let mut write_holes = hidden.to_vec();
+    if git.exists() {
         write_holes.push(git);
         notes.push(
             "Without a mount namespace here, files cannot be created, renamed or deleted \
@@ -147,60 +174,16 @@ pub(super) fn build(
             .cloned()
             .collect()
     };
-    for grant in split_around(&project, &below(&hidden)) {
-        ruleset = add_rule(ruleset, &grant, read)?;
+    for grant in split_around(&project, &below(hidden)) {
+        out.push((grant, rights.read));
     }
     for grant in split_around(&project, &below(&write_holes)) {
-        ruleset = add_rule(ruleset, &grant, all)?;
+        out.push((grant, rights.all));
     }
-    for device in DEVICES.iter().map(Path::new) {
-        ruleset = add_rule(ruleset, device, all)?;
+    for device in DEVICES {
+        out.push((Path::new("/dev").join(device), rights.all));
     }
-    let Some(fd) = Option::<OwnedFd>::from(ruleset) else {
-        return Ok(Err(format!(
-            "the kernel reports Landlock ABI {abi} but no ruleset was created"
-        )));
-    };
-    let network = match (c.network, abi >= 4) {
-        (true, _) => Network::Allowed,
-        (false, true) => Network::TcpDenied,
-        (false, false) => Network::Unrestricted,
-    };
-    let protections = Protections {
-        landlock_abi: Some(abi),
-        reads: true,
-        writes: true,
-        git_read_only: !namespaces,
-        network,
-        signals: abi >= 6,
-        abstract_sockets: abi >= 6,
-        notes,
-    };
-    Ok(Ok((fd, protections)))
-}
-
-/// Grants `rights` below `path` (only the rights a file can have, when it is a file). Paths
-/// that do not exist are skipped: nothing can be done there anyway.
-fn add_rule(
-    ruleset: RulesetCreated,
-    path: &Path,
-    rights: BitFlags<AccessFs>,
-) -> Result<RulesetCreated, SandboxError> {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return Ok(ruleset);
-    };
-    let rights = match meta.is_dir() {
-        true => rights,
-        false => rights & AccessFs::from_file(FS_ABI),
-    };
-    let error = |reason: String| SandboxError {
-        path: path.to_path_buf(),
-        reason,
-    };
-    let fd = PathFd::new(path).map_err(|e| error(e.to_string()))?;
-    ruleset
-        .add_rule(PathBeneath::new(fd, rights))
-        .map_err(|e| error(e.to_string()))
+    (out, notes)
 }
 
 /// The grants for `dir` with every `hidden` path below it left out: `dir` itself when nothing

@@ -1,101 +1,50 @@
-//! The sandbox every command Tandem runs for a model goes through (`run_shell`, dependency
-//! installs). It is the boundary: what a command may read, write and reach is enforced by the
-//! kernel, so a command the policy misjudged still cannot leak a secret, touch the person's
-//! files or phone home. The policy's classifier only decides what to *ask*.
+//! The sandbox every command Tandem runs for a model goes through (`run_shell`, checks,
+//! dependency installs, CLI agents). It is the boundary: what a command may read, write and
+//! reach is enforced by the kernel, so a command the policy misjudged still cannot leak a
+//! secret, touch the person's files or phone home. The policy's classifier only decides
+//! what to *ask*.
 //!
-//! On Linux a [`Confinement`] becomes, in the child between `fork` and `exec`:
-//! - a user + mount namespace in which the project's `.git` is bind-mounted read-only (a
-//!   planted hook or `core.fsmonitor` would otherwise run unsandboxed the next time the
-//!   person uses git), and, unless the call may use the network, an empty network namespace
-//!   (no route anywhere: TCP, UDP, raw sockets and abstract Unix sockets all stay inside);
-//! - a Landlock ruleset: reads only below the system directories, the project, the call's temp
-//!   dir and the toolchain directories of [`default_readable`]; writes only below the project
-//!   and the temp dir; signals and abstract sockets scoped to the sandbox; TCP denied when the
-//!   network namespace could not be made.
+//! On Linux a [`Confinement`] becomes a **container** built for the command (see
+//! [`container`]): user, mount, PID, IPC, UTS, cgroup (and, without network, network)
+//! namespaces; a fresh root holding only the system read-only, a minimal `/etc` and `/dev`, a
+//! fresh `/proc`, private `/tmp` and home, the toolchains, the project (its `.git`
+//! read-only). Then the command takes a session of its own (no terminal), limits
+//! ([`Limits`]), no capabilities, a Landlock ruleset repeating the mounts as a second wall,
+//! and a seccomp filter ([`seccomp`]). When the command ends, its PID namespace ends and
+//! every process it started with it.
 //!
-//! Whatever the kernel cannot enforce is listed in [`Protections::gaps`]; the agent then asks
-//! for every command instead of auto-approving (never silently weaker). Other systems have no
-//! sandbox yet: [`probe`] reports every protection missing.
+//! Where namespaces are missing the command is confined in place by Landlock, seccomp and
+//! the limits. Whatever the kernel cannot enforce is listed in [`Protections::gaps`]; the
+//! agent then asks for every command instead of auto-approving (never silently weaker).
+//! Other systems have no sandbox yet: [`probe`] reports every protection missing.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use serde::Serialize;
+mod limits;
+mod protections;
+mod toolchains;
 
+#[cfg(target_os = "linux")]
+mod container;
 #[cfg(target_os = "linux")]
 mod landlock;
 #[cfg(target_os = "linux")]
-mod namespaces;
+mod linux;
+#[cfg(target_os = "linux")]
+mod seccomp;
 
-/// Directories every program needs to read (and run from). `/dev` is not here: only the device
-/// files of [`landlock`]'s list are opened, never the disks.
+pub use limits::Limits;
+pub use protections::{Network, Protections};
+pub use toolchains::{
+    HOME_HIDDEN, HOME_READABLE, INSTALL_CACHES, default_hidden, default_readable, install_caches,
+};
+
+/// Directories every program needs to read (and run from) when a command is confined in
+/// place, without a container. `/dev` is not here: only the device files are opened.
 pub const SYSTEM_READABLE: &[&str] = &[
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix",
     "/proc", "/sys", "/snap",
-];
-
-/// Toolchains and caches below the home directory that builds read (read-only in the
-/// sandbox). The person extends the list in the agent settings.
-pub const HOME_READABLE: &[&str] = &[
-    ".cargo",
-    ".rustup",
-    ".npm",
-    ".cache",
-    ".local",
-    ".pyenv",
-    ".nvm",
-    "go",
-    ".m2",
-    ".gradle",
-    ".bun",
-    ".deno",
-    ".yarn",
-    ".pnpm-store",
-    ".rbenv",
-    ".sdkman",
-    ".elan",
-    ".ghcup",
-    ".cabal",
-    ".stack",
-    ".opam",
-    ".volta",
-    ".julia",
-    ".dotnet",
-    ".nuget",
-];
-
-/// Below readable directories, these stay unreadable (split out of the grant): credentials
-/// and the person's configuration.
-pub const HOME_HIDDEN: &[&str] = &[
-    ".ssh",
-    ".aws",
-    ".gnupg",
-    ".config",
-    ".netrc",
-    ".docker",
-    ".kube",
-    ".password-store",
-    ".local/share/keyrings",
-    ".cargo/credentials",
-    ".cargo/credentials.toml",
-    ".npmrc",
-    ".pypirc",
-    ".git-credentials",
-    ".azure",
-    ".gcloud",
-];
-
-/// Environment variables naming toolchain homes outside the usual places.
-const TOOLCHAIN_VARS: &[&str] = &[
-    "CARGO_HOME",
-    "RUSTUP_HOME",
-    "GOPATH",
-    "GOMODCACHE",
-    "PYENV_ROOT",
-    "NVM_DIR",
-    "VOLTA_HOME",
-    "BUN_INSTALL",
-    "DENO_DIR",
 ];
 
 /// What one confined command may touch.
@@ -114,31 +63,31 @@ pub struct Confinement {
     pub hidden: Vec<PathBuf>,
     /// Whether the command may use the network (only calls the person approved).
     pub network: bool,
+    pub limits: Limits,
+    /// Environment variables passed besides the built-in list (the person's
+    /// `agent.sandbox_env`).
+    pub env_names: Vec<String>,
 }
 
 impl Confinement {
     /// The usual confinement: the project, a temp dir, the default toolchain directories, no
-    /// network, the home directory's credentials hidden.
+    /// network, the home directory's credentials hidden, the default limits.
     pub fn new(project: impl Into<PathBuf>, temp: impl Into<PathBuf>) -> Self {
-        let home = home_dir();
-        Confinement {
-            project: project.into(),
-            temp: temp.into(),
-            readable: default_readable(home.as_deref(), &[]),
-            writable: Vec::new(),
-            hidden: default_hidden(home.as_deref()),
-            network: false,
-        }
+        Settings::default().confinement(&project.into(), &temp.into(), false)
     }
-}
 
-impl Confinement {
-    /// Variables a confined command needs: `TMPDIR`, and git told not to read the person's
-    /// global configuration (unreadable in the sandbox, and git stops on an unreadable one;
-    /// it may hold credentials), with their name and email kept for commits.
+    /// The variables Tandem sets for a confined command: `HOME` (the container's own),
+    /// `TMPDIR`, the user's name, git told not to read the person's global configuration
+    /// (absent in the sandbox, and it may hold credentials) with their name and email kept
+    /// for commits, and a `CARGO_TARGET_DIR` only when it lies inside the project (one
+    /// outside would be another project's build output).
     pub fn env(&self) -> Vec<(&'static str, String)> {
+        let identity = identity();
         let mut vars = vec![
             ("TMPDIR", self.temp.display().to_string()),
+            ("HOME", identity.home.display().to_string()),
+            ("USER", identity.name.clone()),
+            ("LOGNAME", identity.name.clone()),
             ("GIT_CONFIG_GLOBAL", "/dev/null".to_string()),
         ];
         let (name, email) = git_identity();
@@ -150,8 +99,58 @@ impl Confinement {
                 vars.extend(keys.iter().map(|k| (*k, value.clone())));
             }
         }
+        let project = self.project.canonicalize().unwrap_or(self.project.clone());
+        if let Some(target) = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from)
+            && (!target.is_absolute() || target.starts_with(&project))
+        {
+            vars.push(("CARGO_TARGET_DIR", target.display().to_string()));
+        }
         vars
     }
+}
+
+/// Who commands run as, and their home directory inside the container.
+#[derive(Debug, Clone)]
+pub struct Identity {
+    pub uid: u32,
+    pub gid: u32,
+    pub name: String,
+    /// The person's home directory's path (an empty private directory in the container).
+    pub home: PathBuf,
+}
+
+/// This process's user, read once.
+pub fn identity() -> &'static Identity {
+    static FOUND: OnceLock<Identity> = OnceLock::new();
+    FOUND.get_or_init(|| {
+        let (uid, gid) = ids();
+        let name = ["USER", "LOGNAME"]
+            .iter()
+            .find_map(|v| std::env::var(v).ok())
+            .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_graphic() && c != ':'))
+            .unwrap_or_else(|| if uid == 0 { "root" } else { "user" }.to_string());
+        let home = home_dir()
+            .map(|h| h.canonicalize().unwrap_or(h))
+            .unwrap_or_else(|| PathBuf::from("/home").join(&name));
+        Identity {
+            uid,
+            gid,
+            name,
+            home,
+        }
+    })
+}
+
+#[cfg(unix)]
+#[allow(unsafe_code)]
+fn ids() -> (u32, u32) {
+    // SAFETY: getuid(2) and getgid(2) take no arguments and always succeed.
+    unsafe { (libc::getuid(), libc::getgid()) }
+}
+
+#[cfg(not(unix))]
+fn ids() -> (u32, u32) {
+    (1000, 1000)
 }
 
 /// The person's git `user.name` and `user.email`, read once (outside the sandbox).
@@ -166,13 +165,18 @@ fn git_identity() -> &'static (Option<String>, Option<String>) {
     })
 }
 
-/// The person's sandbox settings: directories confined commands may also read, and paths they
-/// must never read (Tandem's data directory and secrets file).
+/// The person's sandbox settings: directories confined commands may also read, paths they
+/// must never read (Tandem's data directory and secrets file), the limits, and variables
+/// they may also see.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Settings {
     /// Extra readable directories (setting `agent.sandbox_readable`; `~/` is the home directory).
     pub readable: Vec<String>,
     pub hidden: Vec<PathBuf>,
+    /// Setting `agent.limits`.
+    pub limits: Limits,
+    /// Setting `agent.sandbox_env`: names of variables passed besides the built-in list.
+    pub env_names: Vec<String>,
 }
 
 impl Settings {
@@ -188,6 +192,8 @@ impl Settings {
             writable: Vec::new(),
             hidden,
             network,
+            limits: self.limits.sane(),
+            env_names: self.env_names.clone(),
         }
     }
 }
@@ -198,128 +204,8 @@ pub fn home_dir() -> Option<PathBuf> {
     home.is_absolute().then_some(home)
 }
 
-/// The toolchain directories: [`HOME_READABLE`] below `home`, the toolchain variables'
-/// directories, and `extra` (the person's additions; `~/` is the home directory).
-pub fn default_readable(home: Option<&Path>, extra: &[String]) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = home
-        .map(|h| HOME_READABLE.iter().map(|d| h.join(d)).collect())
-        .unwrap_or_default();
-    let vars = TOOLCHAIN_VARS.iter().filter_map(std::env::var_os);
-    out.extend(vars.map(PathBuf::from).filter(|p| p.is_absolute()));
-    for raw in extra.iter().map(|e| e.trim()).filter(|e| !e.is_empty()) {
-        match (raw.strip_prefix("~/"), home) {
-            (Some(rest), Some(home)) => out.push(home.join(rest)),
-            (None, _) if Path::new(raw).is_absolute() => out.push(PathBuf::from(raw)),
-            _ => {}
-        }
-    }
-    out
-}
-
-/// [`HOME_HIDDEN`] below `home`.
-pub fn default_hidden(home: Option<&Path>) -> Vec<PathBuf> {
-    home.map(|h| HOME_HIDDEN.iter().map(|d| h.join(d)).collect())
-        .unwrap_or_default()
-}
-
-/// How the network was kept from a command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Network {
-    /// An empty network namespace: no TCP, UDP, raw or abstract-socket traffic leaves it.
-    Isolated,
-    /// Landlock denies TCP connect and bind; UDP and raw sockets are not restricted.
-    TcpDenied,
-    /// The person approved network use for this call.
-    Allowed,
-    /// Nothing restricts it.
-    Unrestricted,
-}
-
-/// The protections one command ran under (or that [`probe`] found this system can give).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Protections {
-    /// The kernel's Landlock ABI; `None` without Landlock.
-    pub landlock_abi: Option<i32>,
-    /// Reads limited to the system, the project, the temp dir and the toolchains.
-    pub reads: bool,
-    /// Writes limited to the project and the temp dir.
-    pub writes: bool,
-    /// The project's `.git` cannot be written.
-    pub git_read_only: bool,
-    pub network: Network,
-    /// Signals to processes outside the sandbox (Tandem itself) are denied.
-    pub signals: bool,
-    /// Abstract Unix sockets outside the sandbox (D-Bus, X11…) cannot be reached.
-    pub abstract_sockets: bool,
-    /// Things that work differently here (e.g. files cannot be created at the project root
-    /// when `.git` is protected without a mount namespace).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-}
-
-impl Protections {
-    pub fn none() -> Self {
-        Protections {
-            landlock_abi: None,
-            reads: false,
-            writes: false,
-            git_read_only: false,
-            network: Network::Unrestricted,
-            signals: false,
-            abstract_sockets: false,
-            notes: Vec::new(),
-        }
-    }
-
-    /// What a command confined here is *not* protected from, in words for the person. Empty
-    /// when the sandbox is complete. `Network::Allowed` is not a gap: the person chose it.
-    pub fn gaps(&self) -> Vec<&'static str> {
-        let checks = [
-            (self.reads, "reads outside the project"),
-            (self.writes, "writes outside the project"),
-            (self.git_read_only, "writes to .git"),
-            (
-                matches!(self.network, Network::Isolated | Network::Allowed),
-                "network access",
-            ),
-            (self.signals, "signals to other processes"),
-            (self.abstract_sockets, "abstract Unix sockets"),
-        ];
-        checks
-            .iter()
-            .filter(|(ok, _)| !ok)
-            .map(|(_, w)| *w)
-            .collect()
-    }
-
-    /// One line for the model, the step card and the log.
-    pub fn summary(&self) -> String {
-        let gaps = self.gaps();
-        let network = match self.network {
-            Network::Isolated => "no network",
-            Network::TcpDenied => "TCP denied",
-            Network::Allowed => "network allowed (approved)",
-            Network::Unrestricted => "network not restricted",
-        };
-        let mut text = format!(
-            "Sandbox: reads limited to the project, its temp dir, system and toolchain \
-             directories; writes only in the project (.git read-only) and the temp dir; {network}"
-        );
-        if !gaps.is_empty() {
-            text.push_str(&format!("; NOT enforced here: {}", gaps.join(", ")));
-        }
-        text.push('.');
-        for note in &self.notes {
-            text.push_str(&format!(" {note}."));
-        }
-        text
-    }
-}
-
-/// A sandbox could be built but a rule for one of its paths could not be added.
+/// A sandbox could not be set up for one of its paths.
 #[derive(Debug, thiserror::Error)]
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))] // only Linux builds rules
 #[error("could not set up the sandbox for {path}: {reason}")]
 pub struct SandboxError {
     pub path: PathBuf,
@@ -327,14 +213,14 @@ pub struct SandboxError {
 }
 
 /// A sandbox ready to be installed on a command. It must stay alive until the command has
-/// been spawned: the child uses its file descriptor and buffers.
+/// been spawned: the child uses its Landlock descriptor.
 #[derive(Debug)]
 pub struct Prepared {
     protections: Protections,
-    /// Why there is no sandbox at all (no Landlock, not Linux).
+    /// Why there is no sandbox at all (no Landlock and no namespaces, not Linux).
     unavailable: Option<String>,
     #[cfg(target_os = "linux")]
-    child: Option<namespaces::ChildSetup>,
+    child: Option<linux::Installed>,
 }
 
 impl Prepared {
@@ -347,57 +233,82 @@ impl Prepared {
         self.unavailable.as_deref()
     }
 
-    /// Makes the command confine itself before it execs. A no-op when unavailable.
-    pub fn install(&self, command: &mut std::process::Command) {
+    /// Makes the command confine itself before it execs. Without a sandbox it still gets a
+    /// session of its own (no terminal) and the working directory.
+    pub fn install(&self, command: &mut std::process::Command, cwd: &Path) {
         #[cfg(target_os = "linux")]
-        if let Some(child) = &self.child {
-            child.install(command);
+        match &self.child {
+            Some(child) => child.install(command),
+            None => unconfined(command, cwd),
         }
         #[cfg(not(target_os = "linux"))]
-        let _ = command;
+        unconfined(command, cwd);
     }
 }
 
-/// Builds everything the child needs (rules, namespace plan) in the parent, where allocating
-/// and opening files is allowed.
-pub fn prepare(confinement: &Confinement) -> Result<Prepared, SandboxError> {
+/// An unconfined command (approved under Trusted, or no sandbox here): its directory, and a
+/// session of its own so that it has no terminal and Tandem kills its whole group.
+pub fn unconfined(command: &mut std::process::Command, cwd: &Path) {
+    command.current_dir(cwd);
+    #[cfg(unix)]
+    #[allow(unsafe_code)]
+    // SAFETY: setsid(2) is async-signal-safe and only changes this child's session.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(command, || {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Builds everything the child needs (the container's plan, the rules) in the parent, where
+/// allocating and opening files is allowed. `cwd` must lie in the project, outside `.git`.
+pub fn prepare(confinement: &Confinement, cwd: &Path) -> Result<Prepared, SandboxError> {
+    let cwd = resolve_cwd(confinement, cwd)?;
     #[cfg(target_os = "linux")]
     {
-        let namespaces = probe_namespaces();
-        let (ruleset, mut protections) = match landlock::build(confinement, namespaces)? {
-            Ok(built) => built,
-            Err(reason) => {
-                return Ok(Prepared {
-                    protections: Protections::none(),
-                    unavailable: Some(reason),
-                    child: None,
-                });
-            }
-        };
-        let plan = namespaces::plan(confinement, namespaces);
-        if plan.is_some() {
-            protections.git_read_only = true;
-            if !confinement.network {
-                protections.network = Network::Isolated;
-                protections.abstract_sockets = true;
-            }
-        }
-        Ok(Prepared {
-            protections,
-            unavailable: None,
-            child: Some(namespaces::ChildSetup::new(plan, ruleset)),
-        })
+        linux::prepare(confinement, &cwd)
     }
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = confinement;
+        let _ = cwd;
         Ok(Prepared {
             protections: Protections::none(),
             unavailable: Some(
-                "Tandem's sandbox uses Linux Landlock; this system is not Linux".into(),
+                "Tandem's sandbox uses Linux namespaces and Landlock; this system is not Linux"
+                    .into(),
             ),
         })
     }
+}
+
+/// The command's directory, resolved (links followed) against the project: refused outside
+/// it or inside `.git`.
+fn resolve_cwd(c: &Confinement, cwd: &Path) -> Result<PathBuf, SandboxError> {
+    let refuse = |reason: &str| SandboxError {
+        path: cwd.to_path_buf(),
+        reason: reason.to_string(),
+    };
+    let project = c
+        .project
+        .canonicalize()
+        .map_err(|e| refuse(&format!("the project cannot be opened: {e}")))?;
+    let joined = project.join(cwd);
+    let real = joined
+        .canonicalize()
+        .map_err(|e| refuse(&format!("the directory cannot be entered: {e}")))?;
+    if !real.starts_with(&project) {
+        return Err(refuse("the directory lies outside the project"));
+    }
+    if real.starts_with(project.join(".git")) {
+        return Err(refuse("commands cannot run inside .git"));
+    }
+    if !real.is_dir() {
+        return Err(refuse("not a directory"));
+    }
+    Ok(real)
 }
 
 /// Makes Tandem's own process non-dumpable: its `/proc/<pid>/environ` and memory (API keys)
@@ -405,23 +316,7 @@ pub fn prepare(confinement: &Confinement) -> Result<Prepared, SandboxError> {
 /// start; a failure changes nothing else.
 pub fn harden_this_process() {
     #[cfg(target_os = "linux")]
-    linux_not_dumpable();
-}
-
-#[cfg(target_os = "linux")]
-#[allow(unsafe_code)]
-fn linux_not_dumpable() {
-    // SAFETY: prctl(PR_SET_DUMPABLE, 0) only changes a flag of this process.
-    unsafe {
-        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
-    }
-}
-
-/// Whether user, mount and network namespaces can be made here (checked once, by a child).
-#[cfg(target_os = "linux")]
-fn probe_namespaces() -> bool {
-    static CAN: OnceLock<bool> = OnceLock::new();
-    *CAN.get_or_init(namespaces::probe)
+    linux::not_dumpable();
 }
 
 /// What a confined command with no network gets on this system: the agent asks for every
@@ -437,8 +332,12 @@ pub fn probe() -> &'static Protections {
             hidden: Vec::new(),
             ..Confinement::new(dir.path(), dir.path())
         };
-        match prepare(&confinement) {
+        match prepare(&confinement, dir.path()) {
             Ok(prepared) if prepared.unavailable.is_none() => prepared.protections,
+            Ok(prepared) => Protections {
+                notes: prepared.unavailable.into_iter().collect(),
+                ..Protections::none()
+            },
             _ => Protections::none(),
         }
     })
@@ -449,44 +348,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn gaps_name_what_is_missing() {
-        assert_eq!(Protections::none().gaps().len(), 6);
-        let full = Protections {
-            landlock_abi: Some(7),
-            reads: true,
-            writes: true,
-            git_read_only: true,
-            network: Network::Isolated,
-            signals: true,
-            abstract_sockets: true,
-            notes: Vec::new(),
-        };
-        assert!(full.gaps().is_empty());
-        let tcp_only = Protections {
-            network: Network::TcpDenied,
-            ..full.clone()
-        };
-        assert_eq!(tcp_only.gaps(), ["network access"]);
-        assert!(
-            tcp_only
-                .summary()
-                .contains("NOT enforced here: network access")
+    fn the_working_directory_must_lie_in_the_project_outside_git() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let project = dir.path().join("p");
+        for sub in ["p/src", "p/.git/hooks", "outside"] {
+            std::fs::create_dir_all(dir.path().join(sub)).unwrap_or_else(|e| panic!("{e}"));
+        }
+        #[cfg(unix)]
+        for (link, to) in [("p/up", "../outside"), ("p/g", ".git/hooks")] {
+            std::os::unix::fs::symlink(to, dir.path().join(link)).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let c = Confinement::new(&project, dir.path());
+        let real = project.canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            resolve_cwd(&c, Path::new("src")).ok(),
+            Some(real.join("src"))
         );
-    }
-
-    #[test]
-    fn extra_readable_paths_expand_the_home_and_skip_relative_ones() {
-        let home = Path::new("/home/p");
-        let extra = [
-            "~/.sdk".to_string(),
-            "/srv/tools".into(),
-            "rel".into(),
-            " ".into(),
-        ];
-        let got = default_readable(Some(home), &extra);
-        assert!(got.contains(&home.join(".sdk")) && got.contains(&PathBuf::from("/srv/tools")));
-        assert!(!got.iter().any(|p| p.ends_with("rel")));
-        assert!(got.contains(&home.join(".cargo")));
-        assert!(default_hidden(Some(home)).contains(&home.join(".ssh")));
+        assert!(resolve_cwd(&c, &project).is_ok());
+        for bad in ["up", "g", ".git", "../outside", "missing"] {
+            assert!(resolve_cwd(&c, Path::new(bad)).is_err(), "{bad}");
+        }
     }
 }

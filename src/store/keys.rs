@@ -33,6 +33,10 @@ pub const MAX_STEPS: &str = "agent.max_steps";
 /// Directories sandboxed commands may also read (list of paths, `~/` allowed), besides the
 /// system, the project and the default toolchain directories.
 pub const SANDBOX_READABLE: &str = "agent.sandbox_readable";
+/// Names of variables confined commands also see (a JSON list of strings).
+pub const SANDBOX_ENV: &str = "agent.sandbox_env";
+/// The limits of confined commands (`sandbox::Limits` as JSON).
+pub const AGENT_LIMITS: &str = "agent.limits";
 /// The approval gateway's settings (the token lives with the API keys, not here).
 pub const GATEWAY: &str = "gateway.settings";
 /// The approval client's executor address and connect-at-start flag (its token lives with the

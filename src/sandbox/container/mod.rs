@@ -1,0 +1,509 @@
+//! The container a confined command runs in: a root built for it, not the host filtered.
+//!
+//! The root is a fresh tmpfs (read-only once built) holding only:
+//! - the system directories, read-only (`/usr`, `/opt`, `/nix`…; `/bin`, `/lib`… as the
+//!   host has them, links or directories), and `/sys` read-only;
+//! - a minimal `/etc` (see [`etc`]);
+//! - a minimal `/dev` (`null`, `zero`, `full`, `random`, `urandom`, a private `shm`; no
+//!   terminal), a fresh `/proc` of the new PID namespace (other processes do not exist there;
+//!   its `sys` read-only), a private `/tmp`;
+//! - the home directory as an empty private tmpfs, with the toolchains and caches of
+//!   [`super::toolchains`] mounted read-only at their own paths;
+//! - the project, read-write at its own path, its `.git` read-only; the call's temp dir;
+//!   the writable directories of the call (an install's package caches).
+//!
+//! Hidden paths inside anything mounted (a project kept in the home directory holds `.ssh`)
+//! are covered with empty read-only mounts. What is not mounted cannot be reached by any
+//! path, symlink or socket: there is no home directory, no `/run`, no host `/tmp`.
+
+pub(crate) mod child;
+mod etc;
+
+use std::collections::BTreeSet;
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
+
+use self::child::{NEW, OLD, Op, World};
+use super::{Confinement, Identity, Limits, SandboxError};
+
+/// The system directories shown read-only (each as the host has it: a directory, or a link
+/// such as `/bin` → `usr/bin`).
+const SYSTEM: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/nix", "/snap",
+];
+
+/// Device files a command may use: reading or writing them touches nothing else.
+pub(super) const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom"];
+
+/// `/proc` entries that write to the kernel: read-only in the container.
+const PROC_COVERS: &[&str] = &["sys", "sysrq-trigger", "irq", "bus"];
+
+/// How a command may use a path of its container (for the Landlock rules that repeat the
+/// mounts as a second wall).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Access {
+    Read,
+    ReadWrite,
+    /// Listing directories only (the container's root: `ls /`).
+    List,
+    /// Private to the container (a tmpfs, or the `/etc` and `/dev` made for it): nothing
+    /// hidden of the host's is below it, so nothing is split out of it.
+    PrivateRead,
+    PrivateReadWrite,
+}
+
+/// The container of one command: the plan the child carries out, and the Landlock grants
+/// by path inside it.
+#[derive(Debug)]
+pub(super) struct Layout {
+    pub world: World,
+    pub grants: Vec<(PathBuf, Access)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Kind {
+    /// The host's path, read-only (`recursive`: with what is mounted below it).
+    ReadOnly {
+        src: PathBuf,
+        recursive: bool,
+    },
+    ReadWrite {
+        src: PathBuf,
+    },
+    Device {
+        src: PathBuf,
+    },
+    Tmpfs {
+        mode: u32,
+        size_mb: u64,
+    },
+    /// An empty, read-only cover over a hidden directory or file.
+    Cover {
+        dir: bool,
+    },
+    Proc,
+}
+
+#[derive(Debug)]
+struct Mount {
+    target: PathBuf,
+    kind: Kind,
+}
+
+/// A path's depth (its number of normal components): parents are mounted before children.
+fn depth(path: &Path) -> usize {
+    path.components()
+        .filter(|c| matches!(c, Component::Normal(_)))
+        .count()
+}
+
+fn c_path(prefix: &str, path: &Path) -> Result<CString, SandboxError> {
+    let mut bytes = prefix.as_bytes().to_vec();
+    bytes.extend_from_slice(path.as_os_str().as_bytes());
+    CString::new(bytes).map_err(|_| SandboxError {
+        path: path.to_path_buf(),
+        reason: "the path has a NUL byte".into(),
+    })
+}
+
+fn canonical(path: &Path) -> Option<PathBuf> {
+    path.canonicalize().ok()
+}
+
+/// What the builder needs to know of the call besides its confinement.
+pub(super) struct Call<'a> {
+    pub confinement: &'a Confinement,
+    pub identity: &'a Identity,
+    /// The process limit as the PID namespace's `pid_max` (`None`: this kernel cannot).
+    pub pid_max: Option<u32>,
+    pub limits: Limits,
+}
+
+/// The layout of `call`'s container.
+pub(super) fn layout(call: &Call) -> Result<Layout, SandboxError> {
+    let c = call.confinement;
+    let mut mounts: Vec<Mount> = Vec::new();
+    let mut links: Vec<(PathBuf, PathBuf, bool)> = Vec::new();
+    let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    let mut grants: Vec<(PathBuf, Access)> = Vec::new();
+    let tmp_size = call.limits.tmp_mb;
+
+    for dir in SYSTEM.iter().map(Path::new) {
+        match std::fs::symlink_metadata(dir) {
+            Ok(m) if m.file_type().is_symlink() => {
+                if let Ok(target) = std::fs::read_link(dir) {
+                    links.push((dir.to_path_buf(), target, false));
+                }
+            }
+            Ok(m) if m.is_dir() => {
+                let src = dir.to_path_buf();
+                mounts.push(read_only(&src, true));
+                grants.push((src, Access::Read));
+            }
+            _ => {}
+        }
+    }
+    // Recursive: a user namespace may not bind a mount without what is mounted below it.
+    mounts.push(read_only(Path::new("/sys"), true));
+    grants.push(("/sys".into(), Access::Read));
+
+    // /etc
+    let etc_dir = Path::new("/etc");
+    for (name, entry) in etc::entries(etc_dir, call.identity, c.network) {
+        let target = etc_dir.join(&name);
+        match entry {
+            etc::Entry::Host(src) => mounts.push(Mount {
+                target,
+                kind: Kind::ReadOnly {
+                    src,
+                    recursive: true,
+                },
+            }),
+            etc::Entry::Link(to) => links.push((target, to, false)),
+            etc::Entry::Text(text) => files.push((target, text.into_bytes())),
+        }
+    }
+    // `/etc` holds only what was chosen for it (its private keys are covered).
+    grants.push((etc_dir.to_path_buf(), Access::PrivateRead));
+    grants.push(("/".into(), Access::List));
+    grants.push(("/dev".into(), Access::PrivateRead));
+
+    // /dev, /proc, /tmp
+    for name in DEVICES {
+        let path = Path::new("/dev").join(name);
+        mounts.push(Mount {
+            target: path.clone(),
+            kind: Kind::Device { src: path.clone() },
+        });
+        grants.push((path, Access::ReadWrite));
+    }
+    for (name, to) in [
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ] {
+        links.push((Path::new("/dev").join(name), to.into(), false));
+    }
+    let private = |target: &str, mode: u32| Mount {
+        target: target.into(),
+        kind: Kind::Tmpfs {
+            mode,
+            size_mb: tmp_size,
+        },
+    };
+    mounts.push(private("/dev/shm", 0o1777));
+    mounts.push(private("/tmp", 0o1777));
+    links.push(("/var/tmp".into(), "/tmp".into(), false));
+    for dir in ["/dev/shm", "/tmp"] {
+        grants.push((dir.into(), Access::PrivateReadWrite));
+    }
+    mounts.push(Mount {
+        target: "/proc".into(),
+        kind: Kind::Proc,
+    });
+    grants.push(("/proc".into(), Access::Read));
+
+    // The home directory: empty and private; the toolchains inside it by their own paths.
+    let home = call.identity.home.clone();
+    mounts.push(Mount {
+        target: home.clone(),
+        kind: Kind::Tmpfs {
+            mode: 0o700,
+            size_mb: tmp_size,
+        },
+    });
+    grants.push((home.clone(), Access::PrivateReadWrite));
+
+    let mut bound: Vec<PathBuf> = Vec::new();
+    let mut bind = |path: &Path, write: bool, mounts: &mut Vec<Mount>, links: &mut Vec<_>| {
+        let Some(real) = canonical(path) else {
+            return;
+        };
+        if real == Path::new("/") || (real == home && !write) {
+            return;
+        }
+        if real != path {
+            // Reached through a link (`~/.cargo` → `/data/cargo`): the same link inside.
+            links.push((path.to_path_buf(), real.clone(), true));
+        }
+        let kind = match write {
+            true => Kind::ReadWrite { src: real.clone() },
+            false => Kind::ReadOnly {
+                src: real.clone(),
+                recursive: true,
+            },
+        };
+        mounts.push(Mount {
+            target: real.clone(),
+            kind,
+        });
+        bound.push(real);
+    };
+    for path in &c.readable {
+        bind(path, false, &mut mounts, &mut links);
+    }
+    for path in &c.writable {
+        bind(path, true, &mut mounts, &mut links);
+    }
+    let project = canonical(&c.project).ok_or_else(|| SandboxError {
+        path: c.project.clone(),
+        reason: "the project directory does not exist".into(),
+    })?;
+    bind(&project, true, &mut mounts, &mut links);
+    if let Some(temp) = canonical(&c.temp) {
+        bind(&temp, true, &mut mounts, &mut links);
+    }
+    for dir in git_dirs(&project) {
+        mounts.push(read_only(&dir, true));
+        grants.push((dir, Access::Read));
+    }
+    let readable_grants: Vec<PathBuf> = bound.clone();
+    for path in readable_grants {
+        let write = mounts
+            .iter()
+            .any(|m| m.target == path && matches!(m.kind, Kind::ReadWrite { .. }));
+        let access = if write {
+            Access::ReadWrite
+        } else {
+            Access::Read
+        };
+        grants.push((path, access));
+    }
+
+    // Hidden paths inside anything shown are covered.
+    let mut hidden: Vec<PathBuf> = c.hidden.iter().filter_map(|h| canonical(h)).collect();
+    hidden.extend(etc::HIDDEN.iter().map(|h| etc_dir.join(h)));
+    let shown: Vec<PathBuf> = mounts
+        .iter()
+        .filter(|m| matches!(m.kind, Kind::ReadOnly { .. } | Kind::ReadWrite { .. }))
+        .map(|m| m.target.clone())
+        .collect();
+    for path in hidden {
+        let inside = shown.iter().any(|s| path.starts_with(s) && path != *s);
+        let covers_project = project.starts_with(&path);
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if inside && !covers_project && !meta.file_type().is_symlink() {
+            mounts.push(Mount {
+                target: path,
+                kind: Kind::Cover { dir: meta.is_dir() },
+            });
+        }
+    }
+    let world = world(call, mounts, links, files)?;
+    Ok(Layout { world, grants })
+}
+
+fn read_only(src: &Path, recursive: bool) -> Mount {
+    Mount {
+        target: src.to_path_buf(),
+        kind: Kind::ReadOnly {
+            src: src.to_path_buf(),
+            recursive,
+        },
+    }
+}
+
+/// The project's git directories: its `.git`, or for a linked worktree (`.git` is a file
+/// saying `gitdir: …`) that directory and the common one it names.
+fn git_dirs(project: &Path) -> Vec<PathBuf> {
+    let git = project.join(".git");
+    let Ok(meta) = std::fs::symlink_metadata(&git) else {
+        return Vec::new();
+    };
+    let mut out = vec![git.clone()];
+    if meta.is_file() {
+        let text = std::fs::read_to_string(&git).unwrap_or_default();
+        let Some(dir) = text.trim().strip_prefix("gitdir:").map(str::trim) else {
+            return out;
+        };
+        let Some(dir) = canonical(&project.join(dir)) else {
+            return out;
+        };
+        if let Ok(common) = std::fs::read_to_string(dir.join("commondir")) {
+            out.extend(canonical(&dir.join(common.trim())));
+        }
+        out.push(dir);
+    }
+    out.retain(|d| !d.starts_with(project) || d == &git);
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Turns the mounts, links and files into the child's steps: parents first, each mount
+/// point made where nothing is yet.
+fn world(
+    call: &Call,
+    mut mounts: Vec<Mount>,
+    links: Vec<(PathBuf, PathBuf, bool)>,
+    files: Vec<(PathBuf, Vec<u8>)>,
+) -> Result<World, SandboxError> {
+    let c = call.confinement;
+    // One mount per target: a writable one wins over a read-only one of the same path.
+    mounts.sort_by_key(|m| (depth(&m.target), !matches!(m.kind, Kind::ReadWrite { .. })));
+    let mut seen = BTreeSet::new();
+    mounts.retain(|m| seen.insert(m.target.clone()));
+    let mut ops = Vec::new();
+    let mut made: BTreeSet<PathBuf> = BTreeSet::new();
+    // Links at the top (`/bin` → `usr/bin`) before anything is made below their names.
+    for (link, target, optional) in links.iter().filter(|(l, _, _)| depth(l) == 1) {
+        ops.push(symlink(link, target, *optional)?);
+    }
+    for mount in &mounts {
+        if let Some(parent) = mount.target.parent() {
+            mkdirs(parent, &mut made, &mut ops)?;
+        }
+        let target = c_path(NEW, &mount.target)?;
+        let dir = match &mount.kind {
+            Kind::ReadOnly { src, .. } | Kind::ReadWrite { src } => src.is_dir(),
+            Kind::Device { .. } => false,
+            Kind::Cover { dir } => *dir,
+            Kind::Tmpfs { .. } | Kind::Proc => true,
+        };
+        ops.push(Op::MountPoint {
+            path: target.clone(),
+            dir,
+        });
+        if dir {
+            made.insert(mount.target.clone());
+        }
+        ops.push(mount_op(&mount.kind, target, call)?);
+    }
+    for (path, bytes) in files {
+        if let Some(parent) = path.parent() {
+            mkdirs(parent, &mut made, &mut ops)?;
+        }
+        ops.push(Op::File {
+            path: c_path(NEW, &path)?,
+            bytes,
+            mode: 0o644,
+        });
+    }
+    for (link, target, optional) in links.iter().filter(|(l, _, _)| depth(l) > 1) {
+        if let Some(parent) = link.parent() {
+            mkdirs(parent, &mut made, &mut ops)?;
+        }
+        ops.push(symlink(link, target, *optional)?);
+    }
+    let mut flags = libc::CLONE_NEWUSER
+        | libc::CLONE_NEWNS
+        | libc::CLONE_NEWPID
+        | libc::CLONE_NEWIPC
+        | libc::CLONE_NEWUTS
+        | libc::CLONE_NEWCGROUP;
+    if !c.network {
+        flags |= libc::CLONE_NEWNET;
+    }
+    let map = |id: u32| CString::new(format!("{id} {id} 1\n")).unwrap_or_default();
+    Ok(World {
+        flags,
+        uid_map: map(call.identity.uid),
+        gid_map: map(call.identity.gid),
+        ops,
+        loopback: !c.network,
+    })
+}
+
+/// Makes `path` and its parents in the new root, those not made yet.
+fn mkdirs(
+    path: &Path,
+    made: &mut BTreeSet<PathBuf>,
+    ops: &mut Vec<Op>,
+) -> Result<(), SandboxError> {
+    let mut at = PathBuf::from("/");
+    for part in path
+        .components()
+        .filter(|c| matches!(c, Component::Normal(_)))
+    {
+        at.push(part);
+        if made.insert(at.clone()) {
+            ops.push(Op::Mkdir {
+                path: c_path(NEW, &at)?,
+                mode: 0o755,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn symlink(link: &Path, target: &Path, optional: bool) -> Result<Op, SandboxError> {
+    Ok(Op::Symlink {
+        target: c_path("", target)?,
+        link: c_path(NEW, link)?,
+        optional,
+    })
+}
+
+fn mount_op(kind: &Kind, dst: CString, call: &Call) -> Result<Op, SandboxError> {
+    let ro = libc::MOUNT_ATTR_RDONLY | libc::MOUNT_ATTR_NOSUID | libc::MOUNT_ATTR_NODEV;
+    let rw = libc::MOUNT_ATTR_NOSUID | libc::MOUNT_ATTR_NODEV;
+    let tmpfs_flags = libc::MS_NOSUID | libc::MS_NODEV;
+    let data = |text: String| {
+        CString::new(text).map_err(|_| SandboxError {
+            path: PathBuf::from("tmpfs"),
+            reason: "bad tmpfs options".into(),
+        })
+    };
+    Ok(match kind {
+        Kind::ReadOnly { src, recursive } => Op::Bind {
+            src: c_path(OLD, src)?,
+            dst,
+            recursive: *recursive,
+            attrs: ro,
+        },
+        Kind::ReadWrite { src } => Op::Bind {
+            src: c_path(OLD, src)?,
+            dst,
+            recursive: true,
+            attrs: rw,
+        },
+        Kind::Device { src } => Op::Bind {
+            src: c_path(OLD, src)?,
+            dst,
+            recursive: false,
+            attrs: libc::MOUNT_ATTR_NOSUID | libc::MOUNT_ATTR_NOEXEC,
+        },
+        Kind::Tmpfs { mode, size_mb } => Op::Tmpfs {
+            dst,
+            data: data(format!("mode={mode:o},size={size_mb}m"))?,
+            flags: tmpfs_flags,
+        },
+        Kind::Cover { dir: true } => Op::Tmpfs {
+            dst,
+            data: data("mode=0,size=4k".into())?,
+            flags: tmpfs_flags | libc::MS_RDONLY,
+        },
+        Kind::Cover { dir: false } => Op::Bind {
+            src: c_path(OLD, Path::new("/dev/null"))?,
+            dst,
+            recursive: false,
+            attrs: ro | libc::MOUNT_ATTR_NOEXEC,
+        },
+        Kind::Proc => {
+            let proc = Path::new("/proc");
+            let pid_max = match call.pid_max {
+                Some(max) => Some((
+                    c_path(NEW, &proc.join("sys/kernel/pid_max"))?,
+                    data(max.to_string())?,
+                )),
+                None => None,
+            };
+            let covers = PROC_COVERS
+                .iter()
+                .map(|name| c_path(NEW, &proc.join(name)))
+                .collect::<Result<_, _>>()?;
+            Op::Proc {
+                dst,
+                pid_max,
+                covers,
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests;

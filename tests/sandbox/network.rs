@@ -1,0 +1,177 @@
+//! The network and every socket outside the container are out of reach.
+
+use std::os::unix::net::UnixListener;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tandem::process::SandboxStatus;
+use tandem::sandbox::Network;
+
+use super::{Listeners, Scratch, abi_or_report, contained, kernel_namespaces, uncontained};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_network_is_out_of_reach_unless_the_call_may_use_it() {
+    let s = Scratch::new();
+    let listeners = Listeners::new();
+    let (tcp, udp) = listeners.ports();
+    let send = format!(
+        "bash -c 'echo hi > /dev/tcp/127.0.0.1/{tcp}'; bash -c 'echo hi > /dev/udp/127.0.0.1/{udp}'"
+    );
+    let denied = s.run(&send, false).await;
+    let Some(abi) = abi_or_report(&denied) else {
+        return;
+    };
+    let SandboxStatus::Enforced(protections) = &denied.sandbox else {
+        panic!("{denied:?}");
+    };
+    let arrived = listeners.arrived(Duration::from_millis(300));
+    match (kernel_namespaces(), abi >= 4) {
+        (true, _) => {
+            assert_eq!(protections.network, Network::Isolated);
+            assert_eq!(arrived, (false, false), "{denied:?}");
+        }
+        (false, true) => {
+            assert_eq!(protections.network, Network::TcpDenied);
+            assert!(!arrived.0, "{denied:?}");
+            assert!(protections.gaps().contains(&"network access"));
+        }
+        (false, false) => {
+            assert_eq!(protections.network, Network::Unrestricted);
+            assert!(protections.gaps().contains(&"network access"));
+            println!("NO NETWORK PROTECTION: neither namespaces nor Landlock TCP rules here");
+        }
+    }
+    // The same command with the network allowed reaches both: the check above can fail.
+    let allowed = s.run(&send, true).await;
+    assert_eq!(allowed.exit_code, Some(0), "{allowed:?}");
+    assert_eq!(listeners.arrived(Duration::from_secs(5)), (true, true));
+}
+
+/// A Unix socket server the test runs; `connected` says whether anyone reached it.
+struct Server {
+    listener: UnixListener,
+    path: PathBuf,
+}
+
+impl Server {
+    fn at(path: &Path) -> Server {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let _ = std::fs::remove_file(path);
+        let listener = UnixListener::bind(path).unwrap();
+        listener.set_nonblocking(true).unwrap();
+        Server {
+            listener,
+            path: path.to_path_buf(),
+        }
+    }
+
+    fn connected(&self) -> bool {
+        let mut any = false;
+        while self.listener.accept().is_ok() {
+            any = true;
+        }
+        any
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// perl connecting to the pathname socket `path` (as given: relative paths too).
+fn connect(path: &str) -> String {
+    format!(
+        "perl -MSocket -e 'socket(my $s, PF_UNIX, SOCK_STREAM, 0) or die; \
+         connect($s, pack_sockaddr_un(\"{path}\")) or die \"connect {path}: $!\\n\"; \
+         print \"connected {path}\\n\"'"
+    )
+}
+
+/// Servers at the places the attacks used: a terminal multiplexer's socket below the host's
+/// `/tmp` (its commands run outside any sandbox), one inside a hidden directory of the
+/// home, and one below `/run` reached through a relative path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sockets_outside_the_container_cannot_be_reached_by_any_path() {
+    let s = Scratch::new();
+    let id = std::process::id();
+    let tmux = PathBuf::from(format!("/tmp/tmux-{id}/default"));
+    let hidden = s.home().join(".config/app/agent.sock");
+    let run_dir = PathBuf::from(format!("/run/tandem-test-{id}"));
+    let servers = [
+        Server::at(&tmux),
+        Server::at(&hidden),
+        Server::at(&run_dir.join("bus")),
+    ];
+    let depth = s.root().components().count();
+    let relative_run = format!("{}run/tandem-test-{id}/bus", "../".repeat(depth));
+    let paths = [
+        tmux.display().to_string(),
+        hidden.display().to_string(),
+        relative_run,
+    ];
+    for (server, path) in servers.iter().zip(&paths) {
+        // Control: outside, the socket answers.
+        let control = uncontained(&s, &connect(path));
+        assert!(control.status.success(), "{path}: {control:?}");
+        assert!(server.connected(), "{path}: the control did not connect");
+        let outcome = s.run(&connect(path), false).await;
+        if contained(&outcome).is_none() {
+            return;
+        }
+        assert!(!outcome.stdout.contains("connected"), "{path}: {outcome:?}");
+        assert!(
+            !server.connected(),
+            "{path} was reached from inside: {outcome:?}"
+        );
+    }
+    let _ = std::fs::remove_dir(tmux.parent().unwrap());
+    let _ = std::fs::remove_dir(&run_dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signals_and_abstract_sockets_outside_the_sandbox_are_out_of_reach() {
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::SocketAddr;
+
+    let s = Scratch::new();
+    let mut victim = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let name = format!("tandem-test-{}", std::process::id());
+    let address = SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    let listener = UnixListener::bind_addr(&address).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let command = format!(
+        "kill -TERM {}; perl -MSocket -e 'socket(my $s, PF_UNIX, SOCK_STREAM, 0) or die; \
+         connect($s, pack_sockaddr_un(\"\\0{name}\")) or die \"connect: $!\\n\"; print \"connected\\n\"'",
+        victim.id()
+    );
+    let outcome = s.run(&command, false).await;
+    let abi = abi_or_report(&outcome);
+    let reached = listener.accept().is_ok();
+    let alive = victim.try_wait().unwrap().is_none();
+    let _ = victim.kill();
+    let _ = victim.wait();
+    let Some(abi) = abi else {
+        return;
+    };
+    let SandboxStatus::Enforced(protections) = &outcome.sandbox else {
+        panic!("{outcome:?}");
+    };
+    if protections.container || abi >= 6 {
+        assert!(protections.signals && protections.abstract_sockets);
+        assert!(
+            alive,
+            "the sandboxed command killed a process outside: {outcome:?}"
+        );
+        assert!(!reached, "reached an abstract socket outside: {outcome:?}");
+        assert!(!outcome.stdout.contains("connected"), "{outcome:?}");
+    } else {
+        assert!(!protections.signals);
+        assert!(protections.gaps().contains(&"signals to other processes"));
+        println!("LANDLOCK ABI {abi}: no signal scoping; the policy asks for every command");
+    }
+}

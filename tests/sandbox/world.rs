@@ -1,0 +1,273 @@
+//! The root built for the command: what is not mounted cannot be reached by any path.
+
+use std::path::Path;
+
+use tandem::process::{Sandbox, ShellRequest};
+use tandem::sandbox::Confinement;
+
+use super::super::{request, run};
+use super::{DECOY, Scratch, abi_or_report, both, contained, uncontained};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secrets_of_the_home_and_other_projects_do_not_exist_inside() {
+    let s = Scratch::new();
+    let allowed = s
+        .run(
+            "cat README.md && cat \"$HOME/.cargo/env\" && \
+             cat \"$HOME/.cargo/registry/index/crate\" && head -c 4 /usr/bin/env | od -c | head -1",
+            false,
+        )
+        .await;
+    let Some(_) = contained(&allowed) else {
+        return;
+    };
+    assert_eq!(allowed.exit_code, Some(0), "{allowed:?}");
+    assert!(allowed.stdout.contains("hello") && allowed.stdout.contains("TOOLCHAIN-OK"));
+    assert!(allowed.stdout.contains("REGISTRY-OK"), "{allowed:?}");
+    let secrets = [
+        ".ssh/id_rsa",
+        ".aws/credentials",
+        ".config/app/token",
+        ".netrc",
+        ".gitconfig",
+        ".bash_history",
+        ".cargo/credentials.toml",
+        ".cargo/config.toml",
+        ".cache/huggingface/token",
+        ".cache/tandem/scratch/0123/tree/src/main.rs",
+        ".local/share/tandem/secrets.json",
+        ".local/share/other/readme",
+    ];
+    let outside = format!("{}/secret.txt", s.outside.path().display());
+    for secret in secrets
+        .iter()
+        .map(|p| format!("$HOME/{p}"))
+        .chain([outside])
+    {
+        // Control: outside the container the file is there to be read.
+        let control = uncontained(&s, &format!("cat \"{secret}\""));
+        assert!(
+            String::from_utf8_lossy(&control.stdout).contains(DECOY),
+            "{secret}"
+        );
+        let outcome = s
+            .run(&format!("cat \"{secret}\"; test -e \"{secret}\""), false)
+            .await;
+        assert_ne!(outcome.exit_code, Some(0), "{secret} exists: {outcome:?}");
+        assert!(
+            !both(&outcome).contains(DECOY),
+            "{secret} leaked: {outcome:?}"
+        );
+    }
+    // Nothing of the home directory shows, not even the names of what is hidden.
+    let listing = s
+        .run(
+            "ls -a \"$HOME\" \"$HOME/.config\" \"$HOME/.cache\" /tmp /run /var/run 2>&1; ls -a /",
+            false,
+        )
+        .await;
+    for name in [
+        ".ssh",
+        ".aws",
+        "app",
+        "huggingface",
+        "tandem",
+        ".netrc",
+        "run\n",
+    ] {
+        assert!(!listing.stdout.contains(name), "{name} shows: {listing:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn etc_holds_no_credentials_of_the_host() {
+    let s = Scratch::new();
+    // Files of the host's /etc that can carry credentials.
+    let files = [
+        "/etc/environment",
+        "/etc/shadow",
+        "/etc/npmrc",
+        "/etc/pip.conf",
+        "/etc/gitconfig",
+    ];
+    let probe = files
+        .iter()
+        .map(|f| format!("test -e {f} && echo PRESENT:{f};"))
+        .collect::<String>();
+    let outcome = s
+        .run(
+            &format!("{probe} cat /etc/passwd; getent hosts localhost; id -un"),
+            false,
+        )
+        .await;
+    let Some(_) = contained(&outcome) else {
+        return;
+    };
+    assert!(!outcome.stdout.contains("PRESENT"), "{outcome:?}");
+    // What programs need is there: users, names.
+    assert!(outcome.stdout.contains(":x:"), "{outcome:?}");
+    assert!(outcome.stdout.contains(" localhost"), "{outcome:?}");
+    let real_passwd = std::fs::read_to_string("/etc/passwd").unwrap();
+    assert!(outcome.stdout.lines().count() < real_passwd.lines().count() + 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_project_is_writable_and_nothing_outside_it_is() {
+    let project = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("existing.txt"), "keep").unwrap();
+    let scoped = |command: String| ShellRequest {
+        sandbox: Sandbox::project(project.path(), tmp.path()),
+        ..request(&command, project.path())
+    };
+    let inside = run(scoped(
+        "echo x > inside.txt && mkdir sub && mv inside.txt sub/ && echo quiet > /dev/null \
+         && touch \"$TMPDIR/scratch\" && printf %s \"$TMPDIR\""
+            .into(),
+    ))
+    .await;
+    assert_eq!(inside.exit_code, Some(0), "{inside:?}");
+    assert!(project.path().join("sub/inside.txt").is_file());
+    assert!(tmp.path().join("scratch").is_file());
+    if abi_or_report(&inside).is_none() && contained(&inside).is_none() {
+        return;
+    }
+    let existing = outside.path().join("existing.txt");
+    let escape = format!("tandem-escape-{}", std::process::id());
+    let tampering = format!(
+        "echo x > '{o}/outside.txt'; rm -f '{e}'; mv '{e}' moved.txt; mkdir '{o}/newdir'; \
+         touch /tmp/../tmp/{escape} /var/tmp/{escape} /dev/shm/{escape} $HOME/{escape}; \
+         touch /usr/{escape} /etc/{escape} /{escape}",
+        o = outside.path().display(),
+        e = existing.display(),
+    );
+    run(scoped(tampering)).await;
+    assert_eq!(std::fs::read_to_string(&existing).unwrap(), "keep");
+    assert!(!outside.path().join("outside.txt").exists());
+    assert!(!project.path().join("moved.txt").exists());
+    assert!(!outside.path().join("newdir").exists());
+    let home = std::env::var("HOME").unwrap_or_default();
+    for dir in ["/tmp", "/var/tmp", "/dev/shm", &home, "/usr", "/etc", "/"] {
+        assert!(
+            !Path::new(dir).join(&escape).exists(),
+            "wrote {dir}/{escape}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn git_metadata_is_read_only_while_the_project_is_writable() {
+    let s = Scratch::new();
+    let work = s
+        .run(
+            "git status --short && touch new.txt && echo more >> README.md && mkdir -p d/e \
+             && echo x > d/e/f && rm notes.txt && mv data.json moved.json",
+            false,
+        )
+        .await;
+    if abi_or_report(&work).is_none() && contained(&work).is_none() {
+        return;
+    }
+    assert_eq!(work.exit_code, Some(0), "{work:?}");
+    let root = s.root();
+    assert!(root.join("new.txt").is_file() && root.join("d/e/f").is_file());
+    assert!(!root.join("notes.txt").exists() && root.join("moved.json").is_file());
+    let before = s.snapshot();
+    for attack in [
+        "echo 'echo pwned' > .git/hooks/pre-commit",
+        "git config core.fsmonitor 'echo pwned'",
+        "echo '[core] fsmonitor = x' >> .git/config",
+        "rm -rf .git",
+        "mv .git elsewhere",
+        "chmod -R 777 .git",
+        "ln -s /tmp .git/hooks/link",
+        "cd .git && echo x > hooks/post-checkout",
+        "umount .git; echo x > .git/hooks/pre-commit",
+    ] {
+        let outcome = s.run(attack, false).await;
+        assert_ne!(outcome.exit_code, Some(0), "{attack}: {outcome:?}");
+    }
+    assert_eq!(
+        s.snapshot(),
+        before,
+        "something below .git or outside changed"
+    );
+    let fsmonitor = std::process::Command::new("git")
+        .args(["config", "--get", "core.fsmonitor"])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(fsmonitor.stdout.is_empty(), "{fsmonitor:?}");
+    assert!(!root.join(".git/hooks/pre-commit").exists());
+    assert!(!root.join("elsewhere").exists());
+}
+
+/// The working directory is entered inside the container, after the mounts: a directory
+/// that is a link to `.git` or out of the project is refused, and one swapped for a link
+/// afterwards still lands inside the container's own world.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_linked_working_directory_cannot_reach_past_the_mounts() {
+    let s = Scratch::new();
+    let root = s.root();
+    std::os::unix::fs::symlink(".git", root.join("gitlink")).unwrap();
+    std::os::unix::fs::symlink("/run", root.join("runlink")).unwrap();
+    std::os::unix::fs::symlink(s.outside.path(), root.join("outlink")).unwrap();
+    for link in ["gitlink", "runlink", "outlink", ".git", ".git/hooks"] {
+        let outcome = tandem::process::run_shell(
+            ShellRequest {
+                sandbox: Sandbox::Confined(s.confinement(false)),
+                ..request(
+                    "echo x > hooks/pre-commit; echo x > planted",
+                    &root.join(link),
+                )
+            },
+            Default::default(),
+        )
+        .await;
+        assert!(outcome.is_err(), "{link} was entered: {outcome:?}");
+    }
+    // The links resolve inside the container's world only: `/run` does not exist there.
+    let before = s.snapshot();
+    let outcome = s
+        .run("cd runlink && ls; cd ../gitlink && echo x > hooks/pre-commit; cd ../outlink && echo x > planted", false)
+        .await;
+    if contained(&outcome).is_none() {
+        return;
+    }
+    assert_ne!(outcome.exit_code, Some(0));
+    assert_eq!(s.snapshot(), before, "{outcome:?}");
+    assert!(!s.outside.path().join("planted").exists());
+}
+
+/// The project opened as the home directory: its credentials are covered, not shown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hidden_paths_inside_the_project_are_covered() {
+    let s = Scratch::new();
+    let home = s.home();
+    git(home);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut confinement = Confinement::new(home, tmp.path());
+    confinement.hidden = tandem::sandbox::default_hidden(Some(home));
+    let outcome = run(ShellRequest {
+        sandbox: Sandbox::Confined(confinement),
+        ..request(
+            "cat .ssh/id_rsa .aws/credentials .netrc .config/app/token; ls -a .ssh; echo x > .netrc",
+            home,
+        )
+    })
+    .await;
+    if contained(&outcome).is_none() {
+        return;
+    }
+    assert!(!both(&outcome).contains(DECOY), "{outcome:?}");
+    assert!(
+        std::fs::read_to_string(home.join(".netrc"))
+            .unwrap()
+            .contains(DECOY)
+    );
+}
+
+fn git(dir: &Path) {
+    super::git(dir, &["init", "-q"]);
+}
