@@ -1166,3 +1166,114 @@ async fn fetch_url_is_asked_first_and_brings_the_page_back_as_text() {
     assert_complete(&outcome);
     assert_eq!(gets(&s), 1);
 }
+
+/// A named pipe where a file is expected (nothing ever writes to it) and a socket: every read
+/// a turn makes (the rules file, `@` mentions and the context walk, `read_file`, `grep` named
+/// or walking, the edit check) refuses them at once, saying what they are, instead of
+/// hanging the turn for ever. The turn runs on a thread of its own so that a hang fails the
+/// test instead of hanging it.
+#[cfg(unix)]
+#[test]
+fn named_pipes_and_sockets_are_refused_at_once_by_every_read_of_a_turn() {
+    let (done, finished) = std::sync::mpsc::channel();
+    let turn = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(named_pipes_turn());
+        let _ = done.send(());
+    });
+    match finished.recv_timeout(Duration::from_secs(20)) {
+        Ok(()) => {}
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            panic!("the turn did not finish: a read blocked on the named pipe")
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            if let Err(panic) = turn.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+    }
+}
+
+#[cfg(unix)]
+async fn named_pipes_turn() {
+    let s = setup(ProviderKind::Ollama).await;
+    s.tool_calling("native");
+    let fifo = |rel: &str| {
+        let status = std::process::Command::new("mkfifo")
+            .arg(s.root.join(rel))
+            .status()
+            .unwrap();
+        assert!(status.success(), "mkfifo {rel}");
+    };
+    fifo("src/pipe.rs");
+    std::fs::remove_file(s.root.join("AI_RULES.md")).unwrap();
+    fifo("AI_RULES.md");
+    std::os::unix::net::UnixListener::bind(s.root.join("src/sock.rs")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", s.root.join("src/zero.rs")).unwrap();
+    s.script(
+        "/api/chat",
+        vec![
+            ollama_tool_call("read_file", json!({"path": "src/pipe.rs"})),
+            ollama_tool_call("read_file", json!({"path": "src/sock.rs"})),
+            ollama_tool_call("read_file", json!({"path": "src/zero.rs"})),
+            ollama_tool_call("grep", json!({"pattern": "main", "path": "src/pipe.rs"})),
+            ollama_tool_call("grep", json!({"pattern": "main"})),
+            ollama_tool_call("list_files", json!({})),
+            ollama_tool_call(
+                "search_replace",
+                json!({"path": "src/pipe.rs", "search": "a", "replace": "b"}),
+            ),
+            text("Done."),
+        ],
+    );
+    let (outcome, _) = s
+        .turn(
+            ChatMode::Agent,
+            "look at @src/pipe.rs, @src/sock.rs and @src/",
+            SendOptions::default(),
+            &[Answer::Approve],
+            false,
+        )
+        .await;
+    assert_complete(&outcome);
+    let results: Vec<String> = s
+        .steps(outcome.message_id)
+        .into_iter()
+        .map(|step| step.result.unwrap_or_default())
+        .collect();
+    let refused =
+        |path: &str, kind: &str| format!("{path} is {kind}, not a regular file; it was not read");
+    assert!(
+        results[0].contains(&refused("src/pipe.rs", "a named pipe")),
+        "{results:?}"
+    );
+    assert!(
+        results[1].contains(&refused("src/sock.rs", "a socket")),
+        "{results:?}"
+    );
+    assert!(
+        results[2].contains("symlink that leads outside"),
+        "{results:?}"
+    );
+    assert!(
+        results[3].contains(&refused("src/pipe.rs", "a named pipe")),
+        "{results:?}"
+    );
+    assert_eq!(results[4], "src/main.rs:1: fn main() {}\n", "{results:?}");
+    assert!(
+        !results[5].contains("pipe") && !results[5].contains("sock"),
+        "{results:?}"
+    );
+    assert!(
+        results[6].contains("src/pipe.rs: a named pipe, not a regular file; it was not read"),
+        "{results:?}"
+    );
+    // The `@` folder mention sent what it could read, the rules file was left out.
+    let first = s.chat_requests()[0].body["messages"].to_string();
+    assert!(first.contains("fn main() {}"), "{first}");
+    assert!(!first.contains("Always use tabs"), "{first}");
+}

@@ -462,6 +462,106 @@ async fn agent_mode_streams_steps_and_reports_them_in_json() {
     assert!(out["steps"][0].get("sandbox").is_none(), "{out}");
 }
 
+/// A pseudo-terminal: (the end the test types into, the end the CLI reads as its terminal).
+#[cfg(unix)]
+#[allow(unsafe_code)]
+fn pty() -> (std::fs::File, std::os::fd::OwnedFd) {
+    use std::os::fd::FromRawFd;
+    let (mut master, mut slave) = (-1, -1);
+    // SAFETY: openpty(3) writes the two descriptors it opens into the two ints; the name,
+    // termios and window-size arguments may be null (defaults, no name wanted).
+    let made = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(made, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: both descriptors were just opened by openpty and are owned by nothing else.
+    unsafe {
+        (
+            std::fs::File::from_raw_fd(master),
+            std::os::fd::OwnedFd::from_raw_fd(slave),
+        )
+    }
+}
+
+/// On a terminal, an approval is answered only by what is typed once the question is shown:
+/// a `y` already waiting in the terminal's input (typed ahead, or injected) is thrown away.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_typed_before_an_approval_question_do_not_answer_it() {
+    use std::io::Write;
+    let (_dir, root, cli, server) = setup().await;
+    tandem::store::Store::open_dir(&cli.data)
+        .unwrap()
+        .set_setting("agent.tool_calling", "native")
+        .unwrap();
+    server.push(
+        "POST",
+        "/api/chat",
+        fake_provider::ollama_tool_call(
+            "run_shell",
+            serde_json::json!({"command": "echo ran > ran.txt"}),
+        ),
+    );
+    server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&["Done."], Duration::from_millis(5)),
+    );
+    let (mut keys, terminal) = pty();
+    keys.write_all(b"y\n").unwrap();
+    let mut child = cli
+        .command(&[
+            "--json",
+            "chat",
+            "--project",
+            root.to_str().unwrap(),
+            "--provider",
+            "fake",
+            "--mode",
+            "agent",
+            "look",
+        ])
+        .stdin(Stdio::from(terminal))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let mut seen = Vec::new();
+    tokio::time::timeout(Duration::from_secs(30), async {
+        let mut buf = [0u8; 256];
+        while !String::from_utf8_lossy(&seen).contains("Allow the agent to") {
+            let n = stderr.read(&mut buf).await.unwrap();
+            assert!(
+                n > 0,
+                "stderr closed before the question: {:?}",
+                String::from_utf8_lossy(&seen)
+            );
+            seen.extend_from_slice(&buf[..n]);
+        }
+    })
+    .await
+    .unwrap();
+    // The answer typed after the question. (Had the `y` answered, the CLI may be gone.)
+    let _ = keys.write_all(b"n\n");
+    let output = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let out: Value = serde_json::from_str(stdout.trim()).unwrap();
+    let steps = out["steps"].as_array().unwrap();
+    assert_eq!(steps[0]["tool"], "run_shell", "{out}");
+    assert_eq!(steps[0]["decision"], "rejected", "{out}");
+    assert!(!root.join("ran.txt").exists());
+}
+
 /// The real binary's agent command gets an environment without the app's secrets or shell
 /// hijacks, whatever the person's shell exported.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -18,7 +18,6 @@ mod search;
 #[path = "tools_specs.rs"]
 mod specs;
 
-use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
@@ -27,7 +26,9 @@ use serde_json::{Map, Value};
 
 use crate::edits::Action;
 use crate::workspace::search::BINARY_SNIFF_BYTES;
-use crate::workspace::{PathError, normalize_relative, resolve};
+use crate::workspace::{
+    FileKind, OpenError, PathError, RegularFile, normalize_relative, open_regular, resolve,
+};
 
 pub use search::{grep, list_files};
 pub use specs::builtin_specs;
@@ -75,6 +76,8 @@ pub enum ToolError {
     IsDirectory { path: String },
     #[error("{path} is a file, not a directory; use read_file to read it")]
     NotADirectory { path: String },
+    #[error("{path} is {kind}, not a regular file; it was not read")]
+    NotRegular { path: String, kind: FileKind },
     #[error("{path} is a binary file; only text files can be read")]
     Binary { path: String },
     #[error("{what} is too large ({size} bytes; the limit is {limit} bytes)")]
@@ -108,6 +111,20 @@ impl ToolError {
                 path: path.into(),
                 message: e.to_string(),
             },
+        }
+    }
+
+    /// Why `path` (relative, as the model named it) was not opened.
+    fn open(path: &str, e: OpenError) -> ToolError {
+        match e {
+            OpenError::NotRegular(FileKind::Directory) => {
+                ToolError::IsDirectory { path: path.into() }
+            }
+            OpenError::NotRegular(kind) => ToolError::NotRegular {
+                path: path.into(),
+                kind,
+            },
+            OpenError::Io(e) => ToolError::io(path, &e),
         }
     }
 }
@@ -214,10 +231,9 @@ pub fn read_file(root: &Path, args: &Value) -> Result<String, ToolError> {
     let raw = args.str(&PATH_KEYS, "a path relative to the project root")?;
     let resolved = resolve(root, raw)?;
     let path = resolved.rel.as_str();
-    let meta = std::fs::metadata(&resolved.abs).map_err(|e| ToolError::io(path, &e))?;
-    if meta.is_dir() {
-        return Err(ToolError::IsDirectory { path: path.into() });
-    }
+    // A named pipe or a device is refused without being read: a pipe would block for ever.
+    let RegularFile { file, meta } =
+        open_regular(&resolved.abs).map_err(|e| ToolError::open(path, e))?;
     if meta.len() > MAX_READ_FILE_BYTES {
         return Err(ToolError::TooLarge {
             what: format!("{path} (use grep to find what you need in it)"),
@@ -235,7 +251,7 @@ pub fn read_file(root: &Path, args: &Value) -> Result<String, ToolError> {
     }
     let last_wanted = end.unwrap_or(usize::MAX);
     let io = |e: std::io::Error| ToolError::io(path, &e);
-    let mut reader = BufReader::with_capacity(64 * 1024, File::open(&resolved.abs).map_err(io)?);
+    let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = reader.fill_buf().map_err(io)?;
     if head.iter().take(BINARY_SNIFF_BYTES).any(|&b| b == 0) {
         return Err(ToolError::Binary { path: path.into() });

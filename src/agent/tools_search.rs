@@ -23,6 +23,7 @@ impl From<SearchError> for ToolError {
             SearchError::BadRegex(message) => ToolError::BadRegex { message },
             SearchError::BadGlob(message) => ToolError::BadGlob { message },
             SearchError::Path(e) => ToolError::PathRefused(e),
+            SearchError::NotRegular { path, kind } => ToolError::NotRegular { path, kind },
             SearchError::Empty => ToolError::BadArgument {
                 field: "pattern",
                 expected: "a non-empty regular expression",

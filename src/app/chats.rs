@@ -174,7 +174,10 @@ impl App {
                 .into_iter()
                 .map(|attachment| ShownAttachment {
                     image: (attachment.kind == crate::store::AttachmentKind::Image)
-                        .then(|| std::fs::read(self.data_dir().join(&attachment.stored)).ok())
+                        .then(|| {
+                            let stored = self.data_dir().join(&attachment.stored);
+                            crate::workspace::read_regular(&stored).ok().map(|(b, _)| b)
+                        })
                         .flatten()
                         .map(Into::into),
                     attachment,

@@ -1,6 +1,7 @@
 //! Projects: adding and opening them, their files (read, save, rename, delete), their
 //! history (versions, restore, undo) and their settings.
 
+use std::io::Read;
 use std::path::Path;
 
 use super::{App, AppError, Result};
@@ -219,11 +220,15 @@ impl App {
             what: format!("reading {path}"),
             source,
         };
-        let meta = std::fs::metadata(&resolved.abs).map_err(io)?;
+        // Only a regular file is opened: a named pipe would block for ever.
+        let crate::workspace::RegularFile { mut file, meta } =
+            crate::workspace::open_regular(&resolved.abs).map_err(|e| io(e.into()))?;
         let content = if meta.len() > EDITABLE_LIMIT * 8 {
             FileContent::Binary { bytes: meta.len() }
         } else {
-            match String::from_utf8(std::fs::read(&resolved.abs).map_err(io)?) {
+            let mut bytes = Vec::new();
+            file.read_to_end(&mut bytes).map_err(io)?;
+            match String::from_utf8(bytes) {
                 Ok(text) if text.contains('\0') => FileContent::Binary { bytes: meta.len() },
                 Ok(text) if meta.len() > EDITABLE_LIMIT => FileContent::ReadOnly {
                     text,
@@ -247,7 +252,8 @@ impl App {
             .into_iter()
             .filter_map(|(path, saved)| {
                 let resolved = crate::workspace::resolve(&project.path, &path).ok()?;
-                let text = std::fs::read_to_string(&resolved.abs).ok()?;
+                let (bytes, _) = crate::workspace::read_regular(&resolved.abs).ok()?;
+                let text = String::from_utf8(bytes).ok()?;
                 (text != saved).then_some((path, text))
             })
             .collect()

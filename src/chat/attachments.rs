@@ -35,10 +35,14 @@ impl std::fmt::Debug for Attach {
 }
 
 impl Attach {
-    /// Reads a file to attach.
+    /// Reads a file to attach: the person's choice, so links are followed, but only to a
+    /// regular file (a named pipe would block the send for ever, a device stream into it).
     pub fn from_path(path: &Path) -> Result<Attach, ChatError> {
-        let bytes = std::fs::read(path)
-            .map_err(|e| ChatError::Attachment(format!("cannot read {}: {e}", path.display())))?;
+        let error = |e: &dyn std::fmt::Display| {
+            ChatError::Attachment(format!("cannot read {}: {e}", path.display()))
+        };
+        let real = path.canonicalize().map_err(|e| error(&e))?;
+        let (bytes, _) = crate::workspace::read_regular(&real).map_err(|e| error(&e))?;
         let name = path
             .file_name()
             .map_or_else(|| "attachment".into(), |n| n.to_string_lossy().into_owned());
@@ -142,7 +146,8 @@ pub fn keep(
 pub fn load(dir: &Path, attachments: &[Attachment]) -> (String, Vec<ImageData>) {
     let (mut text, mut images) = (String::new(), Vec::new());
     for a in attachments {
-        let bytes = std::fs::read(dir.join(&a.stored));
+        // Tandem's own copy; still, only a regular file is read.
+        let bytes = crate::workspace::read_regular(&dir.join(&a.stored)).map(|(bytes, _)| bytes);
         match (a.kind, bytes) {
             (AttachmentKind::Image, Ok(bytes)) => images.push(ImageData::new(&a.mime, &bytes)),
             (AttachmentKind::File, Ok(bytes)) => {
@@ -239,5 +244,38 @@ mod tests {
         std::fs::remove_file(dir.path().join(&kept[1].stored)).unwrap();
         let (text, images) = load(dir.path(), &kept[1..2]);
         assert!(images.is_empty() && text.contains("no longer in Tandem's data directory"));
+    }
+
+    /// Attaching a named pipe (or a socket, or a device through a link) is refused at once.
+    #[cfg(unix)]
+    #[test]
+    fn only_a_regular_file_is_attached() {
+        use crate::workspace::test_support::{fifo, promptly, socket};
+        let dir = tempfile::tempdir().unwrap();
+        let pipe = dir.path().join("notes.md");
+        fifo(&pipe);
+        socket(&dir.path().join("sock"));
+        std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero.md")).unwrap();
+        std::fs::write(dir.path().join("real.md"), "text\n").unwrap();
+        std::os::unix::fs::symlink("real.md", dir.path().join("link.md")).unwrap();
+        for (name, kind) in [
+            ("notes.md", "a named pipe"),
+            ("sock", "a socket"),
+            ("zero.md", "a character device"),
+        ] {
+            let path = dir.path().join(name);
+            let refused = promptly(move || Attach::from_path(&path)).unwrap_err();
+            let message = refused.to_string();
+            assert!(
+                message.contains(&format!("{kind}, not a regular file")),
+                "{message}"
+            );
+        }
+        // A link to a regular file is the person's choice: followed.
+        let linked = Attach::from_path(&dir.path().join("link.md")).unwrap();
+        assert_eq!(
+            (linked.name.as_str(), linked.bytes.as_slice()),
+            ("link.md", &b"text\n"[..])
+        );
     }
 }

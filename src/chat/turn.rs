@@ -504,10 +504,12 @@ impl ChatService {
         let cache = Arc::clone(&self.cache);
         let whole_files = mode == ChatMode::Build && models::prefers_whole_files(&profile);
         let (messages, breakdown) = tokio::task::spawn_blocking(move || {
+            // Rules files are read like any project file: only a regular one (a named pipe
+            // there would hang every turn).
             let read = |name: &str| {
-                crate::workspace::resolve(&root, name)
-                    .ok()
-                    .and_then(|p| std::fs::read_to_string(p.abs).ok())
+                let resolved = crate::workspace::resolve(&root, name).ok()?;
+                let (bytes, _) = crate::workspace::read_regular(&resolved.abs).ok()?;
+                String::from_utf8(bytes).ok()
             };
             let rules = read("AI_RULES.md");
             let security = (mode == ChatMode::Security).then(|| read("SECURITY_RULES.md"));

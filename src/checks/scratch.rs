@@ -81,7 +81,7 @@ impl Scratch {
             .ok()
             .and_then(|bytes| serde_json::from_slice(&bytes).ok())
             .unwrap_or_default();
-        let current = walk(project)?;
+        let mut current = walk(project)?;
         // What the last proposal wrote is not the project's: copy it again (or delete it).
         for rel in std::mem::take(&mut manifest.written) {
             manifest.files.remove(&rel);
@@ -94,6 +94,7 @@ impl Scratch {
                 remove(&self.tree.join(rel))?;
             }
         }
+        let mut gone = Vec::new();
         for (rel, stamp) in &current {
             let dest = self.tree.join(rel);
             if manifest.files.get(rel) == Some(stamp) && dest.exists() {
@@ -103,7 +104,12 @@ impl Scratch {
                 fs::create_dir_all(parent).map_err(io(parent))?;
             }
             remove(&dest)?;
-            fs::copy(project.join(rel), &dest).map_err(io(&dest))?;
+            if !copy_regular(&project.join(rel), &dest)? {
+                gone.push(rel.clone());
+            }
+        }
+        for rel in gone {
+            current.remove(&rel);
         }
         manifest.files = current;
         for name in LINKED_DIRS {
@@ -169,6 +175,28 @@ fn walk(project: &Path) -> Result<BTreeMap<String, (u64, u128)>, ScratchError> {
         files.insert(rel.replace('\\', "/"), (meta.len(), mtime));
     }
     Ok(files)
+}
+
+/// Copies the project file `from` to `to` with its permission bits; `false` (nothing copied)
+/// when it is no longer a regular file. The walk keeps only regular files, but a named pipe
+/// put in one's place since would block `fs::copy` for ever, and a device would stream into
+/// the copy: only a regular file is opened.
+fn copy_regular(from: &Path, to: &Path) -> Result<bool, ScratchError> {
+    let source = match crate::workspace::open_regular(from) {
+        Ok(source) => source,
+        Err(crate::workspace::OpenError::NotRegular(_)) => return Ok(false),
+        // Deleted since the walk: as if the walk had not seen it.
+        Err(crate::workspace::OpenError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(false);
+        }
+        Err(crate::workspace::OpenError::Io(e)) => return Err(io(from)(e)),
+    };
+    let mut reader = source.file;
+    let mut dest = fs::File::create(to).map_err(io(to))?;
+    std::io::copy(&mut reader, &mut dest).map_err(io(to))?;
+    dest.set_permissions(source.meta.permissions())
+        .map_err(io(to))?;
+    Ok(true)
 }
 
 fn remove(path: &Path) -> Result<(), ScratchError> {
@@ -330,5 +358,32 @@ mod tests {
             tree.join("target/debug/out").exists(),
             "warm build output is kept"
         );
+    }
+
+    /// A named pipe, a socket or a device in the project is never copied: `fs::copy` of a
+    /// pipe nothing writes to would block the check for ever.
+    #[cfg(unix)]
+    #[test]
+    fn special_files_are_not_copied_and_the_copy_does_not_block() {
+        use crate::workspace::test_support::{fifo, promptly, socket};
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("p");
+        write(&project, "src/a.rs", "a\n");
+        fifo(&project.join("src/pipe.rs"));
+        socket(&project.join("src/sock.rs"));
+        let scratch = Scratch::for_project(&project, Some(&dir.path().join("s"))).unwrap();
+        let tree = scratch.tree.clone();
+        let walked = project.clone();
+        promptly(move || scratch.prepare(&walked, &[])).unwrap();
+        assert_eq!(fs::read_to_string(tree.join("src/a.rs")).unwrap(), "a\n");
+        assert!(fs::symlink_metadata(tree.join("src/pipe.rs")).is_err());
+        assert!(fs::symlink_metadata(tree.join("src/sock.rs")).is_err());
+
+        // Walked as a file, a pipe (or gone) by the time it is copied: left out, no error.
+        let (pipe, dest) = (project.join("src/pipe.rs"), tree.join("src/pipe.rs"));
+        let copied = promptly(move || copy_regular(&pipe, &dest));
+        assert!(!copied.unwrap());
+        assert!(!copy_regular(&project.join("gone.rs"), &tree.join("gone.rs")).unwrap());
+        assert!(!tree.join("gone.rs").exists());
     }
 }

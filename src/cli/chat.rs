@@ -639,6 +639,33 @@ fn steps_json(steps: &[AgentStep]) -> serde_json::Value {
     serde_json::Value::Array(calls.collect())
 }
 
+/// Throws away what is waiting in the terminal's input queue, just before an approval
+/// question is shown: keys typed (or injected into the terminal, or pasted with the rest of a
+/// prompt) before the person could see the question must not answer it — a stray `y` would
+/// approve a command never read. Only what was typed before the question is lost; the answer
+/// comes after it is shown. Input that is not a terminal (a script piping its answers on
+/// purpose) is left alone. A terminal in canonical mode hands over one line per read, so no
+/// earlier line waits in the standard library's buffer either.
+fn discard_typed_ahead() {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() {
+        return;
+    }
+    #[cfg(unix)]
+    flush_terminal_input();
+}
+
+#[cfg(unix)]
+#[allow(unsafe_code)]
+fn flush_terminal_input() {
+    // SAFETY: tcflush(3) on standard input (a terminal, checked above) only discards the
+    // kernel's queue of received, unread input; it touches no memory of ours. A failure
+    // (input gone meanwhile) leaves things as they were, so it is ignored.
+    unsafe {
+        libc::tcflush(libc::STDIN_FILENO, libc::TCIFLUSH);
+    }
+}
+
 /// Asks about a pending call on the terminal (stderr + a line from stdin) without blocking
 /// the event loop; end of input or anything but yes/always rejects.
 fn ask_on_terminal(app: &Arc<App>, approval: PendingApproval) {
@@ -656,6 +683,7 @@ fn ask_on_terminal(app: &Arc<App>, approval: PendingApproval) {
                 visible(&approval.arguments.to_string())
             ),
         };
+        discard_typed_ahead();
         eprintln!("\n{} risk — {}", approval.risk, visible(&approval.reason));
         for reason in &approval.reasons {
             eprintln!("  {}", visible(reason));

@@ -14,7 +14,7 @@ use crate::store::{
     Project, Role,
 };
 use crate::vcs::{self, PathContent};
-use crate::workspace::{FileState, read_state};
+use crate::workspace::{FileState, read_state, resolve};
 
 /// A stored reply with its plan.
 #[derive(Debug, Clone, Serialize)]
@@ -414,7 +414,13 @@ impl Engine {
         if report.success {
             let states: Vec<(&str, FileState)> = MANIFESTS
                 .iter()
-                .filter_map(|name| Some((*name, read_state(&plan.root.join(name)).ok()?)))
+                // Resolved like every project path: a manifest linked elsewhere in the project
+                // is read where it lies, one linked outside is not (and `read_state` opens
+                // only a regular file, never following a final link).
+                .filter_map(|name| {
+                    let resolved = resolve(&plan.root, name).ok()?;
+                    Some((*name, read_state(&resolved.abs).ok()?))
+                })
                 .filter(|(_, state)| *state != FileState::Missing)
                 .collect();
             let changes: Vec<PathContent<'_>> = states

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use git2::{FileMode, ObjectType, Oid, Repository};
 
 use super::{Result, VcsError};
-use crate::workspace::{remove_file, write_file_atomic};
+use crate::workspace::{OpenError, read_regular, remove_file, write_file_atomic};
 
 const RECORD: &str = "tandem-landing";
 
@@ -151,13 +151,15 @@ pub fn recover(repo: &Repository) -> Result<Option<Recovered>> {
     Ok(Some(recovered))
 }
 
-/// The git blob id of the file at `abs`; `None` when there is no regular file.
+/// The git blob id of the file at `abs`; `None` when there is no regular file. It is read
+/// through the handle whose kind was checked: a named pipe put there would block the
+/// recovery for ever.
 fn blob_id(abs: &Path) -> Result<Option<Oid>> {
-    match fs::symlink_metadata(abs) {
-        Ok(meta) if meta.is_file() => Ok(Some(Oid::hash_file(ObjectType::Blob, abs)?)),
-        Ok(_) => Ok(None),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(io_error(abs)(e)),
+    match read_regular(abs) {
+        Ok((bytes, _)) => Ok(Some(Oid::hash_object(ObjectType::Blob, &bytes)?)),
+        Err(OpenError::NotRegular(_)) => Ok(None),
+        Err(OpenError::Io(e)) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(OpenError::Io(e)) => Err(io_error(abs)(e)),
     }
 }
 

@@ -119,8 +119,9 @@ pub struct ContextFile {
     pub content: Arc<str>,
 }
 
-/// Why a file is not eligible at all. Ignored, hidden and symlinked files, and the always
-/// excluded directories, are not walked and so are not reported.
+/// Why a file is not eligible at all. Ignored, hidden and symlinked files, named pipes,
+/// sockets and devices, and the always excluded directories, are not walked and so are not
+/// reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum SkipReason {
     TooLarge,
@@ -131,6 +132,9 @@ pub enum SkipReason {
     NotIncludedByGlob,
     /// Could not be read, or its name is not clean UTF-8 without control characters.
     Unreadable,
+    /// Walked as a file, but a named pipe, socket, device or link by the time it was opened:
+    /// not read.
+    NotRegularFile,
 }
 
 /// Why an eligible file is named in the prompt without its content.
@@ -213,7 +217,8 @@ impl ContextCache {
                 }
             };
             // Directories are walked into; symlinks are never followed (one to a file inside
-            // is sent under its real name, one to outside must not leak); the rest is not text.
+            // is sent under its real name, one to outside must not leak); the rest (named
+            // pipes, sockets, devices) is not text, and is never opened.
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 return None;
             }
@@ -454,13 +459,19 @@ impl CacheState {
 }
 
 fn read_text(abs: &Path, max_bytes: u64) -> Loaded {
+    // The walk only keeps regular files, but a named pipe put in one's place since would block
+    // the turn for ever: only a regular file is opened.
+    let file = match super::open_regular(abs) {
+        Ok(opened) => opened.file,
+        Err(super::OpenError::NotRegular(_)) => return Err(SkipReason::NotRegularFile),
+        Err(super::OpenError::Io(_)) => return Err(SkipReason::Unreadable),
+    };
     let mut bytes = Vec::new();
     // The size was checked from metadata, but the file may have grown since: never read more
     // than the limit allows.
-    let read = fs::File::open(abs).and_then(|file| {
-        file.take(max_bytes.saturating_add(1))
-            .read_to_end(&mut bytes)
-    });
+    let read = file
+        .take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes);
     if read.is_err() {
         return Err(SkipReason::Unreadable);
     }

@@ -268,6 +268,36 @@ fn symlinks_are_not_followed() {
     assert!(context.skipped.is_empty(), "{:?}", context.skipped);
 }
 
+/// A named pipe (or a socket) where a source file would be is never opened: opening or
+/// reading a pipe nothing writes to would hang the turn for ever.
+#[test]
+fn named_pipes_and_sockets_are_never_opened() {
+    use crate::workspace::test_support::{fifo, promptly, socket};
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+    write(&root, "src/main.rs", "fn main() {}\n");
+    fifo(&root.join("src/pipe.rs"));
+    socket(&root.join("src/sock.rs"));
+    // Sizes asked on the walker's threads, then one at a time; the pipe named first (as an
+    // `@` mention would) changes nothing.
+    for budget in [usize::MAX, 10_000] {
+        let options = ContextOptions {
+            budget_tokens: budget,
+            priority: vec!["src/pipe.rs".into(), "src/sock.rs".into()],
+            ..ContextOptions::default()
+        };
+        let walked = root.clone();
+        let context = promptly(move || collect(&walked, &options));
+        assert_eq!(paths(&context), ["src/main.rs"]);
+        assert!(context.listed_only.is_empty(), "{:?}", context.listed_only);
+        assert!(context.skipped.is_empty(), "{:?}", context.skipped);
+    }
+    // Walked as a file, a pipe by the time it is read: skipped, saying why.
+    let pipe = root.join("src/pipe.rs");
+    let read = promptly(move || read_text(&pipe, DEFAULT_MAX_FILE_BYTES));
+    assert_eq!(read, Err(SkipReason::NotRegularFile));
+}
+
 #[test]
 fn names_that_cannot_be_shown_cleanly_are_unreadable() {
     use std::os::unix::ffi::OsStrExt;

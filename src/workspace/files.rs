@@ -7,6 +7,8 @@
 use std::io::{self, Write};
 use std::path::Path;
 
+use super::{FileKind, OpenError};
+
 /// Mode for files Tandem creates.
 const NEW_FILE_MODE: u32 = 0o644;
 
@@ -48,19 +50,21 @@ pub fn blob_hash(bytes: &[u8]) -> String {
     }
 }
 
-/// Reads what is at `path`. A directory is an error: the engine only edits files.
+/// Reads what is at `path` (resolved: its links already followed). Anything but a regular
+/// file is an error, a directory as before, and a named pipe or a device without being read
+/// (see [`super::open_regular`]): the engine only edits files.
 pub fn read_state(path: &Path) -> io::Result<FileState> {
-    match std::fs::metadata(path) {
-        Ok(meta) if meta.is_dir() => Err(io::Error::new(
+    match super::read_regular(path) {
+        Ok((bytes, meta)) => Ok(FileState::File {
+            bytes,
+            mode: super::platform::mode(&meta),
+        }),
+        Err(OpenError::Io(e)) if e.kind() == io::ErrorKind::NotFound => Ok(FileState::Missing),
+        Err(OpenError::NotRegular(FileKind::Directory)) => Err(io::Error::new(
             io::ErrorKind::IsADirectory,
             format!("{} is a directory", path.display()),
         )),
-        Ok(meta) => Ok(FileState::File {
-            bytes: std::fs::read(path)?,
-            mode: super::platform::mode(&meta),
-        }),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(FileState::Missing),
-        Err(e) => Err(e),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -150,5 +154,17 @@ mod tests {
             read_state(&dir.path().join("nope")).unwrap(),
             FileState::Missing
         );
+    }
+
+    /// What an edit is checked and applied against is read without waiting on a pipe.
+    #[cfg(unix)]
+    #[test]
+    fn a_named_pipe_is_an_error_at_once_not_a_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let pipe = dir.path().join("pipe.rs");
+        crate::workspace::test_support::fifo(&pipe);
+        let read = crate::workspace::test_support::promptly(move || read_state(&pipe));
+        let message = read.unwrap_err().to_string();
+        assert_eq!(message, "a named pipe, not a regular file; it was not read");
     }
 }

@@ -7,6 +7,7 @@ mod listing;
 pub(crate) mod outline;
 mod paths;
 mod platform;
+mod regular;
 pub mod search;
 mod walk;
 pub mod worktree;
@@ -14,3 +15,6 @@ pub mod worktree;
 pub use files::{FileState, Fs, RealFs, blob_hash, read_state, remove_file, write_file_atomic};
 pub use listing::{ListError, list_files};
 pub use paths::{PathError, ResolvedPath, normalize_relative, resolve};
+#[cfg(all(test, unix))]
+pub(crate) use regular::test_support;
+pub use regular::{FileKind, OpenError, RegularFile, open_regular, read_regular};

@@ -4,13 +4,14 @@
 //! files matched line by line against a literal or a regular expression, with caps on
 //! matches, output and file size so a broad search stays cheap.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use globset::{GlobBuilder, GlobMatcher};
 use regex::{Regex, RegexBuilder};
 use serde::Serialize;
 
-use super::{PathError, resolve};
+use super::{FileKind, OpenError, PathError, RegularFile, open_regular, resolve};
 
 /// Files above this are not searched: generated bundles and data, rarely what is wanted.
 pub const MAX_SEARCH_FILE_BYTES: u64 = 1024 * 1024;
@@ -32,6 +33,8 @@ pub enum SearchError {
     BadGlob(String),
     #[error("path refused: {0}")]
     Path(#[from] PathError),
+    #[error("{path} is {kind}, not a regular file; it was not read")]
+    NotRegular { path: String, kind: FileKind },
     #[error("{path}: {source}")]
     Io {
         path: String,
@@ -216,18 +219,35 @@ pub fn search(
         ),
         false => Box::new(std::iter::once((start.abs.clone(), start.rel.clone()))),
     };
+    let named = !start.is_dir;
     let mut found = SearchResult::default();
     'files: for (abs, rel) in files {
-        let Ok(meta) = std::fs::metadata(&abs) else {
-            continue;
+        // Only regular files are opened: a named pipe would block the search for ever. The
+        // walk lists none, but one may have taken a file's place since.
+        let RegularFile { file, meta } = match open_regular(&abs) {
+            Ok(opened) => opened,
+            Err(OpenError::NotRegular(kind)) if named => {
+                return Err(SearchError::NotRegular { path: rel, kind });
+            }
+            Err(_) => continue,
         };
         if meta.len() > MAX_SEARCH_FILE_BYTES {
             found.skipped += 1;
             continue;
         }
-        let Ok(bytes) = std::fs::read(&abs) else {
+        // Never more than the limit, should the file grow while it is read.
+        let mut bytes = Vec::new();
+        if file
+            .take(MAX_SEARCH_FILE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .is_err()
+        {
             continue;
-        };
+        }
+        if bytes.len() as u64 > MAX_SEARCH_FILE_BYTES {
+            found.skipped += 1;
+            continue;
+        }
         if bytes.iter().take(BINARY_SNIFF_BYTES).any(|&b| b == 0) {
             found.skipped += 1;
             continue;
@@ -327,5 +347,37 @@ mod tests {
             ..query("a")
         };
         assert!(matches!(search(root, &outside), Err(SearchError::Path(_))));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_named_pipe_or_socket_is_never_opened_and_one_named_is_refused() {
+        use crate::workspace::test_support::{fifo, promptly, socket};
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join("src/a.rs"), "needle\n").unwrap();
+        fifo(&root.join("src/pipe.rs"));
+        socket(&root.join("src/sock.rs"));
+
+        let walked = root.clone();
+        let found = promptly(move || search(&walked, &query("needle")).map(|r| r.2));
+        let paths: Vec<_> = found.unwrap().matches.into_iter().map(|m| m.path).collect();
+        assert_eq!(paths, ["src/a.rs"]);
+
+        for (name, kind) in [("src/pipe.rs", "a named pipe"), ("src/sock.rs", "a socket")] {
+            let named = root.clone();
+            let refused = promptly(move || {
+                let query = SearchQuery {
+                    start: Some(name),
+                    ..query("needle")
+                };
+                search(&named, &query).map(|r| r.2)
+            });
+            assert_eq!(
+                refused.unwrap_err().to_string(),
+                format!("{name} is {kind}, not a regular file; it was not read")
+            );
+        }
     }
 }

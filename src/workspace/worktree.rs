@@ -6,11 +6,13 @@
 
 use std::collections::BTreeMap;
 use std::fs;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::files::blob_hash;
 use super::listing::list_files;
+use super::{OpenError, RegularFile, open_regular, read_regular};
 
 /// The largest file carried back as a change (larger ones are reported, not proposed).
 pub const MAX_CHANGE_BYTES: u64 = 2 * 1024 * 1024;
@@ -93,15 +95,15 @@ impl Worktree {
         for rel in list_files(project)? {
             let from = project.join(&rel);
             let to = dir.path().join(&rel);
-            let Ok(bytes) = fs::read(&from) else {
-                // Unreadable here (a socket, permissions): the agent does not see it either.
+            // Only a regular file is opened (a named pipe would block for ever). Unreadable
+            // here (not a regular file by now, permissions): the agent does not see it either.
+            let Ok((bytes, meta)) = read_regular(&from) else {
                 continue;
             };
             if let Some(parent) = to.parent() {
                 fs::create_dir_all(parent).map_err(io(parent))?;
             }
             fs::write(&to, &bytes).map_err(io(&to))?;
-            let meta = fs::metadata(&from).map_err(io(&from))?;
             fs::set_permissions(&to, meta.permissions()).map_err(io(&to))?;
             let copied = fs::metadata(&to).map_err(io(&to))?;
             start.insert(
@@ -128,20 +130,28 @@ impl Worktree {
         let mut changes = Vec::new();
         for rel in &now {
             let path = root.join(rel);
-            let Ok(meta) = fs::symlink_metadata(&path) else {
+            let Ok(stat) = fs::symlink_metadata(&path) else {
                 continue;
             };
-            if !meta.is_file() {
+            if !stat.is_file() {
                 continue;
             }
             let before = self.start.get(rel);
             if let Some(before) = before
-                && before.len == meta.len()
+                && before.len == stat.len()
                 && before.mtime.is_some()
-                && before.mtime == meta.modified().ok()
+                && before.mtime == stat.modified().ok()
             {
                 continue;
             }
+            // The agent may have left anything here, a named pipe included, and swapped it
+            // in since the `stat`: only a regular file is opened.
+            let RegularFile { file, meta } = match open_regular(&path) {
+                Ok(opened) => opened,
+                Err(OpenError::NotRegular(_)) => continue,
+                Err(OpenError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(OpenError::Io(e)) => return Err(io(&path)(e)),
+            };
             if meta.len() > MAX_CHANGE_BYTES {
                 changes.push(Change::Skipped {
                     path: rel.clone(),
@@ -152,7 +162,18 @@ impl Worktree {
                 });
                 continue;
             }
-            let bytes = fs::read(&path).map_err(io(&path))?;
+            let mut bytes = Vec::new();
+            // Never more than the limit, should the file grow while it is read.
+            file.take(MAX_CHANGE_BYTES + 1)
+                .read_to_end(&mut bytes)
+                .map_err(io(&path))?;
+            if bytes.len() as u64 > MAX_CHANGE_BYTES {
+                changes.push(Change::Skipped {
+                    path: rel.clone(),
+                    reason: format!("over the {MAX_CHANGE_BYTES}-byte limit"),
+                });
+                continue;
+            }
             if before.is_some_and(|b| b.hash == blob_hash(&bytes)) {
                 continue;
             }
@@ -239,5 +260,23 @@ mod tests {
         assert_eq!(fs::read(project.join("src/a.rs")).unwrap(), b"a\n");
         drop(tree);
         assert!(!root.exists());
+    }
+
+    /// Named pipes in the project are not copied, and one the agent leaves in its copy is not
+    /// a change: neither is ever opened, so neither blocks.
+    #[cfg(unix)]
+    #[test]
+    fn named_pipes_are_neither_copied_nor_changes() {
+        use crate::workspace::test_support::{fifo, promptly};
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("p");
+        write(&project, "src/a.rs", b"a\n");
+        fifo(&project.join("src/pipe.rs"));
+        let base = dir.path().join("base");
+        let tree = promptly(move || Worktree::create(&project, Some(&base)).unwrap());
+        assert!(fs::symlink_metadata(tree.path().join("src/pipe.rs")).is_err());
+        fifo(&tree.path().join("src/left.rs"));
+        let changes = promptly(move || tree.changes().unwrap());
+        assert!(changes.is_empty(), "{changes:?}");
     }
 }
