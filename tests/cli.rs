@@ -523,6 +523,8 @@ fn global_settings_are_set_checked_read_back_and_unset() {
             "agent.max_steps",
             "agent.shell_timeout_secs",
             "agent.sandbox_readable",
+            "agent.sandbox_env",
+            "agent.limits",
             "agent.policy",
             "gateway.settings",
             "checks.timeout_secs",
@@ -532,6 +534,18 @@ fn global_settings_are_set_checked_read_back_and_unset() {
     );
     let value = |key: &str| settings.iter().find(|s| s["key"] == key).unwrap()["value"].clone();
     assert_eq!(value("agent.tool_calling"), "native");
+
+    // The container's limits and variables: partial limits keep the other defaults; a
+    // variable named like a secret is refused.
+    let limits = cli.json(&["config", "set", "agent.limits", r#"{"processes": 64}"#]);
+    assert_eq!(limits["value"]["processes"], 64);
+    assert_eq!(limits["value"]["memory_mb"], 8192);
+    let err = cli.refused(&["config", "set", "agent.limits", r#"{"procs": 1}"#]);
+    assert!(err.contains("unknown field `procs`"), "{err}");
+    let env = cli.json(&["config", "set", "agent.sandbox_env", "MY_TOOL_HOME, JAVA_OPTS"]);
+    assert_eq!(env["value"], serde_json::json!(["MY_TOOL_HOME", "JAVA_OPTS"]));
+    let err = cli.refused(&["config", "set", "agent.sandbox_env", "GITHUB_TOKEN"]);
+    assert!(err.contains("looks like a secret"), "{err}");
     assert_eq!(value("chat.history_turns"), Value::Null);
     let text = cli.text(&["config", "list"]);
     // Each line is the key, padded to the longest one, then its value.
@@ -548,7 +562,7 @@ fn global_settings_are_set_checked_read_back_and_unset() {
         line("checks.scratch_dir"),
         "checks.scratch_dir        (not set)"
     );
-    assert_eq!(text.lines().count(), 16);
+    assert_eq!(text.lines().count(), 18);
 
     // Unset: the default applies again.
     let unset = cli.json(&["config", "unset", "agent.tool_calling"]);

@@ -298,23 +298,8 @@ fn parse(key: &ConfigKey, raw: &str) -> Result<Value> {
                 .map(|n| n.trim())
                 .filter(|n| !n.is_empty())
                 .collect();
-            let is_name = |n: &str| {
-                n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                    && !n.starts_with(|c: char| c.is_ascii_digit())
-            };
-            if let Some(bad) = list.iter().find(|n| !is_name(n)) {
-                return Err(AppError::Invalid(format!(
-                    "{}: {bad:?} is not a variable name",
-                    key.name
-                )));
-            }
-            if let Some(secret) = list.iter().find(|n| crate::process::is_secret_env_name(n)) {
-                return Err(AppError::Invalid(format!(
-                    "{}: {secret} looks like a secret by its name; such variables are never \
-                     passed to commands a model runs",
-                    key.name
-                )));
-            }
+            let list: Vec<String> = list.into_iter().map(str::to_string).collect();
+            check_env_names(key.name, &list)?;
             json!(list)
         }
         ValueKind::Json => {
@@ -325,6 +310,31 @@ fn parse(key: &ConfigKey, raw: &str) -> Result<Value> {
         }
     };
     Ok(value)
+}
+
+/// Refuses what is not a variable's name, and names that look like secrets (such variables
+/// are never passed to commands a model runs, so listing one would only mislead).
+pub(super) fn check_env_names(setting: &str, names: &[String]) -> Result<()> {
+    let is_name = |n: &str| {
+        !n.is_empty()
+            && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !n.starts_with(|c: char| c.is_ascii_digit())
+    };
+    if let Some(bad) = names.iter().find(|n| !is_name(n)) {
+        return Err(AppError::Invalid(format!(
+            "{setting}: {bad:?} is not a variable name"
+        )));
+    }
+    if let Some(secret) = names
+        .iter()
+        .find(|n| crate::process::is_secret_env_name(n))
+    {
+        return Err(AppError::Invalid(format!(
+            "{setting}: {secret} looks like a secret by its name; such variables are never \
+             passed to commands a model runs"
+        )));
+    }
+    Ok(())
 }
 
 /// A structured setting read as the type the core uses and written back whole (the fields

@@ -39,6 +39,10 @@ pub struct AgentSettings {
     pub tool_calling: String,
     /// Directories sandboxed commands may also read.
     pub sandbox_readable: Vec<String>,
+    /// Environment variables sandboxed commands also see.
+    pub sandbox_env: Vec<String>,
+    /// The limits of sandboxed commands.
+    pub limits: crate::sandbox::Limits,
     /// What the sandbox enforces on this machine (probed, never saved).
     pub sandbox: crate::sandbox::Protections,
     pub gateway: GatewaySettings,
@@ -109,13 +113,15 @@ impl App {
                 .setting(keys::TOOL_CALLING)?
                 .unwrap_or_else(|| "auto".to_string()),
             sandbox_readable: store.setting(keys::SANDBOX_READABLE)?.unwrap_or_default(),
+            sandbox_env: store.setting(keys::SANDBOX_ENV)?.unwrap_or_default(),
+            limits: store.setting(keys::AGENT_LIMITS)?.unwrap_or_default(),
             // Probed once per process by a throwaway child.
             sandbox: crate::sandbox::probe().clone(),
             gateway: self.gateway_settings()?,
         })
     }
 
-    /// Saves the policy, the limits, the tool calling and the sandbox's extra reads (the
+    /// Saves the policy, the limits, the tool calling and the sandbox's settings (the
     /// gateway has its own [`save_gateway`](Self::save_gateway)); returns them as stored.
     pub fn save_agent_settings(&self, settings: &AgentSettings) -> Result<AgentSettings> {
         let store = self.store();
@@ -124,6 +130,9 @@ impl App {
         store.set_setting(keys::SHELL_TIMEOUT_SECS, &settings.shell_timeout_secs)?;
         store.set_setting(keys::TOOL_CALLING, &settings.tool_calling)?;
         store.set_setting(keys::SANDBOX_READABLE, &settings.sandbox_readable)?;
+        super::config::check_env_names(keys::SANDBOX_ENV, &settings.sandbox_env)?;
+        store.set_setting(keys::SANDBOX_ENV, &settings.sandbox_env)?;
+        store.set_setting(keys::AGENT_LIMITS, &settings.limits.sane())?;
         self.agent_settings()
     }
 

@@ -265,21 +265,18 @@ fn run(data_dir: Option<PathBuf>, json: bool, command: Command) -> Result<()> {
         Command::Sandbox => {
             let found = app.sandbox();
             let gaps = found.gaps();
-            let text = match gaps.is_empty() {
-                true => format!(
-                    "{}
-Low-risk commands may be auto-approved.
-",
-                    found.summary()
-                ),
+            let verdict = match gaps.is_empty() {
+                true => "Low-risk commands may be auto-approved.".to_string(),
                 false => format!(
-                    "{}
-Every command is asked: the kernel here cannot stop {}.
-",
-                    found.summary(),
+                    "Every command is asked: the sandbox here cannot stop {}.",
                     gaps.join(", ")
                 ),
             };
+            let text = format!(
+                "{}\nLimits: {}.\n{verdict}\n",
+                found.summary(),
+                found.limits.summary()
+            );
             out(json!({"sandbox": found, "gaps": gaps}), text);
         }
         Command::Project(ProjectCommand::Add { path, name }) => {

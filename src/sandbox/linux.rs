@@ -143,7 +143,10 @@ pub(super) fn prepare(c: &Confinement, cwd: &Path) -> Result<Prepared, SandboxEr
     let support = support();
     let identity = super::identity();
     let limits = c.limits.sane();
-    let contained = support.container.as_ref().ok().copied();
+    let contained = match c.in_place {
+        true => None,
+        false => support.container.as_ref().ok().copied(),
+    };
     let mut notes = Vec::new();
     let landlock = landlock::ruleset(!c.network && contained.is_none());
     let (ruleset, rights, abi) = match landlock {
@@ -183,8 +186,9 @@ pub(super) fn prepare(c: &Confinement, cwd: &Path) -> Result<Prepared, SandboxEr
             (Some(layout.world), grants)
         }
         None => {
-            if let Err(why) = &support.container {
-                notes.push(format!("No container here: {why}"));
+            match &support.container {
+                Err(why) => notes.push(format!("No container here: {why}")),
+                Ok(_) => notes.push("Confined in place, as asked".into()),
             }
             let (grants, more) = rights
                 .map(|r| landlock::host_rules(c, &hidden, r))

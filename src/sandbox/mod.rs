@@ -67,6 +67,10 @@ pub struct Confinement {
     /// Environment variables passed besides the built-in list (the person's
     /// `agent.sandbox_env`).
     pub env_names: Vec<String>,
+    /// Confine in place (Landlock, seccomp, the limits) even where a container can be
+    /// built: the reference the benchmarks measure the container against, and the way to
+    /// test what systems without namespaces get.
+    pub in_place: bool,
 }
 
 impl Confinement {
@@ -194,6 +198,7 @@ impl Settings {
             network,
             limits: self.limits.sane(),
             env_names: self.env_names.clone(),
+            in_place: false,
         }
     }
 }

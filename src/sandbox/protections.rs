@@ -84,7 +84,7 @@ impl Protections {
         let checks = [
             (
                 self.container,
-                "a root of its own (home, /run, /tmp, other processes)",
+                "reaching the home directory, /run and the host's /tmp",
             ),
             (self.reads, "reads outside the project"),
             (self.writes, "writes outside the project"),
@@ -97,7 +97,7 @@ impl Protections {
             (self.abstract_sockets, "abstract Unix sockets"),
             (self.no_terminal, "terminal input injection"),
             (self.processes_end, "processes outliving the call"),
-            (self.processes_limited, "a process-count limit"),
+            (self.processes_limited, "too many processes"),
         ];
         checks
             .iter()

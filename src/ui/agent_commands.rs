@@ -196,6 +196,10 @@ impl AppState {
             Ok(gateway) => gateway,
             Err(e) => return self.toast(e, true),
         };
+        let limits = match form.limits() {
+            Ok(limits) => limits,
+            Err(e) => return self.toast(e, true),
+        };
         let settings = AgentSettings {
             policy: form.policy(),
             max_steps,
@@ -208,6 +212,13 @@ impl AppState {
                 .filter(|l| !l.is_empty())
                 .map(str::to_string)
                 .collect(),
+            sandbox_env: form
+                .sandbox_env
+                .split(|c: char| c == ',' || c.is_whitespace())
+                .filter(|n| !n.is_empty())
+                .map(str::to_string)
+                .collect(),
+            limits,
             sandbox: form
                 .sandbox
                 .clone()

@@ -126,6 +126,7 @@ impl Scratch {
             network,
             limits: self.limits,
             env_names: Vec::new(),
+            in_place: false,
         }
     }
 

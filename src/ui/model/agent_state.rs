@@ -119,6 +119,10 @@ pub struct AgentForm {
     pub tool_calling: String,
     /// Extra directories sandboxed commands may read, one a line.
     pub sandbox_readable: String,
+    /// Extra variables sandboxed commands see, one name a line.
+    pub sandbox_env: String,
+    /// The limits as typed: processes, memory (MiB), file size (MiB), CPU (s), temp (MiB).
+    pub limits: [String; 5],
     /// What the sandbox enforces on this machine (probed by the loading job).
     pub sandbox: Option<crate::sandbox::Protections>,
     pub gateway_enabled: bool,
@@ -141,6 +145,8 @@ impl Default for AgentForm {
             shell_timeout: crate::process::DEFAULT_TIMEOUT.as_secs().to_string(),
             tool_calling: "auto".into(),
             sandbox_readable: String::new(),
+            sandbox_env: String::new(),
+            limits: limit_fields(&crate::sandbox::Limits::default()),
             sandbox: None,
             gateway_enabled: false,
             gateway_port: DEFAULT_GATEWAY_PORT.to_string(),
@@ -151,6 +157,39 @@ impl Default for AgentForm {
             },
             mcp: McpForm::default(),
         }
+    }
+}
+
+/// The limits as the form's five fields.
+fn limit_fields(l: &crate::sandbox::Limits) -> [String; 5] {
+    [
+        l.processes.to_string(),
+        l.memory_mb.to_string(),
+        l.file_size_mb.to_string(),
+        l.cpu_secs.to_string(),
+        l.tmp_mb.to_string(),
+    ]
+}
+
+impl AgentForm {
+    /// The limits typed, or what is wrong with them.
+    pub fn limits(&self) -> Result<crate::sandbox::Limits, String> {
+        let number = |i: usize, what: &str| {
+            self.limits[i]
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| format!("The {what} limit must be a whole number above 0"))
+        };
+        Ok(crate::sandbox::Limits {
+            processes: u32::try_from(number(0, "process")?)
+                .map_err(|_| "The process limit is too large".to_string())?,
+            memory_mb: number(1, "memory")?,
+            file_size_mb: number(2, "file size")?,
+            cpu_secs: number(3, "CPU time")?,
+            tmp_mb: number(4, "temp space")?,
+        })
     }
 }
 
@@ -200,6 +239,8 @@ impl AgentForm {
             self.shell_timeout = settings.shell_timeout_secs.to_string();
             self.tool_calling = settings.tool_calling.clone();
             self.sandbox_readable = settings.sandbox_readable.join("\n");
+            self.sandbox_env = settings.sandbox_env.join("\n");
+            self.limits = limit_fields(&settings.limits);
         }
         self.load_gateway(&settings.gateway);
         self.sandbox = Some(settings.sandbox.clone());
@@ -402,6 +443,8 @@ mod tests {
             shell_timeout_secs: 120,
             tool_calling: "auto".into(),
             sandbox_readable: Vec::new(),
+            sandbox_env: Vec::new(),
+            limits: crate::sandbox::Limits::default(),
             sandbox: crate::sandbox::Protections::none(),
             gateway: GatewaySettings::default(),
         };

@@ -89,7 +89,10 @@ fn sandbox(ui: &mut egui::Ui, form: &AgentForm) {
     };
     let gaps = found.gaps();
     if gaps.is_empty() {
-        ui.weak("Sandbox: complete on this machine (reads, writes, .git, network, signals)")
+        ui.weak(
+            "Sandbox: a container of its own on this machine (no home, no network, no \
+             terminal, limits; .git read-only)",
+        )
             .on_hover_text(found.summary());
     } else {
         ui.colored_label(
@@ -154,9 +157,10 @@ fn policy(ui: &mut egui::Ui, form: &mut AgentForm, commands: &mut Vec<Command>) 
                 .changed();
             ui.end_row();
             ui.label("Sandbox may also read").on_hover_text(
-                "Besides the system, the project and the usual toolchains (~/.cargo, \
-                     ~/.rustup, ~/.npm, ~/.cache, ~/.local…). One directory a line; ~/ is your \
-                     home. Credentials (~/.ssh, ~/.aws, ~/.config…) stay unreadable.",
+                "Commands run in a container holding the system, the project and the usual \
+                 toolchains and caches (~/.cargo/bin, ~/.rustup, ~/.cache/pip…), each by its own \
+                 path. One more directory a line, mounted read-only; ~/ is your home. \
+                 Credentials (~/.ssh, ~/.aws, ~/.config…) stay hidden.",
             );
             changed |= ui
                 .add(
@@ -167,6 +171,36 @@ fn policy(ui: &mut egui::Ui, form: &mut AgentForm, commands: &mut Vec<Command>) 
                         .code_editor(),
                 )
                 .changed();
+            ui.end_row();
+            ui.label("Variables commands see").on_hover_text(
+                "Besides PATH, the locale and toolchain settings (CARGO_HOME, GOPATH…): one \
+                 name a line. Names that look like secrets (…_TOKEN, …_KEY, passwords) are \
+                 never passed.",
+            );
+            changed |= ui
+                .add(
+                    egui::TextEdit::multiline(&mut form.sandbox_env)
+                        .hint_text("MY_TOOL_HOME")
+                        .desired_rows(1)
+                        .desired_width(320.0)
+                        .code_editor(),
+                )
+                .changed();
+            ui.end_row();
+            ui.label("Command limits").on_hover_text(
+                "What each command and everything it starts may use: processes alive at once, \
+                 memory per process (MiB), the largest file (MiB), CPU time per process \
+                 (seconds), each private temp directory (MiB)",
+            );
+            ui.horizontal(|ui| {
+                let names = ["processes", "MiB memory", "MiB files", "s CPU", "MiB temp"];
+                for (field, name) in form.limits.iter_mut().zip(names) {
+                    changed |= ui
+                        .add(egui::TextEdit::singleline(field).desired_width(44.0))
+                        .changed();
+                    ui.weak(name);
+                }
+            });
             ui.end_row();
             ui.label("Tool calling");
             ui.horizontal(|ui| {
