@@ -7,12 +7,15 @@ use std::path::Path;
 
 use super::Risk::{self, High, Low, Medium};
 use super::facts::{Ctx, Kind};
-use super::options::{Scan, scan};
+use super::options::{CHECKED, Scan, scan};
 use super::shell::{Cmd, among, operands, option_value, program, quote, unwrap};
 
+// `find`'s options, starting points and expression.
+mod find;
 mod programs;
 
-use programs::{find, formatter, git_config, never, script, sed_acts, shell};
+use find::find;
+use programs::{formatter, git_config, never, script, sed_acts, shell};
 
 /// `risk|why|programs`; subcommands of git, cargo, npm (pnpm, yarn, bun), go and pip are
 /// `family:sub`. Programs not listed are unknown, so high risk. "reads files" programs read
@@ -104,6 +107,8 @@ pub(super) struct Effects {
     /// every later program.
     pub(super) names: Vec<String>,
     pub(super) exported: Vec<String>,
+    /// Options the tables do not know (`Scan::unknown`).
+    pub(super) unknown: Vec<String>,
 }
 
 impl Effects {
@@ -115,6 +120,7 @@ impl Effects {
         self.flags.extend(s.flags);
         self.inner.extend(s.inner);
         self.names.extend(s.names);
+        self.unknown.extend(s.unknown);
         s.operands
     }
 }
@@ -155,8 +161,22 @@ fn rule(key: &str) -> Option<(Risk, &'static str)> {
     })
 }
 
-/// The risk of running `name args`, noting what it reads, writes and runs in `fx`.
+/// The risk of running `name args`, noting what it reads, writes and runs in `fx`. A program
+/// of `CHECKED` that is otherwise low risk is asked about options it does not know.
 pub(super) fn classify(name: &str, args: &[String], fx: &mut Effects) -> (Risk, &'static str) {
+    let found = judge(name, args, fx);
+    let unknown = std::mem::take(&mut fx.unknown);
+    if found.0 == Low && among(name, CHECKED) {
+        for opt in unknown {
+            let why = format!("an option the checker does not know (`{opt}`)");
+            fx.flags.push((Medium, why));
+        }
+    }
+    found
+}
+
+/// `classify` without the check of unknown options.
+fn judge(name: &str, args: &[String], fx: &mut Effects) -> (Risk, &'static str) {
     let has = |flags: &str| args.iter().any(|a| among(a, flags));
     let in_family = among(name, "git cargo npm pnpm yarn bun go pip pip3");
     let mut found = (!in_family).then(|| scan(&[name], args, false, false));
@@ -168,6 +188,8 @@ pub(super) fn classify(name: &str, args: &[String], fx: &mut Effects) -> (Risk, 
         .as_ref()
         .map(|s| s.special.clone())
         .unwrap_or_default();
+    let given = found.as_ref().map(|s| s.given.clone()).unwrap_or_default();
+    let gave = |names: &str| given.iter().any(|g| among(g, names));
     let files = found.map(|s| fx.absorb(s)).unwrap_or_default();
     let special = |kind: char| specials.iter().filter(move |(k, _)| *k == kind);
     match name {
@@ -175,7 +197,7 @@ pub(super) fn classify(name: &str, args: &[String], fx: &mut Effects) -> (Risk, 
             // The first operand is the script or pattern, unless one came with -e or -f.
             let mut files = files.clone();
             let mut code: Vec<String> = special('s').map(|(_, v)| v.clone()).collect();
-            let pattern_file = args.iter().any(|a| a == "-f" || a.starts_with("--file"));
+            let pattern_file = gave("-f --file");
             if code.is_empty() && !pattern_file && !files.is_empty() {
                 code.push(files.remove(0));
             }
@@ -235,22 +257,24 @@ pub(super) fn classify(name: &str, args: &[String], fx: &mut Effects) -> (Risk, 
             .inner
             .push(args.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" ")),
         // The first operand is the filter, unless it came from a file.
-        "jq" if !args
-            .iter()
-            .any(|a| a == "-f" || a.starts_with("--from-file")) =>
-        {
+        "jq" if !gave("-f --from-file") => {
             fx.reads.extend(files.iter().skip(1).cloned());
             return (Low, "reads files");
         }
-        "touch" | "mkdir" | "tee" | "truncate" | "mv" => fx.writes = operands(args, "-s -m"),
+        // A target directory given as an option (`-t DIR`, `--target=DIR`) is in `fx.writes`.
+        "touch" | "mkdir" | "tee" | "truncate" | "mv" => fx.writes.extend(files.clone()),
         "cp" | "ln" | "install" | "rsync" => {
-            let mut files = operands(args, "-t --target-directory -S -m -o -g -e");
+            let mut files = match name {
+                "rsync" => operands(args, "-e"),
+                _ => files.clone(),
+            };
             let remote = |f: &String| f.split_once(':').is_some_and(|(h, _)| !h.contains('/'));
             if name == "rsync" && files.iter().any(remote) {
                 return (High, "copies over the network");
             }
-            let target = option_value(args, "-t --target-directory");
-            fx.writes.extend(target.or_else(|| files.pop()));
+            if !gave("-t --target-directory") {
+                fx.writes.extend(files.pop());
+            }
             fx.reads.extend(files);
         }
         "rm" | "rmdir" | "unlink" | "shred" | "chmod" | "chown" | "chgrp" => {
@@ -261,9 +285,9 @@ pub(super) fn classify(name: &str, args: &[String], fx: &mut Effects) -> (Risk, 
                 .collect();
             let short = |a: &String| a.starts_with('-') && !a.starts_with("--");
             let letter = |a: &String| a.contains('R') || (!perms && a.contains('r'));
-            fx.recursive = args
-                .iter()
-                .any(|a| a == "--recursive" || (short(a) && letter(a)));
+            // `--rec` is `--recursive` to getopt_long.
+            let long = |a: &String| a.len() > 2 && "--recursive".starts_with(a.as_str());
+            fx.recursive = args.iter().any(|a| long(a) || (short(a) && letter(a)));
         }
         "curl" | "wget" => {
             let out = if name == "curl" {
@@ -299,6 +323,7 @@ pub(super) fn classify(name: &str, args: &[String], fx: &mut Effects) -> (Risk, 
         "systemctl" if has("reboot poweroff halt kexec") => return never(fx, SHUTDOWN),
         _ if name == "mkfs" || name.starts_with("mkfs.") => return never(fx, "formats a disk"),
         "python" | "python3" if args.len() > 1 && args[0] == "-m" => {
+            fx.unknown.clear();
             return classify(&args[1], &args[2..], fx);
         }
         _ if among(name, RUNNERS) && has("--version -V") => return (Low, "read-only"),
@@ -331,7 +356,7 @@ pub(super) fn classify(name: &str, args: &[String], fx: &mut Effects) -> (Risk, 
 
 /// The options of a family program: its global ones and its subcommand's.
 fn family_options(name: &str, args: &[String], fx: &mut Effects) {
-    let (fam, at, sub, _) = subcommand(name, args);
+    let (fam, at, sub, second) = subcommand(name, args);
     let global = scan(
         &[fam],
         args.get(..at).unwrap_or_default(),
@@ -339,7 +364,13 @@ fn family_options(name: &str, args: &[String], fx: &mut Effects) {
         false,
     );
     fx.absorb(global);
-    let keys = [format!("{fam}:{sub}"), format!("{fam}:*")];
+    // `git stash list` and `git reflog` take log options, `git stash show` diff options.
+    let like = match (fam, sub, second) {
+        ("git", "stash", "list") | ("git", "reflog", _) => "git:log",
+        ("git", "stash", "show") => "git:diff",
+        _ => "",
+    };
+    let keys = [format!("{fam}:{sub}"), format!("{fam}:*"), like.to_string()];
     let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
     let rest = args.get(at + 1..).unwrap_or_default();
     let found = scan(&keys, rest, fam == "go", false);

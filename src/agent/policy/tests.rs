@@ -907,3 +907,5 @@ fn an_allow_says_whether_the_persons_pattern_made_it() {
     assert!(!shell("rm -rf build", Trust::Scoped, &patterns).by_pattern);
     assert!(!shell("rm -rf /", Trust::Scoped, &patterns).by_pattern);
 }
+
+mod blind_spots;

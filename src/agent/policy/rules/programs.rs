@@ -1,5 +1,5 @@
 //! The programs `rules::classify` hands over for a closer look at their arguments:
-//! shells, formatters, `find`, sed scripts, git settings and package.json scripts.
+//! shells, formatters, sed scripts, git settings and package.json scripts.
 
 use super::*;
 
@@ -40,59 +40,6 @@ pub(super) fn formatter(name: &str, args: &[String]) -> (Risk, &'static str) {
         true => (Medium, "formats files"),
         false => (Low, "checks formatting or lints"),
     }
-}
-
-pub(super) fn find(args: &[String], fx: &mut Effects) -> (Risk, &'static str) {
-    let n = args
-        .iter()
-        .take_while(|a| !a.starts_with('-') && !among(a, "( !"))
-        .count();
-    let mut starts = args[..n].to_vec();
-    if starts.is_empty() {
-        starts.push(".".into());
-    }
-    fx.reads.clone_from(&starts);
-    // What find acts on lies below its starting points.
-    let below: Vec<String> = starts
-        .iter()
-        .map(|s| format!("{}/{{}}", s.trim_end_matches('/')))
-        .collect();
-    let (mut risk, mut i) = ((Low, "read-only"), n);
-    while let Some(a) = args.get(i) {
-        match a.as_str() {
-            "-delete" => {
-                fx.writes.extend(below.iter().cloned());
-                fx.recursive = true;
-                risk = (High, "deletes files");
-            }
-            "-exec" | "-execdir" | "-ok" | "-okdir" => {
-                let rest = &args[i + 1..];
-                let len = rest.iter().take_while(|a| !among(a, "; +")).count();
-                // `-exec sh -c 'cat {}'`: file names become shell code.
-                let runner = rest.first().is_some_and(|p| among(program(p), RUNNERS));
-                if runner && rest[..len].iter().any(|w| w.contains("{}") && w != "{}") {
-                    let why = "puts file names into code it runs".to_string();
-                    fx.flags.push((Medium, why));
-                }
-                let words = rest[..len].iter().map(|w| {
-                    if w == "{}" {
-                        below[0].clone()
-                    } else {
-                        quote(w)
-                    }
-                });
-                fx.inner.push(words.collect::<Vec<_>>().join(" "));
-                i += len + 1;
-            }
-            "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
-                fx.writes.extend(args.get(i + 1).cloned());
-                risk = risk.max((Medium, "writes files"));
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    risk
 }
 
 /// Whether a sed script may run commands (`e`, `s///e`) or write files (`w`, `W`, `s///w`).
