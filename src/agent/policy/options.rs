@@ -23,7 +23,8 @@ pub(super) const STRICT: &str =
 /// Programs whose harmless options the tables list: when such a program is otherwise low risk,
 /// an option it does not know (`Scan::unknown`) makes it medium.
 pub(super) const CHECKED: &str = "git npm pnpm yarn bun pytest jest vitest mocha rustfmt \
-                                  prettier black gofmt isort clang-format ruff eslint biome";
+                                  prettier black gofmt isort clang-format ruff eslint biome awk \
+                                  gawk mawk nawk";
 
 /// What `scan` found in a program's arguments.
 #[derive(Default)]

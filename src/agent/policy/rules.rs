@@ -13,9 +13,12 @@ use super::shell::{Cmd, among, operands, option_value, program, quote, unwrap};
 // `find`'s options, starting points and expression.
 mod find;
 mod programs;
+// sed scripts and awk programs.
+mod scripts;
 
 use find::find;
-use programs::{formatter, git_config, never, script, sed_acts, shell};
+use programs::{arithmetic, formatter, git_config, never, script, shell};
+use scripts::{awk, sed};
 
 /// `risk|why|programs`; subcommands of git, cargo, npm (pnpm, yarn, bun), go and pip are
 /// `family:sub`. Programs not listed are unknown, so high risk. "reads files" programs read
@@ -25,6 +28,7 @@ L|read-only|echo printf pwd which whereis type date whoami uname true false : te
 L|read-only|dirname sleep id hostname printenv export unset set read seq nproc wait cd pushd
 M|shows other processes and their command lines|ps
 L|read-only|popd command tr for select shift local declare typeset readonly sed grep egrep fgrep
+L|evaluates arithmetic on literal numbers|((
 L|read-only|rg ag
 L|reads files|ls cat head tail wc tree stat file du df sort uniq cut diff cmp comm
 M|a pager, which can run commands|less more
@@ -109,6 +113,8 @@ pub(super) struct Effects {
     pub(super) exported: Vec<String>,
     /// Options the tables do not know (`Scan::unknown`).
     pub(super) unknown: Vec<String>,
+    /// Some argument holds an expansion only known at run time (`"$x"`, `$(…)`).
+    pub(super) expands: bool,
 }
 
 impl Effects {
@@ -193,20 +199,21 @@ fn judge(name: &str, args: &[String], fx: &mut Effects) -> (Risk, &'static str) 
     let files = found.map(|s| fx.absorb(s)).unwrap_or_default();
     let special = |kind: char| specials.iter().filter(move |(k, _)| *k == kind);
     match name {
-        "sed" | "grep" | "egrep" | "fgrep" | "rg" | "ag" => {
-            // The first operand is the script or pattern, unless one came with -e or -f.
+        "sed" => {
+            let scripts = special('s').map(|(_, v)| v.clone()).collect();
+            let in_place = special('O').next().is_some();
+            return sed(scripts, gave("-f --file"), in_place, files, fx);
+        }
+        "awk" | "gawk" | "mawk" | "nawk" => {
+            let sources = special('s').map(|(_, v)| v.clone()).collect();
+            return awk(sources, gave("-f --file -E --exec"), files, fx);
+        }
+        "grep" | "egrep" | "fgrep" | "rg" | "ag" => {
+            // The first operand is the pattern, unless one came with -e or -f.
             let mut files = files.clone();
-            let mut code: Vec<String> = special('s').map(|(_, v)| v.clone()).collect();
-            let pattern_file = gave("-f --file");
-            if code.is_empty() && !pattern_file && !files.is_empty() {
-                code.push(files.remove(0));
-            }
-            if name == "sed" && code.iter().any(|c| sed_acts(c)) {
-                return (High, "a sed script that runs commands or writes files");
-            }
-            if name == "sed" && special('O').next().is_some() {
-                fx.writes = files;
-                return (Medium, "edits files in place");
+            let given = special('s').next().is_some() || gave("-f --file");
+            if !given && !files.is_empty() {
+                files.remove(0);
             }
             fx.reads.extend(files);
         }
@@ -225,6 +232,12 @@ fn judge(name: &str, args: &[String], fx: &mut Effects) -> (Risk, &'static str) 
         "ps" if files.iter().any(|a| a.contains('e')) => {
             return (Medium, "shows other processes' environment variables");
         }
+        "[[" | "[" | "test" | "unset" | "declare" | "typeset" | "local" => {
+            arithmetic(name, args, fx)
+        }
+        _ => {}
+    }
+    match name {
         "export" | "declare" | "typeset" | "readonly" | "local" | "read" | "for" | "select" => {
             let names = files
                 .iter()

@@ -679,8 +679,13 @@ fn long_and_deeply_nested_commands_are_handled() {
     let deep = format!("echo {}rm -rf /{}", "$(".repeat(5000), ")".repeat(5000));
     assert_eq!(risk(&deep), High);
     assert_eq!(
-        risk(&format!("{}ls{}", "(".repeat(5000), ")".repeat(5000))),
+        risk(&format!("{}ls{}", "( ".repeat(5000), ")".repeat(5000))),
         High
+    );
+    // Run together, the parentheses are bash's arithmetic command on the variable `ls`.
+    assert_eq!(
+        risk(&format!("{}ls{}", "(".repeat(5000), ")".repeat(5000))),
+        Medium
     );
     assert_eq!(risk(&"`".repeat(10_001)), High);
     let long = "ls && ".repeat(20_000) + "rm -rf build";

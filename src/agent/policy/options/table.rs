@@ -27,6 +27,39 @@ pub(super) const TABLE: &[Row] = &[
     ("sed", "-f --file", 'x', "runs a sed script from a file"),
     ("sed", "-i --in-place", 'O', ""),
     ("sed", "-l --line-length", 'v', ""),
+    (
+        "awk gawk mawk nawk",
+        "-f --file -E --exec -i --include -l --load",
+        'x',
+        "runs an awk program or library from a file",
+    ),
+    (
+        "awk gawk mawk nawk",
+        "-o --pretty-print -d --dump-variables -p --profile",
+        'X',
+        "writes a file",
+    ),
+    (
+        "awk gawk mawk nawk",
+        "-D --debug -W",
+        'm',
+        "runs the awk debugger or an implementation option",
+    ),
+    ("awk gawk mawk nawk", "-e --source", 's', ""),
+    (
+        "awk gawk mawk nawk",
+        "-F --field-separator -v --assign",
+        'v',
+        "",
+    ),
+    (
+        "awk gawk mawk nawk",
+        "-b --characters-as-bytes -c --traditional -n --non-decimal-data -N --use-lc-numeric \
+         -P --posix -r --re-interval -s --no-optimize -S --sandbox -V --version -M --bignum -O \
+         --optimize -L --lint -t --lint-old -h --help --csv -k",
+        'f',
+        "",
+    ),
     ("grep egrep fgrep", "-f --file --exclude-from", 'r', ""),
     ("grep egrep fgrep", "-e --regexp", 's', ""),
     (

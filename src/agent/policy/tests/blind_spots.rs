@@ -199,3 +199,112 @@ fn git_options_the_table_does_not_know_are_asked() {
     ]);
     all(&[r1, r2]);
 }
+
+#[test]
+fn scripts_that_read_write_or_run_are_not_low() {
+    let r1 = expect(&[
+        ("sed '1r /etc/passwd' README.md", Medium),
+        ("sed 'R /etc/passwd' README.md", Medium),
+        ("sed -e '$r ~/.netrc' README.md", Medium),
+        ("sed --expression='1R /etc/shadow' README.md", Medium),
+        ("sed -n \"$x\" README.md", Medium),
+        ("sed \"s/a/$b/\" README.md", Medium),
+        ("sed 's/x/y/gw /tmp/x' README.md", High),
+        ("sed 'W /tmp/x' README.md", High),
+        ("sed 's/x/y/e' README.md", High),
+        ("awk 'BEGIN{system(\"id\")}'", High),
+        ("awk '{print > \"/tmp/x\"}' README.md", High),
+        ("awk '{print | \"sh\"}' README.md", High),
+        (
+            "awk 'BEGIN{while((getline l < \"/etc/passwd\")>0) print l}'",
+            High,
+        ),
+        ("awk 'BEGIN{print ENVIRON[\"HOME\"]}'", Medium),
+        ("awk -f x.awk README.md", High),
+        ("awk \"$p\" README.md", Medium),
+        ("awk '{print}' /etc/passwd", Medium),
+        ("gawk '@load \"x\"; BEGIN{}'", High),
+        ("gawk -l x 'BEGIN{}'", High),
+        ("gawk -o/tmp/x 'BEGIN{}'", High),
+        ("perl -e 'print 1'", High),
+        ("python3 -c 'print(1)'", High),
+    ]);
+    let r2 = expect(&[
+        ("sed -n '$p' README.md", Low),
+        ("sed '1r src/lib.rs' README.md", Low),
+        ("sed -n '1,20p' README.md", Low),
+        ("awk '{print $1}' README.md", Low),
+        ("awk -F: '{print $1}' notes.txt", Low),
+        ("awk 'NR==1' README.md", Low),
+        ("awk '{s+=$1} END {print s}' notes.txt", Low),
+        ("cat notes.txt | awk '{print NF}'", Low),
+    ]);
+    all(&[r1, r2]);
+}
+
+#[test]
+fn arithmetic_on_a_variables_text_is_asked() {
+    let r1 = expect(&[
+        ("x='a[$(rm -rf build)]'; echo $((x))", Medium),
+        ("echo $((x + 1))", Medium),
+        ("echo \"$((x))\"", Medium),
+        ("echo $[x]", Medium),
+        ("((ls))", Medium),
+        ("(( x ))", Medium),
+        ("for ((i=0;i<n;i++)); do echo $i; done", Medium),
+        ("[[ $x -eq 1 ]]", Medium),
+        ("[[ x -lt 1 ]]", Medium),
+        ("[[ -v a[x] ]]", Medium),
+        ("test -v 'a[x]'", Medium),
+        ("[ -v a[x] ]", Medium),
+        ("unset 'a[x]'", Medium),
+        ("read 'b[x]'", Medium),
+        ("printf -v 'b[x]' 1", Medium),
+        ("declare -i n", Medium),
+        ("declare -n r=x", Medium),
+        ("local -i n=1", Medium),
+        ("declare 'b[x]=1'", Medium),
+        ("echo ${a[x]}", Medium),
+        ("sh -c 'echo $(($1))' _ x", Medium),
+    ]);
+    let r2 = expect(&[
+        ("echo $((1 + 2))", Low),
+        ("echo $(( 0x1f << 2 ))", Low),
+        ("echo $[1+2]", Low),
+        ("((1 + 2))", Low),
+        ("[[ $# -eq 0 ]] && echo none", Low),
+        ("[[ 1 -lt 2 ]]", Low),
+        ("[ \"$x\" = y ]", Low),
+        ("unset x", Low),
+        ("declare x=1", Low),
+    ]);
+    all(&[r1, r2]);
+}
+
+#[test]
+fn brace_expansion_is_expanded_before_judging() {
+    let r1 = refused(&["rm {-rf,~}", "{rm,-rf,~}", "sudo {rm,-rf,/}"]);
+    let r2 = expect(&[
+        ("rm {-rf,build}", High),
+        ("cp {README.md,--target-directory=/tmp}", High),
+        ("ls {..,x}", Medium),
+        ("cat {/etc/passwd,README.md}", Medium),
+        ("sort {-o,/tmp/x} README.md", High),
+        ("sed {-i,s/a/b/} notes.txt", Medium),
+        ("git {log,--output=/tmp/x}", High),
+        ("{ls,-la}", Medium),
+        ("cat {a,b}$x", Medium),
+        ("cat {a,'b c'}", Medium),
+        ("echo {a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}{o,p}{q,r}", Medium),
+    ]);
+    let r3 = expect(&[
+        ("echo {a,b}", Low),
+        ("ls src/{main,lib}.rs", Low),
+        ("cat src/{main,lib}.rs", Low),
+        ("echo '{rm,-rf,~}'", Low),
+        ("echo {1..3}", Low),
+        ("echo a{,b}", Low),
+        ("{ ls; pwd; }", Low),
+    ]);
+    all(&[r1, r2, r3]);
+}
