@@ -229,6 +229,15 @@ fn judge(name: &str, args: &[String], fx: &mut Effects) -> (Risk, &'static str) 
         }
         "hostname" if !files.is_empty() => return (High, "sets the hostname"),
         "less" | "more" => fx.reads.clone_from(&files),
+        "bat" if files.first().is_some_and(|f| f == "cache") => {
+            return (Medium, "builds or clears bat's cache outside the project");
+        }
+        "pylint" => {
+            // `--output-format=json:FILE,text`: a format may name the file it is written to.
+            let formats = option_value(args, "-f --output-format").unwrap_or_default();
+            let files = formats.split(',').filter_map(|f| f.split_once(':'));
+            fx.writes.extend(files.map(|(_, file)| file.to_string()));
+        }
         "ps" if files.iter().any(|a| a.contains('e')) => {
             return (Medium, "shows other processes' environment variables");
         }
@@ -391,6 +400,33 @@ fn family_options(name: &str, args: &[String], fx: &mut Effects) {
     if fam == "git" && sub == "diff" && args.iter().any(|a| a == "--no-index") {
         fx.reads.extend(operands);
     }
+    passed_on(fam, sub, rest, fx);
+}
+
+/// The arguments after `--`, which cargo passes to the test harness or the compiler
+/// (`cargo test -- --logfile F` writes F) and npm to a package script (`npm run lint -- --fix`).
+fn passed_on(fam: &str, sub: &str, rest: &[String], fx: &mut Effects) {
+    let Some(at) = rest.iter().position(|a| a == "--") else {
+        return;
+    };
+    let passed = rest.get(at + 1..).unwrap_or_default();
+    let key = match (fam, sub) {
+        ("cargo", "test" | "t" | "bench" | "nextest") => "libtest",
+        ("cargo", "clippy") => "rustc-lints",
+        ("npm", _) => {
+            // A package script's options are the script's own business: asked about.
+            let options = passed.iter().filter(|a| a.starts_with('-'));
+            fx.unknown.extend(options.cloned());
+            return;
+        }
+        _ => return,
+    };
+    let found = scan(&[key], passed, false, false);
+    for opt in &found.unknown {
+        let why = format!("passes on an option the checker does not know (`{opt}`)");
+        fx.flags.push((Medium, why));
+    }
+    fx.absorb(found);
 }
 
 /// git, cargo, npm (pnpm, yarn, bun), go, pip: by subcommand and a few telling flags.

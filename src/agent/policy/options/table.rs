@@ -129,6 +129,24 @@ pub(super) const TABLE: &[Row] = &[
         "",
     ),
     ("cargo:doc", "--open", 'M', "opens a browser"),
+    // What `cargo test -- …` passes to the test harness, `cargo clippy -- …` to the compiler.
+    ("libtest", "--logfile", 'w', ""),
+    ("libtest", "-Z", 'm', "uses unstable test harness options"),
+    (
+        "libtest",
+        "--nocapture --no-capture --test-threads --exact --ignored --include-ignored --skip \
+         --list -q --quiet --show-output --color --format --report-time --shuffle \
+         --shuffle-seed --bench --test --force-run-in-process --exclude-should-panic \
+         --ensure-time",
+        'f',
+        "",
+    ),
+    (
+        "rustc-lints",
+        "-D -W -A -F --deny --warn --allow --forbid --cap-lints --no-deps",
+        'f',
+        "",
+    ),
     (
         "go:*",
         "-exec -toolexec -vettool",
@@ -191,6 +209,7 @@ pub(super) const TABLE: &[Row] = &[
         "",
     ),
     ("mypy", "--python-executable", 'x', "runs another Python"),
+    ("mypy", "--install-types", 'X', "installs packages"),
     ("mypy", "--config-file", 'r', ""),
     (
         "mypy",
@@ -229,6 +248,13 @@ pub(super) const TABLE: &[Row] = &[
         "",
     ),
     ("tree", "-o", 'w', ""),
+    (
+        "tree",
+        "-R",
+        'M',
+        "writes an HTML listing into every directory",
+    ),
+    ("tree", "--infofile --gitfile", 'r', ""),
     (
         "tree",
         "-L -P -I -H -T --charset --filelimit --timefmt --sort",
@@ -284,6 +310,12 @@ pub(super) const TABLE: &[Row] = &[
     ),
     ("stat", "-c --format --printf", 'v', ""),
     ("file", "-m --magic-file -f --files-from", 'r', ""),
+    (
+        "file",
+        "-C --compile",
+        'M',
+        "compiles a magic file, which it writes",
+    ),
     ("nl", "-b -d -f -h -i -l -n -s -v -w", 'v', ""),
     ("od", "-A -j -N -S -t -w", 'v', ""),
     ("hexdump", "-f", 'r', ""),
@@ -292,6 +324,12 @@ pub(super) const TABLE: &[Row] = &[
     ("column", "-s -c -o -N -R -W -E -H -O -l", 'v', ""),
     ("paste", "-d", 'v', ""),
     ("bat", "--pager", 'x', "runs a pager command"),
+    (
+        "bat",
+        "--generate-config-file --config-file --config-dir --cache-dir",
+        'M',
+        "writes or shows bat's own files outside the project",
+    ),
     (
         "bat",
         "-l --language -H --highlight-line --style --theme --tabs --wrap --terminal-width -r \

@@ -308,3 +308,33 @@ fn brace_expansion_is_expanded_before_judging() {
     ]);
     all(&[r1, r2, r3]);
 }
+
+#[test]
+fn siblings_write_read_or_run_through_options_too() {
+    let r1 = expect(&[
+        ("cargo test -- --logfile /tmp/x", High),
+        ("cargo test -- --logfile out.txt", Medium),
+        ("cargo test -- --frobnicate", Medium),
+        ("cargo clippy -- -C linker=/tmp/x", Medium),
+        ("npm run lint -- --fix", Medium),
+        ("npm test -- --outputFile=/tmp/x", Medium),
+        ("file -C -m magic", Medium),
+        ("tree -R -H . src", Medium),
+        ("mypy --install-types --non-interactive src", High),
+        ("bat cache --build", Medium),
+        ("pylint --output-format=json:/tmp/x src", High),
+        ("biome check --apply src", Medium),
+        ("prettier --check --plugin=/tmp/x.js .", High),
+    ]);
+    let r2 = expect(&[
+        ("cargo test -- --nocapture --test-threads 1", Low),
+        ("cargo test -p tandem -- policy --exact", Low),
+        ("cargo clippy --all-targets -- -D warnings", Low),
+        ("npm test -- src/app.test.js", Low),
+        ("pylint -f json src", Low),
+        ("prettier --check .", Low),
+        ("ruff check src", Low),
+        ("bat src/main.rs", Low),
+    ]);
+    all(&[r1, r2]);
+}
