@@ -259,7 +259,15 @@ impl Ctx {
         let words = cmd.words.get(at..).unwrap_or_default();
         let name = words.first().map_or("", |w| program(w));
         let args = words.get(1..).unwrap_or_default();
-        let mut fx = Effects::default();
+        let marks = cmd.marks.get(at..).unwrap_or_default();
+        let mut fx = Effects {
+            expands: marks.iter().skip(1).any(|m| m.dynamic),
+            ..Effects::default()
+        };
+        if cmd.marks.iter().take(at + 1).any(|m| m.braced) {
+            let why = "a brace expansion makes the command name".to_string();
+            fx.flags.push((Medium, why));
+        }
         let base = if name.is_empty() {
             (Low, "no command")
         } else {

@@ -25,7 +25,15 @@
 //! control and invisible characters, `$'…'`, `${x%…}`, here-documents, `eval`, `case`, `alias`,
 //! `trap`, `exec`, patterns as the program; variables set for a command or for later ones
 //! unless harmless (`RUST_LOG`, `CI`…); options of "read-only" programs that run code, write or
-//! read a path (one table per program in `options`, every spelling of an option);
+//! read a path (one table per program in `options`, every spelling of an option, and any
+//! abbreviation counts as the riskiest option it may stand for: `sort --out`, `sed --in-pl`);
+//! any option git's low-risk subcommands, test runners, package scripts, formatters, awk and
+//! `find` do not list as harmless, and what cargo and npm pass on after `--`; sed and awk
+//! scripts that run, write or read files, or that are built at run time; brace expansions the
+//! checker cannot make (those it can are made first: `rm {-rf,~}` is `rm -rf ~`), and a command
+//! name made by one; arithmetic on anything but literal numbers (`$((x))`, `((x))`,
+//! `[[ x -eq 1 ]]`, `unset a[i]`, `declare -i`), as bash evaluates a variable's text there and
+//! its array subscripts run commands;
 //! wrapper options nobody knows (`env -S` is split and judged as a command); reading a path
 //! outside the project or only known at run time (`$X`, `~user`, `src/..` when `src` may be a
 //! symlink, `{..,x}`, `.*`); running after `cd` to such a place; a `cwd` outside the project
@@ -33,8 +41,10 @@
 //!
 //! This module holds the types and the precedence. The rest lives in private child modules,
 //! whose public functions are re-exported here: `shell` parses commands (`shell::words` reads
-//! a command's words and wrappers), `options` knows which options run code, write or read,
-//! `rules` says what each program does (`rules::programs` for those looked at closely),
+//! a command's words and wrappers, `shell::expand` makes brace expansions and checks
+//! arithmetic), `options` knows which options run code, write or read (`options::table` and its
+//! `git` and `tools` parts), `rules` says what each program does (`rules::programs`,
+//! `rules::find`, `rules::scripts` for sed and awk, `rules::family` for git, cargo, npm…),
 //! `facts` turns a call into parts with risks and reasons (`facts::paths` judges where paths
 //! lie), and `patterns` matches the user's patterns.
 

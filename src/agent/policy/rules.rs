@@ -7,12 +7,22 @@ use std::path::Path;
 
 use super::Risk::{self, High, Low, Medium};
 use super::facts::{Ctx, Kind};
-use super::options::{Scan, scan};
+use super::options::{CHECKED, Scan, scan};
 use super::shell::{Cmd, among, operands, option_value, program, quote, unwrap};
 
+// `find`'s options, starting points and expression.
+mod find;
 mod programs;
+// sed scripts and awk programs.
+mod scripts;
+// git, cargo, npm, go and pip: global options, subcommands and what they pass on.
+mod family;
 
-use programs::{find, formatter, git_config, never, script, sed_acts, shell};
+pub(super) use family::subcommand;
+use family::{family, family_options};
+use find::find;
+use programs::{arithmetic, formatter, git_config, never, script, shell};
+use scripts::{awk, sed};
 
 /// `risk|why|programs`; subcommands of git, cargo, npm (pnpm, yarn, bun), go and pip are
 /// `family:sub`. Programs not listed are unknown, so high risk. "reads files" programs read
@@ -22,6 +32,7 @@ L|read-only|echo printf pwd which whereis type date whoami uname true false : te
 L|read-only|dirname sleep id hostname printenv export unset set read seq nproc wait cd pushd
 M|shows other processes and their command lines|ps
 L|read-only|popd command tr for select shift local declare typeset readonly sed grep egrep fgrep
+L|evaluates arithmetic on literal numbers|((
 L|read-only|rg ag
 L|reads files|ls cat head tail wc tree stat file du df sort uniq cut diff cmp comm
 M|a pager, which can run commands|less more
@@ -104,6 +115,10 @@ pub(super) struct Effects {
     /// every later program.
     pub(super) names: Vec<String>,
     pub(super) exported: Vec<String>,
+    /// Options the tables do not know (`Scan::unknown`).
+    pub(super) unknown: Vec<String>,
+    /// Some argument holds an expansion only known at run time (`"$x"`, `$(…)`).
+    pub(super) expands: bool,
 }
 
 impl Effects {
@@ -115,6 +130,7 @@ impl Effects {
         self.flags.extend(s.flags);
         self.inner.extend(s.inner);
         self.names.extend(s.names);
+        self.unknown.extend(s.unknown);
         s.operands
     }
 }
@@ -155,8 +171,22 @@ fn rule(key: &str) -> Option<(Risk, &'static str)> {
     })
 }
 
-/// The risk of running `name args`, noting what it reads, writes and runs in `fx`.
+/// The risk of running `name args`, noting what it reads, writes and runs in `fx`. A program
+/// of `CHECKED` that is otherwise low risk is asked about options it does not know.
 pub(super) fn classify(name: &str, args: &[String], fx: &mut Effects) -> (Risk, &'static str) {
+    let found = judge(name, args, fx);
+    let unknown = std::mem::take(&mut fx.unknown);
+    if found.0 == Low && among(name, CHECKED) {
+        for opt in unknown {
+            let why = format!("an option the checker does not know (`{opt}`)");
+            fx.flags.push((Medium, why));
+        }
+    }
+    found
+}
+
+/// `classify` without the check of unknown options.
+fn judge(name: &str, args: &[String], fx: &mut Effects) -> (Risk, &'static str) {
     let has = |flags: &str| args.iter().any(|a| among(a, flags));
     let in_family = among(name, "git cargo npm pnpm yarn bun go pip pip3");
     let mut found = (!in_family).then(|| scan(&[name], args, false, false));
@@ -168,23 +198,26 @@ pub(super) fn classify(name: &str, args: &[String], fx: &mut Effects) -> (Risk, 
         .as_ref()
         .map(|s| s.special.clone())
         .unwrap_or_default();
+    let given = found.as_ref().map(|s| s.given.clone()).unwrap_or_default();
+    let gave = |names: &str| given.iter().any(|g| among(g, names));
     let files = found.map(|s| fx.absorb(s)).unwrap_or_default();
     let special = |kind: char| specials.iter().filter(move |(k, _)| *k == kind);
     match name {
-        "sed" | "grep" | "egrep" | "fgrep" | "rg" | "ag" => {
-            // The first operand is the script or pattern, unless one came with -e or -f.
+        "sed" => {
+            let scripts = special('s').map(|(_, v)| v.clone()).collect();
+            let in_place = special('O').next().is_some();
+            return sed(scripts, gave("-f --file"), in_place, files, fx);
+        }
+        "awk" | "gawk" | "mawk" | "nawk" => {
+            let sources = special('s').map(|(_, v)| v.clone()).collect();
+            return awk(sources, gave("-f --file -E --exec"), files, fx);
+        }
+        "grep" | "egrep" | "fgrep" | "rg" | "ag" => {
+            // The first operand is the pattern, unless one came with -e or -f.
             let mut files = files.clone();
-            let mut code: Vec<String> = special('s').map(|(_, v)| v.clone()).collect();
-            let pattern_file = args.iter().any(|a| a == "-f" || a.starts_with("--file"));
-            if code.is_empty() && !pattern_file && !files.is_empty() {
-                code.push(files.remove(0));
-            }
-            if name == "sed" && code.iter().any(|c| sed_acts(c)) {
-                return (High, "a sed script that runs commands or writes files");
-            }
-            if name == "sed" && special('O').next().is_some() {
-                fx.writes = files;
-                return (Medium, "edits files in place");
+            let given = special('s').next().is_some() || gave("-f --file");
+            if !given && !files.is_empty() {
+                files.remove(0);
             }
             fx.reads.extend(files);
         }
@@ -200,9 +233,24 @@ pub(super) fn classify(name: &str, args: &[String], fx: &mut Effects) -> (Risk, 
         }
         "hostname" if !files.is_empty() => return (High, "sets the hostname"),
         "less" | "more" => fx.reads.clone_from(&files),
+        "bat" if files.first().is_some_and(|f| f == "cache") => {
+            return (Medium, "builds or clears bat's cache outside the project");
+        }
+        "pylint" => {
+            // `--output-format=json:FILE,text`: a format may name the file it is written to.
+            let formats = option_value(args, "-f --output-format").unwrap_or_default();
+            let files = formats.split(',').filter_map(|f| f.split_once(':'));
+            fx.writes.extend(files.map(|(_, file)| file.to_string()));
+        }
         "ps" if files.iter().any(|a| a.contains('e')) => {
             return (Medium, "shows other processes' environment variables");
         }
+        "[[" | "[" | "test" | "unset" | "declare" | "typeset" | "local" => {
+            arithmetic(name, args, fx)
+        }
+        _ => {}
+    }
+    match name {
         "export" | "declare" | "typeset" | "readonly" | "local" | "read" | "for" | "select" => {
             let names = files
                 .iter()
@@ -235,22 +283,24 @@ pub(super) fn classify(name: &str, args: &[String], fx: &mut Effects) -> (Risk, 
             .inner
             .push(args.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" ")),
         // The first operand is the filter, unless it came from a file.
-        "jq" if !args
-            .iter()
-            .any(|a| a == "-f" || a.starts_with("--from-file")) =>
-        {
+        "jq" if !gave("-f --from-file") => {
             fx.reads.extend(files.iter().skip(1).cloned());
             return (Low, "reads files");
         }
-        "touch" | "mkdir" | "tee" | "truncate" | "mv" => fx.writes = operands(args, "-s -m"),
+        // A target directory given as an option (`-t DIR`, `--target=DIR`) is in `fx.writes`.
+        "touch" | "mkdir" | "tee" | "truncate" | "mv" => fx.writes.extend(files.clone()),
         "cp" | "ln" | "install" | "rsync" => {
-            let mut files = operands(args, "-t --target-directory -S -m -o -g -e");
+            let mut files = match name {
+                "rsync" => operands(args, "-e"),
+                _ => files.clone(),
+            };
             let remote = |f: &String| f.split_once(':').is_some_and(|(h, _)| !h.contains('/'));
             if name == "rsync" && files.iter().any(remote) {
                 return (High, "copies over the network");
             }
-            let target = option_value(args, "-t --target-directory");
-            fx.writes.extend(target.or_else(|| files.pop()));
+            if !gave("-t --target-directory") {
+                fx.writes.extend(files.pop());
+            }
             fx.reads.extend(files);
         }
         "rm" | "rmdir" | "unlink" | "shred" | "chmod" | "chown" | "chgrp" => {
@@ -261,9 +311,9 @@ pub(super) fn classify(name: &str, args: &[String], fx: &mut Effects) -> (Risk, 
                 .collect();
             let short = |a: &String| a.starts_with('-') && !a.starts_with("--");
             let letter = |a: &String| a.contains('R') || (!perms && a.contains('r'));
-            fx.recursive = args
-                .iter()
-                .any(|a| a == "--recursive" || (short(a) && letter(a)));
+            // `--rec` is `--recursive` to getopt_long.
+            let long = |a: &String| a.len() > 2 && "--recursive".starts_with(a.as_str());
+            fx.recursive = args.iter().any(|a| long(a) || (short(a) && letter(a)));
         }
         "curl" | "wget" => {
             let out = if name == "curl" {
@@ -299,6 +349,7 @@ pub(super) fn classify(name: &str, args: &[String], fx: &mut Effects) -> (Risk, 
         "systemctl" if has("reboot poweroff halt kexec") => return never(fx, SHUTDOWN),
         _ if name == "mkfs" || name.starts_with("mkfs.") => return never(fx, "formats a disk"),
         "python" | "python3" if args.len() > 1 && args[0] == "-m" => {
+            fx.unknown.clear();
             return classify(&args[1], &args[2..], fx);
         }
         _ if among(name, RUNNERS) && has("--version -V") => return (Low, "read-only"),
@@ -327,115 +378,6 @@ pub(super) fn classify(name: &str, args: &[String], fx: &mut Effects) -> (Risk, 
         fx.reads.extend(files);
     }
     found
-}
-
-/// The options of a family program: its global ones and its subcommand's.
-fn family_options(name: &str, args: &[String], fx: &mut Effects) {
-    let (fam, at, sub, _) = subcommand(name, args);
-    let global = scan(
-        &[fam],
-        args.get(..at).unwrap_or_default(),
-        fam == "go",
-        false,
-    );
-    fx.absorb(global);
-    let keys = [format!("{fam}:{sub}"), format!("{fam}:*")];
-    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-    let rest = args.get(at + 1..).unwrap_or_default();
-    let found = scan(&keys, rest, fam == "go", false);
-    let operands = fx.absorb(found);
-    if fam == "git" && sub == "diff" && args.iter().any(|a| a == "--no-index") {
-        fx.reads.extend(operands);
-    }
-}
-
-/// git, cargo, npm (pnpm, yarn, bun), go, pip: by subcommand and a few telling flags.
-fn family(name: &str, args: &[String]) -> (Risk, &'static str) {
-    let (fam, at, sub, second) = subcommand(name, args);
-    let before = args.iter().take(at);
-    let tail = args.iter().skip(at + 1);
-    let has = |flags: &str| tail.clone().any(|a| among(a, flags));
-    let discard = Some((High, "discards uncommitted changes"));
-    let special = match (fam, sub) {
-        ("git", _) if before.clone().any(|a| among(a, "-c --config-env")) => {
-            Some((High, "overrides git configuration"))
-        }
-        ("git", "branch" | "tag") if has("-d -D --delete") => {
-            Some((High, "deletes a branch or tag"))
-        }
-        ("git", "branch" | "tag") if !second.is_empty() || has("-m -M -c -C") => {
-            Some((Medium, "creates or renames a branch or tag"))
-        }
-        ("git", "stash") if among(second, "list show") => Some((Low, "reads the repository")),
-        ("git", "stash") if among(second, "drop clear") => Some((High, "drops stashed changes")),
-        ("git", "remote") if among(second, "add rename remove rm set-url set-head") => {
-            Some((Medium, "changes git settings"))
-        }
-        ("git", "remote") if !among(second, "get-url") && !second.is_empty() => {
-            Some((High, "uses the network"))
-        }
-        ("git", "config") if !has("--get --get-all --get-regexp --list -l") => {
-            Some(git_config(second))
-        }
-        // Without `--local`, reading shows ~/.gitconfig too (tokens in URLs, helpers).
-        ("git", "config") if !has("--local --worktree") => {
-            Some((Medium, "shows git settings from outside the project"))
-        }
-        ("git", "bisect") if second == "run" => Some((High, "runs a command on each commit")),
-        ("go", "env") if has("-w -u") => Some((High, "changes Go's settings")),
-        ("git", "clean") if has("-n --dry-run") => Some((Low, "previews a clean")),
-        ("git", "reset") if has("--hard --merge --keep") => discard,
-        ("git", "checkout") if has("-- . -f --force") => discard,
-        ("git", "restore") if has("--worktree -W") || !has("--staged -S") => discard,
-        ("git", "rm") if has("--cached") => Some((Medium, "changes the repository")),
-        ("git", "reflog") if !among(second, "show") && !second.is_empty() => {
-            Some((High, "rewrites history"))
-        }
-        ("cargo", "clippy") if has("--fix") => Some((Medium, "changes files in the project")),
-        ("cargo", "fmt") if has("--check") => Some((Low, "checks formatting")),
-        ("npm", "") if name == "yarn" => Some((High, "installs packages")),
-        ("npm", "run" | "run-script") => Some(script(second)),
-        _ => None,
-    };
-    let key = if sub.is_empty() {
-        fam.to_string()
-    } else {
-        format!("{fam}:{sub}")
-    };
-    let scripts = fam == "npm" && name != "npm";
-    let fallback = if scripts {
-        script(sub)
-    } else {
-        (High, "unknown command")
-    };
-    special.or_else(|| rule(&key)).unwrap_or(fallback)
-}
-
-/// The family (`npm` for pnpm, yarn and bun), the subcommand's index, the subcommand, and
-/// the operand after it. Global options (`git -C dir`, `cargo +nightly`) come before it.
-pub(super) fn subcommand<'a>(
-    name: &'a str,
-    args: &'a [String],
-) -> (&'a str, usize, &'a str, &'a str) {
-    let fam = match name {
-        "pnpm" | "yarn" | "bun" => "npm",
-        "pip3" => "pip",
-        _ => name,
-    };
-    let mut at = 0;
-    loop {
-        let rest = args.get(at..).unwrap_or_default();
-        at += scan(&[fam], rest, fam == "go", true).used;
-        match args.get(at) {
-            Some(a) if a.starts_with('+') => at += 1,
-            _ => break,
-        }
-    }
-    let word = |w: Option<&'a String>| w.map_or("", String::as_str);
-    let sub = word(args.get(at));
-    let after = args.get(at + 1..).unwrap_or_default();
-    let second = word(after.iter().find(|a| !a.starts_with('-')));
-    (fam, at.min(args.len()), sub, second)
 }
 
 #[cfg(test)]

@@ -3,14 +3,17 @@
 //! here-documents; and the helpers that read a simple command's words (wrappers such as `sudo`
 //! and `env`, options, operands). It only parses: what a command does is `rules`' call.
 
-use std::mem::take;
+use std::mem::{replace, take};
 use std::path::Path;
 
 use super::rules::{classify_shell, is_download};
 
+// Brace expansion and arithmetic, as bash makes them before a program runs.
+mod expand;
 // The words of one command: wrappers, operands, options.
 mod words;
 
+pub(super) use expand::literal_arithmetic;
 pub(super) use words::{operands, option_value, program, quote, unwrap, unwrap_all};
 
 const RESERVED: &str = "{ } ! if then else elif fi do done while until esac";
@@ -48,9 +51,31 @@ pub(super) struct Cmd {
     pub(super) sub_download: bool,
     /// Syntax the lexer does not follow exactly as the shell does (`$'…'`, `${x%…}`).
     pub(super) odd: Vec<&'static str>,
+    /// How each word was written (parallel to `words`).
+    pub(super) marks: Vec<Marks>,
+}
+
+/// How a word was written: what the shell does to it that its text alone does not show.
+#[derive(Default, Clone, Copy)]
+pub(super) struct Marks {
+    /// It has quotes or escapes.
+    pub(super) quoted: bool,
+    /// It holds an expansion only known at run time (`$x`, `${x}`, `$(…)`, backticks).
+    pub(super) dynamic: bool,
+    /// It has an unquoted brace expansion (`{a,b}`, `{1..3}`).
+    pub(super) braces: bool,
+    /// It was made by a brace expansion.
+    pub(super) braced: bool,
 }
 
 impl Cmd {
+    /// Adds a word that starts at `start` in the source.
+    fn push(&mut self, word: String, start: usize, marks: Marks) {
+        self.words.push(word);
+        self.starts.push(start);
+        self.marks.push(marks);
+    }
+
     fn begin(&mut self, at: usize) {
         if self.words.is_empty() && self.redirects.is_empty() {
             self.start = at;
@@ -66,6 +91,9 @@ pub(super) struct Parser<'a> {
     pending: Vec<(usize, String)>,
     /// Here-document bodies, and whether `$(…)` in them runs.
     pub(super) bodies: Vec<(String, bool)>,
+    /// How the word being read, and the last word read, were written.
+    mark: Marks,
+    last: Marks,
 }
 
 impl<'a> Parser<'a> {
@@ -76,6 +104,8 @@ impl<'a> Parser<'a> {
             out: Vec::new(),
             pending: Vec::new(),
             bodies: Vec::new(),
+            mark: Marks::default(),
+            last: Marks::default(),
         }
     }
 
@@ -139,6 +169,9 @@ impl<'a> Parser<'a> {
                 }
                 '(' => {
                     self.finish(&mut cur, &feed);
+                    if next == Some('(') && self.arithmetic_command(&mut cur) {
+                        continue;
+                    }
                     self.i += 1;
                     self.list(Some(')'), depth + 1, &feed);
                 }
@@ -154,8 +187,7 @@ impl<'a> Parser<'a> {
                         continue;
                     }
                     cur.begin(start);
-                    cur.words.push(word);
-                    cur.starts.push(start);
+                    self.push_word(&mut cur, word, start);
                     cur.end = self.i;
                 }
             }
@@ -169,6 +201,7 @@ impl<'a> Parser<'a> {
         let skip = cmd.words.iter().take_while(|w| among(w, RESERVED)).count();
         cmd.words.drain(..skip);
         cmd.starts.drain(..skip);
+        cmd.marks.drain(..skip.min(cmd.marks.len()));
         if let (true, Some(&s)) = (skip > 0, cmd.starts.first()) {
             cmd.start = s;
         }
@@ -258,9 +291,27 @@ impl<'a> Parser<'a> {
         body: bool,
     ) -> String {
         let (mut w, mut dq, mut braces) = (String::new(), body, 0usize);
+        // Unquoted `{` open in this word (brace expansion, not `${`).
+        let mut lists = 0usize;
+        let outer = take(&mut self.mark);
         while let Some(c) = self.at(0) {
             let (next, open, quoted) = (self.at(1), self.i, dq || braces > 0);
             let escapes = !dq || matches!(next, Some('$' | '`' | '"' | '\\' | '\n'));
+            let m = &mut self.mark;
+            match c {
+                '\'' | '"' | '\\' => m.quoted = true,
+                '$' if next
+                    .is_some_and(|n| n.is_ascii_alphanumeric() || "_{(@*#?-$!'\"[".contains(n)) =>
+                {
+                    m.dynamic = true
+                }
+                '`' => m.dynamic = true,
+                '{' if !quoted => lists += 1,
+                '}' if !quoted && lists > 0 => lists -= 1,
+                ',' if !quoted && lists > 0 => m.braces = true,
+                '.' if !quoted && lists > 0 && next == Some('.') => m.braces = true,
+                _ => {}
+            }
             match c {
                 '<' | '>' if !quoted && w.is_empty() && next == Some('(') => {
                     self.i += 2;
@@ -299,8 +350,17 @@ impl<'a> Parser<'a> {
                     (w, braces, self.i) = (w + "${", braces + 1, open + 2)
                 }
                 '}' if braces > 0 => (w, braces, self.i) = (w + "}", braces - 1, open + 1),
+                '$' if next == Some('[') => {
+                    // `$[…]`, bash's old arithmetic: checked like `$((…))`, then read on.
+                    let rest = self.s.get(open + 2..).unwrap_or_default();
+                    let expr: String = rest.iter().take_while(|&&c| c != ']').collect();
+                    if !expand::literal_arithmetic(&expr) {
+                        cur.odd.push(expand::ARITHMETIC);
+                    }
+                    (w, self.i) = (w + "$[", open + 2);
+                }
                 '$' if next == Some('(') => {
-                    if self.at(2) != Some('(') || !self.arithmetic(&mut w) {
+                    if self.at(2) != Some('(') || !self.arithmetic(cur, &mut w) {
                         self.i += 2;
                         self.sub(cur, open, ')', depth, &mut w);
                     }
@@ -312,16 +372,21 @@ impl<'a> Parser<'a> {
                 _ => (w, self.i) = (w + c.encode_utf8(&mut [0; 4]), open + 1),
             }
         }
+        self.last = replace(&mut self.mark, outer);
         w
     }
 
     /// `$((…))` with no parentheses or backticks inside: arithmetic, copied as text. (Bash
     /// reads `$((a) )` as a command substitution; anything unusual is parsed as one here too.)
-    fn arithmetic(&mut self, w: &mut String) -> bool {
+    fn arithmetic(&mut self, cur: &mut Cmd, w: &mut String) -> bool {
         let rest = self.s.get(self.i + 3..).unwrap_or_default();
         let len = rest.iter().take_while(|&&c| !"()`".contains(c)).count();
         if rest.get(len..len + 2) != Some(&[')', ')']) {
             return false;
+        }
+        let expr: String = rest[..len].iter().collect();
+        if !expand::literal_arithmetic(&expr) {
+            cur.odd.push(expand::ARITHMETIC);
         }
         w.extend(&self.s[self.i..self.i + len + 5]);
         self.i += len + 5;

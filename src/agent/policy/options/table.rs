@@ -1,21 +1,65 @@
 //! The option tables `options::scan` reads programs' arguments with: one row per
 //! program (or subcommand) and kind of option. Data only; the kinds are explained on `TABLE`.
 
+// git's options, global and per subcommand.
+mod git;
+// Test runners, package scripts and formatters, whose harmless options are listed.
+mod tools;
+
+pub(super) use git::GIT;
+pub(super) use tools::TOOLS;
+
+pub(super) type Row = (&'static str, &'static str, char, &'static str);
+
 /// `(program, options, kind, why)`. `program` is a name, `family:sub` for a subcommand's
 /// options, or `family:*` for any subcommand's. Lower-case kinds take a value, upper-case ones
 /// are flags (a flag given `=value` still counts):
 /// `v` a harmless value · `r` a path it reads · `w` a path it writes · `x` high risk (runs or
 /// changes what `why` says) · `m` medium risk · `X`, `M` the same as flags · `e` the rest of the
 /// arguments are a command it runs · `n` a variable name it sets · `a` two harmless values ·
-/// `R` two values, the second a path it reads · `f` a known harmless flag (only wrappers list
-/// these: an option a wrapper does not know makes the command medium risk) · `s` a sed script ·
-/// `S` a string split into a command (`env -S`) · `O` sed's in-place flag, whose value may only
-/// be attached (`-i.bak`).
-pub(super) const TABLE: &[(&str, &str, char, &str)] = &[
+/// `R` two values, the second a path it reads · `f` a known harmless flag (wrappers and the
+/// programs of `CHECKED` list these: an option such a program does not know makes it medium
+/// risk) · `o` a harmless flag whose value may only be attached (`-U3`, `-M50%`) · `s` a sed
+/// script · `S` a string split into a command (`env -S`) · `O` sed's in-place flag, whose value
+/// may only be attached (`-i.bak`). git's rows are in `GIT`.
+pub(super) const TABLE: &[Row] = &[
     ("sed", "-e --expression", 's', ""),
     ("sed", "-f --file", 'x', "runs a sed script from a file"),
     ("sed", "-i --in-place", 'O', ""),
     ("sed", "-l --line-length", 'v', ""),
+    (
+        "awk gawk mawk nawk",
+        "-f --file -E --exec -i --include -l --load",
+        'x',
+        "runs an awk program or library from a file",
+    ),
+    (
+        "awk gawk mawk nawk",
+        "-o --pretty-print -d --dump-variables -p --profile",
+        'X',
+        "writes a file",
+    ),
+    (
+        "awk gawk mawk nawk",
+        "-D --debug -W",
+        'm',
+        "runs the awk debugger or an implementation option",
+    ),
+    ("awk gawk mawk nawk", "-e --source", 's', ""),
+    (
+        "awk gawk mawk nawk",
+        "-F --field-separator -v --assign",
+        'v',
+        "",
+    ),
+    (
+        "awk gawk mawk nawk",
+        "-b --characters-as-bytes -c --traditional -n --non-decimal-data -N --use-lc-numeric \
+         -P --posix -r --re-interval -s --no-optimize -S --sandbox -V --version -M --bignum -O \
+         --optimize -L --lint -t --lint-old -h --help --csv -k",
+        'f',
+        "",
+    ),
     ("grep egrep fgrep", "-f --file --exclude-from", 'r', ""),
     ("grep egrep fgrep", "-e --regexp", 's', ""),
     (
@@ -68,78 +112,6 @@ pub(super) const TABLE: &[(&str, &str, char, &str)] = &[
         'v',
         "",
     ),
-    ("git", "-c --config-env", 'x', "overrides git configuration"),
-    (
-        "git",
-        "--exec-path",
-        'X',
-        "runs git programs from another directory",
-    ),
-    ("git", "-p --paginate", 'M', "runs a pager"),
-    (
-        "git",
-        "--git-dir --work-tree",
-        'm',
-        "uses another repository or work tree",
-    ),
-    (
-        "git",
-        "-C --namespace --super-prefix --list-cmds --attr-source",
-        'v',
-        "",
-    ),
-    (
-        "git:grep",
-        "-O --open-files-in-pager",
-        'X',
-        "opens the matches in a pager command",
-    ),
-    ("git:grep", "-f", 'r', ""),
-    (
-        "git:grep",
-        "-e -A -B -C -m --max-count --max-depth --threads --context",
-        'v',
-        "",
-    ),
-    (
-        "git:diff git:log git:show git:whatchanged git:diff-tree git:range-diff",
-        "--ext-diff",
-        'X',
-        "runs an external diff program",
-    ),
-    (
-        "git:diff git:log git:show git:whatchanged git:blame git:diff-tree",
-        "--textconv",
-        'M',
-        "runs text conversion programs",
-    ),
-    (
-        "git:diff git:log git:show git:whatchanged",
-        "--output",
-        'w',
-        "",
-    ),
-    ("git:blame", "--contents", 'r', ""),
-    (
-        "git:fetch git:pull git:clone git:ls-remote git:push git:archive",
-        "--upload-pack -u --receive-pack --exec --template",
-        'x',
-        "runs a program on the remote side or from a template",
-    ),
-    (
-        "git:clone",
-        "-c --config",
-        'x',
-        "overrides git configuration",
-    ),
-    (
-        "git:rebase",
-        "-x --exec",
-        'x',
-        "runs a command after each commit",
-    ),
-    ("git:commit", "-F --file", 'r', ""),
-    ("git:config", "-f --file", 'r', ""),
     (
         "cargo cargo:*",
         "--config",
@@ -157,6 +129,24 @@ pub(super) const TABLE: &[(&str, &str, char, &str)] = &[
         "",
     ),
     ("cargo:doc", "--open", 'M', "opens a browser"),
+    // What `cargo test -- …` passes to the test harness, `cargo clippy -- …` to the compiler.
+    ("libtest", "--logfile", 'w', ""),
+    ("libtest", "-Z", 'm', "uses unstable test harness options"),
+    (
+        "libtest",
+        "--nocapture --no-capture --test-threads --exact --ignored --include-ignored --skip \
+         --list -q --quiet --show-output --color --format --report-time --shuffle \
+         --shuffle-seed --bench --test --force-run-in-process --exclude-should-panic \
+         --ensure-time",
+        'f',
+        "",
+    ),
+    (
+        "rustc-lints",
+        "-D -W -A -F --deny --warn --allow --forbid --cap-lints --no-deps",
+        'f',
+        "",
+    ),
     (
         "go:*",
         "-exec -toolexec -vettool",
@@ -181,38 +171,6 @@ pub(super) const TABLE: &[(&str, &str, char, &str)] = &[
         "go:*",
         "-run -bench -count -timeout -tags -p -mod -covermode -coverpkg -parallel -cpu \
          -benchtime -shuffle -skip -fuzz -fuzztime -list",
-        'v',
-        "",
-    ),
-    (
-        "npm:*",
-        "--script-shell --node-options",
-        'x',
-        "runs scripts through another program",
-    ),
-    ("npm:*", "--userconfig --globalconfig", 'r', ""),
-    ("npm:*", "--prefix --cache", 'w', ""),
-    (
-        "pytest",
-        "-p --pdbcls -o --override-ini",
-        'm',
-        "loads plugins or changes pytest settings",
-    ),
-    (
-        "pytest",
-        "--rootdir --confcutdir -c --config-file --ignore --ignore-glob",
-        'r',
-        "",
-    ),
-    (
-        "pytest",
-        "--basetemp --junitxml --junit-xml --resultlog --result-log",
-        'w',
-        "",
-    ),
-    (
-        "pytest",
-        "-k -m --maxfail --tb --durations -n --deselect",
         'v',
         "",
     ),
@@ -251,6 +209,7 @@ pub(super) const TABLE: &[(&str, &str, char, &str)] = &[
         "",
     ),
     ("mypy", "--python-executable", 'x', "runs another Python"),
+    ("mypy", "--install-types", 'X', "installs packages"),
     ("mypy", "--config-file", 'r', ""),
     (
         "mypy",
@@ -267,14 +226,6 @@ pub(super) const TABLE: &[(&str, &str, char, &str)] = &[
     ),
     ("pyright", "--pythonpath", 'x', "runs another Python"),
     ("pyright", "-p --project", 'r', ""),
-    ("jest vitest", "--outputFile --coverageDirectory", 'w', ""),
-    ("jest vitest", "-c --config", 'r', ""),
-    (
-        "mocha",
-        "-r --require --config",
-        'm',
-        "loads modules or a configuration",
-    ),
     ("shellcheck", "--rcfile", 'r', ""),
     (
         "shellcheck",
@@ -297,6 +248,13 @@ pub(super) const TABLE: &[(&str, &str, char, &str)] = &[
         "",
     ),
     ("tree", "-o", 'w', ""),
+    (
+        "tree",
+        "-R",
+        'M',
+        "writes an HTML listing into every directory",
+    ),
+    ("tree", "--infofile --gitfile", 'r', ""),
     (
         "tree",
         "-L -P -I -H -T --charset --filelimit --timefmt --sort",
@@ -352,6 +310,12 @@ pub(super) const TABLE: &[(&str, &str, char, &str)] = &[
     ),
     ("stat", "-c --format --printf", 'v', ""),
     ("file", "-m --magic-file -f --files-from", 'r', ""),
+    (
+        "file",
+        "-C --compile",
+        'M',
+        "compiles a magic file, which it writes",
+    ),
     ("nl", "-b -d -f -h -i -l -n -s -v -w", 'v', ""),
     ("od", "-A -j -N -S -t -w", 'v', ""),
     ("hexdump", "-f", 'r', ""),
@@ -360,6 +324,12 @@ pub(super) const TABLE: &[(&str, &str, char, &str)] = &[
     ("column", "-s -c -o -N -R -W -E -H -O -l", 'v', ""),
     ("paste", "-d", 'v', ""),
     ("bat", "--pager", 'x', "runs a pager command"),
+    (
+        "bat",
+        "--generate-config-file --config-file --config-dir --cache-dir",
+        'M',
+        "writes or shows bat's own files outside the project",
+    ),
     (
         "bat",
         "-l --language -H --highlight-line --style --theme --tabs --wrap --terminal-width -r \
@@ -379,6 +349,13 @@ pub(super) const TABLE: &[(&str, &str, char, &str)] = &[
     ("read", "-a", 'n', ""),
     ("read", "-d -n -N -p -t -u -i", 'v', ""),
     ("find", "-files0-from", 'r', ""),
+    ("cp mv ln install", "-t --target-directory", 'w', ""),
+    ("cp mv ln install", "-S --suffix", 'v', ""),
+    ("install", "-m --mode -o --owner -g --group", 'v', ""),
+    ("touch truncate", "-r --reference", 'r', ""),
+    ("touch", "-d --date -t", 'v', ""),
+    ("truncate", "-s --size", 'v', ""),
+    ("mkdir", "-m --mode --context", 'v', ""),
     // Wrappers: every option they take is listed; others make the command medium risk.
     ("env", "-S --split-string", 'S', ""),
     (

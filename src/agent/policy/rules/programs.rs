@@ -1,7 +1,8 @@
 //! The programs `rules::classify` hands over for a closer look at their arguments:
-//! shells, formatters, `find`, sed scripts, git settings and package.json scripts.
+//! shells, formatters, arithmetic builtins, git settings and package.json scripts.
 
 use super::*;
+use crate::agent::policy::shell::literal_arithmetic;
 
 pub(super) fn never(fx: &mut Effects, why: &'static str) -> (Risk, &'static str) {
     fx.hard = Some(why);
@@ -42,98 +43,33 @@ pub(super) fn formatter(name: &str, args: &[String]) -> (Risk, &'static str) {
     }
 }
 
-pub(super) fn find(args: &[String], fx: &mut Effects) -> (Risk, &'static str) {
-    let n = args
-        .iter()
-        .take_while(|a| !a.starts_with('-') && !among(a, "( !"))
-        .count();
-    let mut starts = args[..n].to_vec();
-    if starts.is_empty() {
-        starts.push(".".into());
-    }
-    fx.reads.clone_from(&starts);
-    // What find acts on lies below its starting points.
-    let below: Vec<String> = starts
-        .iter()
-        .map(|s| format!("{}/{{}}", s.trim_end_matches('/')))
-        .collect();
-    let (mut risk, mut i) = ((Low, "read-only"), n);
-    while let Some(a) = args.get(i) {
-        match a.as_str() {
-            "-delete" => {
-                fx.writes.extend(below.iter().cloned());
-                fx.recursive = true;
-                risk = (High, "deletes files");
-            }
-            "-exec" | "-execdir" | "-ok" | "-okdir" => {
-                let rest = &args[i + 1..];
-                let len = rest.iter().take_while(|a| !among(a, "; +")).count();
-                // `-exec sh -c 'cat {}'`: file names become shell code.
-                let runner = rest.first().is_some_and(|p| among(program(p), RUNNERS));
-                if runner && rest[..len].iter().any(|w| w.contains("{}") && w != "{}") {
-                    let why = "puts file names into code it runs".to_string();
-                    fx.flags.push((Medium, why));
-                }
-                let words = rest[..len].iter().map(|w| {
-                    if w == "{}" {
-                        below[0].clone()
-                    } else {
-                        quote(w)
-                    }
-                });
-                fx.inner.push(words.collect::<Vec<_>>().join(" "));
-                i += len + 1;
-            }
-            "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
-                fx.writes.extend(args.get(i + 1).cloned());
-                risk = risk.max((Medium, "writes files"));
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    risk
-}
-
-/// Whether a sed script may run commands (`e`, `s///e`) or write files (`w`, `W`, `s///w`).
-pub(super) fn sed_acts(code: &str) -> bool {
-    let c: Vec<char> = code.chars().collect();
-    // The index after a field ending in an unescaped `d`.
-    let field = |mut k: usize, d: char| {
-        while k < c.len() && c[k] != d {
-            k += 1 + usize::from(c[k] == '\\');
-        }
-        k + 1
+/// Builtins that make bash evaluate a variable's text as arithmetic, whose array subscripts
+/// run commands: `[[ x -eq y ]]` on non-literal operands, `-v a[i]`, `unset a[i]`, and
+/// `declare -i`/`-n` (later values are evaluated, or name array elements).
+pub(super) fn arithmetic(name: &str, args: &[String], fx: &mut Effects) {
+    let subscript = |a: &String| a.contains('[');
+    let compares = "-eq -ne -lt -le -gt -ge";
+    let operands = |k: usize| [k.checked_sub(1), Some(k + 1)].into_iter().flatten();
+    let evaluated = match name {
+        "[[" => args.iter().enumerate().any(|(k, a)| {
+            let literal = |j: usize| args.get(j).is_some_and(|o| literal_arithmetic(o));
+            (among(a, compares) && !operands(k).all(literal))
+                || (a == "-v" && args.get(k + 1).is_some_and(subscript))
+        }),
+        "[" | "test" => args.windows(2).any(|p| p[0] == "-v" && subscript(&p[1])),
+        "unset" => args.iter().any(subscript),
+        _ => args.iter().any(|a| {
+            let short = a.starts_with('-') && !a.starts_with("--");
+            (short && a.contains(['i', 'n']))
+                || a.split('=').next().is_some_and(|n| n.contains('['))
+        }),
     };
-    let mut k = 0;
-    while let Some(&ch) = c.get(k) {
-        k = match ch {
-            '/' => field(k + 1, '/'),
-            '\\' => c.get(k + 1).map_or(c.len(), |&d| field(k + 2, d)),
-            's' | 'y' => {
-                let Some(&d) = c.get(k + 1) else { return false };
-                let mut end = field(field(k + 2, d), d);
-                while end < c.len() && !";\n}".contains(c[end]) {
-                    if ch == 's' && "ew".contains(c[end]) {
-                        return true;
-                    }
-                    end += 1;
-                }
-                end
-            }
-            'e' | 'w' | 'W' => return true,
-            // Commands whose argument (text, label, file) runs to the end of the command.
-            'a' | 'i' | 'c' | ':' | 'b' | 't' | 'T' | 'r' | 'R' | 'q' | 'Q' | 'l' | 'L' => {
-                let len = c[k..]
-                    .iter()
-                    .take_while(|&&x| x != ';' && x != '\n')
-                    .count();
-                k + len + 1
-            }
-            _ => k + 1,
-        };
+    if evaluated {
+        let why = "makes bash evaluate a variable's text as arithmetic, whose array subscripts \
+                   can run commands"
+            .to_string();
+        fx.flags.push((Medium, why));
     }
-    false
 }
 
 /// Setting a git configuration key; keys that name programs to run are high risk.
