@@ -55,7 +55,10 @@ fn npm_project(root: &Path) {
     .expect("write");
     let mut tests = String::from("const assert = require('assert');\n");
     for i in 0..200 {
-        tests.push_str(&format!("assert.strictEqual([{i}].map(x => x * 2)[0], {});\n", i * 2));
+        tests.push_str(&format!(
+            "assert.strictEqual([{i}].map(x => x * 2)[0], {});\n",
+            i * 2
+        ));
     }
     tests.push_str("console.log('ok');\n");
     std::fs::write(root.join("test/all.js"), tests).expect("write");
@@ -91,7 +94,8 @@ fn main() {
         (start.elapsed(), outcome)
     };
     let (_, first) = run("true", Sandbox::Confined(contained.clone()), &root);
-    let in_container = matches!(&first.sandbox, tandem::process::SandboxStatus::Enforced(p) if p.container);
+    let in_container =
+        matches!(&first.sandbox, tandem::process::SandboxStatus::Enforced(p) if p.container);
     if !in_container {
         println!("no container on this machine: {:?}", first.sandbox);
     }
@@ -140,7 +144,13 @@ fn main() {
             .is_ok_and(|o| o.status.success())
     };
     if has("cargo") {
-        work("crate", crate_project, "cargo build --offline -q", "rm -rf target", 7);
+        work(
+            "crate",
+            crate_project,
+            "cargo build --offline -q",
+            "rm -rf target",
+            7,
+        );
     }
     if has("npm") {
         work("package", npm_project, "npm test --silent", "true", 9);

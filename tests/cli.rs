@@ -542,8 +542,16 @@ fn global_settings_are_set_checked_read_back_and_unset() {
     assert_eq!(limits["value"]["memory_mb"], 8192);
     let err = cli.refused(&["config", "set", "agent.limits", r#"{"procs": 1}"#]);
     assert!(err.contains("unknown field `procs`"), "{err}");
-    let env = cli.json(&["config", "set", "agent.sandbox_env", "MY_TOOL_HOME, JAVA_OPTS"]);
-    assert_eq!(env["value"], serde_json::json!(["MY_TOOL_HOME", "JAVA_OPTS"]));
+    let env = cli.json(&[
+        "config",
+        "set",
+        "agent.sandbox_env",
+        "MY_TOOL_HOME, JAVA_OPTS",
+    ]);
+    assert_eq!(
+        env["value"],
+        serde_json::json!(["MY_TOOL_HOME", "JAVA_OPTS"])
+    );
     let err = cli.refused(&["config", "set", "agent.sandbox_env", "GITHUB_TOKEN"]);
     assert!(err.contains("looks like a secret"), "{err}");
     assert_eq!(value("chat.history_turns"), Value::Null);

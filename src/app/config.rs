@@ -325,10 +325,7 @@ pub(super) fn check_env_names(setting: &str, names: &[String]) -> Result<()> {
             "{setting}: {bad:?} is not a variable name"
         )));
     }
-    if let Some(secret) = names
-        .iter()
-        .find(|n| crate::process::is_secret_env_name(n))
-    {
+    if let Some(secret) = names.iter().find(|n| crate::process::is_secret_env_name(n)) {
         return Err(AppError::Invalid(format!(
             "{setting}: {secret} looks like a secret by its name; such variables are never \
              passed to commands a model runs"

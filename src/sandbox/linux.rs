@@ -67,6 +67,7 @@ fn probe_container(filters: Option<&Vec<seccompiler::BpfProgram>>) -> Result<boo
         let limits = c.limits;
         let call = Call {
             confinement: &c,
+            stage: container::stage(super::identity()).map_err(|e| e.to_string())?,
             identity: super::identity(),
             pid_max: pid_max.then(|| limits.pid_max()),
             limits,
@@ -175,6 +176,7 @@ pub(super) fn prepare(c: &Confinement, cwd: &Path) -> Result<Prepared, SandboxEr
         Some(process_cap) => {
             let call = Call {
                 confinement: c,
+                stage: container::stage(identity)?,
                 identity,
                 pid_max: process_cap.then(|| limits.pid_max()),
                 limits,

@@ -103,6 +103,15 @@ impl Confinement {
                 vars.extend(keys.iter().map(|k| (*k, value.clone())));
             }
         }
+        if !self.network {
+            // Without the network an update check can only fail, after its own timeout
+            // (npm's notifier checks on every run: the container's home is fresh each time).
+            vars.extend([
+                ("NPM_CONFIG_UPDATE_NOTIFIER", "false".to_string()),
+                ("NO_UPDATE_NOTIFIER", "1".to_string()),
+                ("PIP_DISABLE_PIP_VERSION_CHECK", "1".to_string()),
+            ]);
+        }
         let project = self.project.canonicalize().unwrap_or(self.project.clone());
         if let Some(target) = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from)
             && (!target.is_absolute() || target.starts_with(&project))

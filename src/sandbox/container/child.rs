@@ -20,18 +20,12 @@
 use std::ffi::CString;
 use std::io;
 
-/// One step of building the container's root, on paths the parent prefixed: sources below
-/// [`OLD`] (the host's root after the first `pivot_root`), targets below [`NEW`].
+/// One step of building the container's root: sources are the host's paths, targets are
+/// below [`World::root`], where the new root is mounted.
 #[derive(Debug, Clone)]
 pub(crate) enum Op {
     Mkdir {
         path: CString,
-        mode: libc::mode_t,
-    },
-    /// A file with these bytes (also the mount point of a file bind).
-    File {
-        path: CString,
-        bytes: Vec<u8>,
         mode: libc::mode_t,
     },
     /// A mount point: an empty directory or file, made only if nothing is there yet (a
@@ -60,6 +54,11 @@ pub(crate) enum Op {
         data: CString,
         flags: libc::c_ulong,
     },
+    /// `attrs` set on the mount at `path` and every mount below it.
+    Seal {
+        path: CString,
+        attrs: u64,
+    },
     /// A fresh `/proc` for the new PID namespace, with `sys`, `sysrq-trigger`, `irq` and
     /// `bus` made read-only; `pid_max` (the process limit) is written into it first.
     Proc {
@@ -69,16 +68,13 @@ pub(crate) enum Op {
     },
 }
 
-/// The staging directory the container's root is built on (every Linux has it; it is
-/// covered by a private tmpfs in the new mount namespace, the host's stays untouched).
-const STAGE: &std::ffi::CStr = c"/tmp";
-/// Where the host's root and the new root sit while the root is built.
-pub(crate) const OLD: &str = "/oldroot";
-pub(crate) const NEW: &str = "/newroot";
-
 /// The namespaces and the root of one command.
 #[derive(Debug, Clone)]
 pub(crate) struct World {
+    /// The host's empty directory the new root (a tmpfs) is mounted on, in the new mount
+    /// namespace; and where the host's root goes for the moment of the switch.
+    pub root: CString,
+    pub old: CString,
     pub flags: libc::c_int,
     pub uid_map: CString,
     pub gid_map: CString,
@@ -268,36 +264,27 @@ fn build_root(world: &World) -> io::Result<()> {
         let tmpfs = c"tmpfs".as_ptr();
         let small = c"mode=0755,size=16m".as_ptr().cast();
         let nosuid = libc::MS_NOSUID | libc::MS_NODEV;
-        check(libc::mount(tmpfs, STAGE.as_ptr(), tmpfs, nosuid, small))?;
-        check(libc::chdir(STAGE.as_ptr()))?;
-        check(libc::mkdir(c"newroot".as_ptr(), 0o755))?;
         check(libc::mount(
             tmpfs,
-            c"newroot".as_ptr(),
+            world.root.as_ptr(),
             tmpfs,
             nosuid,
             small,
         ))?;
-        check(libc::mkdir(c"oldroot".as_ptr(), 0o755))?;
-        check_long(libc::syscall(
-            libc::SYS_pivot_root,
-            c".".as_ptr(),
-            c"oldroot".as_ptr(),
-        ))?;
-        check(libc::chdir(c"/".as_ptr()))?;
         for op in &world.ops {
             apply(op)?;
         }
-        set_attrs(c"/newroot", false, libc::MOUNT_ATTR_RDONLY)?;
-        check(libc::chdir(c"/newroot".as_ptr()))?;
-        // The new root over the old: pivot onto itself, then detach what is stacked under.
+        check(libc::mkdir(world.old.as_ptr(), 0o700))?;
+        check(libc::chdir(world.root.as_ptr()))?;
         check_long(libc::syscall(
             libc::SYS_pivot_root,
             c".".as_ptr(),
-            c".".as_ptr(),
+            c".old".as_ptr(),
         ))?;
-        check(libc::umount2(c".".as_ptr(), libc::MNT_DETACH))?;
         check(libc::chdir(c"/".as_ptr()))?;
+        check(libc::umount2(c"/.old".as_ptr(), libc::MNT_DETACH))?;
+        check(libc::rmdir(c"/.old".as_ptr()))?;
+        set_attrs(c"/", false, libc::MOUNT_ATTR_RDONLY)?;
         libc::sethostname(c"tandem".as_ptr(), 6);
         if world.loopback {
             // Local servers a project's tests start need `lo`; it reaches nothing outside.
@@ -315,18 +302,6 @@ fn apply(op: &Op) -> io::Result<()> {
         match op {
             Op::Mkdir { path, mode } => {
                 if libc::mkdir(path.as_ptr(), *mode) != 0 && errno() != libc::EEXIST {
-                    return Err(io::Error::last_os_error());
-                }
-            }
-            Op::File { path, bytes, mode } => {
-                let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_CLOEXEC | libc::O_NOFOLLOW;
-                let fd = libc::open(path.as_ptr(), flags, *mode as libc::c_uint);
-                if fd < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                let written = libc::write(fd, bytes.as_ptr().cast(), bytes.len());
-                libc::close(fd);
-                if usize::try_from(written).ok() != Some(bytes.len()) {
                     return Err(io::Error::last_os_error());
                 }
             }
@@ -374,6 +349,7 @@ fn apply(op: &Op) -> io::Result<()> {
                 ))?;
                 set_attrs(dst, *recursive, *attrs)?;
             }
+            Op::Seal { path, attrs } => set_attrs(path, true, *attrs)?,
             Op::Tmpfs { dst, data, flags } => {
                 let tmpfs = c"tmpfs".as_ptr();
                 check(libc::mount(

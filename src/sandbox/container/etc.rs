@@ -75,17 +75,46 @@ pub(super) const HIDDEN: &[&str] = &["ssl/private", "pki/tls/private", "pki/CA/p
 /// One entry of the container's `/etc`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Entry {
-    /// Shown read-only from the host (a file or a directory).
+    /// A directory shown read-only from the host.
     Host(PathBuf),
+    /// A file of the host's, copied (a copy costs the container less than a mount).
+    Copy(Vec<u8>),
     /// A symbolic link with this target (as the host has it: `localtime` → zoneinfo).
     Link(PathBuf),
     /// Written fresh.
     Text(String),
 }
 
-/// The container's `/etc`, by name below it. `network`: the command may use the network, so
-/// the host's resolver configuration and `hosts` are shown (else a loopback-only `hosts`).
-pub(super) fn entries(etc: &Path, identity: &Identity, network: bool) -> Vec<(String, Entry)> {
+/// Files larger than this are shown by a mount rather than copied.
+const COPY_MAX: u64 = 256 * 1024;
+
+/// The container's `/etc`, by name below it: the host's part, `hosts` for a container of its
+/// own (loopback only; calls with the network see the host's), and the users.
+pub(super) fn entries(etc: &Path, identity: &Identity) -> Vec<(String, Entry)> {
+    let mut out = host_entries(etc);
+    out.push((
+        "hosts".into(),
+        Entry::Text("127.0.0.1 localhost tandem\n::1 localhost\n".into()),
+    ));
+    out.push(("hostname".into(), Entry::Text("tandem\n".into())));
+    out.push(("mtab".into(), Entry::Link("/proc/self/mounts".into())));
+    let (passwd, group) = users(identity);
+    out.push(("passwd".into(), Entry::Text(passwd)));
+    out.push(("group".into(), Entry::Text(group)));
+    out
+}
+
+/// A regular file's bytes (following links), if it is small enough to copy.
+fn copy_of(path: &Path) -> Option<Vec<u8>> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > COPY_MAX {
+        return None;
+    }
+    std::fs::read(path).ok()
+}
+
+/// The host's entries kept in the container's `/etc`.
+fn host_entries(etc: &Path) -> Vec<(String, Entry)> {
     let mut out = Vec::new();
     let names: Vec<String> = std::fs::read_dir(etc)
         .map(|dir| {
@@ -117,31 +146,14 @@ pub(super) fn entries(etc: &Path, identity: &Identity, network: bool) -> Vec<(St
                     out.push((name.to_string(), Entry::Link(target)));
                 }
             }
-            Ok(meta) if meta.is_dir() || meta.is_file() => {
-                out.push((name.to_string(), Entry::Host(path)));
-            }
+            Ok(meta) if meta.is_dir() => out.push((name.to_string(), Entry::Host(path))),
+            Ok(meta) if meta.is_file() => match copy_of(&path) {
+                Some(bytes) => out.push((name.to_string(), Entry::Copy(bytes))),
+                None => out.push((name.to_string(), Entry::Host(path))),
+            },
             _ => {}
         }
     }
-    if network {
-        // The resolver's file is often a link into /run (systemd-resolved), which the
-        // container does not have: the file it points to is shown in its place.
-        for name in ["resolv.conf", "hosts"] {
-            if let Ok(real) = etc.join(name).canonicalize() {
-                out.push((name.to_string(), Entry::Host(real)));
-            }
-        }
-    } else {
-        out.push((
-            "hosts".into(),
-            Entry::Text("127.0.0.1 localhost tandem\n::1 localhost\n".into()),
-        ));
-    }
-    out.push(("hostname".into(), Entry::Text("tandem\n".into())));
-    out.push(("mtab".into(), Entry::Link("/proc/self/mounts".into())));
-    let (passwd, group) = users(identity);
-    out.push(("passwd".into(), Entry::Text(passwd)));
-    out.push(("group".into(), Entry::Text(group)));
     out
 }
 
@@ -198,7 +210,7 @@ mod tests {
             name: "pat".into(),
             home: "/home/pat".into(),
         };
-        let got = entries(etc, &id, false);
+        let got = entries(etc, &id);
         let names: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
         for kept in [
             "ld.so.cache",

@@ -18,13 +18,17 @@
 
 pub(crate) mod child;
 mod etc;
+mod stage;
+
+pub(crate) use stage::stage;
 
 use std::collections::BTreeSet;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
-use self::child::{NEW, OLD, Op, World};
+use self::child::{Op, World};
+use self::stage::Stage;
 use super::{Confinement, Identity, Limits, SandboxError};
 
 /// The system directories shown read-only (each as the host has it: a directory, or a link
@@ -108,12 +112,15 @@ fn c_path(prefix: &str, path: &Path) -> Result<CString, SandboxError> {
 }
 
 fn canonical(path: &Path) -> Option<PathBuf> {
+    // Most toolchain directories do not exist on a given machine: one `stat` says so.
+    std::fs::metadata(path).ok()?;
     path.canonicalize().ok()
 }
 
 /// What the builder needs to know of the call besides its confinement.
 pub(super) struct Call<'a> {
     pub confinement: &'a Confinement,
+    pub stage: &'a Stage,
     pub identity: &'a Identity,
     /// The process limit as the PID namespace's `pid_max` (`None`: this kernel cannot).
     pub pid_max: Option<u32>,
@@ -125,7 +132,6 @@ pub(super) fn layout(call: &Call) -> Result<Layout, SandboxError> {
     let c = call.confinement;
     let mut mounts: Vec<Mount> = Vec::new();
     let mut links: Vec<(PathBuf, PathBuf, bool)> = Vec::new();
-    let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
     let mut grants: Vec<(PathBuf, Access)> = Vec::new();
     let tmp_size = call.limits.tmp_mb;
 
@@ -148,20 +154,36 @@ pub(super) fn layout(call: &Call) -> Result<Layout, SandboxError> {
     mounts.push(read_only(Path::new("/sys"), true));
     grants.push(("/sys".into(), Access::Read));
 
-    // /etc
+    // /etc: the stage's, with the host's directories shown in it; calls with the network
+    // see the host's resolver configuration, fresh.
     let etc_dir = Path::new("/etc");
-    for (name, entry) in etc::entries(etc_dir, call.identity, c.network) {
-        let target = etc_dir.join(&name);
-        match entry {
-            etc::Entry::Host(src) => mounts.push(Mount {
-                target,
-                kind: Kind::ReadOnly {
-                    src,
-                    recursive: true,
-                },
-            }),
-            etc::Entry::Link(to) => links.push((target, to, false)),
-            etc::Entry::Text(text) => files.push((target, text.into_bytes())),
+    mounts.push(Mount {
+        target: etc_dir.to_path_buf(),
+        kind: Kind::ReadOnly {
+            src: call.stage.etc.clone(),
+            recursive: true,
+        },
+    });
+    for (name, host) in &call.stage.etc_dirs {
+        mounts.push(Mount {
+            target: etc_dir.join(name),
+            kind: Kind::ReadOnly {
+                src: host.clone(),
+                recursive: true,
+            },
+        });
+    }
+    if c.network {
+        for name in ["resolv.conf", "hosts"] {
+            if let Some(real) = canonical(&etc_dir.join(name)).filter(|p| p.is_file()) {
+                mounts.push(Mount {
+                    target: etc_dir.join(name),
+                    kind: Kind::ReadOnly {
+                        src: real,
+                        recursive: false,
+                    },
+                });
+            }
         }
     }
     // `/etc` holds only what was chosen for it (its private keys are covered).
@@ -293,7 +315,7 @@ pub(super) fn layout(call: &Call) -> Result<Layout, SandboxError> {
             });
         }
     }
-    let world = world(call, mounts, links, files)?;
+    let world = world(call, mounts, links)?;
     Ok(Layout { world, grants })
 }
 
@@ -340,8 +362,9 @@ fn world(
     call: &Call,
     mut mounts: Vec<Mount>,
     links: Vec<(PathBuf, PathBuf, bool)>,
-    files: Vec<(PathBuf, Vec<u8>)>,
 ) -> Result<World, SandboxError> {
+    let new = call.stage.root.to_string_lossy().into_owned();
+    let new = new.as_str();
     let c = call.confinement;
     // One mount per target: a writable one wins over a read-only one of the same path.
     mounts.sort_by_key(|m| (depth(&m.target), !matches!(m.kind, Kind::ReadWrite { .. })));
@@ -351,13 +374,25 @@ fn world(
     let mut made: BTreeSet<PathBuf> = BTreeSet::new();
     // Links at the top (`/bin` → `usr/bin`) before anything is made below their names.
     for (link, target, optional) in links.iter().filter(|(l, _, _)| depth(l) == 1) {
-        ops.push(symlink(link, target, *optional)?);
+        ops.push(symlink(new, link, target, *optional)?);
     }
-    for mount in &mounts {
-        if let Some(parent) = mount.target.parent() {
-            mkdirs(parent, &mut made, &mut ops)?;
+    // Devices last: everything mounted before them is sealed `nosuid,nodev` in one call
+    // (a device node on a `nodev` mount cannot be opened), so the other mounts need no call
+    // of their own for it.
+    let (devices, others): (Vec<&Mount>, Vec<&Mount>) = mounts
+        .iter()
+        .partition(|m| matches!(m.kind, Kind::Device { .. }));
+    for (i, mount) in others.iter().chain(&devices).enumerate() {
+        if i == others.len() {
+            ops.push(Op::Seal {
+                path: c_path(new, Path::new(""))?,
+                attrs: libc::MOUNT_ATTR_NOSUID | libc::MOUNT_ATTR_NODEV,
+            });
         }
-        let target = c_path(NEW, &mount.target)?;
+        if let Some(parent) = mount.target.parent() {
+            mkdirs(new, parent, &mut made, &mut ops)?;
+        }
+        let target = c_path(new, &mount.target)?;
         let dir = match &mount.kind {
             Kind::ReadOnly { src, .. } | Kind::ReadWrite { src } => src.is_dir(),
             Kind::Device { .. } => false,
@@ -371,23 +406,13 @@ fn world(
         if dir {
             made.insert(mount.target.clone());
         }
-        ops.push(mount_op(&mount.kind, target, call)?);
-    }
-    for (path, bytes) in files {
-        if let Some(parent) = path.parent() {
-            mkdirs(parent, &mut made, &mut ops)?;
-        }
-        ops.push(Op::File {
-            path: c_path(NEW, &path)?,
-            bytes,
-            mode: 0o644,
-        });
+        ops.push(mount_op(&mount.kind, target, new, call)?);
     }
     for (link, target, optional) in links.iter().filter(|(l, _, _)| depth(l) > 1) {
         if let Some(parent) = link.parent() {
-            mkdirs(parent, &mut made, &mut ops)?;
+            mkdirs(new, parent, &mut made, &mut ops)?;
         }
-        ops.push(symlink(link, target, *optional)?);
+        ops.push(symlink(new, link, target, *optional)?);
     }
     let mut flags = libc::CLONE_NEWUSER
         | libc::CLONE_NEWNS
@@ -400,6 +425,8 @@ fn world(
     }
     let map = |id: u32| CString::new(format!("{id} {id} 1\n")).unwrap_or_default();
     Ok(World {
+        root: c_path(new, Path::new(""))?,
+        old: c_path(new, Path::new("/.old"))?,
         flags,
         uid_map: map(call.identity.uid),
         gid_map: map(call.identity.gid),
@@ -408,8 +435,9 @@ fn world(
     })
 }
 
-/// Makes `path` and its parents in the new root, those not made yet.
+/// Makes `path` and its parents in the new root (below `new`), those not made yet.
 fn mkdirs(
+    new: &str,
     path: &Path,
     made: &mut BTreeSet<PathBuf>,
     ops: &mut Vec<Op>,
@@ -422,7 +450,7 @@ fn mkdirs(
         at.push(part);
         if made.insert(at.clone()) {
             ops.push(Op::Mkdir {
-                path: c_path(NEW, &at)?,
+                path: c_path(new, &at)?,
                 mode: 0o755,
             });
         }
@@ -430,17 +458,16 @@ fn mkdirs(
     Ok(())
 }
 
-fn symlink(link: &Path, target: &Path, optional: bool) -> Result<Op, SandboxError> {
+fn symlink(new: &str, link: &Path, target: &Path, optional: bool) -> Result<Op, SandboxError> {
     Ok(Op::Symlink {
         target: c_path("", target)?,
-        link: c_path(NEW, link)?,
+        link: c_path(new, link)?,
         optional,
     })
 }
 
-fn mount_op(kind: &Kind, dst: CString, call: &Call) -> Result<Op, SandboxError> {
+fn mount_op(kind: &Kind, dst: CString, new: &str, call: &Call) -> Result<Op, SandboxError> {
     let ro = libc::MOUNT_ATTR_RDONLY | libc::MOUNT_ATTR_NOSUID | libc::MOUNT_ATTR_NODEV;
-    let rw = libc::MOUNT_ATTR_NOSUID | libc::MOUNT_ATTR_NODEV;
     let tmpfs_flags = libc::MS_NOSUID | libc::MS_NODEV;
     let data = |text: String| {
         CString::new(text).map_err(|_| SandboxError {
@@ -450,22 +477,23 @@ fn mount_op(kind: &Kind, dst: CString, call: &Call) -> Result<Op, SandboxError> 
     };
     Ok(match kind {
         Kind::ReadOnly { src, recursive } => Op::Bind {
-            src: c_path(OLD, src)?,
+            src: c_path("", src)?,
             dst,
             recursive: *recursive,
             attrs: ro,
         },
+        // `nosuid,nodev` come from the seal (and `no_new_privs` ignores set-user-ID bits).
         Kind::ReadWrite { src } => Op::Bind {
-            src: c_path(OLD, src)?,
+            src: c_path("", src)?,
             dst,
             recursive: true,
-            attrs: rw,
+            attrs: 0,
         },
         Kind::Device { src } => Op::Bind {
-            src: c_path(OLD, src)?,
+            src: c_path("", src)?,
             dst,
             recursive: false,
-            attrs: libc::MOUNT_ATTR_NOSUID | libc::MOUNT_ATTR_NOEXEC,
+            attrs: 0,
         },
         Kind::Tmpfs { mode, size_mb } => Op::Tmpfs {
             dst,
@@ -478,7 +506,7 @@ fn mount_op(kind: &Kind, dst: CString, call: &Call) -> Result<Op, SandboxError> 
             flags: tmpfs_flags | libc::MS_RDONLY,
         },
         Kind::Cover { dir: false } => Op::Bind {
-            src: c_path(OLD, Path::new("/dev/null"))?,
+            src: c_path("", Path::new("/dev/null"))?,
             dst,
             recursive: false,
             attrs: ro | libc::MOUNT_ATTR_NOEXEC,
@@ -487,14 +515,14 @@ fn mount_op(kind: &Kind, dst: CString, call: &Call) -> Result<Op, SandboxError> 
             let proc = Path::new("/proc");
             let pid_max = match call.pid_max {
                 Some(max) => Some((
-                    c_path(NEW, &proc.join("sys/kernel/pid_max"))?,
+                    c_path(new, &proc.join("sys/kernel/pid_max"))?,
                     data(max.to_string())?,
                 )),
                 None => None,
             };
             let covers = PROC_COVERS
                 .iter()
-                .map(|name| c_path(NEW, &proc.join(name)))
+                .map(|name| c_path(new, &proc.join(name)))
                 .collect::<Result<_, _>>()?;
             Op::Proc {
                 dst,

@@ -9,11 +9,22 @@ fn layout_for(c: &Confinement) -> Layout {
     };
     let call = Call {
         confinement: c,
+        stage: stage(&identity).unwrap_or_else(|e| panic!("{e}")),
         identity: &identity,
         pid_max: Some(1324),
         limits: Limits::default(),
     };
     layout(&call).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The target below the new root, as the command sees it.
+fn inside(dst: &std::ffi::CStr) -> String {
+    let root = stage(crate::sandbox::identity())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .root
+        .display()
+        .to_string();
+    dst.to_string_lossy().trim_start_matches(&root).to_string()
 }
 
 fn targets(layout: &Layout) -> Vec<String> {
@@ -23,7 +34,7 @@ fn targets(layout: &Layout) -> Vec<String> {
         .iter()
         .filter_map(|op| match op {
             Op::Bind { dst, .. } | Op::Tmpfs { dst, .. } | Op::Proc { dst, .. } => {
-                Some(dst.to_string_lossy().trim_start_matches(NEW).to_string())
+                Some(inside(dst))
             }
             _ => None,
         })
@@ -68,7 +79,15 @@ fn the_root_holds_the_system_the_project_and_nothing_of_the_home() {
     let home = real(&home).display().to_string();
     assert!(!got.iter().any(|t| t == &home || t.starts_with(&format!("{home}/.c"))
         && !t.ends_with("registry")), "{got:?}");
-    for never in ["/run", "/var/run", "/root", "/home", "/etc"] {
+    // `/etc` is the stage's, never the host's.
+    let layout = layout_for(&c);
+    let etc = layout.world.ops.iter().find_map(|op| match op {
+        Op::Bind { src, dst, .. } if inside(dst) == "/etc" => Some(src.clone()),
+        _ => None,
+    });
+    assert_ne!(etc.as_deref(), Some(c"/etc"));
+    assert!(etc.is_some_and(|e| e.to_string_lossy().contains("tandem-container-")));
+    for never in ["/run", "/var/run", "/root", "/home"] {
         assert!(
             !got.iter().any(|t| t == never),
             "{never} mounted whole: {got:?}"
@@ -99,7 +118,7 @@ fn hidden_paths_inside_the_project_are_covered() {
             Op::Bind { src, dst, .. } if src.to_bytes().ends_with(b"/dev/null") => Some(dst),
             _ => None,
         })
-        .map(|d| d.to_string_lossy().trim_start_matches(NEW).to_string())
+        .map(|d| inside(d))
         .collect();
     for hidden in [".ssh", ".netrc"] {
         let path = project.join(hidden).display().to_string();

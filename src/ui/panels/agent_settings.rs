@@ -93,7 +93,7 @@ fn sandbox(ui: &mut egui::Ui, form: &AgentForm) {
             "Sandbox: a container of its own on this machine (no home, no network, no \
              terminal, limits; .git read-only)",
         )
-            .on_hover_text(found.summary());
+        .on_hover_text(found.summary());
     } else {
         ui.colored_label(
             theme::WARN,
