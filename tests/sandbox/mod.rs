@@ -323,14 +323,23 @@ impl Listeners {
     }
 }
 
-/// The PID namespaces of every live process on the machine: a container that outlives its
-/// call shows up as a namespace that was not there before.
-pub fn pid_namespaces() -> std::collections::BTreeSet<String> {
-    let mut out = std::collections::BTreeSet::new();
+/// A mark the command exports (`MARK=…`): every process it starts inherits it, so the
+/// processes of one test can be told from those of tests running beside it.
+pub fn mark() -> String {
+    super::marker(0).replace('.', "x")
+}
+
+/// Live processes whose environment holds `MARK=<mark>` (a survivor of a call).
+pub fn marked(mark: &str) -> Vec<String> {
+    let wanted = format!("MARK={mark}");
+    let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        if let Ok(ns) = std::fs::read_link(entry.path().join("ns/pid")) {
-            out.insert(ns.display().to_string());
+        if let Ok(environ) = std::fs::read(entry.path().join("environ")) {
+            if environ.split(|b| *b == 0).any(|v| v == wanted.as_bytes()) {
+                let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+                found.push(String::from_utf8_lossy(&cmdline).replace('\0', " "));
+            }
         }
     }
-    out
+    found
 }

@@ -7,7 +7,7 @@ use tandem::process::{Sandbox, ShellRequest};
 use tandem::sandbox::Limits;
 
 use super::super::{assert_no_orphans, marker, request, run, wait_for_processes};
-use super::{Scratch, abi_or_report, contained, kernel_pid_max, pid_namespaces, unproven};
+use super::{Scratch, abi_or_report, contained, kernel_pid_max, unproven};
 
 /// Processes that left the command's session and group (`setsid`, `nohup`, a double fork)
 /// are gone when the call returns, and write nothing afterwards.
@@ -15,7 +15,7 @@ use super::{Scratch, abi_or_report, contained, kernel_pid_max, pid_namespaces, u
 async fn nothing_the_command_started_outlives_the_call() {
     let s = Scratch::new();
     let mark = marker(30);
-    let namespaces = pid_namespaces();
+    let tag = super::mark();
     let late = s.root().join("late.txt");
     let command = format!(
         "setsid sh -c 'sleep {mark}; echo late > late.txt' & \
@@ -25,7 +25,13 @@ async fn nothing_the_command_started_outlives_the_call() {
     // Control: outside, the same command leaves its processes running.
     let control_mark = marker(3);
     let control = std::process::Command::new("/bin/sh")
-        .args(["-c", &command.replace(&mark, &control_mark)])
+        .args([
+            "-c",
+            &format!(
+                "MARK=c{tag}; export MARK; {}",
+                command.replace(&mark, &control_mark)
+            ),
+        ])
         .current_dir(s.outside.path())
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
@@ -34,16 +40,21 @@ async fn nothing_the_command_started_outlives_the_call() {
         .unwrap();
     assert!(control.success());
     wait_for_processes(&control_mark, 3).await;
-    let outcome = s.run(&command, false).await;
+    // The mark finds survivors: the control's are there.
+    assert!(!super::marked(&format!("c{tag}")).is_empty());
+    let outcome = s
+        .run(&format!("MARK={tag}; export MARK; {command}"), false)
+        .await;
     assert_eq!(outcome.exit_code, Some(0), "{outcome:?}");
     if contained(&outcome).is_none() {
         return;
     }
     assert_no_orphans(&mark).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(
-        pid_namespaces().is_subset(&namespaces),
-        "a PID namespace outlived the call"
+    assert_eq!(
+        super::marked(&tag),
+        Vec::<String>::new(),
+        "processes outlived the call"
     );
     assert!(!late.exists());
     // Let the control's processes end on their own before the scratch project goes.

@@ -192,13 +192,21 @@ fn policy(ui: &mut egui::Ui, form: &mut AgentForm, commands: &mut Vec<Command>) 
                  memory per process (MiB), the largest file (MiB), CPU time per process \
                  (seconds), each private temp directory (MiB)",
             );
-            ui.horizontal(|ui| {
-                let names = ["processes", "MiB memory", "MiB files", "s CPU", "MiB temp"];
+            ui.vertical(|ui| {
+                let names = [
+                    "processes at once",
+                    "MiB of memory per process",
+                    "MiB per file",
+                    "s of CPU per process",
+                    "MiB of temp space",
+                ];
                 for (field, name) in form.limits.iter_mut().zip(names) {
-                    changed |= ui
-                        .add(egui::TextEdit::singleline(field).desired_width(44.0))
-                        .changed();
-                    ui.weak(name);
+                    ui.horizontal(|ui| {
+                        changed |= ui
+                            .add(egui::TextEdit::singleline(field).desired_width(60.0))
+                            .changed();
+                        ui.weak(name);
+                    });
                 }
             });
             ui.end_row();
