@@ -8,6 +8,7 @@
 //! - [`engine`] — projects, proposals and versions, tying the above together
 //! - [`sandbox`] — the kernel sandbox for every command Tandem runs for a model
 //! - [`process`] — starting, confining, capping and killing those commands
+//! - [`layer`] — the agent's workspace: a chat's copy-on-write view of the project
 //! - [`checks`] — the project's own check run on a proposal in a scratch copy
 //! - [`external`] — CLI coding agents (Codex, Claude Code) run as providers
 //! - [`app`] — the use cases: the one door the window and the CLI go through
@@ -43,6 +44,7 @@ pub mod checks;
 pub mod edits;
 pub mod engine;
 pub mod external;
+pub mod layer;
 pub mod llm;
 pub mod process;
 pub mod sandbox;

@@ -9,6 +9,7 @@ mod common;
 mod fake_provider;
 #[path = "mcp_server/binary.rs"]
 mod mcp_binary;
+mod workspace;
 
 use std::time::Duration;
 
@@ -318,10 +319,20 @@ async fn shell_calls_hard_denied_or_preapproved_by_risk_and_run_in_the_project()
     assert_eq!(steps[1].decision, Some(StepDecision::Allowed));
     assert_eq!(steps[1].exit_code, Some(3), "{:?}", steps[1].result);
     assert!(steps[1].result.as_deref().unwrap().contains("hello"));
-    assert_eq!(
-        std::fs::read_to_string(s.root.join("made.txt")).unwrap(),
-        "hello\n"
+    // It ran in the chat's workspace: the file it made joins the proposal, labelled with
+    // the command; the person's tree has no such file until they approve.
+    assert!(!s.root.join("made.txt").exists());
+    assert_eq!(steps[2].tool.as_deref(), Some("write_file"));
+    assert!(
+        steps[2]
+            .reason
+            .as_deref()
+            .unwrap()
+            .starts_with("changed by `echo hello")
     );
+    let review = s.engine.review(outcome.message_id).unwrap();
+    let made = review.plan.files.iter().find(|f| f.path == "made.txt");
+    assert!(made.is_some(), "{:?}", review.plan.files);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -999,7 +1010,10 @@ async fn an_agent_turn_hears_its_failing_check_and_ends_with_edits_that_pass() {
     let feedback = feedback["content"].as_str().unwrap();
     assert!(feedback.contains("failed with exit code 1"), "{feedback}");
     assert!(feedback.contains("- src/main.rs:1: "), "{feedback}");
-    assert!(feedback.contains("nothing is on disk"), "{feedback}");
+    assert!(
+        feedback.contains("the user's files are unchanged"),
+        "{feedback}"
+    );
     let kinds: Vec<_> = s.steps(outcome.message_id).iter().map(|s| s.kind).collect();
     use StepKind::{Check, Tool};
     assert_eq!(kinds, [Tool, Check, Tool, Check]);

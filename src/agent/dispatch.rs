@@ -14,8 +14,10 @@ use super::policy;
 use super::tools;
 use crate::edits::Action;
 use crate::edits::plan::EditChecker;
+use crate::layer::Tracker;
 use crate::process::{self, Sandbox, ShellRequest};
 use crate::sandbox;
+use crate::workspace::worktree::Change;
 
 /// What a call needs from its turn.
 pub struct Context<'a> {
@@ -31,6 +33,9 @@ pub struct Context<'a> {
     /// The turn's checker of edits, holding them checked (`None`: build it from `edits`, as
     /// after a command that may have changed files on disk).
     pub checker: &'a Arc<Mutex<Option<EditChecker>>>,
+    /// The chat's workspace, when the agent works in one: tools read and write its view,
+    /// commands run in it, and what they change joins the proposal.
+    pub workspace: Option<&'a Arc<Tracker>>,
 }
 
 /// How one `run_shell` call runs.
@@ -53,6 +58,8 @@ pub struct Dispatched {
     pub edit: Option<Action>,
     /// For commands: the protections they ran under (`SandboxStatus::to_json`).
     pub sandbox: Option<Value>,
+    /// For commands in a workspace: what they created, changed or deleted there.
+    pub changes: Vec<Change>,
 }
 
 fn error(text: impl Into<String>) -> Dispatched {
@@ -71,7 +78,7 @@ fn ok(text: String) -> Dispatched {
 }
 
 pub async fn run(context: &Context<'_>, tool: &str, arguments: &Value) -> Dispatched {
-    let root = context.root.to_path_buf();
+    let root = reading_root(context);
     let args = arguments.clone();
     match tool {
         "list_files" | "read_file" | "grep" => {
@@ -139,6 +146,14 @@ async fn fetch(context: &Context<'_>, arguments: &Value) -> Dispatched {
     }
 }
 
+/// Where tools read: the workspace's view, else the project.
+fn reading_root(context: &Context<'_>) -> std::path::PathBuf {
+    match context.workspace {
+        Some(tracker) => tracker.workspace().view().to_path_buf(),
+        None => context.root.to_path_buf(),
+    }
+}
+
 /// The path an edit names first (for its error message).
 fn action_path(action: &Action) -> String {
     match action {
@@ -156,9 +171,13 @@ async fn edit(context: &Context<'_>, tool: &str, arguments: &Value) -> Dispatche
         Ok(action) => action,
         Err(e) => return error(format!("Error: {e}")),
     };
-    let root = context.root.to_path_buf();
+    let root = reading_root(context);
     let checker = Arc::clone(context.checker);
-    let earlier = context.edits.to_vec();
+    // In a workspace the earlier edits are in the view already: nothing is replayed.
+    let earlier = match context.workspace {
+        Some(_) => Vec::new(),
+        None => context.edits.to_vec(),
+    };
     let candidate = action.clone();
     let path = action_path(&action);
     let checked = tokio::task::spawn_blocking(move || {
@@ -192,14 +211,52 @@ async fn edit(context: &Context<'_>, tool: &str, arguments: &Value) -> Dispatche
         Action::Delete { path } => format!("delete {path}"),
         _ => format!("{} (+{} −{} lines)", op.path, op.added, op.removed),
     };
-    Dispatched {
-        text: format!(
+    let text = match context.workspace {
+        Some(tracker) => {
+            if let Err(e) = write_into(tracker, action.clone()).await {
+                return error(format!("Error: the edit could not be written: {e}"));
+            }
+            format!(
+                "Added to the proposal: {what}. It is in your workspace now: read_file and \
+                 commands see it; the user's own files stay unchanged until they approve."
+            )
+        }
+        None => format!(
             "Added to the proposal: {what}. The user reviews all changes when your turn ends; \
              until then the file on disk is unchanged."
         ),
+    };
+    Dispatched {
+        text,
         edit: Some(action),
         ..Dispatched::default()
     }
+}
+
+/// Writes a checked edit into the workspace's view, and notes it as seen (its own step
+/// carries it into the proposal).
+async fn write_into(tracker: &Arc<Tracker>, action: Action) -> Result<(), String> {
+    let tracker = Arc::clone(tracker);
+    tokio::task::spawn_blocking(move || {
+        let view = tracker.workspace().view().to_path_buf();
+        let plan =
+            crate::edits::plan::plan_actions(&view, [Ok(action)]).map_err(|e| e.to_string())?;
+        for write in plan.writes(None).map_err(|e| e.to_string())? {
+            match &write.new {
+                Some((bytes, mode)) => {
+                    if let Some(parent) = write.abs.parent() {
+                        std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+                    }
+                    crate::workspace::write_file_atomic(&write.abs, bytes, Some(*mode))
+                        .map_err(|e| e.to_string())?;
+                }
+                None => crate::workspace::remove_file(&write.abs).map_err(|e| e.to_string())?,
+            }
+        }
+        tracker.absorb().map_err(|e| e.to_string())
+    })
+    .await
+    .map_err(|e| e.to_string())?
 }
 
 async fn shell(context: &Context<'_>, arguments: &Value) -> Dispatched {
@@ -230,27 +287,79 @@ async fn shell(context: &Context<'_>, arguments: &Value) -> Dispatched {
         Err(e) => return error(format!("Error: cannot create a temp dir: {e}")),
     };
     let grant = context.shell;
-    let sandbox = match grant.confine {
-        true => Sandbox::Confined(context.sandbox.confinement(
-            context.root,
-            temp.path(),
-            grant.network,
-        )),
-        false => Sandbox::None,
+    // In a workspace a command always runs in its container: only there is the workspace
+    // at the project's path (an approval under Trusted still opens the network).
+    let sandbox = match (
+        grant.confine || context.workspace.is_some(),
+        context.workspace,
+    ) {
+        (true, workspace) => {
+            let mut confinement =
+                context
+                    .sandbox
+                    .confinement(context.root, temp.path(), grant.network);
+            confinement.view = workspace.map(|t| t.workspace().project_view());
+            Sandbox::Confined(confinement)
+        }
+        (false, _) => Sandbox::None,
     };
     let request = ShellRequest {
         timeout,
         sandbox,
+        env_names: context.sandbox.env_names.clone(),
         ..ShellRequest::new(command, cwd)
     };
-    match process::run_shell(request, context.cancel.clone()).await {
-        Ok(outcome) => Dispatched {
-            text: outcome.render_for_model(),
-            is_error: outcome.exit_code != Some(0),
-            exit_code: outcome.exit_code.map(i64::from),
-            edit: None,
-            sandbox: Some(outcome.sandbox.to_json()),
-        },
-        Err(e) => error(format!("Error: {e}")),
+    let outcome = match process::run_shell(request, context.cancel.clone()).await {
+        Ok(outcome) => outcome,
+        Err(e) => return error(format!("Error: {e}")),
+    };
+    let mut text = outcome.render_for_model();
+    let changes = match context.workspace {
+        Some(tracker) => {
+            let tracker = Arc::clone(tracker);
+            match tokio::task::spawn_blocking(move || tracker.collect()).await {
+                Ok(Ok(changes)) => changes,
+                Ok(Err(e)) => {
+                    text.push_str(&format!(
+                        "\nWhat the command changed could not be read: {e}"
+                    ));
+                    Vec::new()
+                }
+                Err(e) => {
+                    text.push_str(&format!(
+                        "\nWhat the command changed could not be read: {e}"
+                    ));
+                    Vec::new()
+                }
+            }
+        }
+        None => Vec::new(),
+    };
+    if !changes.is_empty() {
+        text.push_str(&changes_note(&changes));
     }
+    Dispatched {
+        text,
+        is_error: outcome.exit_code != Some(0),
+        exit_code: outcome.exit_code.map(i64::from),
+        edit: None,
+        sandbox: Some(outcome.sandbox.to_json()),
+        changes,
+    }
+}
+
+/// What the model is told of the files a command changed in its workspace.
+fn changes_note(changes: &[Change]) -> String {
+    let mut text = String::from("\n[files changed, now part of the proposal]\n");
+    for change in changes {
+        let line = match change {
+            Change::Write { path, .. } => format!("- {path}\n"),
+            Change::Delete { path } => format!("- {path} (deleted)\n"),
+            Change::Skipped { path, reason } => {
+                format!("- {path}: not proposed ({reason})\n")
+            }
+        };
+        text.push_str(&line);
+    }
+    text
 }

@@ -23,6 +23,7 @@ use crate::edits::Action;
 use crate::llm::{ChatMessage, ChatRole, ToolCall, ToolSpec};
 use crate::sandbox::{self, Protections};
 use crate::store::{NewStep, StepDecision, StepKind};
+use crate::workspace::worktree::Change;
 
 /// The most tool steps in one turn unless the setting (`store::keys::MAX_STEPS`) says.
 pub const DEFAULT_MAX_STEPS: usize = 25;
@@ -50,6 +51,8 @@ pub struct AgentConfig {
     /// How many times a failing check on the edits goes back to the model before the turn
     /// ends anyway (the check itself runs once more, on the last fix).
     pub check_rounds: usize,
+    /// The chat's workspace, when the agent works in one (see [`crate::layer`]).
+    pub workspace: Option<std::sync::Arc<crate::layer::Tracker>>,
 }
 
 /// One model reply: its text and the tool calls it made natively.
@@ -137,6 +140,8 @@ struct State<'a, H: Host> {
     results: Vec<ResultEntry>,
     /// Checks run on the edits so far.
     checks_run: usize,
+    /// Commands changed files in the workspace (they join the proposal).
+    changed: bool,
 }
 
 /// Runs the loop. `messages` holds the system prompt, history and the prompt.
@@ -165,6 +170,7 @@ pub async fn run<H: Host>(
         next_id: 0,
         results: Vec::new(),
         checks_run: 0,
+        changed: false,
     };
     let end = if config.native_tools {
         state.native(&mut messages, &tools).await
@@ -184,9 +190,10 @@ pub async fn run<H: Host>(
 }
 
 /// What the model is asked after a failed check (native tools, then the text protocol).
-const FIX_NATIVE: &str = "Your edits are still only a proposal: nothing is on disk. Fix these \
-     problems with more edits (they apply on top of your earlier ones), then answer again.";
-const FIX_PROTOCOL: &str = "Your edits are still only a proposal: nothing is on disk. Fix these \
+const FIX_NATIVE: &str = "Your edits are still only a proposal: the user's files are unchanged. \
+     Fix these problems with more edits (they apply on top of your earlier ones), then answer \
+     again.";
+const FIX_PROTOCOL: &str = "Your edits are still only a proposal: the user's files are unchanged. Fix these \
      problems with TOOL_CALLs to the edit tools (they apply on top of your earlier edits), then \
      send FINAL again.";
 
@@ -195,7 +202,7 @@ impl<H: Host> State<'_, H> {
     /// the model can fix goes back to it while rounds remain (`Some`: the report to send).
     async fn check_before_final(&mut self) -> Option<String> {
         if self.config.mode != AgentMode::Agent
-            || self.edits.is_empty()
+            || (self.edits.is_empty() && !self.changed)
             || self.cancel.is_cancelled()
         {
             return None;
@@ -521,6 +528,7 @@ impl<H: Host> State<'_, H> {
             cancel: self.cancel,
             edits: &self.edits,
             checker: &self.checker,
+            workspace: self.config.workspace.as_ref(),
         };
         let Dispatched {
             text,
@@ -528,6 +536,7 @@ impl<H: Host> State<'_, H> {
             exit_code,
             edit,
             sandbox,
+            changes,
         } = dispatch::run(&context, &tool, &arguments).await;
         if let Some(edit) = edit {
             self.edits.push(edit);
@@ -558,10 +567,50 @@ impl<H: Host> State<'_, H> {
             kind: StepKind::Tool,
             step,
         });
+        self.record_changes(&arguments, changes);
         if self.cancel.is_cancelled() {
             return Err(LoopEnd::Cancelled);
         }
         Ok(text)
+    }
+
+    /// Records what a command changed in the workspace as edit steps of the proposal,
+    /// labelled with the command (they replay, in order, with the agent's own edits).
+    fn record_changes(&mut self, arguments: &Value, changes: Vec<Change>) {
+        let command = arguments
+            .get("command")
+            .and_then(Value::as_str)
+            .unwrap_or("a command");
+        let first = command.lines().next().unwrap_or_default();
+        let short: String = first.chars().take(80).collect();
+        let more = if short.len() < command.trim_end().len() {
+            "…"
+        } else {
+            ""
+        };
+        let label = format!("changed by `{short}{more}`");
+        for change in changes {
+            let (tool, arguments) = match change {
+                Change::Write { path, content } => (
+                    "write_file",
+                    serde_json::json!({ "path": path, "content": content, "description": label }),
+                ),
+                Change::Delete { path } => ("delete_file", serde_json::json!({ "path": path })),
+                Change::Skipped { .. } => continue,
+            };
+            self.changed = true;
+            self.host.record(StepRecord {
+                kind: StepKind::Tool,
+                step: NewStep {
+                    tool: Some(tool),
+                    arguments: Some(&arguments),
+                    decision: Some(StepDecision::Allowed),
+                    reason: Some(&label),
+                    result: Some(&label),
+                    ..NewStep::default()
+                },
+            });
+        }
     }
 }
 

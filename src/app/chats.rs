@@ -77,6 +77,9 @@ impl App {
     pub fn set_chat_archived(&self, chat_id: i64, archived: bool) -> Result<Chat> {
         if archived {
             self.chat.cancel(chat_id);
+            // Its pending proposal stays (it is its steps); the workspace's view and build
+            // output go.
+            let _ = self.chat.discard_workspace(chat_id);
         }
         self.store().set_chat_archived(chat_id, archived)?;
         self.chat(chat_id)
@@ -137,6 +140,8 @@ impl App {
         let chat = self.chat(chat_id)?;
         self.chat.cancel(chat_id);
         self.store().delete_chat(chat_id)?;
+        // Its workspace goes with it (a failure leaves it to the start-up clean).
+        let _ = self.chat.discard_workspace(chat_id);
         Ok(chat)
     }
 

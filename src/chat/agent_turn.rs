@@ -121,7 +121,24 @@ impl ChatService {
             .ok()
             .flatten()
             .map_or(crate::process::DEFAULT_TIMEOUT, Duration::from_secs);
+        let mut notes = String::new();
+        let workspace = self.open_workspace(turn, &mut notes).await;
+        let mut request = request;
+        if workspace.is_none()
+            && turn.chat.mode == ChatMode::Agent
+            && let Some(system) = request
+                .messages
+                .iter_mut()
+                .find(|m| m.role == crate::llm::ChatRole::System)
+        {
+            system.content.push_str(
+                "\n\nThis turn has no workspace: your edits are not on disk until the user \
+                 approves, so read_file and run_shell still see the original files, and a \
+                 command's changes go straight to the user's project.",
+            );
+        }
         let config = AgentConfig {
+            workspace: workspace.clone(),
             root: turn.project.path.clone(),
             mode: match turn.chat.mode {
                 ChatMode::Plan => AgentMode::Plan,
@@ -146,7 +163,6 @@ impl ChatService {
                 .flatten()
                 .unwrap_or(super::repair::DEFAULT_REPAIR_ROUNDS),
         };
-        let mut notes = String::new();
         // The project's servers keep running across turns (started on its first agent turn).
         let hub = match (config.mode, store.mcp_servers()) {
             (AgentMode::Agent, Ok(servers)) => {
@@ -173,6 +189,7 @@ impl ChatService {
                 usage: None,
             }),
             checks: Mutex::new(Vec::new()),
+            workspace: workspace.clone(),
         };
         let result =
             runner::run(&host, &config, request.messages, hub.as_ref(), &turn.cancel).await;
@@ -221,9 +238,23 @@ struct AgentHost<'a> {
     stream: Mutex<Streamed<'a>>,
     /// The checks run on the turn's edits, in order.
     checks: Mutex<Vec<CheckRun>>,
+    /// The chat's workspace, when the agent works in one: the check runs there.
+    workspace: Option<std::sync::Arc<crate::layer::Tracker>>,
 }
 
 impl<'s> AgentHost<'s> {
+    /// Keeps a check's run; the report to send back when the model can fix what failed (a
+    /// check that could not run at all is not its to fix).
+    fn checked(&self, run: CheckRun) -> Option<String> {
+        let fixable = !run.passed && (run.exit_code.is_some() || run.timed_out);
+        let report = fixable.then(|| crate::checks::report(&run));
+        self.checks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(run);
+        report
+    }
+
     fn streamed(&self) -> std::sync::MutexGuard<'_, Streamed<'s>> {
         self.stream.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -380,6 +411,13 @@ impl Host for AgentHost<'_> {
 
     fn check<'a>(&'a self, edits: &'a [Action], round: usize) -> BoxFuture<'a, Option<String>> {
         Box::pin(async move {
+            if let Some(tracker) = &self.workspace {
+                let run = self
+                    .service
+                    .check_workspace(self.turn, tracker.workspace(), round)
+                    .await?;
+                return self.checked(run);
+            }
             let root = self.turn.project.path.clone();
             let actions = edits.to_vec();
             let plan = tokio::task::spawn_blocking(move || {
@@ -393,14 +431,7 @@ impl Host for AgentHost<'_> {
                 _ => return None,
             };
             let run = self.service.check(self.turn, &plan, round).await?;
-            // A check that could not run at all is not the model's to fix.
-            let fixable = !run.passed && (run.exit_code.is_some() || run.timed_out);
-            let report = fixable.then(|| crate::checks::report(&run));
-            self.checks
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(run);
-            report
+            self.checked(run)
         })
     }
 }

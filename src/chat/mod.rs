@@ -16,6 +16,7 @@ mod models;
 mod prompt;
 pub mod repair;
 mod turn;
+mod workspace;
 mod writer;
 
 pub use agent_turn::PendingApproval;

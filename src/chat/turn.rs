@@ -756,21 +756,10 @@ impl ChatService {
         plan: &EditPlan,
         round: usize,
     ) -> Option<crate::checks::CheckRun> {
-        let command = turn.project.settings.check_command.clone()?;
-        if !plan.is_proposal() || plan.conflicts().next().is_some() || command.trim().is_empty() {
+        if !plan.is_proposal() || plan.conflicts().next().is_some() {
             return None;
         }
-        let store = self.engine.store();
-        let settings = crate::checks::CheckSettings {
-            command: command.clone(),
-            timeout: store
-                .setting::<u64>(CHECK_TIMEOUT_SECS)
-                .ok()
-                .flatten()
-                .map_or(crate::checks::DEFAULT_CHECK_TIMEOUT, Duration::from_secs),
-            sandbox: self.sandbox_settings(),
-            scratch_base: store.setting::<PathBuf>(SCRATCH_DIR).ok().flatten(),
-        };
+        let settings = self.check_settings(turn)?;
         let result = crate::checks::check_plan(
             &turn.project.path,
             plan,
@@ -779,12 +768,59 @@ impl ChatService {
             turn.cancel.child_token(),
         )
         .await;
+        self.record_check(turn, &settings, round, result)
+    }
+
+    /// Runs the project's check in the chat's workspace (the agent's edits and what its
+    /// commands changed are there), recording it as a step.
+    pub(super) async fn check_workspace(
+        &self,
+        turn: &Turn,
+        workspace: &crate::layer::Workspace,
+        round: usize,
+    ) -> Option<crate::checks::CheckRun> {
+        let settings = self.check_settings(turn)?;
+        let result =
+            crate::checks::check_workspace(workspace, &settings, round, turn.cancel.child_token())
+                .await;
+        self.record_check(turn, &settings, round, result)
+    }
+
+    /// How the project's check runs; `None` when it has none.
+    fn check_settings(&self, turn: &Turn) -> Option<crate::checks::CheckSettings> {
+        let command = turn.project.settings.check_command.clone()?;
+        if command.trim().is_empty() {
+            return None;
+        }
+        let store = self.engine.store();
+        Some(crate::checks::CheckSettings {
+            command,
+            timeout: store
+                .setting::<u64>(CHECK_TIMEOUT_SECS)
+                .ok()
+                .flatten()
+                .map_or(crate::checks::DEFAULT_CHECK_TIMEOUT, Duration::from_secs),
+            sandbox: self.sandbox_settings(),
+            scratch_base: store.setting::<PathBuf>(SCRATCH_DIR).ok().flatten(),
+        })
+    }
+
+    /// Records a check's run as a step (one that could not run at all as a failed run whose
+    /// output says why); `None` when the turn was cancelled.
+    fn record_check(
+        &self,
+        turn: &Turn,
+        settings: &crate::checks::CheckSettings,
+        round: usize,
+        result: Result<crate::checks::CheckRun, crate::checks::CheckError>,
+    ) -> Option<crate::checks::CheckRun> {
         if turn.cancel.is_cancelled() {
             return None;
         }
+        let store = self.engine.store();
         let run = result.unwrap_or_else(|e| crate::checks::CheckRun {
             round,
-            command,
+            command: settings.command.clone(),
             passed: false,
             exit_code: None,
             timed_out: false,

@@ -63,7 +63,9 @@ pub struct CheckSettings {
     pub scratch_base: Option<PathBuf>,
 }
 
-/// Applies `plan` to the scratch copy of `project` and runs the check there.
+/// Runs the check on `plan`: written into a throwaway copy-on-write view of `project` (an
+/// overlay: nothing is copied), or, where overlays cannot be mounted, into the scratch copy
+/// of `project`; never into the project.
 pub async fn check_plan(
     project: &Path,
     plan: &EditPlan,
@@ -74,6 +76,21 @@ pub async fn check_plan(
     let writes = plan
         .writes(None)
         .map_err(|e| CheckError::Plan(e.to_string()))?;
+    if crate::sandbox::overlay::supported().is_ok() {
+        let (project, writes) = (project.to_path_buf(), writes.clone());
+        let opened = tokio::task::spawn_blocking(move || view_with(&project, &writes))
+            .await
+            .map_err(|e| CheckError::Task(e.to_string()))?;
+        // An overlay that could not be mounted here (an odd path): the scratch copy serves.
+        if let Ok((workspace, dir)) = opened {
+            let run = check_workspace(&workspace, settings, round, cancel).await;
+            let layer = workspace.layer().clone();
+            drop(workspace);
+            let _ = layer.discard();
+            drop(dir);
+            return run;
+        }
+    }
     let project = project.to_path_buf();
     let base = settings.scratch_base.clone();
     let scratch = tokio::task::spawn_blocking(move || {
@@ -84,15 +101,7 @@ pub async fn check_plan(
     .await
     .map_err(|e| CheckError::Task(e.to_string()))??;
     let (scratch, project) = scratch;
-    let temp = tempfile::Builder::new()
-        .prefix("tandem-check-")
-        .tempdir()
-        .map_err(|source| {
-            CheckError::Scratch(ScratchError::Io {
-                path: std::env::temp_dir(),
-                source,
-            })
-        })?;
+    let temp = temp_dir()?;
     let mut confinement = settings
         .sandbox
         .confinement(&scratch.tree, temp.path(), false);
@@ -105,13 +114,95 @@ pub async fn check_plan(
         ..ShellRequest::new(settings.command.clone(), scratch.tree.clone())
     };
     let outcome = process::run_shell(request, cancel).await?;
+    Ok(check_run(
+        settings,
+        round,
+        outcome,
+        &[&scratch.tree, &project],
+    ))
+}
+
+/// A throwaway overlay of `project` holding `writes`; its directory goes with the value.
+fn view_with(
+    project: &Path,
+    writes: &[crate::edits::apply::PathWrite],
+) -> Result<(crate::layer::Workspace, tempfile::TempDir), CheckError> {
+    let failed = |e: String| CheckError::Plan(format!("the check's view: {e}"));
+    let dir = tempfile::Builder::new()
+        .prefix("tandem-check-")
+        .tempdir()
+        .map_err(|e| failed(e.to_string()))?;
+    let layer = crate::layer::Layer::at(dir.path().join("layer"));
+    let workspace =
+        crate::layer::Workspace::open(layer, project, false).map_err(|e| failed(e.to_string()))?;
+    if workspace.kind() != crate::layer::Kind::Overlay {
+        return Err(failed("no overlay".into()));
+    }
+    for write in writes {
+        let path = workspace.view().join(&write.rel);
+        match &write.new {
+            Some((bytes, mode)) => {
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent).map_err(|e| failed(e.to_string()))?;
+                }
+                crate::workspace::write_file_atomic(&path, bytes, Some(*mode))
+                    .map_err(|e| failed(e.to_string()))?;
+            }
+            None => crate::workspace::remove_file(&path).map_err(|e| failed(e.to_string()))?,
+        }
+    }
+    Ok((workspace, dir))
+}
+
+/// Runs the check in `workspace` (the chat's, holding the agent's edits and what its
+/// commands changed): at the project's path, in the agent's container.
+pub async fn check_workspace(
+    workspace: &crate::layer::Workspace,
+    settings: &CheckSettings,
+    round: usize,
+    cancel: CancellationToken,
+) -> Result<CheckRun, CheckError> {
+    let temp = temp_dir()?;
+    let project = workspace.project().to_path_buf();
+    let mut confinement = settings.sandbox.confinement(&project, temp.path(), false);
+    confinement.view = Some(workspace.project_view());
+    let request = ShellRequest {
+        timeout: settings.timeout,
+        output_cap: OUTPUT_CAP,
+        sandbox: Sandbox::Confined(confinement),
+        env_names: settings.sandbox.env_names.clone(),
+        ..ShellRequest::new(settings.command.clone(), project.clone())
+    };
+    let outcome = process::run_shell(request, cancel).await?;
+    Ok(check_run(settings, round, outcome, &[&project]))
+}
+
+fn temp_dir() -> Result<tempfile::TempDir, CheckError> {
+    tempfile::Builder::new()
+        .prefix("tandem-check-")
+        .tempdir()
+        .map_err(|source| {
+            CheckError::Scratch(ScratchError::Io {
+                path: std::env::temp_dir(),
+                source,
+            })
+        })
+}
+
+/// A check's outcome as a run: output, problems (paths read against `roots`), verdict.
+fn check_run(
+    settings: &CheckSettings,
+    round: usize,
+    outcome: process::ShellOutcome,
+    roots: &[&Path],
+) -> CheckRun {
     let output = match (outcome.stdout.trim_end(), outcome.stderr.trim_end()) {
         ("", err) => err.to_string(),
         (out, "") => out.to_string(),
         (out, err) => format!("{out}\n{err}"),
     };
-    let problems = problems::parse(&output, &[&scratch.tree, &project]);
-    Ok(CheckRun {
+    let problems = problems::parse(&output, roots);
+    CheckRun {
         round,
         command: settings.command.clone(),
         passed: outcome.exit_code == Some(0) && !outcome.timed_out,
@@ -120,7 +211,7 @@ pub async fn check_plan(
         output,
         problems,
         duration_ms: u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
-    })
+    }
 }
 
 /// What the model is told when the check fails on its proposal.
@@ -139,7 +230,7 @@ pub fn report(run: &CheckRun) -> String {
         (false, None) => "was killed".to_string(),
     };
     let mut text = format!(
-        "The project's check `{}` {how} on your proposal (nothing has been changed yet).\n",
+        "The project's check `{}` {how} on your proposal (the user's files are unchanged).\n",
         run.command
     );
     if !run.problems.is_empty() {

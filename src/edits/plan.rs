@@ -252,7 +252,7 @@ pub fn plan_actions(
     root: &Path,
     actions: impl IntoIterator<Item = Result<Action, MissingAttribute>>,
 ) -> Result<EditPlan, PlanError> {
-    let root = root.canonicalize().map_err(|source| PlanError {
+    let root = crate::workspace::root_path(root).map_err(|source| PlanError {
         path: root.to_path_buf(),
         source,
     })?;
@@ -273,7 +273,7 @@ pub struct EditChecker {
 
 impl EditChecker {
     pub fn new(root: &Path) -> Result<Self, PlanError> {
-        let root = root.canonicalize().map_err(|source| PlanError {
+        let root = crate::workspace::root_path(root).map_err(|source| PlanError {
             path: root.to_path_buf(),
             source,
         })?;

@@ -155,6 +155,11 @@ impl Engine {
         }
     }
 
+    /// The data directory (where the database lives; the chats' workspaces go below it).
+    pub fn data_dir(&self) -> Option<&std::path::Path> {
+        self.store.path().and_then(std::path::Path::parent)
+    }
+
     pub fn store(&self) -> &Store {
         &self.store
     }

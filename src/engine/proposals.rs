@@ -175,12 +175,32 @@ impl Engine {
         reason: Option<&str>,
     ) -> Result<ApproveOutcome> {
         let project = self.pending_project(message_id)?;
-        self.locked(project.id, || {
+        let outcome = self.locked(project.id, || {
             let message = self.settle_applying(&project, message_id)?;
             pending(&message)?;
             let review = self.review_of(project.clone(), message)?;
             self.approve_locked(&review, selection, reason)
-        })
+        })?;
+        // What was approved landed; what was left out goes with the workspace.
+        self.discard_workspace_of(message_id);
+        Ok(outcome)
+    }
+
+    /// Removes the workspace an Agent chat's decided proposal came from: a chat that goes
+    /// on starts a fresh one on the tree as it now is. A failure leaves a layer the start-up
+    /// clean removes later.
+    fn discard_workspace_of(&self, message_id: i64) {
+        let Some(data_dir) = self.data_dir() else {
+            return;
+        };
+        let Ok(message) = self.store.message(message_id) else {
+            return;
+        };
+        if let Ok(chat) = self.store.chat(message.chat_id)
+            && chat.mode == crate::store::ChatMode::Agent
+        {
+            let _ = crate::layer::Layer::of(data_dir, chat.id).discard();
+        }
     }
 
     /// Settles a proposal an approval left "applying" (pending, with the commit it was being
@@ -456,7 +476,9 @@ impl Engine {
             self.store
                 .set_approval(message_id, ApprovalState::Rejected, None)?;
             Ok(())
-        })
+        })?;
+        self.discard_workspace_of(message_id);
+        Ok(())
     }
 
     fn pending_project(&self, message_id: i64) -> Result<Project> {

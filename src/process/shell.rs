@@ -27,6 +27,7 @@ pub const DEFAULT_OUTPUT_CAP: usize = 20_000;
 const PIPE_GRACE: Duration = Duration::from_millis(500);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(clippy::large_enum_variant)] // one per command, moved once: boxing buys nothing
 pub enum Sandbox {
     None,
     /// Confined by the kernel to what `Confinement` allows (see `sandbox`).
@@ -146,7 +147,12 @@ pub async fn run_shell(
     request: ShellRequest,
     cancel: CancellationToken,
 ) -> Result<ShellOutcome, ExecError> {
-    check_cwd(&request.cwd).await?;
+    // In a view (the agent's workspace) the directory may exist only there: the sandbox
+    // checks it in the view.
+    let in_view = matches!(&request.sandbox, Sandbox::Confined(c) if c.view.is_some());
+    if !in_view {
+        check_cwd(&request.cwd).await?;
+    }
     let started = Instant::now();
     let mut command = std::process::Command::new("/bin/sh");
     command

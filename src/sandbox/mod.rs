@@ -34,6 +34,8 @@ mod linux;
 #[cfg(target_os = "linux")]
 mod seccomp;
 
+pub mod overlay;
+
 pub use limits::Limits;
 pub use protections::{Network, Protections};
 pub use toolchains::{
@@ -67,6 +69,9 @@ pub struct Confinement {
     /// Environment variables passed besides the built-in list (the person's
     /// `agent.sandbox_env`).
     pub env_names: Vec<String>,
+    /// What the command sees at the project's path, when not the project itself: the
+    /// agent's workspace (an overlay, or a copy).
+    pub view: Option<ProjectView>,
     /// Confine in place (Landlock, seccomp, the limits) even where a container can be
     /// built: the reference the benchmarks measure the container against, and the way to
     /// test what systems without namespaces get.
@@ -121,6 +126,43 @@ impl Confinement {
         vars
     }
 }
+
+/// What a container shows at the project's own path instead of the project.
+#[derive(Debug, Clone)]
+pub enum ProjectView {
+    /// A copy-on-write view ([`overlay`]): the command joins its holder's namespaces. `root`
+    /// is where Tandem reaches the view (to check the command's directory).
+    Overlay {
+        namespaces: std::sync::Arc<overlay::Namespaces>,
+        root: PathBuf,
+    },
+    /// A copy of the project in this directory.
+    Copy(PathBuf),
+}
+
+impl ProjectView {
+    /// Where Tandem reaches what the command sees.
+    pub fn root(&self) -> &Path {
+        match self {
+            ProjectView::Overlay { root, .. } | ProjectView::Copy(root) => root,
+        }
+    }
+}
+
+impl PartialEq for ProjectView {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (
+                ProjectView::Overlay { namespaces: a, .. },
+                ProjectView::Overlay { namespaces: b, .. },
+            ) => std::sync::Arc::ptr_eq(a, b),
+            (ProjectView::Copy(a), ProjectView::Copy(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for ProjectView {}
 
 /// Who commands run as, and their home directory inside the container.
 #[derive(Debug, Clone)]
@@ -207,6 +249,7 @@ impl Settings {
             network,
             limits: self.limits.sane(),
             env_names: self.env_names.clone(),
+            view: None,
             in_place: false,
         }
     }
@@ -309,6 +352,9 @@ fn resolve_cwd(c: &Confinement, cwd: &Path) -> Result<PathBuf, SandboxError> {
         .project
         .canonicalize()
         .map_err(|e| refuse(&format!("the project cannot be opened: {e}")))?;
+    if let Some(view) = &c.view {
+        return resolve_in_view(&project, view.root(), cwd).map_err(|e| refuse(&e));
+    }
     let joined = project.join(cwd);
     let real = joined
         .canonicalize()
@@ -323,6 +369,37 @@ fn resolve_cwd(c: &Confinement, cwd: &Path) -> Result<PathBuf, SandboxError> {
         return Err(refuse("not a directory"));
     }
     Ok(real)
+}
+
+/// `cwd` (absolute below `project`, or relative to it) checked in a view of the project
+/// reached at `view`, which must not be canonicalized: each part must be a directory there,
+/// not a link, not `.git`. The directory as the command sees it (below `project`).
+fn resolve_in_view(project: &Path, view: &Path, cwd: &Path) -> Result<PathBuf, String> {
+    let rel = match cwd.strip_prefix(project) {
+        Ok(rel) => rel.to_path_buf(),
+        Err(_) if cwd.is_relative() => cwd.to_path_buf(),
+        Err(_) => return Err("the directory lies outside the project".into()),
+    };
+    let mut at = PathBuf::new();
+    for part in rel.components() {
+        match part {
+            std::path::Component::Normal(name) if name == ".git" => {
+                return Err("commands cannot run inside .git".into());
+            }
+            std::path::Component::Normal(name) => at.push(name),
+            std::path::Component::CurDir => continue,
+            _ => return Err("the directory must be a plain path inside the project".into()),
+        }
+        match std::fs::symlink_metadata(view.join(&at)) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return Err("the directory is reached through a link".into());
+            }
+            Ok(_) => return Err("not a directory".into()),
+            Err(e) => return Err(format!("the directory cannot be entered: {e}")),
+        }
+    }
+    Ok(project.join(at))
 }
 
 /// Makes Tandem's own process non-dumpable: its `/proc/<pid>/environ` and memory (API keys)

@@ -491,7 +491,7 @@ fn open_root(root: &Path) -> Result<PathBuf, ContextError> {
         path: root.display().to_string(),
         message,
     };
-    let canonical = root.canonicalize().map_err(|e| error(e.to_string()))?;
+    let canonical = super::paths::root_path(root).map_err(|e| error(e.to_string()))?;
     // Reading it once up front turns "cannot list the root" into an error, not an empty result.
     fs::read_dir(&canonical).map_err(|e| error(e.to_string()))?;
     Ok(canonical)

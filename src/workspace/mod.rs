@@ -14,7 +14,7 @@ pub mod worktree;
 
 pub use files::{FileState, Fs, RealFs, blob_hash, read_state, remove_file, write_file_atomic};
 pub use listing::{ListError, list_files};
-pub use paths::{PathError, ResolvedPath, normalize_relative, resolve};
+pub use paths::{PathError, ResolvedPath, is_view, normalize_relative, resolve, root_path};
 #[cfg(all(test, unix))]
 pub(crate) use regular::test_support;
 pub use regular::{FileKind, OpenError, RegularFile, open_regular, read_regular};

@@ -83,6 +83,79 @@ pub fn normalize_relative(raw: &str) -> Result<String, PathError> {
     Ok(parts.join("/"))
 }
 
+/// Whether `path` reaches into another process's root (`/proc/<pid>/root/…`): the agent's
+/// workspace, seen through the process holding it. Such a path must never be canonicalized
+/// (that would resolve its way back to the host's tree).
+pub fn is_view(path: &Path) -> bool {
+    let mut parts = path.components();
+    matches!(
+        (parts.next(), parts.next(), parts.next(), parts.next()),
+        (Some(Component::RootDir), Some(Component::Normal(proc)), Some(Component::Normal(pid)), Some(Component::Normal(root)))
+            if proc == "proc" && root == "root" && pid.to_str().is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit()))
+    )
+}
+
+/// A project root as Tandem works in it: canonical, except a workspace view ([`is_view`]),
+/// which is taken as given once it is known to be a directory.
+pub fn root_path(root: &Path) -> io::Result<PathBuf> {
+    if is_view(root) {
+        return match std::fs::metadata(root)?.is_dir() {
+            true => Ok(root.to_path_buf()),
+            false => Err(io::ErrorKind::NotADirectory.into()),
+        };
+    }
+    root.canonicalize()
+}
+
+/// For a view root, the project's path as the holder sees it (what absolute links inside
+/// the view name).
+fn view_project(root: &Path) -> Option<PathBuf> {
+    if !is_view(root) {
+        return None;
+    }
+    let mut project = PathBuf::from("/");
+    project.extend(root.components().skip(4));
+    Some(project)
+}
+
+/// Follows the link `link` inside a view (`root`, the project being `project` there):
+/// lexically, each target mapped into the view; `None` when it leads out of the project,
+/// dangles, or loops.
+fn follow_in_view(root: &Path, project: &Path, link: &Path) -> Option<PathBuf> {
+    let mut at = link.to_path_buf();
+    for _ in 0..40 {
+        let target = std::fs::read_link(&at).ok()?;
+        let inside: PathBuf = match target.strip_prefix(project) {
+            Ok(rel) if target.is_absolute() => rel.to_path_buf(),
+            Err(_) if target.is_absolute() => return None,
+            _ => {
+                let parent = at.parent()?.strip_prefix(root).ok()?.to_path_buf();
+                parent.join(target)
+            }
+        };
+        let mut rel = PathBuf::new();
+        for part in inside.components() {
+            match part {
+                Component::Normal(p) => rel.push(p),
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    if !rel.pop() {
+                        return None;
+                    }
+                }
+                _ => return None,
+            }
+        }
+        at = root.join(rel);
+        match std::fs::symlink_metadata(&at) {
+            Ok(meta) if meta.file_type().is_symlink() => continue,
+            Ok(_) => return Some(at),
+            Err(_) => return None,
+        }
+    }
+    None
+}
+
 /// Resolves `raw` inside `root`. The root itself must exist; the path need not. Existing
 /// components are followed through symlinks (the deepest existing ancestor is canonicalised)
 /// and must stay inside the canonical root; components that do not exist yet are appended.
@@ -92,7 +165,8 @@ pub fn resolve(root: &Path, raw: &str) -> Result<ResolvedPath, PathError> {
         path: raw.to_string(),
         message: e.to_string(),
     };
-    let root = root.canonicalize().map_err(io_error)?;
+    let root = root_path(root).map_err(io_error)?;
+    let view = view_project(&root);
 
     // Walk down the components while they exist. The first missing one ends the walk: what
     // does not exist cannot be a symlink.
@@ -102,6 +176,17 @@ pub fn resolve(root: &Path, raw: &str) -> Result<ResolvedPath, PathError> {
     for part in parts.by_ref() {
         let next = existing.join(part);
         match next.symlink_metadata() {
+            Ok(meta) if meta.file_type().is_symlink() && view.is_some() => {
+                let project = view.as_deref().unwrap_or(Path::new("/"));
+                existing = follow_in_view(&root, project, &next).ok_or_else(|| {
+                    PathError::SymlinkEscape {
+                        path: raw.to_string(),
+                        target: std::fs::read_link(&next)
+                            .map(|t| t.display().to_string())
+                            .unwrap_or_else(|_| "an unreadable target".into()),
+                    }
+                })?;
+            }
             Ok(meta) if meta.file_type().is_symlink() => {
                 let target = next.canonicalize().map_err(|_| {
                     // Dangling: we cannot prove where a later write would land.

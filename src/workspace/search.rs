@@ -93,9 +93,8 @@ impl Start {
             path: path.to_string(),
             source,
         };
-        let canon = root
-            .canonicalize()
-            .map_err(|e| io(&root.display().to_string(), e))?;
+        let canon =
+            super::paths::root_path(root).map_err(|e| io(&root.display().to_string(), e))?;
         let Some(raw) = start.filter(|s| !s.trim().is_empty()) else {
             let (abs, rel) = (canon.clone(), String::new());
             return Ok(Start {

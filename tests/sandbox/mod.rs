@@ -126,6 +126,7 @@ impl Scratch {
             network,
             limits: self.limits,
             env_names: Vec::new(),
+            view: None,
             in_place: false,
         }
     }
@@ -334,11 +335,11 @@ pub fn marked(mark: &str) -> Vec<String> {
     let wanted = format!("MARK={mark}");
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        if let Ok(environ) = std::fs::read(entry.path().join("environ")) {
-            if environ.split(|b| *b == 0).any(|v| v == wanted.as_bytes()) {
-                let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-                found.push(String::from_utf8_lossy(&cmdline).replace('\0', " "));
-            }
+        if let Ok(environ) = std::fs::read(entry.path().join("environ"))
+            && environ.split(|b| *b == 0).any(|v| v == wanted.as_bytes())
+        {
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            found.push(String::from_utf8_lossy(&cmdline).replace('\0', " "));
         }
     }
     found

@@ -71,6 +71,9 @@ pub(crate) enum Op {
 /// The namespaces and the root of one command.
 #[derive(Debug, Clone)]
 pub(crate) struct World {
+    /// Namespaces joined first (a view's holder's): their user namespace maps the user, so
+    /// no new one is made.
+    pub join: Option<std::sync::Arc<crate::sandbox::overlay::Namespaces>>,
     /// The host's empty directory the new root (a tmpfs) is mounted on, in the new mount
     /// namespace; and where the host's root goes for the moment of the switch.
     pub root: CString,
@@ -235,9 +238,16 @@ fn init(child: &Child, world: &World, status: libc::c_int, alive: libc::c_int) -
 /// Unshares the namespaces and maps the one user and group into the new user namespace.
 #[allow(unsafe_code)]
 fn enter(world: &World) -> io::Result<()> {
-    // SAFETY: unshare(2) takes flags; the files are written from NUL-terminated literals and
-    // the parent's buffers.
+    // SAFETY: setns(2) takes descriptors the parent opened (kept open by the plan);
+    // unshare(2) takes flags; the files are written from NUL-terminated literals and the
+    // parent's buffers.
     unsafe {
+        if let Some(join) = &world.join {
+            let (user, mount) = join.raw();
+            check(libc::setns(user, libc::CLONE_NEWUSER))?;
+            check(libc::setns(mount, libc::CLONE_NEWNS))?;
+            return check(libc::unshare(world.flags));
+        }
         check(libc::unshare(world.flags))?;
         // Mapping our own ids needs setgroups denied first (user_namespaces(7)).
         write_file(c"/proc/self/setgroups", b"deny")?;
@@ -658,7 +668,7 @@ fn errno() -> libc::c_int {
 }
 
 #[allow(unsafe_code)]
-unsafe fn write_file(path: &std::ffi::CStr, data: &[u8]) -> io::Result<()> {
+pub(crate) unsafe fn write_file(path: &std::ffi::CStr, data: &[u8]) -> io::Result<()> {
     // SAFETY (caller): `path` is NUL-terminated; `data` is a live slice.
     unsafe {
         let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);

@@ -273,7 +273,20 @@ pub(super) fn layout(call: &Call) -> Result<Layout, SandboxError> {
         path: c.project.clone(),
         reason: "the project directory does not exist".into(),
     })?;
-    bind(&project, true, &mut mounts, &mut links);
+    match &c.view {
+        // The project's path shows the copy.
+        Some(super::ProjectView::Copy(copy)) => {
+            if let Some(copy) = canonical(copy) {
+                mounts.push(Mount {
+                    target: project.clone(),
+                    kind: Kind::ReadWrite { src: copy },
+                });
+                grants.push((project.clone(), Access::ReadWrite));
+            }
+        }
+        // In the joined namespaces the project's path is the overlay already.
+        _ => bind(&project, true, &mut mounts, &mut links),
+    }
     if let Some(temp) = canonical(&c.temp) {
         bind(&temp, true, &mut mounts, &mut links);
     }
@@ -414,8 +427,7 @@ fn world(
         }
         ops.push(symlink(new, link, target, *optional)?);
     }
-    let mut flags = libc::CLONE_NEWUSER
-        | libc::CLONE_NEWNS
+    let mut flags = libc::CLONE_NEWNS
         | libc::CLONE_NEWPID
         | libc::CLONE_NEWIPC
         | libc::CLONE_NEWUTS
@@ -423,8 +435,19 @@ fn world(
     if !c.network {
         flags |= libc::CLONE_NEWNET;
     }
+    // A view's namespaces are joined (its user namespace maps the user already).
+    let join = match &c.view {
+        Some(super::ProjectView::Overlay { namespaces, .. }) => {
+            Some(std::sync::Arc::clone(namespaces))
+        }
+        _ => {
+            flags |= libc::CLONE_NEWUSER;
+            None
+        }
+    };
     let map = |id: u32| CString::new(format!("{id} {id} 1\n")).unwrap_or_default();
     Ok(World {
+        join,
         root: c_path(new, Path::new(""))?,
         old: c_path(new, Path::new("/.old"))?,
         flags,

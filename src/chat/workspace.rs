@@ -1,0 +1,107 @@
+//! The chat's workspace in a turn: opened when an Agent turn starts (a Plan turn reads it
+//! when it exists), dropped when the turn ends (the layer stays on disk with the pending
+//! proposal). Changes a workspace still holds from an earlier turn whose proposal was not
+//! decided join this turn's proposal, which replaces that one: one workspace, one proposal.
+
+use std::sync::Arc;
+
+use super::turn::Turn;
+use super::{ChatEventKind, ChatService};
+use crate::layer::{Layer, Tracker, Workspace};
+use crate::store::{ApprovalState, ChatMode, NewStep, StepDecision, StepKind};
+use crate::workspace::worktree::Change;
+
+/// The label of changes carried from an earlier turn.
+const CARRIED: &str = "carried from an earlier turn (its proposal was not decided)";
+
+impl ChatService {
+    /// The chat's workspace for `turn`, or `None` (a Plan turn of a chat without one, or it
+    /// could not be opened: `notes` then says why, and the agent works on the project as
+    /// before, its edits only proposed).
+    pub(super) async fn open_workspace(
+        &self,
+        turn: &Turn,
+        notes: &mut String,
+    ) -> Option<Arc<Tracker>> {
+        let plan = turn.chat.mode == ChatMode::Plan;
+        let layer = Layer::of(&self.layers_home(), turn.chat.id);
+        if plan && !layer.exists() {
+            return None;
+        }
+        let project = turn.project.path.clone();
+        let opened = tokio::task::spawn_blocking(move || {
+            let workspace = Workspace::open(layer, &project, false)?;
+            Tracker::start(Arc::new(workspace))
+        })
+        .await;
+        let (tracker, carried) = match opened {
+            Ok(Ok(opened)) => opened,
+            Ok(Err(e)) => {
+                notes.push_str(&format!(
+                    "> The chat's workspace could not be opened ({e}): this turn works on the \
+                     project itself, and its commands change it directly.\n\n"
+                ));
+                return None;
+            }
+            Err(e) => {
+                notes.push_str(&format!(
+                    "> The chat's workspace could not be opened: {e}\n\n"
+                ));
+                return None;
+            }
+        };
+        if !plan && !carried.is_empty() {
+            self.carry(turn, &carried);
+        }
+        Some(Arc::new(tracker))
+    }
+
+    /// Makes `carried` part of this turn's proposal, and the earlier undecided proposals of
+    /// the chat give way to it.
+    fn carry(&self, turn: &Turn, carried: &[Change]) {
+        let store = self.engine.store();
+        if let Ok(messages) = store.messages(turn.chat.id) {
+            for message in messages {
+                if message.id != turn.message_id
+                    && message.approval_state == Some(ApprovalState::Pending)
+                {
+                    let _ = store.set_approval(message.id, ApprovalState::Rejected, None);
+                }
+            }
+        }
+        for change in carried {
+            let (tool, arguments) = match change {
+                Change::Write { path, content } => (
+                    "write_file",
+                    serde_json::json!({ "path": path, "content": content, "description": CARRIED }),
+                ),
+                Change::Delete { path } => ("delete_file", serde_json::json!({ "path": path })),
+                Change::Skipped { .. } => continue,
+            };
+            let step = NewStep {
+                tool: Some(tool),
+                arguments: Some(&arguments),
+                decision: Some(StepDecision::Allowed),
+                reason: Some(CARRIED),
+                result: Some(CARRIED),
+                ..NewStep::default()
+            };
+            if let Ok(step) = store.add_agent_step(turn.message_id, StepKind::Tool, &step) {
+                self.event(turn, ChatEventKind::Step { step });
+            }
+        }
+    }
+
+    /// Removes a chat's workspace (its proposal was decided, or the chat went).
+    pub fn discard_workspace(&self, chat_id: i64) -> Result<(), crate::layer::LayerError> {
+        Layer::of(&self.layers_home(), chat_id).discard()
+    }
+
+    /// Where the chats' workspaces live: below the engine's data directory (the database's),
+    /// else the service's.
+    fn layers_home(&self) -> std::path::PathBuf {
+        self.engine
+            .data_dir()
+            .map_or_else(|| self.data_dir.clone(), std::path::Path::to_path_buf)
+    }
+}
