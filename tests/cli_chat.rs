@@ -440,8 +440,11 @@ async fn agent_mode_streams_steps_and_reports_them_in_json() {
         "{stdout}"
     );
     assert!(stdout.contains("Checked."), "{stdout}");
+    // The command ran in the chat's workspace: its file joined the proposal, the person's
+    // tree has none yet.
+    assert!(!root.join("ran.txt").exists());
     assert_eq!(
-        std::fs::read_to_string(root.join("ran.txt")).unwrap(),
+        std::fs::read_to_string(in_workspace(&cli.data, "ran.txt")).unwrap(),
         "ran\n"
     );
 
@@ -460,6 +463,24 @@ async fn agent_mode_streams_steps_and_reports_them_in_json() {
         _ => assert!(sandbox["unavailable"].is_string(), "{out}"),
     }
     assert!(out["steps"][0].get("sandbox").is_none(), "{out}");
+}
+
+/// The file `name` as the chats' workspaces hold it (the layer of an overlay keeps what
+/// commands wrote), found below the data directory.
+fn in_workspace(data: &std::path::Path, name: &str) -> std::path::PathBuf {
+    let mut dirs = vec![data.join("workspaces")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.file_name().is_some_and(|n| n == name) && path.is_file() {
+                return path;
+            }
+            if path.is_dir() {
+                dirs.push(path);
+            }
+        }
+    }
+    panic!("no {name} in any workspace below {}", data.display());
 }
 
 /// A pseudo-terminal: (the end the test types into, the end the CLI reads as its terminal).
@@ -612,7 +633,7 @@ async fn agent_commands_never_see_the_apps_secrets_or_shell_hijacks() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let env = std::fs::read_to_string(root.join("env.txt")).unwrap();
+    let env = std::fs::read_to_string(in_workspace(&cli.data, "env.txt")).unwrap();
     assert!(env.contains("PATH="), "{env}");
     for gone in [
         "decoy",

@@ -416,7 +416,8 @@ fn a_gateway_request_about_the_waiting_command_is_decided_with_it() {
                     .is_some_and(|m| m.message.content == "Made it.")
         })
     });
-    assert!(world.root.join("made.txt").exists());
+    // It ran in the chat's workspace: the file it made is proposed, not in the tree yet.
+    assert!(!world.root.join("made.txt").exists());
     let state = &app(&harness).state;
     let steps = &state.chat().unwrap().messages.last().unwrap().steps;
     assert_eq!(steps[0].decision, Some(StepDecision::Approved));

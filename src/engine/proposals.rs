@@ -97,8 +97,25 @@ impl Engine {
     /// Plans a finished assistant reply and records it for review: the files' hashes as read
     /// now, and `pending` if it proposes anything. Ask and Security chats never propose.
     pub fn record_plan(&self, project: &Project, message: &Message) -> Result<EditPlan> {
-        let plan = self.plan_message(project, message)?;
+        let mut plan = self.plan_message(project, message)?;
         let chat = self.store.chat(message.chat_id)?;
+        // An Agent chat's workspace knows each file as it was when the agent first changed
+        // it: a file the person changed since is a conflict, not overwritten.
+        if chat.mode == crate::store::ChatMode::Agent
+            && let Some(data_dir) = self.data_dir()
+        {
+            let bases = crate::layer::Layer::of(data_dir, chat.id).bases();
+            let mut first = plan.base.clone();
+            for (path, hash) in first.iter_mut() {
+                if let Some(base) = bases.get(path) {
+                    *hash = base.clone();
+                }
+            }
+            // `plan.base` is the tree now; the proposal keeps the first bases, so the
+            // conflict stays marked whenever it is reviewed.
+            mark_conflicts(&mut plan, &first);
+            plan.base = first;
+        }
         if plan.is_proposal() && chat.mode.proposes_changes() {
             self.store.set_plan_base(message.id, &plan.base)?;
             self.store

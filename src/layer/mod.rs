@@ -58,6 +58,10 @@ struct Meta {
     project: PathBuf,
     /// How it is kept: `overlay` or `copy`.
     kind: String,
+    /// Each changed path's content hash in the project when the workspace first changed it
+    /// (`None`: it did not exist): what the person's tree is compared with, so a file they
+    /// changed meanwhile is a conflict, never overwritten.
+    bases: BTreeMap<String, Option<String>>,
 }
 
 /// How a layer is used.
@@ -141,6 +145,35 @@ impl Layer {
         let path = self.dir.join("meta.json");
         let bytes = serde_json::to_vec_pretty(meta).unwrap_or_default();
         fs::write(&path, bytes).map_err(io(&path))
+    }
+
+    /// Each changed path's content in the project when the workspace first changed it.
+    pub fn bases(&self) -> BTreeMap<String, Option<String>> {
+        self.meta().bases
+    }
+
+    /// Notes `paths`' current content in `project` as their base, for those without one.
+    pub(crate) fn note_bases<'a>(
+        &self,
+        project: &Path,
+        paths: impl IntoIterator<Item = &'a str>,
+    ) -> Result<(), LayerError> {
+        let mut meta = self.meta();
+        let mut added = false;
+        for rel in paths {
+            if meta.bases.contains_key(rel) {
+                continue;
+            }
+            let hash = crate::workspace::read_regular(&project.join(rel))
+                .ok()
+                .map(|(bytes, _)| crate::workspace::blob_hash(&bytes));
+            meta.bases.insert(rel.to_string(), hash);
+            added = true;
+        }
+        match added {
+            true => self.save_meta(&meta),
+            false => Ok(()),
+        }
     }
 
     /// The project it is a layer of, when it has been used.

@@ -33,6 +33,9 @@ impl Tracker {
             super::Kind::Copy => super::scan::snapshot_tree(workspace.project())?,
         };
         let (carried, snapshot) = workspace.changes_since(&before, &mut known)?;
+        workspace
+            .layer()
+            .note_bases(workspace.project(), carried.iter().map(Change::path))?;
         let tracker = Tracker {
             workspace,
             state: Mutex::new(State { snapshot, known }),
@@ -54,6 +57,9 @@ impl Tracker {
         let State { snapshot, known } = &mut *state;
         let (changes, now) = self.workspace.changes_since(snapshot, known)?;
         *snapshot = now;
+        self.workspace
+            .layer()
+            .note_bases(self.workspace.project(), changes.iter().map(Change::path))?;
         Ok(changes)
     }
 

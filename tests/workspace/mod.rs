@@ -227,3 +227,166 @@ async fn native_tools_make_the_tests_pass_in_the_workspace() {
 async fn the_text_protocol_makes_the_tests_pass_in_the_workspace() {
     approve_all_lands_one_commit(false).await;
 }
+
+/// Sends `prompt` to `chat` and waits for the turn (no approvals are expected).
+async fn send(s: &Setup, chat: i64, prompt: &str) -> tandem::chat::TurnOutcome {
+    let options = SendOptions {
+        allow_risk: Some(tandem::agent::policy::Risk::High),
+        ..SendOptions::default()
+    };
+    let handle = s.service.send(chat, prompt, options).await.unwrap();
+    let outcome = tokio::time::timeout(std::time::Duration::from_secs(30), handle.outcome)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_complete(&outcome);
+    outcome
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_partial_approval_lands_what_was_checked_and_drops_the_rest() {
+    if !kernel_overlay() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must prove the overlay workspace"
+        );
+        return;
+    }
+    let (s, message) = make_the_tests_pass(true).await;
+    let selection = tandem::edits::Selection {
+        files: vec![tandem::edits::FileSelection {
+            path: "src/util.sh".into(),
+            hunks: None,
+        }],
+        dependencies: false,
+    };
+    s.engine.approve(message, Some(&selection)).unwrap();
+    let changed = git(&s.root, &["show", "--name-only", "--format=", "HEAD"]);
+    assert_eq!(changed.lines().collect::<Vec<_>>(), ["src/util.sh"]);
+    assert!(!s.root.join("src/util/NOTE.txt").exists());
+    // What was left out went with the workspace: the next turn starts from the tree.
+    assert!(!s.root.parent().unwrap().join("data/workspaces/1").exists());
+}
+
+/// The person edits their tree while the workspace holds a pending proposal: a file only
+/// they changed shows their content to the agent; a file both changed is a conflict.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_persons_edit_underneath_shows_through_and_a_shared_file_conflicts() {
+    if !kernel_overlay() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must prove the overlay workspace"
+        );
+        return;
+    }
+    let s = setup(ProviderKind::Ollama).await;
+    project(&s);
+    s.tool_calling("native");
+    s.script(
+        "/api/chat",
+        vec![
+            ollama_tool_call(
+                "write_file",
+                json!({"path": "src/util.sh", "content": FIXED}),
+            ),
+            text("Fixed add."),
+            ollama_tool_call("read_file", json!({"path": "test.sh"})),
+            ollama_tool_call("read_file", json!({"path": "src/util.sh"})),
+            text("Read them."),
+        ],
+    );
+    let chat = s.chat(ChatMode::Agent);
+    let first = send(&s, chat, "fix add").await;
+    // The person changes both files in their own tree.
+    std::fs::write(
+        s.root.join("test.sh"),
+        format!("# the person's note\n{TEST}"),
+    )
+    .unwrap();
+    std::fs::write(s.root.join("src/util.sh"), format!("# mine\n{UTIL}")).unwrap();
+    let second = send(&s, chat, "look again").await;
+    let steps = s.steps(second.message_id);
+    let result = |tool: &str, n: usize| {
+        steps
+            .iter()
+            .filter(|st| st.tool.as_deref() == Some(tool))
+            .nth(n)
+            .and_then(|st| st.result.clone())
+            .unwrap_or_default()
+    };
+    // Only the person changed test.sh: the agent sees their version...
+    assert!(
+        result("read_file", 0).contains("the person's note"),
+        "{steps:#?}"
+    );
+    // ...util.sh the agent had changed: it sees its own.
+    assert!(result("read_file", 1).contains("$1 + $2"));
+    assert!(!result("read_file", 1).contains("# mine"));
+    // The second turn carried the first one's change and replaced its proposal.
+    let first = s.engine.store().message(first.message_id).unwrap();
+    assert_eq!(
+        first.approval_state,
+        Some(tandem::store::ApprovalState::Rejected)
+    );
+    let review = s.engine.review(second.message_id).unwrap();
+    let util = review
+        .plan
+        .files
+        .iter()
+        .find(|f| f.path == "src/util.sh")
+        .unwrap();
+    assert!(util.conflict.is_some(), "{:?}", review.plan.files);
+    // Never silently overwritten: approving refuses, and the person's edit stays.
+    assert!(s.engine.approve(second.message_id, None).is_err());
+    assert!(
+        std::fs::read_to_string(s.root.join("src/util.sh"))
+            .unwrap()
+            .starts_with("# mine")
+    );
+}
+
+/// Where overlays cannot be mounted the workspace is a copy: the same turn works there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_copy_workspace_does_the_same_when_forced() {
+    use tandem::layer::{Layer, Tracker, Workspace};
+    let s = setup(ProviderKind::Ollama).await;
+    project(&s);
+    let data = s.engine.data_dir().unwrap().to_path_buf();
+    let workspace = Workspace::open(Layer::of(&data, 7), &s.root, true).unwrap();
+    assert_eq!(workspace.kind(), tandem::layer::Kind::Copy);
+    let workspace = std::sync::Arc::new(workspace);
+    let (tracker, carried) = Tracker::start(std::sync::Arc::clone(&workspace)).unwrap();
+    assert!(carried.is_empty(), "{carried:?}");
+    std::fs::write(workspace.view().join("src/util.sh"), FIXED).unwrap();
+    tracker.absorb().unwrap();
+    // A command in the copy, in the container, at the project's path.
+    let temp = tempfile::tempdir().unwrap();
+    let mut confinement = tandem::sandbox::Confinement::new(&s.root, temp.path());
+    confinement.view = Some(workspace.project_view());
+    let outcome = tandem::process::run_shell(
+        tandem::process::ShellRequest {
+            sandbox: tandem::process::Sandbox::Confined(confinement),
+            ..tandem::process::ShellRequest::new(
+                "sh test.sh && echo note > NOTE.txt && rm test.sh",
+                &s.root,
+            )
+        },
+        Default::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(outcome.exit_code, Some(0), "{outcome:?}");
+    let changes = tracker.collect().unwrap();
+    let names: Vec<&str> = changes.iter().map(|c| c.path()).collect();
+    assert_eq!(names, ["NOTE.txt", "test.sh"], "{changes:?}");
+    // The project never changed.
+    assert_eq!(
+        std::fs::read_to_string(s.root.join("src/util.sh")).unwrap(),
+        UTIL
+    );
+    assert!(s.root.join("test.sh").exists() && !s.root.join("NOTE.txt").exists());
+    drop(tracker);
+    drop(workspace);
+    Layer::of(&data, 7).discard().unwrap();
+    assert!(!data.join("workspaces/7").exists());
+}
