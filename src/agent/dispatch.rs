@@ -14,10 +14,10 @@ use super::policy;
 use super::tools;
 use crate::edits::Action;
 use crate::edits::plan::EditChecker;
+use crate::layer::Change;
 use crate::layer::Tracker;
 use crate::process::{self, Sandbox, ShellRequest};
 use crate::sandbox;
-use crate::workspace::worktree::Change;
 
 /// What a call needs from its turn.
 pub struct Context<'a> {

@@ -20,10 +20,10 @@ use super::policy::{self, Assessment, Decision, PolicySettings, Risk, ToolCallVi
 use super::protocol::{self, Directive, ProtocolState};
 use super::tools::{AgentMode, builtin_specs};
 use crate::edits::Action;
+use crate::layer::Change;
 use crate::llm::{ChatMessage, ChatRole, ToolCall, ToolSpec};
 use crate::sandbox::{self, Protections};
 use crate::store::{NewStep, StepDecision, StepKind};
-use crate::workspace::worktree::Change;
 
 /// The most tool steps in one turn unless the setting (`store::keys::MAX_STEPS`) says.
 pub const DEFAULT_MAX_STEPS: usize = 25;

@@ -5,17 +5,15 @@
 //! by Tandem like any other.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 
 use super::turn::{Turn, TurnOutcome, sleep_until};
 use super::writer::{Coalescer, DB_FLUSH_INTERVAL, EVENT_INTERVAL, StreamWriter};
 use super::{ChatEventKind, ChatService};
 use crate::external::{self, Access, Action, AgentEvent, CliAgent, PlanItem, RunSpec};
+use crate::layer::Change;
 use crate::llm::Usage;
-use crate::store::keys::SCRATCH_DIR;
 use crate::store::{ChatMode, MessageStatus, NewStep, StepDecision, StepKind};
 use crate::trust::Trust;
-use crate::workspace::worktree::{Change, Worktree};
 
 /// The most of a command's output kept on its step.
 const STEP_OUTPUT_CAP: usize = 16 * 1024;
@@ -268,25 +266,18 @@ impl ChatService {
                 return;
             }
         };
-        let root = turn.project.path.clone();
-        let base = store.setting::<PathBuf>(SCRATCH_DIR).ok().flatten();
-        let created =
-            tokio::task::spawn_blocking(move || Worktree::create(&root, base.as_deref())).await;
-        let worktree = match created {
-            Ok(Ok(worktree)) => worktree,
-            Ok(Err(e)) => {
-                outcome.error = Some(e.to_string());
-                return;
-            }
-            Err(e) => {
-                outcome.error = Some(e.to_string());
-                return;
-            }
+        // The agent works in the chat's workspace, shown at the project's own path in its
+        // container (no copy per turn); what it changes there becomes the proposal.
+        let mut notes = String::new();
+        let Some(tracker) = self.open_workspace(turn, &mut notes).await else {
+            outcome.error = Some(notes.trim().trim_start_matches("> ").to_string());
+            return;
         };
         let config = &turn.choice.provider.config().clone();
         let spec = RunSpec {
             program: config.base_url.clone(),
-            workdir: worktree.path().to_path_buf(),
+            workdir: tracker.workspace().project().to_path_buf(),
+            view: Some(tracker.workspace().project_view()),
             model: turn.choice.model.clone(),
             access,
             last_message_file: None,
@@ -376,7 +367,7 @@ impl ChatService {
             MessageStatus::Complete
         };
         if outcome.status == MessageStatus::Complete && access != Access::ReadOnly {
-            self.carry_changes(&worktree, agent, &mut progress).await;
+            self.carry_changes(&tracker, agent, &mut progress).await;
         }
         progress.publish(true);
         outcome.content = progress.content;
@@ -424,11 +415,20 @@ impl ChatService {
     /// the reply what could not be carried back.
     async fn carry_changes(
         &self,
-        worktree: &Worktree,
+        tracker: &std::sync::Arc<crate::layer::Tracker>,
         agent: &dyn CliAgent,
         progress: &mut Progress<'_>,
     ) {
-        let changes = match worktree.changes() {
+        let collected = {
+            let tracker = std::sync::Arc::clone(tracker);
+            tokio::task::spawn_blocking(move || tracker.collect()).await
+        };
+        let changes = match collected.map_err(|e| e.to_string()) {
+            Ok(Ok(changes)) => Ok(changes),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(e) => Err(e),
+        };
+        let changes = match changes {
             Ok(changes) => changes,
             Err(e) => {
                 progress.save_error = Some(format!("its changes could not be read: {e}"));

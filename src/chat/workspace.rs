@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use super::turn::Turn;
 use super::{ChatEventKind, ChatService};
+use crate::layer::Change;
 use crate::layer::{Layer, Tracker, Workspace};
 use crate::store::{ApprovalState, ChatMode, NewStep, StepDecision, StepKind};
-use crate::workspace::worktree::Change;
 
 /// The label of changes carried from an earlier turn.
 const CARRIED: &str = "carried from an earlier turn (its proposal was not decided)";

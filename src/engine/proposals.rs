@@ -99,10 +99,10 @@ impl Engine {
     pub fn record_plan(&self, project: &Project, message: &Message) -> Result<EditPlan> {
         let mut plan = self.plan_message(project, message)?;
         let chat = self.store.chat(message.chat_id)?;
-        // An Agent chat's workspace knows each file as it was when the agent first changed
-        // it: a file the person changed since is a conflict, not overwritten.
-        if chat.mode == crate::store::ChatMode::Agent
-            && let Some(data_dir) = self.data_dir()
+        // A chat's workspace knows each file as it was when the agent first changed it: a
+        // file the person changed since is a conflict, not overwritten.
+        if let Some(data_dir) = self.data_dir()
+            && crate::layer::Layer::of(data_dir, chat.id).exists()
         {
             let bases = crate::layer::Layer::of(data_dir, chat.id).bases();
             let mut first = plan.base.clone();
@@ -203,8 +203,8 @@ impl Engine {
         Ok(outcome)
     }
 
-    /// Removes the workspace an Agent chat's decided proposal came from: a chat that goes
-    /// on starts a fresh one on the tree as it now is. A failure leaves a layer the start-up
+    /// Removes the workspace a decided proposal's chat had: a chat that goes on starts a
+    /// fresh one on the tree as it now is. A failure leaves a layer the start-up
     /// clean removes later.
     fn discard_workspace_of(&self, message_id: i64) {
         let Some(data_dir) = self.data_dir() else {
@@ -213,11 +213,7 @@ impl Engine {
         let Ok(message) = self.store.message(message_id) else {
             return;
         };
-        if let Ok(chat) = self.store.chat(message.chat_id)
-            && chat.mode == crate::store::ChatMode::Agent
-        {
-            let _ = crate::layer::Layer::of(data_dir, chat.id).discard();
-        }
+        let _ = crate::layer::Layer::of(data_dir, message.chat_id).discard();
     }
 
     /// Settles a proposal an approval left "applying" (pending, with the commit it was being

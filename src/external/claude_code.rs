@@ -263,6 +263,7 @@ mod tests {
     #[test]
     fn trust_becomes_its_permission_mode() {
         let spec = |access| RunSpec {
+            view: None,
             program: "claude".into(),
             workdir: PathBuf::from("/w"),
             model: "sonnet".into(),

@@ -316,6 +316,7 @@ mod tests {
     #[test]
     fn trust_becomes_its_sandbox_flag_and_the_prompt_comes_on_stdin() {
         let spec = |access, model: &str| RunSpec {
+            view: None,
             program: "codex".into(),
             workdir: PathBuf::from("/w"),
             model: model.into(),

@@ -4,9 +4,9 @@
 //! Each agent is one small adapter ([`CliAgent`]): its program, the arguments of a run, the
 //! login commands, and how one line of its JSON output becomes Tandem's [`AgentEvent`]s. The
 //! rest is shared: [`run`] starts the program in its own process group inside the kernel
-//! sandbox, feeds it the prompt on stdin and reads its lines; the chat turn runs it in a
-//! scratch copy of the project (`workspace::worktree`) and turns what changed there into an
-//! ordinary proposal.
+//! container, feeds it the prompt on stdin and reads its lines; the chat turn runs it in the
+//! chat's workspace ([`crate::layer`], shown at the project's own path) and turns what changed
+//! there into an ordinary proposal.
 
 pub mod claude_code;
 pub mod codex;

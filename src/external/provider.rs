@@ -87,6 +87,7 @@ impl Provider for CliProvider {
                 return;
             };
             let spec = RunSpec {
+                view: None,
                 program: spec_program,
                 workdir: dir.path().to_path_buf(),
                 model: request.model.clone(),

@@ -22,8 +22,11 @@ const STDERR_CAP: usize = 64 * 1024;
 pub struct RunSpec {
     /// The program: a name looked up on PATH, or a path.
     pub program: String,
-    /// Where it works (a scratch copy of the project, or an empty directory).
+    /// Where it works: the project (shown as the chat's workspace when `view` is given), or
+    /// an empty directory.
     pub workdir: PathBuf,
+    /// What the container shows at `workdir`: the chat's workspace.
+    pub view: Option<crate::sandbox::ProjectView>,
     /// Its model, or [`super::DEFAULT_MODEL`].
     pub model: String,
     pub access: Access,
@@ -173,6 +176,7 @@ pub async fn run(
         .stderr(Stdio::piped());
     let confinement = sandbox.map(|settings| {
         let mut c = settings.confinement(&spec.workdir, temp.path(), true);
+        c.view = spec.view.clone();
         // The program and what it is installed with (a Node package's folder, say).
         let real = program.canonicalize().unwrap_or_else(|_| program.clone());
         for path in [&program, &real] {

@@ -28,7 +28,34 @@ pub use track::Tracker;
 
 use crate::sandbox::ProjectView;
 use crate::sandbox::overlay::{self, Overlay};
-use crate::workspace::worktree::Change;
+
+/// What changed to one path of a workspace, as the proposal takes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// Created or changed: its new text.
+    Write {
+        path: String,
+        content: String,
+    },
+    Delete {
+        path: String,
+    },
+    /// Changed but not carried into the proposal (not UTF-8 text, too large, a link): why.
+    Skipped {
+        path: String,
+        reason: String,
+    },
+}
+
+impl Change {
+    pub fn path(&self) -> &str {
+        match self {
+            Change::Write { path, .. } | Change::Delete { path } | Change::Skipped { path, .. } => {
+                path
+            }
+        }
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum LayerError {
@@ -373,3 +400,6 @@ impl Workspace {
         Ok(self.changes_since(&before, &mut known)?.0)
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -10,12 +10,12 @@ use std::path::Path;
 
 use ignore::gitignore::Gitignore;
 
+use super::Change;
 use super::{LayerError, io};
-use crate::workspace::worktree::Change;
 use crate::workspace::{OpenError, RegularFile, blob_hash, list_files, open_regular};
 
 /// The largest file carried into a proposal (larger ones are reported, not proposed).
-pub const MAX_CHANGE_BYTES: u64 = crate::workspace::worktree::MAX_CHANGE_BYTES;
+pub const MAX_CHANGE_BYTES: u64 = 2 * 1024 * 1024;
 
 /// One path's state, enough to see that it changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

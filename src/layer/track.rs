@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use super::{LayerError, Snapshot, Workspace};
-use crate::workspace::worktree::Change;
+use crate::layer::Change;
 
 /// A workspace in use by one turn.
 #[derive(Debug)]

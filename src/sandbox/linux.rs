@@ -50,6 +50,11 @@ fn support() -> &'static Support {
     })
 }
 
+/// Whether containers can be built here.
+pub(super) fn container_supported() -> bool {
+    support().container.is_ok()
+}
+
 /// Builds a container for `/bin/sh -c 'exit 0'`, first with the PID namespace's process cap
 /// (Linux ≥ 6.14), then without; why it fails when it does.
 fn probe_container(filters: Option<&Vec<seccompiler::BpfProgram>>) -> Result<bool, String> {

@@ -324,6 +324,31 @@ pub fn unconfined(command: &mut std::process::Command, cwd: &Path) {
 /// allocating and opening files is allowed. `cwd` must lie in the project, outside `.git`.
 pub fn prepare(confinement: &Confinement, cwd: &Path) -> Result<Prepared, SandboxError> {
     let cwd = resolve_cwd(confinement, cwd)?;
+    // Without a container a copy cannot be shown at the project's path: the command works
+    // in the copy itself. An overlay exists only in its holder's namespaces.
+    if let Some(view) = &confinement.view
+        && !container_available(confinement)
+    {
+        let ProjectView::Copy(copy) = view else {
+            return Err(SandboxError {
+                path: confinement.project.clone(),
+                reason: "the workspace's overlay needs the container, which this system cannot \
+                         build"
+                    .into(),
+            });
+        };
+        let project = confinement
+            .project
+            .canonicalize()
+            .unwrap_or(confinement.project.clone());
+        let inside = copy.join(cwd.strip_prefix(&project).unwrap_or(Path::new("")));
+        let in_copy = Confinement {
+            project: copy.clone(),
+            view: None,
+            ..confinement.clone()
+        };
+        return prepare(&in_copy, &inside);
+    }
     #[cfg(target_os = "linux")]
     {
         linux::prepare(confinement, &cwd)
@@ -338,6 +363,19 @@ pub fn prepare(confinement: &Confinement, cwd: &Path) -> Result<Prepared, Sandbo
                     .into(),
             ),
         })
+    }
+}
+
+/// Whether `c` will run in a container here.
+fn container_available(c: &Confinement) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        !c.in_place && linux::container_supported()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = c;
+        false
     }
 }
 

@@ -10,7 +10,6 @@ mod platform;
 mod regular;
 pub mod search;
 mod walk;
-pub mod worktree;
 
 pub use files::{FileState, Fs, RealFs, blob_hash, read_state, remove_file, write_file_atomic};
 pub use listing::{ListError, list_files};

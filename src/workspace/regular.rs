@@ -1,6 +1,6 @@
 //! Opening a file for reading only when it is a regular file. Tandem's own reads of project
-//! files (the agent's tools, the context packed into the prompt, `@` mentions, the scratch and
-//! worktree copies, the edit checker) go through [`open_regular`], because what a walk or a
+//! files (the agent's tools, the context packed into the prompt, `@` mentions, the scratch copy and
+//! the agent's workspace, the edit checker) go through [`open_regular`], because what a walk or a
 //! `stat` saw as a file may be something else by the time it is opened, and because some
 //! things are never safe to read:
 //! - a named pipe (FIFO) blocks `open` until a writer comes, and a read until it writes:

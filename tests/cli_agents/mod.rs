@@ -135,7 +135,7 @@ const CODEX_EDITS: &[&str] = &[
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn codex_logs_in_works_in_a_scratch_copy_and_its_edits_become_a_proposal() {
+async fn codex_logs_in_works_in_the_workspace_and_its_edits_become_a_proposal() {
     let agents = Agents::new();
     // Added while logged out: said at once.
     let added = agents.add("codex", "codex").await;
@@ -193,13 +193,13 @@ async fn codex_logs_in_works_in_a_scratch_copy_and_its_edits_become_a_proposal()
     assert_eq!(operations.len(), 1, "{out}");
     assert_eq!(operations[0]["op"], "write");
     assert_eq!(operations[0]["path"], "src/two.rs");
-    // It ran in a scratch copy, never in the project, with the sandbox flag of scoped trust
-    // and its prompt on stdin.
+    // It ran in the chat's workspace, shown at the project's own path (no copy), with the
+    // sandbox flag of scoped trust and its prompt on stdin; the tree stays as it was.
     let cwd = agents.recorded("codex", "cwd.txt");
-    assert!(!cwd.trim().is_empty() && !cwd.contains("/project"), "{cwd}");
-    assert!(
-        !Path::new(cwd.trim()).exists(),
-        "the scratch copy is removed"
+    assert_eq!(
+        Path::new(cwd.trim()),
+        agents.root.canonicalize().unwrap(),
+        "{cwd}"
     );
     assert!(
         !agents.root.join("src/two.rs").exists(),
@@ -528,23 +528,29 @@ async fn claude_code_reads_the_same_way_and_full_trust_needs_a_confirmation() {
 
 #[cfg(target_os = "linux")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_kernel_keeps_the_agent_in_its_copy() {
+async fn the_kernel_keeps_the_agent_in_its_workspace() {
     let agents = Agents::new();
     agents.add("codex", "codex").await;
-    let outside = agents.root.join("src/escaped.rs");
-    let line = format!("#write {} pub fn escaped() {{}}", outside.display());
+    // A write by the project's absolute path lands in the workspace (proposed); a write
+    // beside the project lands nowhere.
+    let inside = agents.root.join("src/escaped.rs");
+    let beside = agents.root.parent().unwrap().join("escaped.rs");
+    let lines = [
+        format!("#write {} pub fn escaped() {{}}", inside.display()),
+        format!("#write {} pub fn escaped() {{}}", beside.display()),
+    ];
     agents.session(
         "codex",
         &[
-            &line,
+            &lines[0],
+            &lines[1],
             r#"{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"Tried."}}"#,
         ],
     );
     let (out, ok, stderr) = agents.chat("codex", "escape").await;
     assert!(ok, "{stderr}\n{out}");
-    assert!(
-        !outside.exists(),
-        "the project outside its copy is not writable"
-    );
-    assert_eq!(out["operations"], serde_json::json!([]));
+    assert!(!inside.exists(), "the person's tree was written");
+    assert!(!beside.exists(), "a file beside the project was written");
+    assert_eq!(out["operations"][0]["path"], "src/escaped.rs", "{out}");
+    assert_eq!(out["operations"].as_array().map(Vec::len), Some(1), "{out}");
 }

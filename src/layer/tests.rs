@@ -1,0 +1,88 @@
+use std::sync::Arc;
+
+use super::*;
+
+fn project() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let root = dir.path().join("project");
+    for (path, text) in [
+        ("src/a.txt", "a\n"),
+        (".gitignore", "target/\n"),
+        ("b.txt", "b\n"),
+    ] {
+        let full = root.join(path);
+        fs::create_dir_all(full.parent().unwrap_or(&root)).unwrap_or_else(|e| panic!("{e}"));
+        fs::write(full, text).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let data = dir.path().join("data");
+    (dir, root, data)
+}
+
+/// Both ways of keeping a workspace find the same changes: written, created, deleted; not
+/// ignored output, not a named pipe (which is never opened).
+#[test]
+fn changes_are_found_the_same_in_an_overlay_and_a_copy() {
+    for copy in [true, false] {
+        if !copy && overlay::supported().is_err() {
+            continue;
+        }
+        let (_dir, root, data) = project();
+        let workspace =
+            Workspace::open(Layer::of(&data, 1), &root, copy).unwrap_or_else(|e| panic!("{e}"));
+        let workspace = Arc::new(workspace);
+        let (tracker, carried) =
+            Tracker::start(Arc::clone(&workspace)).unwrap_or_else(|e| panic!("{e}"));
+        assert!(carried.is_empty(), "{carried:?}");
+        let view = workspace.view();
+        fs::write(view.join("src/a.txt"), "changed\n").unwrap_or_else(|e| panic!("{e}"));
+        fs::write(view.join("new.txt"), "new\n").unwrap_or_else(|e| panic!("{e}"));
+        fs::remove_file(view.join("b.txt")).unwrap_or_else(|e| panic!("{e}"));
+        fs::create_dir_all(view.join("target")).unwrap_or_else(|e| panic!("{e}"));
+        fs::write(view.join("target/out"), "built").unwrap_or_else(|e| panic!("{e}"));
+        #[cfg(unix)]
+        let _ = std::process::Command::new("mkfifo")
+            .arg(view.join("pipe"))
+            .status();
+        let changes = tracker.collect().unwrap_or_else(|e| panic!("{e}"));
+        let mut got: Vec<String> = changes
+            .iter()
+            .map(|c| match c {
+                Change::Write { path, .. } => format!("write {path}"),
+                Change::Delete { path } => format!("delete {path}"),
+                Change::Skipped { path, .. } => format!("skip {path}"),
+            })
+            .collect();
+        got.sort();
+        let mut want = vec!["delete b.txt", "write new.txt", "write src/a.txt"];
+        if copy {
+            // A copy's listing leaves special files out altogether.
+        } else {
+            want.push("skip pipe");
+        }
+        want.sort();
+        assert_eq!(got, want, "copy: {copy}");
+        // The project never changed; the same state again is no change.
+        assert_eq!(
+            fs::read_to_string(root.join("src/a.txt")).ok().as_deref(),
+            Some("a\n")
+        );
+        assert!(root.join("b.txt").exists() && !root.join("new.txt").exists());
+        assert!(
+            tracker
+                .collect()
+                .unwrap_or_else(|e| panic!("{e}"))
+                .is_empty()
+        );
+        // A path changed back to the project's content is a change again (the proposal had
+        // the other text).
+        fs::write(view.join("src/a.txt"), "a\n").unwrap_or_else(|e| panic!("{e}"));
+        let back = tracker.collect().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back.len(), 1, "{back:?}");
+        drop(tracker);
+        drop(workspace);
+        Layer::of(&data, 1)
+            .discard()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(!Layer::of(&data, 1).exists());
+    }
+}
