@@ -320,3 +320,54 @@ fn settings_with_several_keys_and_a_cli_agent() {
     harness.run_steps(4);
     harness.snapshot_options("settings_providers", &options());
 }
+
+/// The agent's workspace in the window: the test failed, the agent fixed the code, the test
+/// passed against the fix, and the file the passing command wrote is part of the proposal,
+/// labelled with the command.
+#[test]
+fn an_agent_proposal_holding_a_file_its_command_made() {
+    use fake_provider::ollama_tool_call;
+    use serde_json::json;
+    let util = "add() { echo $(($1 - $2)); }\n";
+    let test = ". ./src/util.sh\n[ \"$(add 2 3)\" = 5 ] || { echo \"add 2 3 gave $(add 2 3)\"; exit 1; }\necho PASS\n";
+    let (world, prefs) = gui_harness::world(&[("src/util.sh", util), ("test.sh", test)]);
+    let store = world.store();
+    store
+        .set_setting(tandem::store::keys::TOOL_CALLING, "native")
+        .unwrap();
+    let policy = tandem::agent::policy::PolicySettings {
+        auto_approve_up_to: Some(tandem::agent::policy::Risk::High),
+        ..Default::default()
+    };
+    store
+        .set_setting(tandem::store::keys::AGENT_POLICY, &policy)
+        .unwrap();
+    for reply in [
+        ollama_tool_call("run_shell", json!({"command": "sh test.sh"})),
+        ollama_tool_call(
+            "write_file",
+            json!({"path": "src/util.sh", "content": "add() { echo $(($1 + $2)); }\n", "description": "add adds"}),
+        ),
+        ollama_tool_call(
+            "run_shell",
+            json!({"command": "sh test.sh && echo '2 + 3 = 5, checked by test.sh' > CHECKED.md"}),
+        ),
+        gui_harness::text("The test passes now: `add` subtracted instead of adding."),
+    ] {
+        world.server.push("POST", "/api/chat", reply);
+    }
+    let mut harness = painting_harness(&world.data, prefs);
+    gui_harness::start(&mut harness, "Agent", "make the tests pass");
+    wait_until(&mut harness, "the proposal", |a| {
+        a.state.review().is_some() && a.state.chat().is_some_and(|c| c.streaming.is_none())
+    });
+    harness.run_steps(2);
+    harness
+        .get_all_by_label("CHECKED.md")
+        .next()
+        .unwrap()
+        .click();
+    harness.run_steps(4);
+    assert!(!world.root.join("CHECKED.md").exists());
+    harness.snapshot_options("agent_workspace", &options());
+}
