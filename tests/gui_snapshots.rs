@@ -367,6 +367,15 @@ fn an_agent_proposal_holding_a_file_its_command_made() {
         .next()
         .unwrap()
         .click();
+    // Durations differ run to run: the picture shows fixed ones.
+    {
+        let app = harness.state_mut().as_mut().unwrap();
+        for message in &mut app.state.chat_mut().unwrap().messages {
+            for step in &mut message.steps {
+                step.duration_ms = step.duration_ms.map(|_| 12);
+            }
+        }
+    }
     harness.run_steps(4);
     assert!(!world.root.join("CHECKED.md").exists());
     harness.snapshot_options("agent_workspace", &options());
