@@ -1020,6 +1020,17 @@ fn run_in_a_chat_workspace_then_list_and_clean_it() {
     assert_eq!(listed["workspaces"], serde_json::json!([]));
     // The proposal is still there to review; the project never changed.
     assert_eq!(common::git(&root, &["status", "--porcelain"]), "");
+
+    // Once its proposal is decided, a chat's workspace is stale: the next start removes it.
+    let again = cli.json(&["run", "--chat", &chat, "--", "touch again.txt"]);
+    assert_eq!(again["exit_code"], 0, "{again}");
+    assert!(layer.exists());
+    let message = proposed["message_id"].as_i64().unwrap().to_string();
+    cli.json(&["reject", &message]);
+    let listed = cli.json(&["workspace", "list"]);
+    assert_eq!(listed["workspaces"], serde_json::json!([]), "{listed}");
+    assert!(!layer.exists());
+    assert!(!root.join("again.txt").exists());
 }
 
 /// The title `tandem chats` shows for `chat_id`.
