@@ -1181,3 +1181,65 @@ fn settings_show_a_providers_keys_by_fingerprint_and_remove_one() {
     assert_eq!(left.len(), 1);
     assert_eq!(left[0].fingerprint, keys[0].fingerprint);
 }
+
+/// The review's Run button runs its command (prefilled with the project's check command) in
+/// the chat's workspace in the background and shows the output; Settings lists the
+/// workspace with its size and cleans it.
+#[test]
+fn the_review_runs_a_command_in_the_chats_workspace_and_settings_clean_it() {
+    let (world, prefs) = world();
+    {
+        let store = world.store();
+        let mut project = store.projects().unwrap().remove(0);
+        project.settings.check_command = Some("echo hi".into());
+        store
+            .update_project_settings(project.id, &project.settings)
+            .unwrap();
+    }
+    let reply = proposal_reply();
+    let pieces: Vec<&str> = reply.iter().map(String::as_str).collect();
+    world
+        .server
+        .push("POST", "/api/chat", ollama_stream(&pieces, Duration::ZERO));
+    let mut harness = harness(&world.data, prefs);
+    open_chat(&mut harness);
+    send(&mut harness, "spell out 2 and 18");
+    wait_until(&mut harness, "the proposal", |a| a.state.review().is_some());
+    harness.step();
+    let chat = app(&harness).state.chat().unwrap().chat.id;
+    assert!(harness.query_all_by_value("echo hi").next().is_some());
+    harness.get_by_label("Run").click();
+    harness.step();
+    wait_until(&mut harness, "the run's output", |a| {
+        a.state
+            .workspaces
+            .runs
+            .get(&chat)
+            .is_some_and(|r| r.last.is_some())
+    });
+    harness.step();
+    let run = app(&harness).state.workspaces.runs[&chat].clone();
+    let ran = run.last.unwrap().unwrap();
+    assert_eq!((ran.exit_code, ran.stdout.as_str()), (Some(0), "hi\n"));
+    harness.get_by_label("exit code 0");
+    assert!(harness.query_all_by_label("hi").next().is_some());
+    let layer = world.data.join("workspaces").join(chat.to_string());
+    assert!(layer.is_dir(), "the run made the chat's workspace");
+
+    harness.get_by_label("⚙ Settings").click();
+    wait_until(&mut harness, "the workspaces listed", |a| {
+        a.state
+            .workspaces
+            .list
+            .as_ref()
+            .is_some_and(|l| l.iter().any(|w| w.chat_id == chat && w.bytes > 0))
+    });
+    harness.run_steps(2);
+    harness.get_by_label("Clean").click_accesskit();
+    wait_until(&mut harness, "the workspace cleaned", |a| {
+        a.state.workspaces.list.as_ref().is_some_and(Vec::is_empty)
+    });
+    assert!(!layer.exists());
+    // The proposal is still there to review.
+    assert!(app(&harness).state.review().is_some());
+}

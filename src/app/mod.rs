@@ -13,6 +13,7 @@
 //! - [`Settings`] — every global setting, typed, in one place
 //! - gateway — the approval gateway for external executors
 //! - approver — the approval client: the same requests, from an executor we connect to
+//! - workspaces — the chats' workspaces: listing, cleaning, the person's own run in one
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -32,6 +33,7 @@ mod prompts;
 mod providers;
 mod settings;
 mod usage;
+mod workspaces;
 
 #[cfg(test)]
 mod door_tests;
@@ -51,6 +53,9 @@ pub use prompts::MAX_PROMPT_BYTES;
 pub use providers::{KeyInfo, KeySource, KeyStored, NewProvider, ProviderModels, ProviderRow};
 pub use settings::{AgentSettings, ChatSettings, Settings};
 pub use usage::{ModelUsage, USAGE_DAYS, UsageReport, price_of};
+pub use workspaces::{
+    CleanScope, Cleaned, RUN_OUTPUT_CAP, WorkspaceError, WorkspaceInfo, WorkspaceRun, human_bytes,
+};
 
 // The records the use cases return, for the front-ends to import from here.
 pub use crate::agent::gateway::ApproverStatus;
@@ -101,6 +106,8 @@ pub enum AppError {
     Gateway(#[from] crate::agent::gateway::GatewayError),
     #[error(transparent)]
     Decide(#[from] crate::store::DecideError),
+    #[error(transparent)]
+    Workspace(#[from] WorkspaceError),
     #[error("no provider named {0:?}; `tandem provider list` shows them")]
     UnknownProvider(String),
     #[error("chat {chat} belongs to another project")]

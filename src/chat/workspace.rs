@@ -7,8 +7,7 @@ use std::sync::Arc;
 
 use super::turn::Turn;
 use super::{ChatEventKind, ChatService};
-use crate::layer::Change;
-use crate::layer::{Layer, Tracker, Workspace};
+use crate::layer::{Change, Layer, LayerError, Tracker, Workspace};
 use crate::store::{ApprovalState, ChatMode, NewStep, StepDecision, StepKind};
 
 /// The label of changes carried from an earlier turn.
@@ -28,12 +27,23 @@ impl ChatService {
         if plan && !layer.exists() {
             return None;
         }
-        let project = turn.project.path.clone();
-        let opened = tokio::task::spawn_blocking(move || {
-            let workspace = Workspace::open(layer, &project, false)?;
-            Tracker::start(Arc::new(workspace))
-        })
-        .await;
+        // The person's own run may have it open (`tandem run`, the review's Run): the turn
+        // waits for it rather than work on the project itself.
+        let opened = loop {
+            let (layer, project) = (layer.clone(), turn.project.path.clone());
+            let opened = tokio::task::spawn_blocking(move || {
+                let workspace = Workspace::open(layer, &project, false)?;
+                Tracker::start(Arc::new(workspace))
+            })
+            .await;
+            if !matches!(opened, Ok(Err(LayerError::Busy))) {
+                break opened;
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(std::time::Duration::from_millis(500)) => {}
+                _ = turn.cancel.cancelled() => break opened,
+            }
+        };
         let (tracker, carried) = match opened {
             Ok(Ok(opened)) => opened,
             Ok(Err(e)) => {
@@ -99,7 +109,7 @@ impl ChatService {
 
     /// Where the chats' workspaces live: below the engine's data directory (the database's),
     /// else the service's.
-    fn layers_home(&self) -> std::path::PathBuf {
+    pub(crate) fn layers_home(&self) -> std::path::PathBuf {
         self.engine
             .data_dir()
             .map_or_else(|| self.data_dir.clone(), std::path::Path::to_path_buf)

@@ -162,19 +162,32 @@ pub async fn check_workspace(
     round: usize,
     cancel: CancellationToken,
 ) -> Result<CheckRun, CheckError> {
+    let outcome = run_in_workspace(workspace, settings, OUTPUT_CAP, cancel).await?;
+    let project = workspace.project();
+    Ok(check_run(settings, round, outcome, &[project]))
+}
+
+/// Runs `settings.command` in `workspace` as the check does (at the project's path, in the
+/// agent's container, its temp dir private), keeping `output_cap` characters per stream.
+/// What it changes stays in the workspace.
+pub async fn run_in_workspace(
+    workspace: &crate::layer::Workspace,
+    settings: &CheckSettings,
+    output_cap: usize,
+    cancel: CancellationToken,
+) -> Result<process::ShellOutcome, CheckError> {
     let temp = temp_dir()?;
     let project = workspace.project().to_path_buf();
     let mut confinement = settings.sandbox.confinement(&project, temp.path(), false);
     confinement.view = Some(workspace.project_view());
     let request = ShellRequest {
         timeout: settings.timeout,
-        output_cap: OUTPUT_CAP,
+        output_cap,
         sandbox: Sandbox::Confined(confinement),
         env_names: settings.sandbox.env_names.clone(),
-        ..ShellRequest::new(settings.command.clone(), project.clone())
+        ..ShellRequest::new(settings.command.clone(), project)
     };
-    let outcome = process::run_shell(request, cancel).await?;
-    Ok(check_run(settings, round, outcome, &[&project]))
+    Ok(process::run_shell(request, cancel).await?)
 }
 
 fn temp_dir() -> Result<tempfile::TempDir, CheckError> {

@@ -20,6 +20,7 @@ mod model;
 mod prompts;
 mod search;
 mod usage;
+mod workspace;
 
 use tandem::app::App;
 use tandem::edits::plan::EditPlan;
@@ -129,6 +130,13 @@ enum Command {
     /// The prompt library: reusable prompts, inserted with `@prompt:NAME`.
     #[command(subcommand)]
     Prompt(prompts::PromptCommand),
+    /// The chats' workspaces (the agent's copy-on-write views of the project): list, clean.
+    #[command(subcommand)]
+    Workspace(workspace::WorkspaceCommand),
+    /// Run a command in a chat's workspace, in the agent's container at the project's path
+    /// (default: the project's check command); exits with its exit code. What it changes
+    /// stays in the workspace.
+    Run(workspace::RunArgs),
     /// List a chat's messages.
     Messages {
         #[arg(long)]
@@ -235,7 +243,7 @@ pub fn main() -> ExitCode {
         };
     };
     match run(cli.data_dir, cli.json, command) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
@@ -254,7 +262,7 @@ fn read_input(path: &PathBuf) -> Result<Vec<u8>> {
     std::fs::read(path).with_context(|| format!("reading {}", path.display()))
 }
 
-fn run(data_dir: Option<PathBuf>, json: bool, command: Command) -> Result<()> {
+fn run(data_dir: Option<PathBuf>, json: bool, command: Command) -> Result<ExitCode> {
     let ctx = chat::Ctx {
         app: App::open(data_dir.as_deref())?,
         json,
@@ -468,8 +476,10 @@ fn run(data_dir: Option<PathBuf>, json: bool, command: Command) -> Result<()> {
         Command::Usage { project } => usage::run(&ctx, project.as_deref())?,
         Command::Search(args) => search::run(&ctx, args)?,
         Command::Messages { chat: chat_id } => chats::messages(&ctx, chat_id)?,
+        Command::Workspace(command) => workspace::workspace(&ctx, command)?,
+        Command::Run(args) => return workspace::run(&ctx, args),
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `--only PATH[:1,3]` (hunks 1-based, as shown by `tandem diff`).

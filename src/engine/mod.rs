@@ -9,10 +9,12 @@ mod files;
 pub mod partial;
 mod proposals;
 mod versions;
+mod workspaces;
 
 pub use files::SaveOutcome;
 pub use proposals::{ApproveOutcome, Proposal, Review, TITLE_CHARS, title_from_prompt, truncate};
 pub use versions::{RestoreOutcome, UndoOutcome};
+pub use workspaces::{CleanScope, Cleaned, WorkspaceInfo};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -64,6 +66,8 @@ pub enum EngineError {
         path: String,
         source: std::io::Error,
     },
+    #[error(transparent)]
+    Layer(#[from] crate::layer::LayerError),
 }
 
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;
@@ -100,6 +104,9 @@ impl Engine {
         // database busy) stays as it is and is settled when its proposal is next read.
         engine.recover_all_landings();
         engine.settle_all_applying();
+        // Workspaces nothing will read again (their chat went, or decided its proposal)
+        // go; one a failed discard left behind too.
+        engine.retire_stale_workspaces();
         engine
     }
 

@@ -14,6 +14,8 @@
 //! build is incremental) and are never proposed; `.git` is never part of it. The layer goes
 //! when its proposal is approved or rejected, or its chat is deleted or archived.
 
+mod clean;
+mod lock;
 mod scan;
 mod track;
 
@@ -23,6 +25,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use clean::{empty_trash, list, trash_waiting};
 pub use scan::{MAX_CHANGE_BYTES, Snapshot};
 pub use track::Tracker;
 
@@ -68,6 +71,8 @@ pub enum LayerError {
     Mount(String),
     #[error("the chat's workspace cannot be copied: {0}")]
     Copy(String),
+    #[error("the chat's workspace is in use (by a turn or a run): try again when it ends")]
+    Busy,
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> LayerError + '_ {
@@ -154,11 +159,28 @@ impl Layer {
     /// Removes it (nothing of it is mounted when no workspace of it is in use).
     pub fn discard(&self) -> Result<(), LayerError> {
         if !self.dir.exists() {
+            lock::remove_if_free(&self.dir);
             return Ok(());
         }
         // The overlay leaves a `work/work` directory without permissions.
         allow_removal(&self.dir);
-        fs::remove_dir_all(&self.dir).map_err(io(&self.dir))
+        fs::remove_dir_all(&self.dir).map_err(io(&self.dir))?;
+        lock::remove_if_free(&self.dir);
+        Ok(())
+    }
+
+    /// How it was last used (`None`: never opened, or its record is unreadable).
+    pub fn kind(&self) -> Option<Kind> {
+        match self.meta().kind.as_str() {
+            "overlay" => Some(Kind::Overlay),
+            "copy" => Some(Kind::Copy),
+            _ => None,
+        }
+    }
+
+    /// Whether a workspace of it is open now, in this process or another.
+    pub fn in_use(&self) -> bool {
+        lock::held(&self.dir)
     }
 
     fn meta(&self) -> Meta {
@@ -245,6 +267,8 @@ pub struct Workspace {
     layer: Layer,
     project: PathBuf,
     backing: Backing,
+    /// Held while it is open: no other opens it, nothing cleans it away.
+    _lock: lock::Lock,
 }
 
 enum Backing {
@@ -263,8 +287,10 @@ impl std::fmt::Debug for Workspace {
 
 impl Workspace {
     /// Opens `layer` over `project` (canonical): mounts its overlay, or makes or refreshes
-    /// its copy. `copy` forces the copy (systems without overlays, and its tests).
+    /// its copy. `copy` forces the copy (systems without overlays, and its tests). Only one
+    /// workspace of a layer is open at a time: [`LayerError::Busy`] while another is.
     pub fn open(layer: Layer, project: &Path, copy: bool) -> Result<Workspace, LayerError> {
+        let lock = lock::take(&layer.dir)?;
         let mut meta = layer.meta();
         let project = project.canonicalize().map_err(io(project))?;
         if meta.project != project && !meta.project.as_os_str().is_empty() {
@@ -283,11 +309,7 @@ impl Workspace {
             true => Kind::Copy,
             false => Kind::Overlay,
         };
-        let had = match meta.kind.as_str() {
-            "overlay" => Some(Kind::Overlay),
-            "copy" => Some(Kind::Copy),
-            _ => None,
-        };
+        let had = layer.kind();
         if had.is_some_and(|had| had != want) {
             // Kept the other way (forced, or the system changed): start again.
             layer.discard()?;
@@ -329,6 +351,7 @@ impl Workspace {
             layer,
             project,
             backing,
+            _lock: lock,
         })
     }
 

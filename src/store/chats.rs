@@ -111,6 +111,19 @@ impl Store {
             .ok_or_else(|| not_found("chat", id))
     }
 
+    /// The chat's newest pending proposal (a reply's message id), if it has one.
+    pub fn pending_proposal(&self, chat_id: i64) -> Result<Option<i64>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT id FROM messages WHERE chat_id = ?1 AND approval_state = 'pending'
+                 ORDER BY id DESC LIMIT 1",
+                [chat_id],
+                |row| row.get(0),
+            )
+            .optional()?)
+    }
+
     /// A project's chats, most recently active first.
     pub fn chats(&self, project_id: i64) -> Result<Vec<Chat>> {
         let conn = self.conn();

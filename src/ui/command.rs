@@ -9,6 +9,7 @@ pub use crate::ui::agent_commands::AgentCommand;
 use crate::ui::backend::Backend;
 use crate::ui::model::state::{AppState, BottomTab, Confirm, Palette, Review, SendKey, Theme};
 pub use crate::ui::unsaved::CloseChoice;
+pub use crate::ui::workspace_commands::WorkspaceCommand;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
@@ -148,6 +149,8 @@ pub enum Command {
     WriteStarterRules,
     /// Agent mode: approvals, plans, agent settings, the approval gateway.
     Agent(AgentCommand),
+    /// The chats' workspaces: the review's Run panel, the list in Settings.
+    Workspace(WorkspaceCommand),
 }
 
 impl AppState {
@@ -440,6 +443,7 @@ impl AppState {
                 // The price table comes with the usage report.
                 backend.usage(self.usage_scope());
                 backend.load_agent_settings();
+                backend.load_workspaces();
                 // Without a chosen model there is no profile to show (nor an error to make).
                 if self.model.is_some() {
                     backend.model_profile(self.provider.clone(), self.model.clone(), false);
@@ -602,6 +606,7 @@ impl AppState {
             }
             Command::ClosePalette => self.palette = None,
             Command::Agent(command) => self.apply_agent(command, backend),
+            Command::Workspace(command) => self.apply_workspace(command, backend),
         }
     }
 

@@ -280,6 +280,14 @@ impl AppState {
                     view.logging_in = false;
                 }
             }
+            Event::WorkspaceRun { chat_id, result } => {
+                self.workspaces.finished(chat_id, *result);
+            }
+            Event::Workspaces(list) => self.workspaces.list = Some(list),
+            Event::WorkspacesCleaned(cleaned) => {
+                let text = crate::ui::model::workspaces::cleaned_text(&cleaned);
+                self.toast(text, false);
+            }
             Event::ModelProfile(profile) => {
                 let form = &mut self.settings;
                 let text = |v: Option<String>| v.unwrap_or_default();

@@ -5,7 +5,7 @@ use egui::{Key, KeyboardShortcut, Modifiers};
 
 use crate::agent::runner::Answer;
 use crate::store::ChatMode;
-use crate::ui::command::{AgentCommand, Command};
+use crate::ui::command::{AgentCommand, Command, WorkspaceCommand};
 use crate::ui::model::state::{AppState, BottomTab, Theme};
 
 /// Where a shortcut works.
@@ -62,6 +62,7 @@ impl Command {
             Command::Agent(AgentCommand::AnswerWaiting(Answer::AlwaysAllow)) => {
                 "Always allow calls like the waiting one"
             }
+            Command::Workspace(WorkspaceCommand::Run) => "Run the command in the chat's workspace",
             Command::ToggleAutoApprove => "Toggle auto-approve",
             Command::RefreshModels => "Refresh models",
             Command::ShowBottom(BottomTab::History) => "Show history",
@@ -134,6 +135,7 @@ impl Command {
             Command::CloseActiveTab,
             Command::ToggleFind,
             Command::Undo,
+            WorkspaceCommand::Run.into(),
         ];
         all.extend(
             [

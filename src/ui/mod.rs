@@ -14,6 +14,7 @@ mod keymap;
 pub mod unsaved;
 
 mod agent_commands;
+mod workspace_commands;
 
 pub mod model;
 pub mod panels;
@@ -340,7 +341,15 @@ impl TandemApp {
                 }
                 if review && state.show_review {
                     if let Some(review) = state.review() {
-                        panels::review::show(ui, review, prefs.side_by_side, &mut commands);
+                        let chat = state.chat().map(|c| (c.chat.id, c.chat.mode));
+                        let run = panels::review::RunPanel {
+                            view: chat.and_then(|(c, _)| state.workspaces.runs.get(&c)),
+                            default_command: state.default_run_command(),
+                            proposal_outside: chat
+                                .is_some_and(|(_, mode)| mode != crate::store::ChatMode::Agent),
+                        };
+                        let side_by_side = prefs.side_by_side;
+                        panels::review::show(ui, review, side_by_side, Some(&run), &mut commands);
                     }
                 } else if let Some(project) = &mut state.project {
                     let proposed = proposed.iter().map(String::as_str).collect();

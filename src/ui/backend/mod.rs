@@ -163,6 +163,15 @@ pub enum Event {
         line: Option<String>,
         done: Option<bool>,
     },
+    /// A run in a chat's workspace ended (`Err`: why it could not run).
+    WorkspaceRun {
+        chat_id: i64,
+        result: Box<Result<crate::app::WorkspaceRun, String>>,
+    },
+    /// The chats' workspaces, with their sizes.
+    Workspaces(Vec<crate::app::WorkspaceInfo>),
+    /// What a clean removed.
+    WorkspacesCleaned(crate::app::Cleaned),
 }
 
 pub struct Backend {
@@ -385,3 +394,4 @@ mod chats;
 mod gateway;
 mod projects;
 mod settings;
+mod workspaces;

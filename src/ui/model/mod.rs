@@ -8,3 +8,4 @@ pub mod mentions;
 pub mod problems;
 pub mod selection;
 pub mod state;
+pub mod workspaces;

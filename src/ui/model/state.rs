@@ -174,6 +174,8 @@ pub struct AppState {
     /// whose suggestions the person closed with Esc.
     pub mention_selected: usize,
     pub mention_dismissed: Option<usize>,
+    /// The review's Run panels and the workspaces' list in Settings.
+    pub workspaces: crate::ui::model::workspaces::WorkspacesView,
 }
 
 /// The provider form and key field in settings. `editing` is the provider being edited
@@ -558,6 +560,7 @@ impl AppState {
             attachments: Vec::new(),
             mention_selected: 0,
             mention_dismissed: None,
+            workspaces: Default::default(),
         }
     }
 

@@ -73,6 +73,7 @@ pub fn show(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>
         return;
     }
     sandbox(ui, form);
+    super::workspaces::show(ui, &state.workspaces, commands);
     policy(ui, form, commands);
     ui.add_space(6.0);
     mcp(ui, state, commands);

@@ -20,3 +20,4 @@ pub(crate) mod sidebar;
 pub(crate) mod top_bar;
 pub(crate) mod usage;
 pub(crate) mod welcome;
+pub(crate) mod workspaces;

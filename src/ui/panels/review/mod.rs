@@ -17,9 +17,20 @@ use crate::ui::widgets::diff_view::{self, DiffStyle, LONG_HUNK_ROWS, Side, Split
 /// The cursor the view last scrolled to: (message id, (file, hunk)).
 type Seen = (i64, (usize, usize));
 
-/// Shows the review of `review`; `side_by_side` picks the diff layout.
-pub fn show(ui: &mut Ui, review: &Review, side_by_side: bool, commands: &mut Vec<Command>) {
+/// Shows the review of `review`; `side_by_side` picks the diff layout; `run`, when given,
+/// the Run panel of the chat's workspace under the header.
+pub fn show(
+    ui: &mut Ui,
+    review: &Review,
+    side_by_side: bool,
+    run: Option<&RunPanel<'_>>,
+    commands: &mut Vec<Command>,
+) {
     header(ui, review, side_by_side, commands);
+    if let Some(run) = run {
+        ui.separator();
+        run::show(ui, run, commands);
+    }
     ui.separator();
     let mut view = View::new(ui, review, side_by_side);
     ScrollArea::both()
@@ -469,7 +480,9 @@ fn last_cursor_id() -> Id {
 }
 
 mod extras;
+mod run;
 use extras::extras;
+pub use run::RunPanel;
 
 #[cfg(test)]
 mod tests;

@@ -24,7 +24,9 @@ fn tall_harness(review: Review, side_by_side: bool, height: f32) -> Harness<'sta
     Harness::builder()
         .with_size(vec2(1000.0, height))
         .build_ui_state(
-            move |ui, (review, commands): &mut State| show(ui, review, side_by_side, commands),
+            move |ui, (review, commands): &mut State| {
+                show(ui, review, side_by_side, None, commands)
+            },
             (review, Vec::new()),
         )
 }
@@ -144,10 +146,73 @@ fn large_diffs_lay_out_only_visible_rows() {
     for side_by_side in [false, true] {
         for _ in 0..4 {
             let mut output = ctx.run_ui(input(), |ui| {
-                show(ui, &review, side_by_side, &mut Vec::new());
+                show(ui, &review, side_by_side, None, &mut Vec::new());
             });
             output.textures_delta.clear();
             assert!(output.shapes.len() < 3000, "{} shapes", output.shapes.len());
         }
     }
+}
+
+/// The Run panel: prefilled with the check command, typed over, run; then its output.
+#[test]
+fn the_run_panel_runs_what_is_typed_and_shows_the_output() {
+    use crate::ui::command::WorkspaceCommand;
+    use crate::ui::model::workspaces::RunView;
+
+    type RunState = (Review, RunView, Vec<Command>);
+    let review = review(
+        &[("a.txt", "a\n")],
+        "<tandem-write path=\"a.txt\">b\n</tandem-write>",
+    );
+    let mut h = Harness::builder()
+        .with_size(vec2(1000.0, 700.0))
+        .build_ui_state(
+            |ui, (review, run, commands): &mut RunState| {
+                let panel = RunPanel {
+                    view: Some(run),
+                    default_command: "cargo check",
+                    proposal_outside: false,
+                };
+                show(ui, review, false, Some(&panel), commands);
+            },
+            (review, RunView::default(), Vec::new()),
+        );
+    h.run();
+    assert!(h.query_all_by_value("cargo check").next().is_some());
+    h.get_by_label("Run").click();
+    h.run();
+    assert_eq!(h.state().2, [Command::Workspace(WorkspaceCommand::Run)]);
+
+    h.state_mut().1.running = true;
+    h.run_steps(2);
+    h.get_by_label("Running…");
+
+    h.state_mut().1 = RunView {
+        command: Some("echo hi".into()),
+        running: false,
+        last: Some(Ok(crate::app::WorkspaceRun {
+            chat_id: 1,
+            command: "echo hi".into(),
+            exit_code: Some(0),
+            signal: None,
+            stdout: "hi\n".into(),
+            stderr: String::new(),
+            timed_out: false,
+            cancelled: false,
+            duration_ms: 12,
+            sandbox: serde_json::json!({"confined": true}),
+            kind: "overlay",
+        })),
+    };
+    h.run();
+    assert!(h.query_all_by_value("echo hi").next().is_some());
+    h.get_by_label("exit code 0");
+    h.get_by_label("hi");
+    h.get_by_label("Hide").click();
+    h.run();
+    assert_eq!(
+        h.state().2.last(),
+        Some(&Command::Workspace(WorkspaceCommand::ClearRun))
+    );
 }
