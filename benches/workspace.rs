@@ -29,7 +29,9 @@ fn project(root: &Path, files: usize) {
     for i in 0..files {
         let dir = root.join(format!("src/m{:03}", i / 50));
         std::fs::create_dir_all(&dir).expect("mkdir");
-        let text: String = (0..20).map(|l| format!("pub fn f_{i}_{l}() -> u32 {{ {l} }}\n")).collect();
+        let text: String = (0..20)
+            .map(|l| format!("pub fn f_{i}_{l}() -> u32 {{ {l} }}\n"))
+            .collect();
         std::fs::write(dir.join(format!("f{i:05}.rs")), text).expect("write");
     }
     std::fs::write(root.join(".gitignore"), "target/\n").expect("write");
