@@ -27,7 +27,7 @@ pub fn show(
     commands: &mut Vec<Command>,
 ) {
     header(ui, review, side_by_side, commands);
-    if let Some(run) = run {
+    if let Some(run) = run.filter(|r| !r.proposal_outside) {
         ui.separator();
         run::show(ui, run, commands);
     }

@@ -23,6 +23,11 @@ pub struct RunPanel<'a> {
 const OUTPUT_HEIGHT: f32 = 180.0;
 
 pub(super) fn show(ui: &mut Ui, panel: &RunPanel<'_>, commands: &mut Vec<Command>) {
+    // A Build chat's proposal is written only when approved: a run would not see it, so
+    // there is nothing to run it in (`tandem run` still can, on the project as it is).
+    if panel.proposal_outside {
+        return;
+    }
     let empty = RunView::default();
     let view = panel.view.unwrap_or(&empty);
     ui.horizontal(|ui| {
@@ -52,11 +57,6 @@ pub(super) fn show(ui: &mut Ui, panel: &RunPanel<'_>, commands: &mut Vec<Command
             ui.weak("Running…");
         }
     });
-    if panel.proposal_outside {
-        ui.weak(
-            "This chat's proposal is not in its workspace (only Agent chats work in one):              the command sees the project without it.",
-        );
-    }
     match &view.last {
         Some(Ok(ran)) => output(ui, ran, commands),
         Some(Err(why)) => {
