@@ -140,13 +140,22 @@ pub(crate) fn run(child: &Child) -> io::Result<()> {
 /// ended. Never returns `Ok` (it must not exec).
 #[allow(unsafe_code)]
 fn outer(child: &Child, world: &World) -> io::Result<()> {
+    // Writing our own `uid_map` and `setgroups` needs this process's `/proc` files to be
+    // ours, which they are only while it is dumpable: a user who is not root (Tandem makes
+    // itself non-dumpable at start) could not build a container otherwise. Dumpable only
+    // for these writes, before anything runs in the namespaces.
+    // SAFETY: prctl(PR_SET_DUMPABLE) changes a flag of this process.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0);
+    }
+    let entered = enter(world);
     // The init is a copy of Tandem (its memory holds keys): closed to inspection even by a
     // process of the same user, whatever Tandem itself was set to.
-    // SAFETY: prctl(PR_SET_DUMPABLE) changes a flag of this process.
+    // SAFETY: as above.
     unsafe {
         libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
     }
-    enter(world)?;
+    entered?;
     let mut status = [0; 2];
     let mut alive = [0; 2];
     // SAFETY: pipe2(2) fills the two-element arrays we own.
