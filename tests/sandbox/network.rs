@@ -130,6 +130,38 @@ async fn sockets_outside_the_container_cannot_be_reached_by_any_path() {
     let _ = std::fs::remove_dir(&run_dir);
 }
 
+/// A project with no `.git` yet (a check's scratch copy): a command plants a `.git` file
+/// naming the directory of a terminal multiplexer's socket; the next call must not be able
+/// to connect to it (a read-only mount does not stop `connect`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_planted_git_does_not_bring_host_sockets_into_the_next_call() {
+    let s = Scratch::new();
+    std::fs::remove_dir_all(s.root().join(".git")).unwrap();
+    let dir = PathBuf::from(format!("/tmp/tmux-git-{}", std::process::id()));
+    let socket = dir.join("default");
+    let server = Server::at(&socket);
+    let path = socket.display().to_string();
+    let control = uncontained(&s, &connect(&path));
+    assert!(control.status.success(), "{control:?}");
+    assert!(server.connected(), "the control did not connect");
+    let planted = s
+        .run(
+            &format!("printf 'gitdir: {}\\n' > .git", dir.display()),
+            false,
+        )
+        .await;
+    if contained(&planted).is_none() {
+        return;
+    }
+    assert_eq!(planted.exit_code, Some(0), "{planted:?}");
+    let outcome = s.run(&connect(&path), false).await;
+    let reached = server.connected();
+    drop(server);
+    let _ = std::fs::remove_dir(&dir);
+    assert!(!outcome.stdout.contains("connected"), "{outcome:?}");
+    assert!(!reached, "{path} was reached from inside: {outcome:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn signals_and_abstract_sockets_outside_the_sandbox_are_out_of_reach() {
     use std::os::linux::net::SocketAddrExt;

@@ -348,7 +348,10 @@ fn the_container_is_built_for_a_user_who_is_not_root() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert!(stdout.contains("OUTCOME"), "the inner half did not run: {stdout}");
+    assert!(
+        stdout.contains("OUTCOME"),
+        "the inner half did not run: {stdout}"
+    );
     // Asked of the kernel as that user, through util-linux.
     let namespaces = std::process::Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
@@ -364,4 +367,57 @@ fn the_container_is_built_for_a_user_who_is_not_root() {
         stdout.contains("CONTAINER true"),
         "no container for a user who is not root: {stdout}"
     );
+}
+
+/// A project with no `.git` yet (a check's scratch copy of the project is one, every time,
+/// and a check runs the proposal's code): a command plants a `.git` naming a directory
+/// outside, as a `gitdir:` file or as a link; the next call must not show that directory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_planted_git_does_not_bring_the_host_into_the_next_call() {
+    for plant in ["file", "link"] {
+        let s = Scratch::new();
+        std::fs::remove_dir_all(s.root().join(".git")).unwrap();
+        let outside = s.outside.path().canonicalize().unwrap();
+        let secret = outside.join("secret.txt");
+        let plant_command = match plant {
+            // Git's own form for a linked worktree.
+            "file" => format!("printf 'gitdir: %s\\n' '{}' > .git", outside.display()),
+            // Resolved by the host to the parent of `outside`, by the container's root
+            // (before the switch) to the same path inside it.
+            _ => {
+                let up = s.root().canonicalize().unwrap().components().count() - 1;
+                let parent = outside.parent().unwrap().strip_prefix("/").unwrap();
+                format!("ln -s '{}{}' .git", "../".repeat(up), parent.display())
+            }
+        };
+        let planted = s
+            .run(&format!("{plant_command} && echo planted"), false)
+            .await;
+        if contained(&planted).is_none() {
+            return;
+        }
+        assert!(planted.stdout.contains("planted"), "{plant}: {planted:?}");
+        // Control: outside the container the secret is there to be read.
+        let control = uncontained(&s, &format!("cat '{}'", secret.display()));
+        assert!(String::from_utf8_lossy(&control.stdout).contains(DECOY));
+        let home = s.home().display();
+        let next = tandem::process::run_shell(
+            ShellRequest {
+                sandbox: Sandbox::Confined(s.confinement(false)),
+                ..request(
+                    &format!("HOME='{home}'; cat '{}'; ls /tmp", secret.display()),
+                    s.root(),
+                )
+            },
+            Default::default(),
+        )
+        .await;
+        // Refusing to run at all is safe too.
+        if let Ok(next) = next {
+            assert!(
+                !both(&next).contains(DECOY),
+                "{plant}: the planted .git showed a directory outside: {next:?}"
+            );
+        }
+    }
 }
