@@ -207,3 +207,47 @@ async fn signals_and_abstract_sockets_outside_the_sandbox_are_out_of_reach() {
         println!("LANDLOCK ABI {abi}: no signal scoping; the policy asks for every command");
     }
 }
+
+/// A descriptor Tandem holds without close-on-exec (inherited from whatever started it: a
+/// terminal, an IDE, a launcher; a socket to a session bus or an agent) must not reach the
+/// command: it would be a channel out of the container.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(unsafe_code)]
+async fn descriptors_tandem_inherited_do_not_reach_the_command() {
+    use std::io::Read;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::net::UnixStream;
+
+    let s = Scratch::new();
+    let (mut ours, theirs) = UnixStream::pair().unwrap();
+    ours.set_nonblocking(true).unwrap();
+    // SAFETY: F_DUPFD makes a copy of our descriptor without close-on-exec, owned below.
+    let leaked = unsafe {
+        let fd = libc::fcntl(theirs.as_raw_fd(), libc::F_DUPFD, 200);
+        assert!(fd >= 200);
+        OwnedFd::from_raw_fd(fd)
+    };
+    let fd = leaked.as_raw_fd();
+    let write = |what: &str| format!("bash -c 'echo {what} >&{fd}' && echo wrote");
+    let mut read = || {
+        let mut buf = [0u8; 64];
+        let n = ours.read(&mut buf).unwrap_or(0);
+        String::from_utf8_lossy(&buf[..n]).into_owned()
+    };
+    // Control: a command outside receives it and writes through it.
+    let control = uncontained(&s, &write("control"));
+    assert!(control.status.success(), "{control:?}");
+    assert!(read().contains("control"));
+    let outcome = s
+        .run(&format!("ls -l /proc/self/fd; {}", write("inside")), false)
+        .await;
+    drop(leaked);
+    if contained(&outcome).is_none() {
+        return;
+    }
+    let got = read();
+    assert!(
+        !got.contains("inside") && !outcome.stdout.contains("wrote"),
+        "the command wrote through an inherited descriptor: {outcome:?}"
+    );
+}
