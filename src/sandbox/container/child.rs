@@ -445,6 +445,7 @@ fn confine_self(child: &Child, in_container: bool) -> io::Result<()> {
         if in_container {
             check(libc::setsid())?;
         }
+        close_on_exec_above_stdio();
         check(libc::chdir(child.cwd.as_ptr()))?;
         for (resource, value) in &child.rlimits {
             let limit = libc::rlimit {
@@ -473,6 +474,40 @@ fn confine_self(child: &Child, in_container: bool) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Every descriptor but stdin, stdout and stderr closes when the command execs: Tandem's
+/// own are close-on-exec already, but one it inherited without the flag (from a terminal,
+/// an IDE, a launcher: a socket to a session bus or an agent) would be a channel out of
+/// the container. Marked rather than closed: `std` reports a failed exec through its own
+/// descriptor until then.
+#[allow(unsafe_code)]
+fn close_on_exec_above_stdio() {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    // SAFETY: close_range(2) and fcntl(2) change only this process's descriptor flags.
+    unsafe {
+        let marked = libc::syscall(
+            libc::SYS_close_range,
+            3 as libc::c_uint,
+            libc::c_uint::MAX,
+            CLOSE_RANGE_CLOEXEC,
+        );
+        if marked != 0 {
+            // Before Linux 5.11: each descriptor up to the limit.
+            let mut limit = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit);
+            let top = libc::c_int::try_from(limit.rlim_cur.min(1 << 20)).unwrap_or(1 << 20);
+            for fd in 3..top {
+                let flags = libc::fcntl(fd, libc::F_GETFD);
+                if flags >= 0 {
+                    libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+                }
+            }
+        }
+    }
 }
 
 /// Every capability dropped: the bounding set (so none comes back at exec, even as root in
