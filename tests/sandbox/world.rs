@@ -421,3 +421,71 @@ async fn a_planted_git_does_not_bring_the_host_into_the_next_call() {
         }
     }
 }
+
+/// A check runs the proposal's code in the project's scratch copy, which Tandem brings up to
+/// date outside any sandbox before the next check: a link the code leaves there (a folder
+/// of the copy replaced by a link to a directory outside) must not make Tandem write or
+/// delete through it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_check_cannot_make_tandem_write_outside_through_the_scratch_copy() {
+    use tandem::checks::Scratch as Copy;
+    use tandem::edits::apply::PathWrite;
+
+    let s = Scratch::new();
+    let root = s.root().canonicalize().unwrap();
+    let base = tempfile::tempdir().unwrap();
+    let outside = s.outside.path().canonicalize().unwrap();
+    std::fs::write(outside.join("main.rs"), "keep").unwrap();
+    let copy = Copy::for_project(&root, Some(base.path())).unwrap();
+    copy.prepare(&root, &[]).unwrap();
+    assert!(copy.tree.join("src/main.rs").is_file());
+    let before = s.snapshot();
+    // The check, confined as checks are: the copy writable, the project readable.
+    let mut confinement = s.confinement(false);
+    confinement.project = copy.tree.clone();
+    confinement.readable.push(root.clone());
+    let planted = run(ShellRequest {
+        sandbox: Sandbox::Confined(confinement),
+        ..request(
+            &format!(
+                "rm -rf src && ln -s '{}' src && echo planted",
+                outside.display()
+            ),
+            &copy.tree,
+        )
+    })
+    .await;
+    if contained(&planted).is_none() {
+        return;
+    }
+    assert!(planted.stdout.contains("planted"), "{planted:?}");
+    // The next check: the project's files again, and a proposal writing one new and one
+    // existing file below `src`; then a check of a project that deleted one.
+    let write = |rel: &str| PathWrite {
+        rel: rel.into(),
+        abs: root.join(rel),
+        expected: None,
+        new: Some((b"PWNED".to_vec(), 0o644)),
+    };
+    let _ = copy.prepare(&root, &[write("src/new.rs"), write("src/main.rs")]);
+    std::fs::remove_file(root.join("src/lib.rs")).unwrap();
+    std::fs::write(outside.join("lib.rs"), "keep").unwrap();
+    let _ = copy.prepare(&root, &[]);
+    let mut names: Vec<String> = std::fs::read_dir(&outside)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        std::fs::read_to_string(outside.join("main.rs")).unwrap_or_default(),
+        "keep",
+        "Tandem wrote outside through the copy: {names:?}"
+    );
+    assert_eq!(
+        names,
+        ["lib.rs", "main.rs", "secret.txt"],
+        "Tandem wrote or deleted outside through the copy"
+    );
+    assert_eq!(s.snapshot().len(), before.len() + 1);
+}
