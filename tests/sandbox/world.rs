@@ -489,3 +489,46 @@ async fn a_check_cannot_make_tandem_write_outside_through_the_scratch_copy() {
     );
     assert_eq!(s.snapshot().len(), before.len() + 1);
 }
+
+/// Toolchain directories mounted whole keep credentials their own tools write there:
+/// RubyGems' API key (`~/.gem/credentials`, written by `gem signin`) and uv's credential
+/// store (`~/.local/share/uv/credentials/credentials.toml`, written by `uv auth login`).
+/// The toolchains stay readable; the credentials must not be.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_tools_keep_in_their_toolchain_directories_are_hidden() {
+    let s = Scratch::new();
+    let home = s.home();
+    let files = [
+        (
+            ".gem/credentials",
+            format!(":rubygems_api_key: {DECOY}-gem"),
+        ),
+        (
+            ".local/share/uv/credentials/credentials.toml",
+            format!("[[credential]]\npassword = \"{DECOY}-uv\"\n"),
+        ),
+        (".gem/specs/index", "GEM-OK".into()),
+        (".local/share/uv/python/index", "UV-OK".into()),
+    ];
+    for (name, text) in &files {
+        let path = home.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let outcome = s
+        .run(
+            "cat \"$HOME/.gem/specs/index\" \"$HOME/.local/share/uv/python/index\"; \
+             cat \"$HOME/.gem/credentials\" \"$HOME/.local/share/uv/credentials/credentials.toml\"",
+            false,
+        )
+        .await;
+    if contained(&outcome).is_none() {
+        return;
+    }
+    // The toolchains are there.
+    assert!(
+        outcome.stdout.contains("GEM-OK") && outcome.stdout.contains("UV-OK"),
+        "{outcome:?}"
+    );
+    assert!(!both(&outcome).contains(DECOY), "{outcome:?}");
+}
