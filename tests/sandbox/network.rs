@@ -251,3 +251,39 @@ async fn descriptors_tandem_inherited_do_not_reach_the_command() {
         "the command wrote through an inherited descriptor: {outcome:?}"
     );
 }
+
+/// `/nix` is shown (a Nix system's programs live there), and with it the Nix daemon's
+/// socket: through it a command could have the daemon build a fixed-output derivation,
+/// which runs outside with the network. Where this machine has no Nix, the test (as root)
+/// puts a socket where the daemon's would be, and removes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_nix_daemon_cannot_be_reached() {
+    let s = Scratch::new();
+    let socket = Path::new("/nix/var/nix/daemon-socket/socket");
+    let made = !Path::new("/nix").exists();
+    // SAFETY: getuid(2) takes no arguments.
+    #[allow(unsafe_code)]
+    let root = unsafe { libc::getuid() } == 0;
+    if made && !root {
+        println!("no Nix here and not root: the Nix daemon's socket cannot be put in place");
+        return;
+    }
+    let server = made.then(|| Server::at(socket));
+    let path = socket.display().to_string();
+    let control = uncontained(&s, &connect(&path));
+    let outcome = s.run(&connect(&path), false).await;
+    let reached = server.as_ref().is_some_and(Server::connected);
+    drop(server);
+    if made {
+        let _ = std::fs::remove_dir_all("/nix");
+    }
+    assert!(control.status.success(), "{control:?}");
+    if contained(&outcome).is_none() {
+        return;
+    }
+    assert!(!outcome.stdout.contains("connected"), "{outcome:?}");
+    assert!(
+        !reached || !made,
+        "the Nix daemon's socket was reached: {outcome:?}"
+    );
+}
