@@ -271,6 +271,7 @@ async fn the_nix_daemon_cannot_be_reached() {
     let server = made.then(|| Server::at(socket));
     let path = socket.display().to_string();
     let control = uncontained(&s, &connect(&path));
+    let controlled = server.as_ref().is_none_or(Server::connected);
     let outcome = s.run(&connect(&path), false).await;
     let reached = server.as_ref().is_some_and(Server::connected);
     drop(server);
