@@ -37,6 +37,11 @@ const SYSTEM: &[&str] = &[
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/nix", "/snap",
 ];
 
+/// Below the system directories, what stays hidden: daemons' sockets a command could ask
+/// to act outside the container (the Nix daemon builds fixed-output derivations with the
+/// network; a read-only mount does not stop `connect`).
+const SYSTEM_HIDDEN: &[&str] = &["/nix/var/nix/daemon-socket"];
+
 /// Device files a command may use: reading or writing them touches nothing else.
 pub(super) const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom"];
 
@@ -297,6 +302,7 @@ pub(super) fn layout(call: &Call) -> Result<Layout, SandboxError> {
     // Hidden paths inside anything shown are covered.
     let mut hidden: Vec<PathBuf> = c.hidden.iter().filter_map(|h| canonical(h)).collect();
     hidden.extend(etc::HIDDEN.iter().map(|h| etc_dir.join(h)));
+    hidden.extend(SYSTEM_HIDDEN.iter().map(PathBuf::from));
     let shown: Vec<PathBuf> = mounts
         .iter()
         .filter(|m| matches!(m.kind, Kind::ReadOnly { .. } | Kind::ReadWrite { .. }))
