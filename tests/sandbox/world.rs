@@ -532,3 +532,42 @@ async fn credentials_tools_keep_in_their_toolchain_directories_are_hidden() {
     );
     assert!(!both(&outcome).contains(DECOY), "{outcome:?}");
 }
+
+/// Between a proposal and the person's approval, a confined command (auto-approved) replaces
+/// a folder of the project with a link to a directory outside (`~/.config/autostart`, say);
+/// applying the approved proposal, outside any sandbox, must not write through the link:
+/// the person approved a file of the project.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approved_proposal_is_not_written_through_a_link_a_command_planted() {
+    use tandem::edits::apply::{PathWrite, apply_writes};
+
+    let s = Scratch::new();
+    let root = s.root().canonicalize().unwrap();
+    let outside = s.outside.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("docs")).unwrap();
+    // The proposal, made while `docs` was a folder of the project.
+    let write = PathWrite {
+        rel: "docs/dev.desktop".into(),
+        abs: root.join("docs/dev.desktop"),
+        expected: None,
+        new: Some((b"[Desktop Entry]\nExec=sh -c pwned\n".to_vec(), 0o644)),
+    };
+    let planted = s
+        .run(
+            &format!(
+                "rm -rf docs && ln -s '{}' docs && echo planted",
+                outside.display()
+            ),
+            false,
+        )
+        .await;
+    if contained(&planted).is_none() {
+        return;
+    }
+    assert!(planted.stdout.contains("planted"), "{planted:?}");
+    let applied = apply_writes(&tandem::workspace::RealFs, &[write]);
+    assert!(
+        !outside.join("dev.desktop").exists(),
+        "the approved proposal was written outside the project: {applied:?}"
+    );
+}
