@@ -571,3 +571,40 @@ async fn an_approved_proposal_is_not_written_through_a_link_a_command_planted() 
         "the approved proposal was written outside the project: {applied:?}"
     );
 }
+
+/// The device files are the host's own nodes: a command running as their owner (Tandem run
+/// as root) must not change them (`chmod 000 /dev/null` would break the host), while reading
+/// and writing them works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hosts_device_nodes_cannot_be_changed() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+    let s = Scratch::new();
+    let full = Path::new("/dev/full");
+    let before = std::fs::metadata(full).unwrap();
+    let outcome = s
+        .run(
+            "echo x > /dev/null && head -c 3 /dev/zero | wc -c; \
+             chmod 600 /dev/full; touch -d 2001-01-01 /dev/full; ls -l /dev/full",
+            false,
+        )
+        .await;
+    let after = std::fs::metadata(full).unwrap();
+    // Put back whatever happened.
+    let _ = std::fs::set_permissions(full, before.permissions());
+    let _ = std::process::Command::new("touch")
+        .arg("-d")
+        .arg(format!("@{}", before.mtime()))
+        .arg(full)
+        .status();
+    if contained(&outcome).is_none() {
+        return;
+    }
+    assert!(outcome.stdout.starts_with('3'), "{outcome:?}");
+    assert_eq!(
+        after.permissions().mode(),
+        before.permissions().mode(),
+        "the host's /dev/full was changed from inside: {outcome:?}"
+    );
+    assert_eq!(after.mtime(), before.mtime(), "{outcome:?}");
+}
