@@ -539,11 +539,14 @@ fn mount_op(kind: &Kind, dst: CString, new: &str, call: &Call) -> Result<Op, San
             recursive: true,
             attrs: 0,
         },
+        // Read-only: the nodes are the host's own, and their owner (Tandem run as root)
+        // could otherwise change their mode or times; reading and writing a device is not
+        // a change to its filesystem and still works.
         Kind::Device { src } => Op::Bind {
             src: c_path("", src)?,
             dst,
             recursive: false,
-            attrs: 0,
+            attrs: libc::MOUNT_ATTR_RDONLY | libc::MOUNT_ATTR_NOSUID | libc::MOUNT_ATTR_NOEXEC,
         },
         Kind::Tmpfs { mode, size_mb } => Op::Tmpfs {
             dst,
