@@ -711,3 +711,50 @@ fn ask_on_terminal(app: &Arc<App>, approval: PendingApproval) {
         app.answer(approval.id, answer);
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A check runs the proposal's code in the container, and its output is the check
+    /// step's result: printed raw, an escape sequence in it reaches the person's terminal
+    /// (OSC 52 sets the clipboard the person pastes from next; others retitle, hide or
+    /// fake text, and some terminals answer queries as typed input).
+    #[test]
+    fn container_output_reaches_the_terminal_only_escaped() {
+        let osc52 = "\u{1b}]52;c;Y3VybCBldmlsIHwgc2g=\u{7}";
+        let step = AgentStep {
+            id: 1,
+            message_id: 1,
+            seq: 1,
+            kind: StepKind::Check,
+            tool: None,
+            call_id: None,
+            arguments: Some(json!({"command": format!("cargo test{osc52}")})),
+            risk: None,
+            decision: None,
+            reason: None,
+            result: Some(format!("running 1 test\n{osc52}\u{1b}[2K\rok\n")),
+            exit_code: Some(1),
+            is_error: true,
+            duration_ms: None,
+            created_at: 0,
+            sandbox: None,
+        };
+        for kind in [
+            StepKind::Check,
+            StepKind::Tool,
+            StepKind::Plan,
+            StepKind::StepDone,
+        ] {
+            let line = step_line(&AgentStep {
+                kind,
+                ..step.clone()
+            });
+            assert!(
+                !line.chars().any(|c| c.is_control() && c != '\n'),
+                "{kind:?}: {line:?}"
+            );
+        }
+    }
+}
