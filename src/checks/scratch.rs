@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -83,27 +84,30 @@ impl Scratch {
             .unwrap_or_default();
         let mut current = walk(project)?;
         // What the last proposal wrote is not the project's: copy it again (or delete it).
+        // The check ran code in the copy: a `.git` it left would be taken for the copy's
+        // (the sandbox mounts a repository's git directories), and links it left in place of
+        // folders must not be followed (see `real_parents`).
+        remove_any(&self.tree.join(".git"))?;
         for rel in std::mem::take(&mut manifest.written) {
             manifest.files.remove(&rel);
-            if !current.contains_key(&rel) {
+            if !current.contains_key(&rel) && real_parents(&self.tree, &rel, false)? {
                 remove(&self.tree.join(&rel))?;
             }
         }
         for rel in manifest.files.keys() {
-            if !current.contains_key(rel) {
+            if !current.contains_key(rel) && real_parents(&self.tree, rel, false)? {
                 remove(&self.tree.join(rel))?;
             }
         }
         let mut gone = Vec::new();
         for (rel, stamp) in &current {
             let dest = self.tree.join(rel);
-            if manifest.files.get(rel) == Some(stamp) && dest.exists() {
+            real_parents(&self.tree, rel, true)?;
+            let there = fs::symlink_metadata(&dest).is_ok_and(|m| m.is_file());
+            if manifest.files.get(rel) == Some(stamp) && there {
                 continue;
             }
-            if let Some(parent) = dest.parent() {
-                fs::create_dir_all(parent).map_err(io(parent))?;
-            }
-            remove(&dest)?;
+            remove_any(&dest)?;
             if !copy_regular(&project.join(rel), &dest)? {
                 gone.push(rel.clone());
             }
@@ -122,14 +126,16 @@ impl Scratch {
             let dest = self.tree.join(&write.rel);
             match &write.new {
                 Some((bytes, mode)) => {
-                    if let Some(parent) = dest.parent() {
-                        fs::create_dir_all(parent).map_err(io(parent))?;
-                    }
-                    remove(&dest)?;
-                    fs::write(&dest, bytes).map_err(io(&dest))?;
+                    real_parents(&self.tree, &write.rel, true)?;
+                    remove_any(&dest)?;
+                    create_new(&dest)?.write_all(bytes).map_err(io(&dest))?;
                     set_mode(&dest, *mode)?;
                 }
-                None => remove(&dest)?,
+                None => {
+                    if real_parents(&self.tree, &write.rel, false)? {
+                        remove(&dest)?;
+                    }
+                }
             }
         }
         Ok(())
@@ -192,11 +198,58 @@ fn copy_regular(from: &Path, to: &Path) -> Result<bool, ScratchError> {
         Err(crate::workspace::OpenError::Io(e)) => return Err(io(from)(e)),
     };
     let mut reader = source.file;
-    let mut dest = fs::File::create(to).map_err(io(to))?;
+    let mut dest = create_new(to)?;
     std::io::copy(&mut reader, &mut dest).map_err(io(to))?;
     dest.set_permissions(source.meta.permissions())
         .map_err(io(to))?;
     Ok(true)
+}
+
+/// Makes every folder between `tree` and `rel`'s file a real folder of the copy, as seen
+/// from `tree`: a link or a file in the way (a check's code, which runs in the copy, may
+/// have left one pointing anywhere) is removed, so nothing Tandem writes or deletes in the
+/// copy lands outside it. With `create`, missing folders are made; without, `false` when one
+/// is missing (nothing below it to delete). A path leaving the copy is refused.
+fn real_parents(tree: &Path, rel: &str, create: bool) -> Result<bool, ScratchError> {
+    let mut at = tree.to_path_buf();
+    let parent = Path::new(rel).parent().unwrap_or(Path::new(""));
+    for part in parent.components() {
+        let std::path::Component::Normal(part) = part else {
+            return Err(io(&at)(std::io::Error::other(format!(
+                "{rel} leaves the scratch copy"
+            ))));
+        };
+        at.push(part);
+        match fs::symlink_metadata(&at) {
+            Ok(meta) if meta.is_dir() => continue,
+            Ok(_) => remove(&at)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io(&at)(e)),
+        }
+        if !create {
+            return Ok(false);
+        }
+        fs::create_dir(&at).map_err(io(&at))?;
+    }
+    Ok(true)
+}
+
+/// A new file at `path`, never through a link put there.
+fn create_new(path: &Path) -> Result<fs::File, ScratchError> {
+    fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(io(path))
+}
+
+/// Removes whatever is at `path` (a file, a link, a folder), following no link.
+fn remove_any(path: &Path) -> Result<(), ScratchError> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_dir() => fs::remove_dir_all(path).map_err(io(path)),
+        Ok(_) => remove(path),
+        Err(_) => Ok(()),
+    }
 }
 
 fn remove(path: &Path) -> Result<(), ScratchError> {

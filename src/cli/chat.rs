@@ -406,8 +406,10 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
                             println!("\n{}", step_line(&step));
                         }
                         ChatEventKind::Delta { text, reasoning } => {
-                            if !reasoning.is_empty() { eprint!("{reasoning}"); }
-                            print!("{text}");
+                            // The model's text, which may repeat what a command printed:
+                            // no escape sequence reaches the terminal.
+                            if !reasoning.is_empty() { eprint!("{}", printable(&reasoning)); }
+                            print!("{}", printable(&text));
                             let _ = stdout.flush();
                         }
                         ChatEventKind::Compacted { summary } => {
@@ -581,12 +583,17 @@ pub fn show(ctx: &Ctx, id: i64) -> Result<()> {
 
 /// One line per agent step for the terminal.
 fn step_line(step: &AgentStep) -> String {
-    let args = step
-        .arguments
-        .as_ref()
-        .map(|a| a.to_string())
-        .unwrap_or_default();
-    let result = step.result.as_deref().unwrap_or_default();
+    // Escaped: a check's result is what the checked code printed in the container, and a
+    // command's arguments are the model's: an escape sequence must not reach the terminal.
+    let args = visible(
+        &step
+            .arguments
+            .as_ref()
+            .map(|a| a.to_string())
+            .unwrap_or_default(),
+    );
+    let result = visible(step.result.as_deref().unwrap_or_default());
+    let result = result.as_str();
     let first = result.lines().next().unwrap_or_default();
     match step.kind {
         StepKind::Plan => format!("[plan]\n{result}"),
@@ -710,4 +717,72 @@ fn ask_on_terminal(app: &Arc<App>, approval: PendingApproval) {
         };
         app.answer(approval.id, answer);
     });
+}
+
+/// `text` with control characters other than newlines and tabs shown escaped.
+fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let hidden = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(hidden) {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            c if hidden(c) => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A check runs the proposal's code in the container, and its output is the check
+    /// step's result: printed raw, an escape sequence in it reaches the person's terminal
+    /// (OSC 52 sets the clipboard the person pastes from next; others retitle, hide or
+    /// fake text, and some terminals answer queries as typed input).
+    #[test]
+    fn container_output_reaches_the_terminal_only_escaped() {
+        let osc52 = "\u{1b}]52;c;Y3VybCBldmlsIHwgc2g=\u{7}";
+        let step = AgentStep {
+            id: 1,
+            message_id: 1,
+            seq: 1,
+            kind: StepKind::Check,
+            tool: None,
+            call_id: None,
+            arguments: Some(json!({"command": format!("cargo test{osc52}")})),
+            risk: None,
+            decision: None,
+            reason: None,
+            result: Some(format!("running 1 test\n{osc52}\u{1b}[2K\rok\n")),
+            exit_code: Some(1),
+            is_error: true,
+            duration_ms: None,
+            created_at: 0,
+            sandbox: None,
+        };
+        for kind in [
+            StepKind::Check,
+            StepKind::Tool,
+            StepKind::Plan,
+            StepKind::StepDone,
+        ] {
+            let line = step_line(&AgentStep {
+                kind,
+                ..step.clone()
+            });
+            assert!(
+                !line.chars().any(|c| c.is_control() && c != '\n'),
+                "{kind:?}: {line:?}"
+            );
+        }
+        let text = format!("a\tb \\t\n{osc52}");
+        assert_eq!(
+            printable(&text),
+            "a\tb \\t\n\\u{1b}]52;c;Y3VybCBldmlsIHwgc2g=\\u{7}"
+        );
+    }
 }

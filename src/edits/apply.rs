@@ -200,7 +200,9 @@ pub fn check_writes(writes: &[PathWrite]) -> Result<Checked, ApplyError> {
     let mut conflicts = Vec::new();
     for write in writes {
         match read_state(&write.abs) {
-            Ok(state) if state.hash() == write.expected => before.push((write.clone(), state)),
+            Ok(state) if state.hash() == write.expected && !through_link(write) => {
+                before.push((write.clone(), state))
+            }
             _ => conflicts.push(write.rel.clone()),
         }
     }
@@ -208,6 +210,28 @@ pub fn check_writes(writes: &[PathWrite]) -> Result<Checked, ApplyError> {
         return Err(ApplyError::Conflict(conflicts));
     }
     Ok(Checked { before })
+}
+
+/// Whether a folder between the project and `write` is a symbolic link leading out of the
+/// project: a command may have put one in place of a folder since the proposal was made,
+/// and writing through it would land outside.
+fn through_link(write: &PathWrite) -> bool {
+    let folders = Path::new(&write.rel).components().count().saturating_sub(1);
+    let root = write
+        .abs
+        .ancestors()
+        .nth(folders + 1)
+        .and_then(|r| r.canonicalize().ok());
+    write
+        .abs
+        .ancestors()
+        .skip(1)
+        .take(folders)
+        .filter(|dir| std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()))
+        .any(|dir| match (dir.canonicalize(), &root) {
+            (Ok(real), Some(root)) => !real.starts_with(root),
+            _ => true,
+        })
 }
 
 impl Checked {

@@ -102,6 +102,10 @@ pub const HOME_HIDDEN: &[&str] = &[
     ".local/share/keyrings",
     ".cargo/credentials",
     ".cargo/credentials.toml",
+    // Written by the tools themselves inside toolchain directories that are mounted whole:
+    // RubyGems' API key (`gem signin`), uv's credential store (`uv auth login`).
+    ".gem/credentials",
+    ".local/share/uv/credentials",
     ".npmrc",
     ".pypirc",
     ".git-credentials",

@@ -554,3 +554,37 @@ async fn the_kernel_keeps_the_agent_in_its_workspace() {
     assert_eq!(out["operations"][0]["path"], "src/escaped.rs", "{out}");
     assert_eq!(out["operations"].as_array().map(Vec::len), Some(1), "{out}");
 }
+
+/// The agent's state directory is writable in its container (it must keep sessions and
+/// refresh its login), and with it the agent's own configuration, which the person's next
+/// run of the agent outside Tandem obeys: a command the agent ran for a prompt injected in
+/// the project can set Codex's `notify` program (or an MCP server; Claude Code's hooks in
+/// `~/.claude/settings.json`, its MCP servers in `~/.claude.json`) and so run anything on the
+/// host later. Known gap: the state and the configuration share one directory and one file.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "known gap: an agent's configuration lies in its writable state; run with --ignored"]
+async fn the_agent_cannot_rewrite_its_own_configuration() {
+    let agents = Agents::new();
+    agents.add("codex", "codex").await;
+    let config = agents.home.join(".codex/config.toml");
+    std::fs::write(&config, "model = \"gpt-5\"\n").unwrap();
+    let line = format!(
+        "#write {} notify = [\"sh\", \"-c\", \"touch /tmp/pwned\"]",
+        config.display()
+    );
+    agents.session(
+        "codex",
+        &[
+            &line,
+            r#"{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"Done."}}"#,
+        ],
+    );
+    let (out, ok, stderr) = agents.chat("codex", "configure").await;
+    assert!(ok, "{stderr}\n{out}");
+    assert_eq!(
+        std::fs::read_to_string(&config).unwrap(),
+        "model = \"gpt-5\"\n",
+        "the agent rewrote its configuration: {stderr}"
+    );
+}

@@ -130,6 +130,38 @@ async fn sockets_outside_the_container_cannot_be_reached_by_any_path() {
     let _ = std::fs::remove_dir(&run_dir);
 }
 
+/// A project with no `.git` yet (a check's scratch copy): a command plants a `.git` file
+/// naming the directory of a terminal multiplexer's socket; the next call must not be able
+/// to connect to it (a read-only mount does not stop `connect`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_planted_git_does_not_bring_host_sockets_into_the_next_call() {
+    let s = Scratch::new();
+    std::fs::remove_dir_all(s.root().join(".git")).unwrap();
+    let dir = PathBuf::from(format!("/tmp/tmux-git-{}", std::process::id()));
+    let socket = dir.join("default");
+    let server = Server::at(&socket);
+    let path = socket.display().to_string();
+    let control = uncontained(&s, &connect(&path));
+    assert!(control.status.success(), "{control:?}");
+    assert!(server.connected(), "the control did not connect");
+    let planted = s
+        .run(
+            &format!("printf 'gitdir: {}\\n' > .git", dir.display()),
+            false,
+        )
+        .await;
+    if contained(&planted).is_none() {
+        return;
+    }
+    assert_eq!(planted.exit_code, Some(0), "{planted:?}");
+    let outcome = s.run(&connect(&path), false).await;
+    let reached = server.connected();
+    drop(server);
+    let _ = std::fs::remove_dir(&dir);
+    assert!(!outcome.stdout.contains("connected"), "{outcome:?}");
+    assert!(!reached, "{path} was reached from inside: {outcome:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn signals_and_abstract_sockets_outside_the_sandbox_are_out_of_reach() {
     use std::os::linux::net::SocketAddrExt;
@@ -174,4 +206,82 @@ async fn signals_and_abstract_sockets_outside_the_sandbox_are_out_of_reach() {
         assert!(protections.gaps().contains(&"signals to other processes"));
         println!("LANDLOCK ABI {abi}: no signal scoping; the policy asks for every command");
     }
+}
+
+/// A descriptor Tandem holds without close-on-exec (inherited from whatever started it: a
+/// terminal, an IDE, a launcher; a socket to a session bus or an agent) must not reach the
+/// command: it would be a channel out of the container.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(unsafe_code)]
+async fn descriptors_tandem_inherited_do_not_reach_the_command() {
+    use std::io::Read;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::net::UnixStream;
+
+    let s = Scratch::new();
+    let (mut ours, theirs) = UnixStream::pair().unwrap();
+    ours.set_nonblocking(true).unwrap();
+    // SAFETY: F_DUPFD makes a copy of our descriptor without close-on-exec, owned below.
+    let leaked = unsafe {
+        let fd = libc::fcntl(theirs.as_raw_fd(), libc::F_DUPFD, 200);
+        assert!(fd >= 200);
+        OwnedFd::from_raw_fd(fd)
+    };
+    let fd = leaked.as_raw_fd();
+    let write = |what: &str| format!("bash -c 'echo {what} >&{fd}' && echo wrote");
+    let mut read = || {
+        let mut buf = [0u8; 64];
+        let n = ours.read(&mut buf).unwrap_or(0);
+        String::from_utf8_lossy(&buf[..n]).into_owned()
+    };
+    // Control: a command outside receives it and writes through it.
+    let control = uncontained(&s, &write("control"));
+    assert!(control.status.success(), "{control:?}");
+    assert!(read().contains("control"));
+    let outcome = s
+        .run(&format!("ls -l /proc/self/fd; {}", write("inside")), false)
+        .await;
+    drop(leaked);
+    if contained(&outcome).is_none() {
+        return;
+    }
+    let got = read();
+    assert!(
+        !got.contains("inside") && !outcome.stdout.contains("wrote"),
+        "the command wrote through an inherited descriptor: {outcome:?}"
+    );
+}
+
+/// `/nix` is shown (a Nix system's programs live there), and with it the Nix daemon's
+/// socket: through it a command could have the daemon build a fixed-output derivation,
+/// which runs outside with the network. Where this machine has no Nix, the test (as root)
+/// puts a socket where the daemon's would be, and removes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_nix_daemon_cannot_be_reached() {
+    let s = Scratch::new();
+    let socket = Path::new("/nix/var/nix/daemon-socket/socket");
+    let made = !Path::new("/nix").exists();
+    // SAFETY: getuid(2) takes no arguments.
+    #[allow(unsafe_code)]
+    let root = unsafe { libc::getuid() } == 0;
+    if made && !root {
+        println!("no Nix here and not root: the Nix daemon's socket cannot be put in place");
+        return;
+    }
+    let server = made.then(|| Server::at(socket));
+    let path = socket.display().to_string();
+    let control = uncontained(&s, &connect(&path));
+    let controlled = server.as_ref().is_none_or(Server::connected);
+    let outcome = s.run(&connect(&path), false).await;
+    let reached = server.as_ref().is_some_and(Server::connected);
+    drop(server);
+    if made {
+        let _ = std::fs::remove_dir_all("/nix");
+    }
+    assert!(control.status.success() && controlled, "{control:?}");
+    if contained(&outcome).is_none() {
+        return;
+    }
+    assert!(!outcome.stdout.contains("connected"), "{outcome:?}");
+    assert!(!reached, "the Nix daemon's socket was reached: {outcome:?}");
 }

@@ -229,3 +229,45 @@ async fn a_confined_command_is_still_killed_on_timeout() {
     assert_eq!(outcome.signal, Some(libc::SIGKILL), "{outcome:?}");
     assert_no_orphans(&mark).await;
 }
+
+/// The memory limit holds for one process whatever memory it uses: shared anonymous
+/// mappings, a `memfd` and System V shared memory are not counted by `RLIMIT_DATA`, so one
+/// process can take far more than the limit (the person's machine runs out, not the
+/// command). Known gap: only a cgroup's `memory.max` counts them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "known gap: RLIMIT_DATA does not count shared memory; run with --ignored to see it"]
+async fn one_process_cannot_pass_the_memory_limit_with_shared_memory() {
+    let s = Scratch::new();
+    let tight = Limits {
+        memory_mb: 200,
+        ..Limits::default()
+    };
+    let grab = |how: &str| {
+        format!(
+            "python3 -c 'import mmap, os
+n = 400 << 20
+if \"{how}\" == \"private\": b = bytearray(n)
+elif \"{how}\" == \"shared\":
+    m = mmap.mmap(-1, n)
+    for i in range(0, n, 4096): m[i] = 1
+else:
+    fd = os.memfd_create(\"x\")
+    for _ in range(400): os.write(fd, bytes(1 << 20))
+print(\"took 400 MiB: {how}\")' 2>&1"
+        )
+    };
+    // Control: a private allocation of the same size is refused.
+    let private = limited(&s, tight, &grab("private"), 60).await;
+    if contained(&private).is_none() {
+        return;
+    }
+    assert!(!private.stdout.contains("took"), "{private:?}");
+    assert!(private.stdout.contains("MemoryError"), "{private:?}");
+    for how in ["shared", "memfd"] {
+        let outcome = limited(&s, tight, &grab(how), 60).await;
+        assert!(
+            !outcome.stdout.contains("took"),
+            "{how}: one process took twice the memory limit: {outcome:?}"
+        );
+    }
+}

@@ -143,13 +143,22 @@ pub(crate) fn run(child: &Child) -> io::Result<()> {
 /// ended. Never returns `Ok` (it must not exec).
 #[allow(unsafe_code)]
 fn outer(child: &Child, world: &World) -> io::Result<()> {
+    // Writing our own `uid_map` and `setgroups` needs this process's `/proc` files to be
+    // ours, which they are only while it is dumpable: a user who is not root (Tandem makes
+    // itself non-dumpable at start) could not build a container otherwise. Dumpable only
+    // for these writes, before anything runs in the namespaces.
+    // SAFETY: prctl(PR_SET_DUMPABLE) changes a flag of this process.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0);
+    }
+    let entered = enter(world);
     // The init is a copy of Tandem (its memory holds keys): closed to inspection even by a
     // process of the same user, whatever Tandem itself was set to.
-    // SAFETY: prctl(PR_SET_DUMPABLE) changes a flag of this process.
+    // SAFETY: as above.
     unsafe {
         libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
     }
-    enter(world)?;
+    entered?;
     let mut status = [0; 2];
     let mut alive = [0; 2];
     // SAFETY: pipe2(2) fills the two-element arrays we own.
@@ -446,6 +455,7 @@ fn confine_self(child: &Child, in_container: bool) -> io::Result<()> {
         if in_container {
             check(libc::setsid())?;
         }
+        close_on_exec_above_stdio();
         check(libc::chdir(child.cwd.as_ptr()))?;
         for (resource, value) in &child.rlimits {
             let limit = libc::rlimit {
@@ -474,6 +484,40 @@ fn confine_self(child: &Child, in_container: bool) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Every descriptor but stdin, stdout and stderr closes when the command execs: Tandem's
+/// own are close-on-exec already, but one it inherited without the flag (from a terminal,
+/// an IDE, a launcher: a socket to a session bus or an agent) would be a channel out of
+/// the container. Marked rather than closed: `std` reports a failed exec through its own
+/// descriptor until then.
+#[allow(unsafe_code)]
+fn close_on_exec_above_stdio() {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    // SAFETY: close_range(2) and fcntl(2) change only this process's descriptor flags.
+    unsafe {
+        let marked = libc::syscall(
+            libc::SYS_close_range,
+            3 as libc::c_uint,
+            libc::c_uint::MAX,
+            CLOSE_RANGE_CLOEXEC,
+        );
+        if marked != 0 {
+            // Before Linux 5.11: each descriptor up to the limit.
+            let mut limit = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit);
+            let top = libc::c_int::try_from(limit.rlim_cur.min(1 << 20)).unwrap_or(1 << 20);
+            for fd in 3..top {
+                let flags = libc::fcntl(fd, libc::F_GETFD);
+                if flags >= 0 {
+                    libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+                }
+            }
+        }
+    }
 }
 
 /// Every capability dropped: the bounding set (so none comes back at exec, even as root in

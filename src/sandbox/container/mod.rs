@@ -37,6 +37,11 @@ const SYSTEM: &[&str] = &[
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/nix", "/snap",
 ];
 
+/// Below the system directories, what stays hidden: daemons' sockets a command could ask
+/// to act outside the container (the Nix daemon builds fixed-output derivations with the
+/// network; a read-only mount does not stop `connect`).
+const SYSTEM_HIDDEN: &[&str] = &["/nix/var/nix/daemon-socket"];
+
 /// Device files a command may use: reading or writing them touches nothing else.
 pub(super) const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom"];
 
@@ -290,7 +295,7 @@ pub(super) fn layout(call: &Call) -> Result<Layout, SandboxError> {
     if let Some(temp) = canonical(&c.temp) {
         bind(&temp, true, &mut mounts, &mut links);
     }
-    for dir in git_dirs(&project) {
+    for dir in git_dirs(&project)? {
         mounts.push(read_only(&dir, true));
         grants.push((dir, Access::Read));
     }
@@ -310,6 +315,7 @@ pub(super) fn layout(call: &Call) -> Result<Layout, SandboxError> {
     // Hidden paths inside anything shown are covered.
     let mut hidden: Vec<PathBuf> = c.hidden.iter().filter_map(|h| canonical(h)).collect();
     hidden.extend(etc::HIDDEN.iter().map(|h| etc_dir.join(h)));
+    hidden.extend(SYSTEM_HIDDEN.iter().map(PathBuf::from));
     let shown: Vec<PathBuf> = mounts
         .iter()
         .filter(|m| matches!(m.kind, Kind::ReadOnly { .. } | Kind::ReadWrite { .. }))
@@ -342,31 +348,75 @@ fn read_only(src: &Path, recursive: bool) -> Mount {
     }
 }
 
-/// The project's git directories: its `.git`, or for a linked worktree (`.git` is a file
-/// saying `gitdir: …`) that directory and the common one it names.
-fn git_dirs(project: &Path) -> Vec<PathBuf> {
+/// The project's git directories, shown read-only: its `.git`, and for a linked worktree
+/// or a submodule (`.git` is a file saying `gitdir: …`) the directories git keeps for it —
+/// only when git itself made them so (see [`linked_git_dirs`]). A project with no `.git`
+/// yet lets a command write one (a check's scratch copy never has one): what such a file
+/// names must not be mounted for the next call. A `.git` that is a symbolic link is refused:
+/// the host and the new root (before the switch) resolve a link differently, and whatever
+/// it names would be shown.
+fn git_dirs(project: &Path) -> Result<Vec<PathBuf>, SandboxError> {
     let git = project.join(".git");
     let Ok(meta) = std::fs::symlink_metadata(&git) else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
+    if meta.file_type().is_symlink() {
+        return Err(SandboxError {
+            path: git,
+            reason: "the project's .git is a symbolic link; commands run only where .git is \
+                     a directory or git's own `gitdir:` file"
+                .into(),
+        });
+    }
     let mut out = vec![git.clone()];
     if meta.is_file() {
-        let text = std::fs::read_to_string(&git).unwrap_or_default();
-        let Some(dir) = text.trim().strip_prefix("gitdir:").map(str::trim) else {
-            return out;
-        };
-        let Some(dir) = canonical(&project.join(dir)) else {
-            return out;
-        };
-        if let Ok(common) = std::fs::read_to_string(dir.join("commondir")) {
-            out.extend(canonical(&dir.join(common.trim())));
-        }
-        out.push(dir);
+        out.extend(linked_git_dirs(project, &git));
     }
     out.retain(|d| !d.starts_with(project) || d == &git);
     out.sort();
     out.dedup();
-    out
+    Ok(out)
+}
+
+/// The directories a `.git` file names, when git made them for this project: outside the
+/// project, and naming it back — a linked worktree's directory records the path of this
+/// `.git` (its `gitdir` file) and lies in the `worktrees` of the common directory it names;
+/// a submodule's directory has this project as its `core.worktree`. Nothing otherwise.
+fn linked_git_dirs(project: &Path, git: &Path) -> Vec<PathBuf> {
+    let text = std::fs::read_to_string(git).unwrap_or_default();
+    let Some(dir) = text.trim().strip_prefix("gitdir:").map(str::trim) else {
+        return Vec::new();
+    };
+    let Some(dir) = canonical(&project.join(dir)) else {
+        return Vec::new();
+    };
+    if dir.starts_with(project) || !dir.is_dir() {
+        return Vec::new();
+    }
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).ok();
+    match read("commondir") {
+        Some(common) => {
+            let back = read("gitdir").and_then(|b| canonical(&dir.join(b.trim())));
+            let Some(common) = canonical(&dir.join(common.trim())) else {
+                return Vec::new();
+            };
+            let in_common = dir.parent() == Some(common.join("worktrees").as_path());
+            match back.as_deref() == Some(git) && in_common {
+                true => vec![dir, common],
+                false => Vec::new(),
+            }
+        }
+        None => {
+            let worktree = git2::Config::open(&dir.join("config"))
+                .and_then(|c| c.get_path("core.worktree"))
+                .ok()
+                .and_then(|w| canonical(&dir.join(w)));
+            match worktree.as_deref() == Some(project) {
+                true => vec![dir],
+                false => Vec::new(),
+            }
+        }
+    }
 }
 
 /// Turns the mounts, links and files into the child's steps: parents first, each mount
@@ -512,11 +562,14 @@ fn mount_op(kind: &Kind, dst: CString, new: &str, call: &Call) -> Result<Op, San
             recursive: true,
             attrs: 0,
         },
+        // Read-only: the nodes are the host's own, and their owner (Tandem run as root)
+        // could otherwise change their mode or times; reading and writing a device is not
+        // a change to its filesystem and still works.
         Kind::Device { src } => Op::Bind {
             src: c_path("", src)?,
             dst,
             recursive: false,
-            attrs: 0,
+            attrs: libc::MOUNT_ATTR_RDONLY | libc::MOUNT_ATTR_NOSUID | libc::MOUNT_ATTR_NOEXEC,
         },
         Kind::Tmpfs { mode, size_mb } => Op::Tmpfs {
             dst,

@@ -125,3 +125,87 @@ fn hidden_paths_inside_the_project_are_covered() {
         assert!(covers.contains(&path), "{path} not covered: {covers:?}");
     }
 }
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "protocol.file.allow=always",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(status.success(), "git {args:?}");
+}
+
+/// What git made is shown (a linked worktree's directories, a submodule's); a `.git` file a
+/// command could have written, naming any other directory, shows nothing more.
+#[test]
+fn only_the_git_directories_git_made_for_the_project_are_shown() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let base = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+    let main = base.join("main");
+    std::fs::create_dir_all(&main).unwrap_or_else(|e| panic!("{e}"));
+    git(&main, &["init", "-q"]);
+    git(&main, &["commit", "-q", "--allow-empty", "-m", "x"]);
+    git(&main, &["worktree", "add", "-q", "../wt"]);
+    let sub = base.join("sub");
+    std::fs::create_dir_all(&sub).unwrap_or_else(|e| panic!("{e}"));
+    git(&sub, &["init", "-q"]);
+    git(&sub, &["commit", "-q", "--allow-empty", "-m", "x"]);
+    git(&main, &["submodule", "add", "-q", "../sub", "dep"]);
+    let shown = |project: &Path| {
+        let c = Confinement::new(project, project);
+        git_dirs(project).unwrap_or_else(|e| panic!("{e}"));
+        targets(&layout_for(&c))
+    };
+    let main_git = main.join(".git").display().to_string();
+    let got = shown(&base.join("wt"));
+    assert!(got.contains(&main_git), "{got:?}");
+    assert!(got.contains(&format!("{main_git}/worktrees/wt")), "{got:?}");
+    let got = shown(&main.join("dep"));
+    assert!(got.contains(&format!("{main_git}/modules/dep")), "{got:?}");
+
+    // Forged: a directory outside, another worktree's, one inside the project naming a
+    // common directory outside.
+    let secret = base.join("secret");
+    std::fs::create_dir_all(&secret).unwrap_or_else(|e| panic!("{e}"));
+    git(&main, &["worktree", "add", "-q", "../other"]);
+    let forged = base.join("forged");
+    let fake = forged.join("fake");
+    std::fs::create_dir_all(&fake).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        fake.join("gitdir"),
+        forged.join(".git").display().to_string(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(fake.join("commondir"), &main_git).unwrap_or_else(|e| panic!("{e}"));
+    for named in [
+        secret.display().to_string(),
+        format!("{main_git}/worktrees/other"),
+        format!("{main_git}/modules/dep"),
+        main_git.clone(),
+        "fake".into(),
+    ] {
+        std::fs::write(forged.join(".git"), format!("gitdir: {named}\n"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let got = shown(&forged);
+        let base_text = base.display().to_string();
+        let outside: Vec<&String> = got
+            .iter()
+            .filter(|t| t.starts_with(&base_text) && !t.starts_with(&forged.display().to_string()))
+            .collect();
+        assert!(outside.is_empty(), "gitdir: {named} showed {outside:?}");
+    }
+    // A link is refused.
+    std::fs::remove_file(forged.join(".git")).unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink(&secret, forged.join(".git")).unwrap_or_else(|e| panic!("{e}"));
+    assert!(git_dirs(&forged).is_err());
+}
