@@ -341,15 +341,16 @@ impl TandemApp {
                 }
                 if review && state.show_review {
                     if let Some(review) = state.review() {
-                        let chat = state.chat().map(|c| (c.chat.id, c.chat.mode));
-                        let run = panels::review::RunPanel {
-                            view: chat.and_then(|(c, _)| state.workspaces.runs.get(&c)),
-                            default_command: state.default_run_command(),
-                            proposal_outside: chat
-                                .is_some_and(|(_, mode)| mode != crate::store::ChatMode::Agent),
-                        };
+                        // Only an Agent chat's proposal is in its workspace.
+                        let run = state
+                            .chat()
+                            .filter(|c| c.chat.mode == crate::store::ChatMode::Agent)
+                            .map(|c| panels::review::RunPanel {
+                                view: state.workspaces.runs.get(&c.chat.id),
+                                default_command: state.default_run_command(),
+                            });
                         let side_by_side = prefs.side_by_side;
-                        panels::review::show(ui, review, side_by_side, Some(&run), &mut commands);
+                        panels::review::show(ui, review, side_by_side, run.as_ref(), &mut commands);
                     }
                 } else if let Some(project) = &mut state.project {
                     let proposed = proposed.iter().map(String::as_str).collect();

@@ -18,7 +18,8 @@ use crate::ui::widgets::diff_view::{self, DiffStyle, LONG_HUNK_ROWS, Side, Split
 type Seen = (i64, (usize, usize));
 
 /// Shows the review of `review`; `side_by_side` picks the diff layout; `run`, when given,
-/// the Run panel of the chat's workspace under the header.
+/// the Run panel of the chat's workspace under the header (only where the proposal is in
+/// the workspace: a Build chat's is written only when approved, a run would not see it).
 pub fn show(
     ui: &mut Ui,
     review: &Review,
@@ -27,7 +28,7 @@ pub fn show(
     commands: &mut Vec<Command>,
 ) {
     header(ui, review, side_by_side, commands);
-    if let Some(run) = run.filter(|r| !r.proposal_outside) {
+    if let Some(run) = run {
         ui.separator();
         run::show(ui, run, commands);
     }

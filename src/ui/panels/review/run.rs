@@ -14,20 +14,12 @@ pub struct RunPanel<'a> {
     pub view: Option<&'a RunView>,
     /// The project's check command (empty: none).
     pub default_command: &'a str,
-    /// The proposal is not in the workspace (a Build chat's: it is written only when
-    /// approved), so a run sees the project as it is.
-    pub proposal_outside: bool,
 }
 
 /// Tallest the output of one stream grows before it scrolls.
 const OUTPUT_HEIGHT: f32 = 180.0;
 
 pub(super) fn show(ui: &mut Ui, panel: &RunPanel<'_>, commands: &mut Vec<Command>) {
-    // A Build chat's proposal is written only when approved: a run would not see it, so
-    // there is nothing to run it in (`tandem run` still can, on the project as it is).
-    if panel.proposal_outside {
-        return;
-    }
     let empty = RunView::default();
     let view = panel.view.unwrap_or(&empty);
     ui.horizontal(|ui| {

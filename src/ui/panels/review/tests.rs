@@ -172,7 +172,6 @@ fn the_run_panel_runs_what_is_typed_and_shows_the_output() {
                 let panel = RunPanel {
                     view: Some(run),
                     default_command: "cargo check",
-                    proposal_outside: false,
                 };
                 show(ui, review, false, Some(&panel), commands);
             },
