@@ -6,6 +6,7 @@
 //! - [`edits`] — the edit-tag protocol, edit plans with review diffs, atomic apply
 //! - [`vcs`] — git (commits, history, restore, revert)
 //! - [`engine`] — projects, proposals and versions, tying the above together
+//! - [`lockfile`] — locks between processes (a project's changes, a workspace in use)
 //! - [`sandbox`] — the kernel sandbox for every command Tandem runs for a model
 //! - [`process`] — starting, confining, capping and killing those commands
 //! - [`layer`] — the agent's workspace: a chat's copy-on-write view of the project
@@ -46,6 +47,7 @@ pub mod engine;
 pub mod external;
 pub mod layer;
 pub mod llm;
+pub mod lockfile;
 pub mod process;
 pub mod sandbox;
 pub mod store;

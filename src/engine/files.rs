@@ -28,7 +28,7 @@ impl Engine {
         contents: &[u8],
         expected: Option<&str>,
     ) -> Result<SaveOutcome> {
-        self.locked(project.id, || {
+        self.locked(&project.path, || {
             let resolved = resolve(&project.path, path)?;
             let disk = read_state(&resolved.abs).map_err(|e| io_error(&resolved.rel, e))?;
             if disk.hash().as_deref() != expected {
@@ -49,7 +49,7 @@ impl Engine {
         path: &str,
         contents: &[u8],
     ) -> Result<Option<String>> {
-        self.locked(project.id, || {
+        self.locked(&project.path, || {
             let resolved = resolve(&project.path, path)?;
             self.write_and_commit(project, &resolved.rel, &resolved.abs, contents)
         })
@@ -77,7 +77,7 @@ impl Engine {
 
     /// Renames a file and commits `[tandem] Rename <from> -> <to>`.
     pub fn rename_file(&self, project: &Project, from: &str, to: &str) -> Result<Option<String>> {
-        self.locked(project.id, || {
+        self.locked(&project.path, || {
             let source = resolve(&project.path, from)?;
             let target = resolve(&project.path, to)?;
             let FileState::File { bytes, mode } =
@@ -116,7 +116,7 @@ impl Engine {
 
     /// Deletes a file and commits `[tandem] Delete <path>` (restore brings it back).
     pub fn delete_file(&self, project: &Project, path: &str) -> Result<Option<String>> {
-        self.locked(project.id, || {
+        self.locked(&project.path, || {
             let resolved = resolve(&project.path, path)?;
             if read_state(&resolved.abs).map_err(|e| io_error(&resolved.rel, e))?
                 == FileState::Missing

@@ -2,8 +2,9 @@
 //! protocol and git together. The GUI, the CLI and the tests all drive Tandem through here.
 //!
 //! Calls are synchronous and may take a while (disk, git, SQLite): the GUI runs them on its
-//! background runtime. Operations that change a project's files (apply, save, restore, undo)
-//! hold that project's lock, so they run one at a time per project.
+//! background runtime. Operations that change a project's files or history (apply, save,
+//! restore, undo, adding it) hold that project's lock — in every process on the data
+//! directory, see [`project_lock_path`] — so they run one at a time per project.
 
 mod files;
 pub mod partial;
@@ -68,14 +69,38 @@ pub enum EngineError {
     },
     #[error(transparent)]
     Layer(#[from] crate::layer::LayerError),
+    #[error(
+        "another Tandem process has been changing {} for over a minute; try again when it is done",
+        .0.display()
+    )]
+    Busy(PathBuf),
 }
 
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;
 
+/// How long a change waits for another process's change of the same project to end.
+pub const LOCK_WAIT: Duration = Duration::from_secs(60);
+
+/// The file whose lock (see [`crate::lockfile`]) every change of the project at `root`
+/// (canonical) holds, in every process using the data directory `data`: approving,
+/// restoring, undoing, saving, adding it, and the recovery of a change a killed process
+/// left half-way, which runs only where no one holds it.
+pub fn project_lock_path(data: &Path, root: &Path) -> PathBuf {
+    // FNV-1a of the path's bytes: stable across builds and processes.
+    let hash = root
+        .as_os_str()
+        .as_encoded_bytes()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+    data.join("locks").join(format!("project-{hash:016x}.lock"))
+}
+
 pub struct Engine {
     store: Arc<Store>,
     fs: Arc<dyn Fs>,
-    locks: Mutex<HashMap<i64, Arc<Mutex<()>>>>,
+    locks: Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>,
     install_timeout: Duration,
 }
 
@@ -176,14 +201,50 @@ impl Engine {
         Arc::clone(&self.store)
     }
 
-    /// Runs `f` holding the project's lock.
-    fn locked<T>(&self, project_id: i64, f: impl FnOnce() -> Result<T>) -> Result<T> {
-        let lock = {
+    /// Runs `f` holding the lock of the project at `root`, waiting for a holder in this
+    /// process or another (see [`project_lock_path`]); [`EngineError::Busy`] when another
+    /// process keeps it longer than [`LOCK_WAIT`].
+    fn locked<T>(&self, root: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        self.with_lock(root, LOCK_WAIT, f)?
+            .ok_or_else(|| EngineError::Busy(root.to_path_buf()))
+    }
+
+    /// Runs `f` holding the project's lock if no one holds it now: `Ok(None)` (and `f` not
+    /// run) when another process does: it is changing the project.
+    fn locked_if_free<T>(&self, root: &Path, f: impl FnOnce() -> Result<T>) -> Result<Option<T>> {
+        self.with_lock(root, Duration::ZERO, f)
+    }
+
+    fn with_lock<T>(
+        &self,
+        root: &Path,
+        wait: Duration,
+        f: impl FnOnce() -> Result<T>,
+    ) -> Result<Option<T>> {
+        // Threads of this process queue on a mutex; processes on the lock's file.
+        let mutex = {
             let mut locks = self.locks.lock().unwrap_or_else(|p| p.into_inner());
-            locks.entry(project_id).or_default().clone()
+            locks.entry(root.to_path_buf()).or_default().clone()
         };
-        let _guard = lock.lock().unwrap_or_else(|p| p.into_inner());
-        f()
+        let _guard = mutex.lock().unwrap_or_else(|p| p.into_inner());
+        let _file = match self.data_dir() {
+            Some(data) => {
+                let path = project_lock_path(data, root);
+                match crate::lockfile::take(&path, wait) {
+                    Ok(Some(lock)) => Some(lock),
+                    Ok(None) => return Ok(None),
+                    Err(source) => {
+                        return Err(EngineError::Io {
+                            path: path.display().to_string(),
+                            source,
+                        });
+                    }
+                }
+            }
+            // A database in memory is this process's alone.
+            None => None,
+        };
+        f().map(Some)
     }
 
     /// Adds a folder as a project. A folder that is not the root of a git repository gets
@@ -197,27 +258,30 @@ impl Engine {
         if !root.is_dir() {
             return Err(not_folder("it is a file".into()));
         }
-        if let Some(project) = self.store.project_by_path(&root)? {
-            return Ok(AddedProject {
+        // Another process adding the same folder makes its first commit once.
+        self.locked(&root, || {
+            if let Some(project) = self.store.project_by_path(&root)? {
+                return Ok(AddedProject {
+                    project,
+                    initialized_git: false,
+                    already_added: true,
+                    left_out: Vec::new(),
+                });
+            }
+            let (_repo, initial) = vcs::open_or_init(&root)?;
+            let initialized_git = initial.is_some();
+            let left_out = initial.map(|i| i.left_out).unwrap_or_default();
+            let name = name
+                .map(str::to_string)
+                .or_else(|| root.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .unwrap_or_else(|| "project".into());
+            let project = self.store.insert_project(&name, &root)?;
+            Ok(AddedProject {
                 project,
-                initialized_git: false,
-                already_added: true,
-                left_out: Vec::new(),
-            });
-        }
-        let (_repo, initial) = vcs::open_or_init(&root)?;
-        let initialized_git = initial.is_some();
-        let left_out = initial.map(|i| i.left_out).unwrap_or_default();
-        let name = name
-            .map(str::to_string)
-            .or_else(|| root.file_name().map(|n| n.to_string_lossy().into_owned()))
-            .unwrap_or_else(|| "project".into());
-        let project = self.store.insert_project(&name, &root)?;
-        Ok(AddedProject {
-            project,
-            initialized_git,
-            already_added: false,
-            left_out,
+                initialized_git,
+                already_added: false,
+                left_out,
+            })
         })
     }
 

@@ -147,7 +147,7 @@ impl Engine {
     pub fn review(&self, message_id: i64) -> Result<Review> {
         let (project, message) = self.message_and_project(message_id)?;
         let message = match applying(&message) {
-            true => self.locked(project.id, || self.settle_applying(&project, message_id))?,
+            true => self.locked(&project.path, || self.settle_applying(&project, message_id))?,
             false => message,
         };
         self.review_of(project, message)
@@ -192,7 +192,7 @@ impl Engine {
         reason: Option<&str>,
     ) -> Result<ApproveOutcome> {
         let project = self.pending_project(message_id)?;
-        let outcome = self.locked(project.id, || {
+        let outcome = self.locked(&project.path, || {
             let message = self.settle_applying(&project, message_id)?;
             pending(&message)?;
             let review = self.review_of(project.clone(), message)?;
@@ -247,8 +247,10 @@ impl Engine {
         let Ok(projects) = self.store.projects() else {
             return;
         };
+        // A project whose lock another process holds is changing right now: what looks
+        // left half-way is in flight, and is that process's to finish.
         for project in projects {
-            let _ = self.locked(project.id, || {
+            let _ = self.locked_if_free(&project.path, || {
                 let repo = vcs::open(&project.path)?;
                 Ok(vcs::landing::recover(&repo)?)
             });
@@ -263,7 +265,9 @@ impl Engine {
         };
         for (project_id, message) in applying {
             if let Ok(project) = self.store.project(project_id) {
-                let _ = self.locked(project_id, || self.settle_applying(&project, message.id));
+                // Held elsewhere: that process is applying it now.
+                let _ = self
+                    .locked_if_free(&project.path, || self.settle_applying(&project, message.id));
             }
         }
     }
@@ -478,7 +482,7 @@ impl Engine {
     /// The person's `reason`, if given, is told to the model on the next turn.
     pub fn reject(&self, message_id: i64, reason: Option<&str>) -> Result<()> {
         let (project, _) = self.message_and_project(message_id)?;
-        self.locked(project.id, || {
+        self.locked(&project.path, || {
             let message = self.settle_applying(&project, message_id)?;
             pending(&message)?;
             if reason.is_some_and(|r| !r.trim().is_empty()) {

@@ -81,7 +81,7 @@ impl Engine {
     /// changes since loses all of them. Chats that changed nothing keep every message, and a
     /// restore that changes no file (the project already is at `commit`) removes nothing.
     pub fn restore(&self, project: &Project, commit: &str) -> Result<RestoreOutcome> {
-        self.locked(project.id, || {
+        self.locked(&project.path, || {
             let repo = vcs::open(&project.path)?;
             let restored = vcs::restore(&repo, commit)?;
             let removed = match restored.commit {
@@ -127,7 +127,7 @@ impl Engine {
     /// Reverts the newest approved change that is still in place (three-way, so later
     /// unrelated edits stay) as a new commit.
     pub fn undo(&self, project: &Project) -> Result<UndoOutcome> {
-        self.locked(project.id, || {
+        self.locked(&project.path, || {
             let message = self
                 .store
                 .last_undoable_message(project.id)?

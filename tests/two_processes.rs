@@ -1,0 +1,285 @@
+//! Two real `tandem` processes on one data directory: a process starting while another
+//! changes a project must leave that change alone. Every change of a project's tree or
+//! history holds an OS lock for the project; the crash recovery of a start runs only for
+//! a project whose lock it can take (a held lock means the change is alive), and a killed
+//! holder releases it.
+
+#![cfg(unix)]
+#![allow(clippy::unwrap_used)] // tests state their expectations with unwrap
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tandem::engine::project_lock_path;
+
+struct Cli {
+    data: PathBuf,
+    root: PathBuf,
+}
+
+impl Cli {
+    fn new(dir: &Path, files: &[(&str, &str)]) -> Cli {
+        let root = dir.join("project");
+        common::repo_with(&root, files);
+        let cli = Cli {
+            data: dir.join("data"),
+            root: root.canonicalize().unwrap(),
+        };
+        cli.json(&["project", "add", cli.root()]);
+        cli
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
+        command
+            .arg("--data-dir")
+            .arg(&self.data)
+            .args(args)
+            .env_remove("TANDEM_DATA_DIR")
+            .env_remove("OLLAMA_HOST")
+            .stdin(Stdio::null());
+        command
+    }
+
+    fn root(&self) -> &str {
+        self.root.to_str().unwrap()
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let output = self.run(&all);
+        assert!(
+            output.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        serde_json::from_slice(&output.stdout).unwrap()
+    }
+
+    fn lock_path(&self) -> PathBuf {
+        project_lock_path(&self.data, &self.root)
+    }
+
+    /// A proposal writing `files` files under `dir/`, each marked with `mark`.
+    fn propose(&self, files: usize, dir: &str, mark: &str) -> String {
+        let mut reply = String::from("Many files.\n");
+        for f in 0..files {
+            reply.push_str(&format!(
+                "<tandem-write path=\"{dir}/f{f:04}.txt\">{mark} {f}\n</tandem-write>\n"
+            ));
+        }
+        let file = self.data.with_file_name(format!("reply-{mark}.txt"));
+        std::fs::write(&file, reply).unwrap();
+        let out = self.json(&[
+            "propose",
+            "--project",
+            self.root(),
+            "--response",
+            file.to_str().unwrap(),
+            "--prompt",
+            mark,
+        ]);
+        out["message_id"].as_i64().unwrap().to_string()
+    }
+}
+
+/// A change in flight as a process writing it leaves the project: the commit made (not
+/// yet HEAD), its record written, its new file on disk. Returns the new file's path.
+fn change_in_flight(cli: &Cli) -> PathBuf {
+    let root = &cli.root;
+    let blob = {
+        let mut child = Command::new("git")
+            .args(["hash-object", "-w", "--stdin"])
+            .current_dir(root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"being written\n")
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let index = root.join(".git/tmp-index");
+    let git_with_index = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(root)
+            .env("GIT_INDEX_FILE", &index)
+            .env("GIT_AUTHOR_NAME", "T")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "T")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    git_with_index(&["read-tree", "HEAD"]);
+    git_with_index(&[
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        &format!("100644,{blob},landing.txt"),
+    ]);
+    let tree = git_with_index(&["write-tree"]);
+    let commit = git_with_index(&["commit-tree", &tree, "-p", "HEAD", "-m", "in flight"]);
+    std::fs::remove_file(&index).unwrap();
+    std::fs::write(root.join(".git/tandem-landing"), format!("{commit}\n")).unwrap();
+    let file = root.join("landing.txt");
+    std::fs::write(&file, "being written\n").unwrap();
+    file
+}
+
+/// A process of its own holding the project's lock (`flock(1)` on a descriptor that the
+/// process then keeps as `sleep`) until it is killed.
+fn hold_lock(path: &Path) -> Child {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let child = Command::new("sh")
+        .args(["-c", "exec 9>>\"$0\" && flock 9 && exec sleep 60"])
+        .arg(path)
+        .spawn()
+        .expect("sh and flock(1) (util-linux) run");
+    let start = Instant::now();
+    while !tandem::lockfile::held(path) {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "flock took the lock"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child
+}
+
+#[test]
+fn a_start_leaves_a_change_alone_while_its_process_holds_the_lock_and_recovers_it_once_killed() {
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli::new(dir.path(), &[("a.txt", "a\n")]);
+    let file = change_in_flight(&cli);
+    let record = cli.root.join(".git/tandem-landing");
+    let mut holder = hold_lock(&cli.lock_path());
+
+    // A second process starts (every start runs the recovery) while the first writes.
+    cli.json(&["chats", "--project", cli.root()]);
+    assert!(file.exists(), "a change in flight is not recovered away");
+    assert!(
+        record.exists(),
+        "its record stays for its process to finish"
+    );
+    // A change of this project waits for the holder, and says so when it does not end.
+    let id = cli.propose(1, "waits", "w");
+    let started = Instant::now();
+    let mut approve = cli
+        .command(&["approve", &id])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(600));
+    assert!(
+        approve.try_wait().unwrap().is_none(),
+        "the approval waits while another process changes the project"
+    );
+    assert!(!cli.root.join("waits/f0000.txt").exists());
+
+    // The holder is killed: the kernel drops its lock, the waiting approval goes first
+    // (its own recovery puts the dead change back), and the next start finds nothing.
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    let out = approve.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert!(!file.exists(), "the dead change was put back");
+    assert!(!record.exists());
+    assert_eq!(
+        std::fs::read_to_string(cli.root.join("waits/f0000.txt")).unwrap(),
+        "w 0\n"
+    );
+    let status = common::git(&cli.root, &["status", "--porcelain"]);
+    assert_eq!(status, "", "the tree is HEAD's");
+}
+
+#[test]
+fn a_start_with_no_one_holding_the_lock_recovers_a_dead_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli::new(dir.path(), &[("a.txt", "a\n")]);
+    let file = change_in_flight(&cli);
+    cli.json(&["chats", "--project", cli.root()]);
+    assert!(!file.exists(), "a killed process's change is put back");
+    assert!(!cli.root.join(".git/tandem-landing").exists());
+}
+
+/// The case, with real processes racing: one approves a 3,000-file proposal while
+/// another is started again and again.
+#[test]
+fn approving_a_big_proposal_while_another_process_starts_again_and_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli::new(dir.path(), &[("a.txt", "a\n")]);
+    for round in 0..2 {
+        let mark = format!("round{round}");
+        let id = cli.propose(3000, &format!("gen{round}"), &mark);
+        let mut approve = cli
+            .command(&["approve", &id])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut starts = 0;
+        let status = loop {
+            if let Some(status) = approve.try_wait().unwrap() {
+                break status;
+            }
+            let out = cli.run(&["--json", "chats", "--project", cli.root()]);
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            starts += 1;
+        };
+        let mut err = String::new();
+        use std::io::Read;
+        approve
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        assert!(
+            status.success(),
+            "round {round} after {starts} starts: {err}"
+        );
+        assert!(starts > 0, "round {round}: the other process did start");
+        assert_eq!(common::git(&cli.root, &["status", "--porcelain"]), "");
+        let landed = std::fs::read_dir(cli.root.join(format!("gen{round}")))
+            .unwrap()
+            .count();
+        assert_eq!(landed, 3000, "round {round}");
+        assert_eq!(
+            std::fs::read_to_string(cli.root.join(format!("gen{round}/f2999.txt"))).unwrap(),
+            format!("{mark} 2999\n")
+        );
+    }
+}
