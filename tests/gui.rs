@@ -1181,3 +1181,94 @@ fn settings_show_a_providers_keys_by_fingerprint_and_remove_one() {
     assert_eq!(left.len(), 1);
     assert_eq!(left[0].fingerprint, keys[0].fingerprint);
 }
+
+/// The window and a `tandem` command in a terminal on one data directory: the CLI approves
+/// the proposal the window shows, and `git` commits a file; the window notices both without
+/// being touched (the tree, the history, the chat's proposal), and an open file with unsaved
+/// edits whose file changed asks what to keep.
+#[test]
+fn the_window_follows_what_the_cli_and_git_change() {
+    let (world, prefs) = world();
+    let reply = proposal_reply();
+    let pieces: Vec<&str> = reply.iter().map(String::as_str).collect();
+    world
+        .server
+        .push("POST", "/api/chat", ollama_stream(&pieces, Duration::ZERO));
+    let mut harness = harness(&world.data, prefs);
+    open_chat(&mut harness);
+    send(&mut harness, "spell out 2 and 18");
+    wait_until(&mut harness, "the proposal", |a| a.state.review().is_some());
+    let id = app(&harness).state.review().unwrap().message_id;
+
+    // A second process approves it.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .arg("--data-dir")
+        .arg(&world.data)
+        .args(["approve", &id.to_string()])
+        .env_remove("TANDEM_DATA_DIR")
+        .env_remove("OLLAMA_HOST")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    wait_until(&mut harness, "the approval seen", |a| {
+        a.state.review().is_none()
+            && a.state.project.as_ref().is_some_and(|p| {
+                p.history
+                    .first()
+                    .is_some_and(|v| v.message.starts_with("[tandem]"))
+            })
+    });
+
+    // git commits a new file.
+    std::fs::write(world.root.join("outside.txt"), "from git\n").unwrap();
+    common::git(&world.root, &["add", "outside.txt"]);
+    common::git(&world.root, &["commit", "-q", "-m", "outside commit"]);
+    wait_until(&mut harness, "the commit and its file seen", |a| {
+        a.state.project.as_ref().is_some_and(|p| {
+            p.files.contains("outside.txt")
+                && p.history
+                    .first()
+                    .is_some_and(|v| v.message == "outside commit")
+        })
+    });
+
+    // An open file with unsaved edits changes on disk: the window asks.
+    harness
+        .state_mut()
+        .as_mut()
+        .unwrap()
+        .command(tandem::ui::command::Command::OpenFile("outside.txt".into()));
+    wait_until(&mut harness, "the open file", |a| {
+        a.state
+            .project
+            .as_ref()
+            .is_some_and(|p| p.tabs.iter().any(|t| t.path == "outside.txt"))
+    });
+    {
+        let app = harness.state_mut().as_mut().unwrap();
+        let project = app.state.project.as_mut().unwrap();
+        let tab = project.tabs.iter_mut().find(|t| t.path == "outside.txt");
+        let tab = tab.unwrap();
+        tab.text = "my unsaved edit\n".into();
+        tab.revision += 1;
+    }
+    std::fs::write(
+        world.root.join("outside.txt"),
+        "changed by another editor\n",
+    )
+    .unwrap();
+    wait_until(&mut harness, "the question about the changed file", |a| {
+        a.state.project.as_ref().is_some_and(|p| {
+            p.tabs.iter().any(|t| {
+                t.path == "outside.txt"
+                    && t.disk_changed.as_deref() == Some("changed by another editor\n")
+            })
+        })
+    });
+    harness.run_steps(2);
+    harness.get_by_label_contains("changed on disk while you were editing");
+}

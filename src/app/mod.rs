@@ -79,6 +79,7 @@ pub use crate::store::{
 pub use crate::workspace::blob_hash;
 pub use crate::workspace::context::code_fence;
 pub use crate::workspace::search::{SearchMatch, SearchQuery, SearchResult};
+pub use crate::workspace::watch::{Changed, Watch};
 
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
@@ -108,6 +109,8 @@ pub enum AppError {
     Decide(#[from] crate::store::DecideError),
     #[error(transparent)]
     Workspace(#[from] WorkspaceError),
+    #[error(transparent)]
+    Watch(#[from] crate::workspace::watch::WatchError),
     #[error("no provider named {0:?}; `tandem provider list` shows them")]
     UnknownProvider(String),
     #[error("chat {chat} belongs to another project")]

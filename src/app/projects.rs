@@ -108,6 +108,17 @@ impl App {
         })
     }
 
+    /// Watches the project for changes made outside this process (a `tandem` command, `git`,
+    /// another editor): `report` is told, from a thread of the watch's, whether its files or
+    /// its history changed, until the [`Watch`](crate::workspace::watch::Watch) is dropped.
+    pub fn watch_project(
+        &self,
+        project: &Project,
+        report: impl Fn(crate::workspace::watch::Changed) + Send + 'static,
+    ) -> Result<crate::workspace::watch::Watch> {
+        Ok(crate::workspace::watch::watch(&project.path, report)?)
+    }
+
     /// The project's files (`.gitignore` respected), sorted.
     pub fn files(&self, project: &Project) -> Result<Vec<String>> {
         Ok(crate::workspace::list_files(&project.path)?)

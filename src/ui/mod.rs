@@ -163,6 +163,31 @@ impl TandemApp {
             .preview_context(project.project.clone(), chat, prompt, options);
     }
 
+    /// The open project changed outside the window: its tree, history and chats are read
+    /// again, and its open files compared with the disk now (a dirty buffer whose file
+    /// changed asks what to keep).
+    fn changed_outside(&mut self, project_id: i64, changed: crate::app::Changed) {
+        let Some(project) = &self.state.project else {
+            return;
+        };
+        if project.project.id != project_id {
+            return;
+        }
+        let chat = project
+            .chat
+            .as_ref()
+            .filter(|c| changed.history && c.streaming.is_none())
+            .map(|c| c.chat.id);
+        self.backend
+            .refresh_outside_change(project.project.clone(), chat);
+        if changed.files || changed.history {
+            // The next frame looks at the open files.
+            self.last_disk_check = std::time::Instant::now()
+                .checked_sub(std::time::Duration::from_secs(3))
+                .unwrap_or(self.last_disk_check);
+        }
+    }
+
     pub fn update_state(&mut self, ctx: &egui::Context) {
         // Files dropped on the window are attached to the prompt.
         let dropped: Vec<std::path::PathBuf> = ctx.input(|i| {
@@ -179,7 +204,15 @@ impl TandemApp {
         for event in self.backend.drain() {
             match event {
                 backend::Event::FolderPicked(path) => self.backend.open_project(path),
+                backend::Event::ChangedOutside {
+                    project_id,
+                    changed,
+                } => self.changed_outside(project_id, changed),
                 event => {
+                    let opened = match &event {
+                        backend::Event::ProjectOpened(opened) => Some(opened.project.clone()),
+                        _ => None,
+                    };
                     // Settings opened before the providers were known (or they changed).
                     let providers = matches!(
                         event,
@@ -189,6 +222,9 @@ impl TandemApp {
                     if providers && self.state.settings_open {
                         self.state
                             .apply(Command::LoadProviderDetails, &self.backend);
+                    }
+                    if let Some(project) = opened {
+                        self.backend.watch_project(project);
                     }
                 }
             }

@@ -497,7 +497,7 @@ fn open_root(root: &Path) -> Result<PathBuf, ContextError> {
     Ok(canonical)
 }
 
-fn walker(root: &Path) -> ignore::WalkBuilder {
+pub(super) fn walker(root: &Path) -> ignore::WalkBuilder {
     let mut builder = ignore::WalkBuilder::new(root);
     builder
         .standard_filters(true)

@@ -10,6 +10,7 @@ mod platform;
 mod regular;
 pub mod search;
 mod walk;
+pub mod watch;
 
 pub use files::{FileState, Fs, RealFs, blob_hash, read_state, remove_file, write_file_atomic};
 pub use listing::{ListError, list_files};

@@ -163,6 +163,12 @@ pub enum Event {
         line: Option<String>,
         done: Option<bool>,
     },
+    /// The open project changed outside this window (a `tandem` command, `git`, another
+    /// editor): its files or its history.
+    ChangedOutside {
+        project_id: i64,
+        changed: crate::app::Changed,
+    },
     /// A run in a chat's workspace ended (`Err`: why it could not run).
     WorkspaceRun {
         chat_id: i64,
@@ -185,6 +191,8 @@ pub struct Backend {
     opened: tokio::sync::watch::Sender<Opened>,
     /// Numbers the usage reports asked for (see [`Event::Usage`]).
     usage_seq: std::sync::atomic::AtomicU64,
+    /// The watch on the open project (its id with it), replaced when another opens.
+    watch: Arc<std::sync::Mutex<Option<(i64, crate::app::Watch)>>>,
 }
 
 /// Where opening the application stands: work asked for before it is open waits for it.
@@ -238,6 +246,7 @@ impl Backend {
             app,
             opened,
             usage_seq: Default::default(),
+            watch: Default::default(),
         };
         backend.open();
         backend

@@ -1,6 +1,7 @@
 //! Projects in the background: opening them, their files, their history, their settings.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::{Backend, Emit, Event};
 use crate::app::{App, SaveOutcome};
@@ -71,6 +72,47 @@ impl Backend {
         self.spawn("opening the file", move |app, emit| {
             let (path, content) = app.read_file(&project, &path)?;
             emit.send(Event::FileOpened { path, content });
+            Ok(())
+        });
+    }
+
+    /// Watches `project` (the one now open) for changes made outside the window: they
+    /// arrive as [`Event::ChangedOutside`]. The watch on the project open before stops.
+    pub fn watch_project(&self, project: Project) {
+        let slot = Arc::clone(&self.watch);
+        self.spawn(
+            "watching the project for outside changes",
+            move |app, emit| {
+                let id = project.id;
+                let sender = emit.clone();
+                let watch = app.watch_project(&project, move |changed| {
+                    sender.send(Event::ChangedOutside {
+                        project_id: id,
+                        changed,
+                    });
+                })?;
+                if watch.unwatched > 0 {
+                    emit.send(Event::Log(format!(
+                        "{} folders of {} are not watched for outside changes (the system's \
+                     limit on watches): changes there show after the next refresh",
+                        watch.unwatched, project.name
+                    )));
+                }
+                *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some((id, watch));
+                Ok(())
+            },
+        );
+    }
+
+    /// After an outside change: the files and history again, the chats (a proposal the
+    /// CLI approved), and the open chat when `chat` is given (not while it streams).
+    pub fn refresh_outside_change(&self, project: Project, chat: Option<i64>) {
+        self.spawn("reading an outside change", move |app, emit| {
+            refresh_project(&app, &emit, &project)?;
+            emit.send(Event::ChatsChanged(app.chats(project.id)?));
+            if let Some(chat) = chat {
+                super::chats::reload_chat(&app, &emit, chat)?;
+            }
             Ok(())
         });
     }
