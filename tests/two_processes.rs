@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used)] // tests state their expectations with unwrap
 
 mod common;
+mod fake_provider;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -282,4 +283,100 @@ fn approving_a_big_proposal_while_another_process_starts_again_and_again() {
             format!("{mark} 2999\n")
         );
     }
+}
+
+/// The reply of `chat` the CLI lists last: (status, content).
+fn last_reply(cli: &Cli) -> Option<(String, String)> {
+    let chats = cli.json(&["chats", "--project", cli.root()]);
+    let chat = chats["chats"].as_array()?.first()?["id"]
+        .as_i64()?
+        .to_string();
+    let listed = cli.json(&["messages", "--chat", &chat]);
+    let last = listed["messages"].as_array()?.last()?.clone();
+    (last["role"] == "assistant").then(|| {
+        (
+            last["status"].as_str().unwrap_or_default().to_string(),
+            last["content"].as_str().unwrap_or_default().to_string(),
+        )
+    })
+}
+
+/// A window (or `tandem chat`) streams a reply while another process starts: every start
+/// marks replies a dead process left streaming as interrupted, but this one's process is
+/// alive. Once it is killed, the next start does mark it.
+#[test]
+fn a_reply_streaming_in_a_live_process_is_left_streaming_by_another_start() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = runtime.block_on(fake_provider::FakeProvider::start());
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli::new(dir.path(), &[("a.txt", "a\n")]);
+    cli.json(&[
+        "provider",
+        "add",
+        "--name",
+        "fake",
+        "--kind",
+        "ollama",
+        "--base-url",
+        &server.url(),
+        "--default-model",
+        "tiny",
+        "--context-length",
+        "8192",
+    ]);
+    let pieces: Vec<String> = (0..40).map(|i| format!("word{i} ")).collect();
+    let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    server.push(
+        "POST",
+        "/api/chat",
+        fake_provider::ollama_stream(&pieces, Duration::from_millis(250)),
+    );
+    let mut streaming = cli
+        .command(&[
+            "chat",
+            "--project",
+            cli.root(),
+            "--provider",
+            "fake",
+            "hello",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Each look is a start of another process.
+    let start = Instant::now();
+    loop {
+        // (The listing shows a streaming reply's text only once it ends.)
+        if let Some((status, content)) = last_reply(&cli) {
+            assert_eq!(status, "streaming", "{content}");
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the reply streams"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    for _ in 0..3 {
+        let (status, _) = last_reply(&cli).unwrap();
+        assert_eq!(
+            status, "streaming",
+            "another start leaves a live reply alone"
+        );
+    }
+    streaming.kill().unwrap();
+    streaming.wait().unwrap();
+    let (status, content) = last_reply(&cli).unwrap();
+    assert_eq!(status, "interrupted", "its process is dead");
+    assert!(
+        content.starts_with("word0 word1 "),
+        "the text so far is kept: {content}"
+    );
+    drop(server);
 }

@@ -2,6 +2,7 @@
 //! changes a reply proposes.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
@@ -206,15 +207,32 @@ fn plan_base_json(base: Option<&PlanBase>) -> Result<Option<String>> {
 }
 
 /// Replies left `streaming` by a process that died become `interrupted`, their text so far
-/// (content plus streamed parts) kept.
-pub(super) fn recover_interrupted(conn: &mut Connection) -> Result<usize> {
-    let tx = conn.transaction()?;
+/// (content plus streamed parts) kept. A reply whose lock is held (see
+/// [`super::reply_lock_path`]) is streaming in a live process (a window while a `tandem`
+/// command starts) and is left to it. In memory (`db` `None`) every reply is this process's.
+pub(super) fn recover_interrupted(conn: &mut Connection, db: Option<&Path>) -> Result<usize> {
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let ids: Vec<i64> = {
         let mut stmt = tx.prepare("SELECT id FROM messages WHERE status = 'streaming'")?;
         stmt.query_map([], |row| row.get(0))?
             .collect::<rusqlite::Result<_>>()?
     };
-    for &id in &ids {
+    let mut dead = Vec::new();
+    for id in ids {
+        let Some(db) = db else {
+            dead.push((id, None));
+            continue;
+        };
+        let path = super::reply_lock_path(db, id);
+        match crate::lockfile::try_take(&path) {
+            // Taken: its process is gone. Held until the reply is marked, then removed.
+            Ok(Some(lock)) => dead.push((id, Some((lock, path)))),
+            Ok(None) => {}
+            Err(source) => return Err(StoreError::Lock { path, source }),
+        }
+    }
+    for (id, _) in &dead {
+        let id = *id;
         let text = parts_text(&tx, id)?;
         tx.execute(
             "UPDATE messages SET content = content || ?2, status = 'interrupted', updated_at = ?3
@@ -224,7 +242,12 @@ pub(super) fn recover_interrupted(conn: &mut Connection) -> Result<usize> {
         tx.execute("DELETE FROM message_parts WHERE message_id = ?1", [id])?;
     }
     tx.commit()?;
-    Ok(ids.len())
+    for (_, lock) in &dead {
+        if let Some((_, path)) = lock {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+    Ok(dead.len())
 }
 
 /// The streamed parts of a message joined in order.
@@ -242,6 +265,7 @@ impl Store {
     pub fn insert_message(&self, new: &NewMessage<'_>) -> Result<Message> {
         let now = now_ms();
         let plan_base = plan_base_json(new.plan_base)?;
+        let streaming = new.status == MessageStatus::Streaming;
         let id = self.transaction(|tx| {
             let id: i64 = tx.query_row(
                 "INSERT INTO messages (chat_id, role, content, status, approval_state,
@@ -264,9 +288,53 @@ impl Store {
                 "UPDATE chats SET updated_at = ?2 WHERE id = ?1",
                 params![new.chat_id, now],
             )?;
+            // Held before the row is visible: no other process ever sees it streaming
+            // without its lock held.
+            if streaming {
+                self.hold_reply(id)?;
+            }
             Ok(id)
         })?;
         self.message(id)
+    }
+
+    /// Holds the lock of reply `id`, streaming in this process, until it ends.
+    fn hold_reply(&self, id: i64) -> Result<()> {
+        let Some(db) = self.path() else {
+            return Ok(());
+        };
+        let mut held = self.streaming.lock().unwrap_or_else(|p| p.into_inner());
+        if held.contains_key(&id) {
+            return Ok(());
+        }
+        let path = super::reply_lock_path(db, id);
+        match crate::lockfile::try_take(&path) {
+            Ok(Some(lock)) => {
+                held.insert(id, lock);
+                Ok(())
+            }
+            Ok(None) => Err(StoreError::Lock {
+                path,
+                source: std::io::Error::new(
+                    std::io::ErrorKind::WouldBlock,
+                    "another process streams this reply",
+                ),
+            }),
+            Err(source) => Err(StoreError::Lock { path, source }),
+        }
+    }
+
+    /// Lets go of reply `id`'s lock: it streams no more.
+    fn release_reply(&self, id: i64) {
+        let lock = self
+            .streaming
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&id);
+        if let (Some(lock), Some(db)) = (lock, self.path()) {
+            let _ = std::fs::remove_file(super::reply_lock_path(db, id));
+            drop(lock);
+        }
     }
 
     /// A message; one still streaming includes the parts streamed so far.
@@ -335,7 +403,11 @@ impl Store {
             }
             tx.execute("DELETE FROM message_parts WHERE message_id = ?1", [id])?;
             Ok(())
-        })
+        })?;
+        if status != MessageStatus::Streaming {
+            self.release_reply(id);
+        }
+        Ok(())
     }
 
     /// Starts a reply over (another round of the same turn): no text, streaming, no proposal
@@ -351,6 +423,7 @@ impl Store {
             if changed == 0 {
                 return Err(not_found("message", id));
             }
+            self.hold_reply(id)?;
             tx.execute("DELETE FROM message_parts WHERE message_id = ?1", [id])?;
             Ok(())
         })

@@ -84,6 +84,11 @@ pub enum StoreError {
     NoDataDir,
     #[error("{what} {id} does not exist")]
     NotFound { what: &'static str, id: String },
+    #[error("cannot lock {}: {source}", .path.display())]
+    Lock {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("stored {what} is not valid JSON: {source}")]
     Json {
         what: &'static str,
@@ -130,6 +135,15 @@ pub struct Store {
     conn: Mutex<Connection>,
     path: Option<PathBuf>,
     recovered: usize,
+    /// The locks of the replies this process is streaming (see [`reply_lock_path`]).
+    streaming: Mutex<std::collections::HashMap<i64, crate::lockfile::FileLock>>,
+}
+
+/// The file whose lock the process streaming reply `id` holds while it streams: another
+/// process opening the database leaves a reply whose lock is held alone (it is alive), and
+/// marks one whose lock is free interrupted (its process died).
+pub fn reply_lock_path(db: &Path, id: i64) -> PathBuf {
+    db.with_file_name("locks").join(format!("reply-{id}.lock"))
 }
 
 impl Store {
@@ -175,11 +189,12 @@ impl Store {
                 rusqlite_migration::Error::ForeignKeyCheck(Vec::new()),
             ));
         }
-        let recovered = messages::recover_interrupted(&mut conn)?;
+        let recovered = messages::recover_interrupted(&mut conn, path.as_deref())?;
         Ok(Store {
             conn: Mutex::new(conn),
             path,
             recovered,
+            streaming: Mutex::default(),
         })
     }
 
@@ -221,7 +236,9 @@ impl Store {
         f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T>,
     ) -> Result<T> {
         let mut conn = self.conn();
-        let tx = conn.transaction()?;
+        // Immediate: the write lock is taken (waiting out another process's write) before
+        // anything is read, so a read-then-write never fails on a snapshot gone stale.
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let value = f(&tx)?;
         tx.commit()?;
         Ok(value)
