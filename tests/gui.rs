@@ -298,7 +298,16 @@ fn the_context_meter_estimates_the_prompt_while_typing() {
         "notes.txt is in the context: {estimate:?}"
     );
     harness.step();
-    let label = format!("{} / {} tokens", estimate.total(), estimate.window);
+    // What is sent, what is kept for the reply, of what window, and a percentage that is
+    // exactly their share of it.
+    let used = estimate.total() + estimate.reply_reserve;
+    let percent = (used as f64 * 100.0 / estimate.window as f64).round();
+    let label = format!(
+        "{} sent + {} reserved for the reply, of {} tokens ({percent}%)",
+        estimate.total(),
+        estimate.reply_reserve,
+        estimate.window
+    );
     assert!(
         harness.query_all_by_label_contains(&label).next().is_some(),
         "the meter shows {label}"

@@ -55,7 +55,7 @@ pub fn show(
         .as_ref()
         .filter(|(prompt, _)| !typed.is_empty() && prompt == typed)
         .map(|(_, estimate)| estimate);
-    context_meter(ui, chat, estimate);
+    super::context_meter::show(ui, chat, estimate);
     ui.separator();
     let streaming = chat.streaming.is_some();
     let composer_height = super::composer::height(state);
@@ -73,78 +73,6 @@ pub fn show(
         });
     ui.separator();
     super::composer::show(ui, state, streaming, send_key, commands);
-}
-
-/// The context meter: the estimate for the prompt being typed when there is one, else what
-/// the last send used.
-fn context_meter(
-    ui: &mut egui::Ui,
-    chat: &ChatState,
-    estimate: Option<&Result<crate::app::ContextBreakdown, String>>,
-) {
-    let b = match (estimate, &chat.breakdown) {
-        (Some(Ok(b)), _) => b,
-        (Some(Err(why)), _) => {
-            ui.weak(format!("Context: no estimate ({why})"));
-            return;
-        }
-        (None, Some(b)) => b,
-        (None, None) => {
-            ui.weak("Context: estimated as you type");
-            return;
-        }
-    };
-    let used = b.total() + b.reply_reserve;
-    let fraction = used as f32 / b.window.max(1) as f32;
-    let color = if !b.fits() {
-        theme::ERROR
-    } else if fraction > 0.85 {
-        theme::WARN
-    } else {
-        theme::ACCENT
-    };
-    // The label beside the bar, never over it: the bar is too thin to hold text, and a
-    // narrow panel would clip it.
-    let label = format!(
-        "{} / {} tokens ({:.0}%)",
-        b.total(),
-        b.window,
-        fraction * 100.0
-    );
-    let response = ui
-        .horizontal(|ui| {
-            let text = ui.add(egui::Label::new(egui::RichText::new(label).small()).truncate());
-            let width = ui.available_width().max(24.0);
-            let bar = ui.add(
-                egui::ProgressBar::new(fraction.min(1.0))
-                    .fill(color)
-                    .desired_height(6.0)
-                    .desired_width(width),
-            );
-            text.union(bar)
-        })
-        .inner;
-    response.on_hover_text(format!(
-        "system {}\ncodebase {} ({} files, {} by path only)\nhistory {} ({} turns left out)\nprompt {}\nreserved for the reply {}",
-        b.system,
-        b.codebase,
-        b.files_included,
-        b.files_listed.len(),
-        b.history,
-        b.turns_dropped,
-        b.prompt,
-        b.reply_reserve
-    ));
-    if b.turns_dropped > 0 || !b.files_listed.is_empty() {
-        ui.colored_label(
-            theme::WARN,
-            format!(
-                "To fit the window: {} older turn(s) left out, {} file(s) sent by path only",
-                b.turns_dropped,
-                b.files_listed.len()
-            ),
-        );
-    }
 }
 
 /// Message heights measured when last shown, by message id and panel width: messages outside
