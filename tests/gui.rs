@@ -430,6 +430,53 @@ fn tabs(harness: &gui_harness::H) -> Vec<(String, String)> {
 }
 
 #[test]
+fn a_long_chat_title_is_cut_short_beside_summarize_and_shown_whole_on_hover() {
+    let (world, prefs) = world();
+    let mut harness = harness(&world.data, prefs);
+    open_chat(&mut harness);
+    let title = "Rename every helper in the parser module and explain why each new name \
+                 reads better than the old one, then update the callers"
+        .to_string();
+    let chat = app(&harness).state.chat().unwrap().chat.id;
+    harness
+        .state_mut()
+        .as_mut()
+        .unwrap()
+        .command(tandem::ui::command::Command::RenameChat(
+            chat,
+            title.clone(),
+        ));
+    wait_until(&mut harness, "the new title", |a| {
+        a.state.chat().is_some_and(|c| c.chat.title == title)
+    });
+    harness.step();
+    let summarize = harness.get_by_label("Summarize").rect();
+    // The header's title: the one on Summarize's row.
+    let header = harness
+        .get_all_by_label(&title)
+        .find(|n| n.rect().center().y > summarize.top() && n.rect().center().y < summarize.bottom())
+        .expect("the title beside Summarize");
+    let shown = header.rect();
+    assert!(
+        shown.right() <= summarize.left(),
+        "the title {shown:?} runs under Summarize {summarize:?}"
+    );
+    // Cut short, it shows whole on hover.
+    let before = harness.get_all_by_label(&title).count();
+    header.hover();
+    let mut shown = false;
+    // A tooltip waits for the pointer to rest.
+    for _ in 0..120 {
+        harness.step();
+        if harness.get_all_by_label(&title).count() > before {
+            shown = true;
+            break;
+        }
+    }
+    assert!(shown, "the whole title in a tooltip");
+}
+
+#[test]
 fn closing_a_dirty_tab_asks_cancel_keeps_the_text_and_discard_drops_it() {
     let (world, prefs) = world();
     let mut harness = harness(&world.data, prefs);

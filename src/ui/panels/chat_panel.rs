@@ -33,9 +33,12 @@ pub fn show(
     } else {
         &chat.chat.title
     };
-    ui.horizontal(|ui| {
-        ui.strong(title);
-        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+    // Summarize is laid out first; the title gets what is left, cut short with "…" (whole
+    // on hover) rather than running under the button.
+    egui::Sides::new().shrink_left().truncate().show(
+        ui,
+        |ui| ui.add(egui::Label::new(egui::RichText::new(title).strong()).truncate()),
+        |ui| {
             let busy = chat.streaming.is_some();
             if ui
                 .add_enabled(
@@ -47,8 +50,8 @@ pub fn show(
             {
                 commands.push(Command::SummarizeIntoNewChat);
             }
-        });
-    });
+        },
+    );
     let typed = state.composer.trim();
     let estimate = state
         .preview
