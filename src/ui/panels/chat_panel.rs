@@ -7,6 +7,7 @@ use crate::edits::{OpStatus, Operation, Segment, Tag, TagKind};
 use crate::store::{ApprovalState, ChatMode, MessageStatus, Role};
 use crate::ui::command::{AgentCommand, Command};
 use crate::ui::model::agent_state::AgentView;
+use crate::ui::model::outcomes::{Outcome, outcomes};
 use crate::ui::model::state::{AppState, ChatState, MessageView};
 use crate::ui::widgets::highlight::HighlightCache;
 use crate::ui::widgets::theme;
@@ -168,7 +169,7 @@ fn messages(
                 streaming.message_id,
                 &segments,
                 None,
-                false,
+                &[],
                 markdown,
                 highlight,
             );
@@ -226,8 +227,16 @@ fn message(
             return;
         }
         crate::ui::panels::agent_steps::trace(ui, m.id, &view.steps, agent, commands);
-        let applied = m.approval_state == Some(ApprovalState::Approved);
-        render_segments(ui, m.id, &view.segments, ops, applied, markdown, highlight);
+        let outcomes = outcomes(m, &view.segments);
+        render_segments(
+            ui,
+            m.id,
+            &view.segments,
+            ops,
+            &outcomes,
+            markdown,
+            highlight,
+        );
         if plan
             && ui
                 .button("Implement this plan")
@@ -283,7 +292,7 @@ fn render_segments(
     message_id: i64,
     segments: &[Segment],
     ops: Option<&Vec<Operation>>,
-    applied: bool,
+    outcomes: &[Option<Outcome>],
     markdown: &mut CommonMarkCache,
     highlight: &mut HighlightCache,
 ) {
@@ -315,13 +324,13 @@ fn render_segments(
                 } else {
                     None
                 };
-                card(ui, tag, op, applied);
+                card(ui, tag, op, outcomes.get(i).and_then(Option::as_ref));
             }
         }
     }
 }
 
-fn card(ui: &mut egui::Ui, tag: &Tag, op: Option<&Operation>, applied: bool) {
+fn card(ui: &mut egui::Ui, tag: &Tag, op: Option<&Operation>, outcome: Option<&Outcome>) {
     let (icon, title) = match tag.kind {
         TagKind::Write => ("✏", tag.attr("path").unwrap_or("?").to_string()),
         TagKind::SearchReplace => ("✂", tag.attr("path").unwrap_or("?").to_string()),
@@ -360,8 +369,17 @@ fn card(ui: &mut egui::Ui, tag: &Tag, op: Option<&Operation>, applied: bool) {
             format!("ready · +{} −{}", op.added, op.removed),
             theme::ACCENT,
         ),
-        (true, None) if applied => ("applied".into(), theme::OK),
-        (true, None) => (String::new(), theme::MUTED),
+        (true, None) => match outcome {
+            Some(outcome @ Outcome::Applied) => (outcome.text(), theme::OK),
+            Some(outcome @ Outcome::Partly { .. }) => (outcome.text(), theme::WARN),
+            Some(outcome) => (outcome.text(), theme::MUTED),
+            None => (String::new(), theme::MUTED),
+        },
+    };
+    // A partly applied file shows the hunks it left out on hover.
+    let left_out = match outcome {
+        Some(Outcome::Partly { left_out, .. }) => left_out.join("\n"),
+        _ => String::new(),
     };
     egui::Frame::new()
         .stroke(egui::Stroke::new(
@@ -380,7 +398,13 @@ fn card(ui: &mut egui::Ui, tag: &Tag, op: Option<&Operation>, applied: bool) {
                 }
             });
             if !status.is_empty() {
-                ui.colored_label(color, status);
+                let shown = ui.colored_label(color, status);
+                if !left_out.is_empty() {
+                    shown.on_hover_ui(|ui| {
+                        ui.weak("Left out:");
+                        ui.monospace(&left_out);
+                    });
+                }
             }
             if tag.kind == TagKind::SecurityFinding
                 || tag.kind == TagKind::ProblemReport
