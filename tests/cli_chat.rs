@@ -150,6 +150,26 @@ async fn chat_json_then_show_chats_messages_and_context() {
         .await;
     assert_eq!(context["breakdown"]["window"], 8192);
     assert_eq!(context["breakdown"]["files_included"], 1);
+    // The text tells the window's story as the window's meter does: what is sent, what is
+    // reserved for the reply, of what window, and their share of it.
+    let b = &context["breakdown"];
+    let n = |key: &str| b[key].as_u64().unwrap();
+    let sent = n("system") + n("codebase") + n("history") + n("prompt");
+    let percent = ((sent + n("reply_reserve")) as f64 * 100.0 / n("window") as f64).round();
+    let text = cli
+        .command(&["context", "--project", root_str, "--provider", "fake"])
+        .output()
+        .await
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert_eq!(
+        text.lines().next().unwrap(),
+        format!(
+            "{sent} sent + {} reserved for the reply, of {} tokens ({percent}%)",
+            n("reply_reserve"),
+            n("window")
+        )
+    );
 
     // --approve applies at once, in the same chat.
     server.push(

@@ -106,6 +106,127 @@ fn send_stream_review_uncheck_a_hunk_and_approve() {
     );
 }
 
+const WHY_NOT: &str = "Why not? (tells the model)";
+
+/// The labels of the chat panel (from the left of a "You" message's header), top to bottom.
+fn chat_labels(harness: &gui_harness::H) -> Vec<String> {
+    let left = harness.get_by_label("You").rect().left();
+    let mut labels: Vec<(f32, String)> = harness
+        .get_all_by_role(Role::Label)
+        .filter(|n| n.rect().left() >= left - 20.0)
+        .filter_map(|n| Some((n.rect().top(), n.value()?)))
+        .collect();
+    labels.sort_by(|a, b| a.0.total_cmp(&b.0));
+    labels.into_iter().map(|(_, label)| label).collect()
+}
+
+#[test]
+fn after_a_partial_approval_each_card_says_what_became_of_its_file() {
+    let (world, prefs) = gui_harness::world(&[("notes.txt", ORIGINAL), ("keep.txt", "keep me\n")]);
+    let changed = ORIGINAL
+        .replace("line 2\n", "line two\n")
+        .replace("line 18\n", "line eighteen\n");
+    let reply = format!(
+        "Three changes.\n\
+         <tandem-write path=\"new.txt\" description=\"a new file\">new\n</tandem-write>\n\
+         <tandem-write path=\"./keep.txt\" description=\"change keep\">changed\n</tandem-write>\n\
+         <tandem-write path=\"notes.txt\" description=\"spell numbers\">\n{changed}</tandem-write>\n\
+         <tandem-chat-summary>Three changes</tandem-chat-summary>"
+    );
+    world.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&[&reply], Duration::ZERO),
+    );
+    let mut harness = harness(&world.data, prefs);
+    open_chat(&mut harness);
+    send(&mut harness, "change three files");
+    wait_until(&mut harness, "the proposal", |a| a.state.review().is_some());
+    harness.step();
+    // Leave keep.txt out whole and the second hunk of notes.txt, with a reason.
+    let link = harness
+        .get_by(|n| n.role() == Role::Link && n.label().as_deref() == Some("keep.txt"))
+        .rect();
+    let file_box = harness
+        .get_all_by_role(Role::CheckBox)
+        .filter(|n| n.rect().right() < link.left())
+        .min_by(|a, b| {
+            let off = |n: &egui_kittest::Node<'_>| (n.rect().center().y - link.center().y).abs();
+            off(a).total_cmp(&off(b))
+        })
+        .unwrap();
+    file_box.click();
+    harness.step();
+    harness
+        .get_all_by_role(Role::CheckBox)
+        .last()
+        .unwrap()
+        .click();
+    harness.step();
+    {
+        let review = app(&harness).state.review().unwrap();
+        let checked: Vec<(&str, &[bool])> = review
+            .plan
+            .files
+            .iter()
+            .zip(&review.files)
+            .map(|(f, s)| (f.path.as_str(), s.hunks.as_slice()))
+            .collect();
+        assert_eq!(
+            checked,
+            [
+                ("new.txt", &[true][..]),
+                ("keep.txt", &[false][..]),
+                ("notes.txt", &[true, false][..]),
+            ]
+        );
+    }
+    harness
+        .get_by(|n| n.role() == Role::TextInput && n.placeholder() == Some(WHY_NOT))
+        .focus();
+    harness.step();
+    harness
+        .get_by(|n| n.role() == Role::TextInput && n.placeholder() == Some(WHY_NOT))
+        .type_text("keep.txt stays as it is");
+    harness.step();
+    harness.get_by_label("Approve").click();
+    wait_until(&mut harness, "the commit", |a| {
+        a.state.chat().is_some_and(|c| {
+            c.review.is_none() && c.messages.iter().any(|m| m.message.commit_hash.is_some())
+        })
+    });
+    harness.step();
+    assert_eq!(
+        common::git(&world.root, &["show", "HEAD:keep.txt"]),
+        "keep me\n"
+    );
+    // Each card says what became of its own file; the reason goes with what was left out.
+    let labels = chat_labels(&harness);
+    let after = |title: &str| {
+        let at = labels.iter().position(|l| l == title);
+        at.and_then(|i| labels.get(i + 2))
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(after("new.txt"), "applied", "{labels:#?}");
+    // Only a file's card says it was applied (not the summary's).
+    assert_eq!(
+        labels.iter().filter(|l| *l == "applied").count(),
+        1,
+        "{labels:#?}"
+    );
+    assert_eq!(
+        after("./keep.txt"),
+        "left out: keep.txt stays as it is",
+        "{labels:#?}"
+    );
+    assert_eq!(
+        after("notes.txt"),
+        "partly applied: 1 hunk left out (keep.txt stays as it is)",
+        "{labels:#?}"
+    );
+}
+
 #[test]
 fn reject_leaves_the_disk_untouched() {
     let (world, prefs) = world();
@@ -298,7 +419,16 @@ fn the_context_meter_estimates_the_prompt_while_typing() {
         "notes.txt is in the context: {estimate:?}"
     );
     harness.step();
-    let label = format!("{} / {} tokens", estimate.total(), estimate.window);
+    // What is sent, what is kept for the reply, of what window, and a percentage that is
+    // exactly their share of it.
+    let used = estimate.total() + estimate.reply_reserve;
+    let percent = (used as f64 * 100.0 / estimate.window as f64).round();
+    let label = format!(
+        "{} sent + {} reserved for the reply, of {} tokens ({percent}%)",
+        estimate.total(),
+        estimate.reply_reserve,
+        estimate.window
+    );
     assert!(
         harness.query_all_by_label_contains(&label).next().is_some(),
         "the meter shows {label}"
@@ -418,6 +548,53 @@ fn tabs(harness: &gui_harness::H) -> Vec<(String, String)> {
         .iter()
         .map(|t| (t.path.clone(), t.text.clone()))
         .collect()
+}
+
+#[test]
+fn a_long_chat_title_is_cut_short_beside_summarize_and_shown_whole_on_hover() {
+    let (world, prefs) = world();
+    let mut harness = harness(&world.data, prefs);
+    open_chat(&mut harness);
+    let title = "Rename every helper in the parser module and explain why each new name \
+                 reads better than the old one, then update the callers"
+        .to_string();
+    let chat = app(&harness).state.chat().unwrap().chat.id;
+    harness
+        .state_mut()
+        .as_mut()
+        .unwrap()
+        .command(tandem::ui::command::Command::RenameChat(
+            chat,
+            title.clone(),
+        ));
+    wait_until(&mut harness, "the new title", |a| {
+        a.state.chat().is_some_and(|c| c.chat.title == title)
+    });
+    harness.step();
+    let summarize = harness.get_by_label("Summarize").rect();
+    // The header's title: the one on Summarize's row.
+    let header = harness
+        .get_all_by_label(&title)
+        .find(|n| n.rect().center().y > summarize.top() && n.rect().center().y < summarize.bottom())
+        .expect("the title beside Summarize");
+    let shown = header.rect();
+    assert!(
+        shown.right() <= summarize.left(),
+        "the title {shown:?} runs under Summarize {summarize:?}"
+    );
+    // Cut short, it shows whole on hover.
+    let before = harness.get_all_by_label(&title).count();
+    header.hover();
+    let mut shown = false;
+    // A tooltip waits for the pointer to rest.
+    for _ in 0..120 {
+        harness.step();
+        if harness.get_all_by_label(&title).count() > before {
+            shown = true;
+            break;
+        }
+    }
+    assert!(shown, "the whole title in a tooltip");
 }
 
 #[test]

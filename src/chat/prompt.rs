@@ -53,6 +53,24 @@ impl ContextBreakdown {
     pub fn fits(&self) -> bool {
         self.total() + self.reply_reserve <= self.window
     }
+
+    /// The share of the window the request and the reply reserve take (over 1 when they do
+    /// not fit).
+    pub fn used_fraction(&self) -> f64 {
+        (self.total() + self.reply_reserve) as f64 / self.window.max(1) as f64
+    }
+
+    /// The meter's line, in the window and the CLI alike: what is sent, what is reserved for
+    /// the reply, of what window, and the share of it those two take.
+    pub fn meter(&self) -> String {
+        format!(
+            "{} sent + {} reserved for the reply, of {} tokens ({}%)",
+            self.total(),
+            self.reply_reserve,
+            self.window,
+            (self.used_fraction() * 100.0).round()
+        )
+    }
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -269,3 +269,33 @@ fn thousands_of_paths_become_an_outline_that_fits_a_small_window() {
         );
     }
 }
+
+#[test]
+fn the_meter_counts_what_is_sent_and_the_reply_reserve_against_the_window() {
+    let breakdown = ContextBreakdown {
+        window: 32_768,
+        reply_reserve: 8_192,
+        system: 400,
+        codebase: 200,
+        history: 50,
+        prompt: 11,
+        ..ContextBreakdown::default()
+    };
+    // 661 + 8192 = 8853 of 32768: 27%, the figure the percentage stands for.
+    assert_eq!(
+        breakdown.meter(),
+        "661 sent + 8192 reserved for the reply, of 32768 tokens (27%)"
+    );
+    assert!((breakdown.used_fraction() - 8853.0 / 32768.0).abs() < 1e-6);
+    let over = ContextBreakdown {
+        window: 1_000,
+        reply_reserve: 500,
+        prompt: 700,
+        ..ContextBreakdown::default()
+    };
+    assert!(!over.fits());
+    assert_eq!(
+        over.meter(),
+        "700 sent + 500 reserved for the reply, of 1000 tokens (120%)"
+    );
+}

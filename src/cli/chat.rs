@@ -538,7 +538,8 @@ pub fn context(
     };
     let breakdown = runtime()?.block_on(ctx.app.preview(&project, None, prompt, &options))?;
     let mut text = format!(
-        "window {}: system {} + codebase {} + history {} + prompt {} = {} tokens, {} reserved for the reply\nfiles: {} included, {} listed by path only, {} skipped\n",
+        "{}\nwindow {}: system {} + codebase {} + history {} + prompt {} = {} tokens sent, {} reserved for the reply\nfiles: {} included, {} listed by path only, {} skipped\n",
+        breakdown.meter(),
         breakdown.window,
         breakdown.system,
         breakdown.codebase,

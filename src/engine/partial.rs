@@ -50,11 +50,8 @@ pub fn approval_note(
         && !plan.dependencies.is_empty()
         && !selection.dependencies
     {
-        note.left_out.push(LeftOut {
-            path: format!("(dependencies: {})", plan.dependencies.join(" ")),
-            whole: true,
-            hunks: Vec::new(),
-        });
+        note.left_out
+            .push(LeftOut::dependencies(&plan.dependencies));
     }
     (note.partial() || !note.left_out.is_empty() || note.reason.is_some()).then_some(note)
 }

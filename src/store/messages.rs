@@ -73,7 +73,37 @@ pub struct LeftOut {
     pub hunks: Vec<String>,
 }
 
+/// How a proposal's dependencies show in its note's `left_out` (in place of a path).
+const DEPENDENCIES: &str = "(dependencies: ";
+
+impl LeftOut {
+    /// The proposal's dependencies (`packages`) were left out: not installed.
+    pub fn dependencies(packages: &[String]) -> Self {
+        Self {
+            path: format!("{DEPENDENCIES}{})", packages.join(" ")),
+            whole: true,
+            hunks: Vec::new(),
+        }
+    }
+
+    /// This stands for the dependencies, not a file.
+    pub fn is_dependencies(&self) -> bool {
+        self.path.starts_with(DEPENDENCIES)
+    }
+}
+
 impl ApprovalNote {
+    /// What was left out of the file at `path` (as the plan names it: relative,
+    /// normalised), if anything.
+    pub fn left_out_of(&self, path: &str) -> Option<&LeftOut> {
+        self.left_out.iter().find(|l| l.path == path)
+    }
+
+    /// The dependencies were left out (not installed).
+    pub fn dependencies_left_out(&self) -> bool {
+        self.left_out.iter().any(LeftOut::is_dependencies)
+    }
+
     /// Only part of the proposal was applied.
     pub fn partial(&self) -> bool {
         self.hunks_applied < self.hunks_total

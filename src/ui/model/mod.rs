@@ -5,6 +5,7 @@ pub mod agent_state;
 pub mod file_tree;
 pub mod findings;
 pub mod mentions;
+pub mod outcomes;
 pub mod problems;
 pub mod selection;
 pub mod state;

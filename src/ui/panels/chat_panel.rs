@@ -7,6 +7,7 @@ use crate::edits::{OpStatus, Operation, Segment, Tag, TagKind};
 use crate::store::{ApprovalState, ChatMode, MessageStatus, Role};
 use crate::ui::command::{AgentCommand, Command};
 use crate::ui::model::agent_state::AgentView;
+use crate::ui::model::outcomes::{Outcome, outcomes};
 use crate::ui::model::state::{AppState, ChatState, MessageView};
 use crate::ui::widgets::highlight::HighlightCache;
 use crate::ui::widgets::theme;
@@ -33,9 +34,12 @@ pub fn show(
     } else {
         &chat.chat.title
     };
-    ui.horizontal(|ui| {
-        ui.strong(title);
-        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+    // Summarize is laid out first; the title gets what is left, cut short with "…" (whole
+    // on hover) rather than running under the button.
+    egui::Sides::new().shrink_left().truncate().show(
+        ui,
+        |ui| ui.add(egui::Label::new(egui::RichText::new(title).strong()).truncate()),
+        |ui| {
             let busy = chat.streaming.is_some();
             if ui
                 .add_enabled(
@@ -47,15 +51,15 @@ pub fn show(
             {
                 commands.push(Command::SummarizeIntoNewChat);
             }
-        });
-    });
+        },
+    );
     let typed = state.composer.trim();
     let estimate = state
         .preview
         .as_ref()
         .filter(|(prompt, _)| !typed.is_empty() && prompt == typed)
         .map(|(_, estimate)| estimate);
-    context_meter(ui, chat, estimate);
+    super::context_meter::show(ui, chat, estimate);
     ui.separator();
     let streaming = chat.streaming.is_some();
     let composer_height = super::composer::height(state);
@@ -73,78 +77,6 @@ pub fn show(
         });
     ui.separator();
     super::composer::show(ui, state, streaming, send_key, commands);
-}
-
-/// The context meter: the estimate for the prompt being typed when there is one, else what
-/// the last send used.
-fn context_meter(
-    ui: &mut egui::Ui,
-    chat: &ChatState,
-    estimate: Option<&Result<crate::app::ContextBreakdown, String>>,
-) {
-    let b = match (estimate, &chat.breakdown) {
-        (Some(Ok(b)), _) => b,
-        (Some(Err(why)), _) => {
-            ui.weak(format!("Context: no estimate ({why})"));
-            return;
-        }
-        (None, Some(b)) => b,
-        (None, None) => {
-            ui.weak("Context: estimated as you type");
-            return;
-        }
-    };
-    let used = b.total() + b.reply_reserve;
-    let fraction = used as f32 / b.window.max(1) as f32;
-    let color = if !b.fits() {
-        theme::ERROR
-    } else if fraction > 0.85 {
-        theme::WARN
-    } else {
-        theme::ACCENT
-    };
-    // The label beside the bar, never over it: the bar is too thin to hold text, and a
-    // narrow panel would clip it.
-    let label = format!(
-        "{} / {} tokens ({:.0}%)",
-        b.total(),
-        b.window,
-        fraction * 100.0
-    );
-    let response = ui
-        .horizontal(|ui| {
-            let text = ui.add(egui::Label::new(egui::RichText::new(label).small()).truncate());
-            let width = ui.available_width().max(24.0);
-            let bar = ui.add(
-                egui::ProgressBar::new(fraction.min(1.0))
-                    .fill(color)
-                    .desired_height(6.0)
-                    .desired_width(width),
-            );
-            text.union(bar)
-        })
-        .inner;
-    response.on_hover_text(format!(
-        "system {}\ncodebase {} ({} files, {} by path only)\nhistory {} ({} turns left out)\nprompt {}\nreserved for the reply {}",
-        b.system,
-        b.codebase,
-        b.files_included,
-        b.files_listed.len(),
-        b.history,
-        b.turns_dropped,
-        b.prompt,
-        b.reply_reserve
-    ));
-    if b.turns_dropped > 0 || !b.files_listed.is_empty() {
-        ui.colored_label(
-            theme::WARN,
-            format!(
-                "To fit the window: {} older turn(s) left out, {} file(s) sent by path only",
-                b.turns_dropped,
-                b.files_listed.len()
-            ),
-        );
-    }
 }
 
 /// Message heights measured when last shown, by message id and panel width: messages outside
@@ -237,7 +169,7 @@ fn messages(
                 streaming.message_id,
                 &segments,
                 None,
-                false,
+                &[],
                 markdown,
                 highlight,
             );
@@ -295,8 +227,16 @@ fn message(
             return;
         }
         crate::ui::panels::agent_steps::trace(ui, m.id, &view.steps, agent, commands);
-        let applied = m.approval_state == Some(ApprovalState::Approved);
-        render_segments(ui, m.id, &view.segments, ops, applied, markdown, highlight);
+        let outcomes = outcomes(m, &view.segments);
+        render_segments(
+            ui,
+            m.id,
+            &view.segments,
+            ops,
+            &outcomes,
+            markdown,
+            highlight,
+        );
         if plan
             && ui
                 .button("Implement this plan")
@@ -352,7 +292,7 @@ fn render_segments(
     message_id: i64,
     segments: &[Segment],
     ops: Option<&Vec<Operation>>,
-    applied: bool,
+    outcomes: &[Option<Outcome>],
     markdown: &mut CommonMarkCache,
     highlight: &mut HighlightCache,
 ) {
@@ -384,13 +324,13 @@ fn render_segments(
                 } else {
                     None
                 };
-                card(ui, tag, op, applied);
+                card(ui, tag, op, outcomes.get(i).and_then(Option::as_ref));
             }
         }
     }
 }
 
-fn card(ui: &mut egui::Ui, tag: &Tag, op: Option<&Operation>, applied: bool) {
+fn card(ui: &mut egui::Ui, tag: &Tag, op: Option<&Operation>, outcome: Option<&Outcome>) {
     let (icon, title) = match tag.kind {
         TagKind::Write => ("✏", tag.attr("path").unwrap_or("?").to_string()),
         TagKind::SearchReplace => ("✂", tag.attr("path").unwrap_or("?").to_string()),
@@ -429,8 +369,17 @@ fn card(ui: &mut egui::Ui, tag: &Tag, op: Option<&Operation>, applied: bool) {
             format!("ready · +{} −{}", op.added, op.removed),
             theme::ACCENT,
         ),
-        (true, None) if applied => ("applied".into(), theme::OK),
-        (true, None) => (String::new(), theme::MUTED),
+        (true, None) => match outcome {
+            Some(outcome @ Outcome::Applied) => (outcome.text(), theme::OK),
+            Some(outcome @ Outcome::Partly { .. }) => (outcome.text(), theme::WARN),
+            Some(outcome) => (outcome.text(), theme::MUTED),
+            None => (String::new(), theme::MUTED),
+        },
+    };
+    // A partly applied file shows the hunks it left out on hover.
+    let left_out = match outcome {
+        Some(Outcome::Partly { left_out, .. }) => left_out.join("\n"),
+        _ => String::new(),
     };
     egui::Frame::new()
         .stroke(egui::Stroke::new(
@@ -449,7 +398,13 @@ fn card(ui: &mut egui::Ui, tag: &Tag, op: Option<&Operation>, applied: bool) {
                 }
             });
             if !status.is_empty() {
-                ui.colored_label(color, status);
+                let shown = ui.colored_label(color, status);
+                if !left_out.is_empty() {
+                    shown.on_hover_ui(|ui| {
+                        ui.weak("Left out:");
+                        ui.monospace(&left_out);
+                    });
+                }
             }
             if tag.kind == TagKind::SecurityFinding
                 || tag.kind == TagKind::ProblemReport

@@ -7,6 +7,7 @@ pub(crate) mod approvals_tab;
 pub(crate) mod bottom;
 pub(crate) mod chat_panel;
 pub(crate) mod composer;
+pub(crate) mod context_meter;
 pub mod editor;
 pub(crate) mod findings;
 pub(crate) mod palette;
