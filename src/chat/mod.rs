@@ -305,13 +305,9 @@ impl ChatService {
             .engine
             .store()
             .insert_message(&crate::store::NewMessage::new(chat.id, Role::User, &prompt))?;
-        if let Err(e) = attachments::keep(
-            self.engine.store(),
-            &self.data_dir,
-            user.id,
-            &options.attachments,
-            &kinds,
-        ) {
+        if let Err(e) =
+            attachments::keep(self.engine.store(), user.id, &options.attachments, &kinds)
+        {
             // Nothing is sent without its attachments.
             let _ = self.engine.store().delete_message(user.id);
             return Err(e);

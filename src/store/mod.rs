@@ -25,7 +25,7 @@ pub use approvals::{
     ApprovalDecision, ApprovalKind, ApprovalRequestRecord, DecideError, DecidedBy,
     approval_fingerprint,
 };
-pub use attachments::{Attachment, AttachmentKind, NewAttachment};
+pub use attachments::{ATTACHMENTS_DIR, Attachment, AttachmentKind, NewAttachment};
 pub use chats::{Chat, ChatMode, MessageHit};
 pub use mcp_servers::{
     MCP_SERVER_NAME_MAX, McpServerError, McpServerRecord, McpTransport, expand_header_values,
@@ -89,6 +89,13 @@ pub enum StoreError {
         found: i64,
         known: usize,
     },
+    #[error("cannot {what}: {source}")]
+    AttachmentIo {
+        what: String,
+        source: std::io::Error,
+    },
+    #[error("an in-memory database keeps no attachments")]
+    NoAttachmentDir,
     #[error("no platform data directory could be found; pass --data-dir or set TANDEM_DATA_DIR")]
     NoDataDir,
     #[error("{what} {id} does not exist")]
@@ -207,11 +214,14 @@ impl Store {
             ));
         }
         let recovered = messages::recover_interrupted(&mut conn)?;
-        Ok(Store {
+        let store = Store {
             conn: Mutex::new(conn),
             path,
             recovered,
-        })
+        };
+        // Attachment bytes a crash left unrecorded, or whose removal failed: best effort.
+        let _ = store.sweep_attachments();
+        Ok(store)
     }
 
     /// The database file, `None` for an in-memory store.
