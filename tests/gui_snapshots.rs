@@ -297,7 +297,7 @@ fn settings_with_several_keys_and_a_cli_agent() {
             .unwrap();
     }
     drop(store);
-    let app = tandem::app::App::open(Some(&data)).unwrap();
+    let app = tandem::app::App::open_in(Some(&data), common::environment()).unwrap();
     app.add_key("cloud", "sk-first-key-0001").unwrap();
     app.add_key("cloud", "sk-second-key-0002").unwrap();
     drop(app);

@@ -124,12 +124,13 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-/// The data directory: an explicit choice, else `TANDEM_DATA_DIR`, else the platform's.
-pub fn data_dir(explicit: Option<&Path>) -> Result<PathBuf> {
+/// The data directory: an explicit choice, else `TANDEM_DATA_DIR` in `env`, else the
+/// platform's.
+pub fn data_dir(explicit: Option<&Path>, env: &crate::environment::Environment) -> Result<PathBuf> {
     if let Some(dir) = explicit {
         return Ok(dir.to_path_buf());
     }
-    if let Some(dir) = std::env::var_os("TANDEM_DATA_DIR").filter(|d| !d.is_empty()) {
+    if let Some(dir) = env.get("TANDEM_DATA_DIR").filter(|d| !d.is_empty()) {
         return Ok(PathBuf::from(dir));
     }
     directories::ProjectDirs::from("dev", "tandem", "Tandem")

@@ -102,7 +102,11 @@ async fn bytes_no_message_refers_to_are_removed() {
 
     // Deleting chat b (through the application layer, as the window and the CLI do) takes
     // the rest.
-    let app = tandem::app::App::with_engine(Arc::clone(&s.engine), data.clone());
+    let app = tandem::app::App::with_engine(
+        Arc::clone(&s.engine),
+        data.clone(),
+        &crate::common::environment(),
+    );
     app.delete_chat(b).unwrap();
     assert_eq!(kept(&data), Vec::<String>::new());
 
