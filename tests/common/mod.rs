@@ -43,6 +43,17 @@ pub fn environment() -> tandem::Environment {
     tandem::Environment::isolated()
 }
 
+/// A number of seconds (`sleep` takes it) that no other process on the machine has on its
+/// command line: `whole_seconds`, then this process's id and the clock's nanoseconds as the
+/// fraction. A test finds its own processes by it, not those of a suite running beside it.
+pub fn marker(whole_seconds: u32) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!("{whole_seconds}.{}{nanos:09}", std::process::id())
+}
+
 pub struct Fixture {
     pub dir: tempfile::TempDir,
     pub root: PathBuf,
