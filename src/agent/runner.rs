@@ -332,11 +332,11 @@ impl<H: Host> State<'_, H> {
     /// Records a call of a batch that is not run because the turn ends first; the text the
     /// model would get back.
     fn not_run(&self, call: &ToolCall, text: &str) -> String {
-        let arguments = normalize_arguments(&call.arguments);
+        let (tool, arguments) = (self.tool_name(call), normalize_arguments(&call.arguments));
         self.host.record(StepRecord {
             kind: StepKind::Tool,
             step: NewStep {
-                tool: Some(&call.name),
+                tool: Some(&tool),
                 call_id: call.id.as_deref(),
                 arguments: Some(&arguments),
                 decision: Some(StepDecision::Cancelled),
@@ -450,14 +450,19 @@ impl<H: Host> State<'_, H> {
         self.host.record(StepRecord { kind, step });
     }
 
+    /// The tool a call names: an MCP tool by its qualified name, else the built-in's.
+    fn tool_name(&self, call: &ToolCall) -> String {
+        match self.mcp.and_then(|hub| hub.resolve_wire_name(&call.name)) {
+            Some(mcp_tool) => mcp_tool.qualified(),
+            None => call.name.clone(),
+        }
+    }
+
     /// Judges, maybe asks, runs and records one call; the text the model gets back, with how
     /// the turn ends when it ends here (cancelled while the call waited or ran).
     async fn call(&mut self, call: &ToolCall) -> Result<String, (String, LoopEnd)> {
         let arguments = normalize_arguments(&call.arguments);
-        let tool = match self.mcp.and_then(|hub| hub.resolve_wire_name(&call.name)) {
-            Some(mcp_tool) => mcp_tool.qualified(),
-            None => call.name.clone(),
-        };
+        let tool = self.tool_name(call);
         let trust = match self.config.mode {
             AgentMode::Plan => Trust::ReadOnly,
             AgentMode::Agent => self.config.trust,
