@@ -553,11 +553,10 @@ enum Left {
 #[test]
 fn a_database_from_a_newer_tandem_is_refused_and_left_untouched() {
     let newer = MIGRATIONS.len() as i64 + 3;
-    for left in [Left::Wal, Left::Journal, Left::InWal] {
+    let left_by_newer = [Left::Wal, Left::Journal, Left::InWal].map(|left| {
         let dir = tempfile::tempdir().unwrap();
         drop(Store::open_dir(dir.path()).unwrap());
-        let path = dir.path().join("tandem.db");
-        let conn = Connection::open(&path).unwrap();
+        let conn = Connection::open(dir.path().join("tandem.db")).unwrap();
         match left {
             Left::Wal => {}
             Left::Journal => {
@@ -584,9 +583,13 @@ fn a_database_from_a_newer_tandem_is_refused_and_left_untouched() {
             Left::InWal => assert!(names.contains(&"tandem.db-wal"), "{names:?}"),
             _ => assert_eq!(names, ["tandem.db"], "{left:?}"),
         }
-        // A second apart, so a rewrite would show in the mtime even on coarse clocks.
-        std::thread::sleep(std::time::Duration::from_millis(1100));
+        (left, dir, before)
+    });
+    // A second apart, so a rewrite would show in the mtime even on coarse clocks.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
 
+    for (left, dir, before) in left_by_newer {
+        let path = dir.path().join("tandem.db");
         let refused = Store::open_dir(dir.path()).err().expect("refused");
         let message = refused.to_string();
         for part in [
