@@ -108,7 +108,11 @@ fn main() {
     }
 
     let ctx = egui::Context::default();
-    let mut app = TandemApp::with_prefs(&ctx, Some(dir.path().join("data")), Prefs::default());
+    let (data, env) = (
+        Some(dir.path().join("data")),
+        tandem::Environment::isolated(),
+    );
+    let mut app = TandemApp::with_prefs(&ctx, data, env, Prefs::default());
     app.state.status = Status::Ready;
     // Reference: the welcome screen.
     let welcome = stats(measure(&ctx, &mut app, FRAMES, |_, _| {}));

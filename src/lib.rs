@@ -13,6 +13,7 @@
 //! - [`checks`] — the project's own check run on a proposal in a scratch copy
 //! - [`external`] — CLI coding agents (Codex, Claude Code) run as providers
 //! - [`app`] — the use cases: the one door the window and the CLI go through
+//! - [`environment`] — the environment variables Tandem reads, as one snapshot handed down
 //!
 //! A reply is parsed into prose and tags; only complete tags become actions:
 //!
@@ -38,12 +39,15 @@
 //! assert!(normalize_relative(".git/hooks/pre-commit").is_err());
 //! ```
 
+pub use environment::Environment;
+
 pub mod agent;
 pub mod app;
 pub mod chat;
 pub mod checks;
 pub mod edits;
 pub mod engine;
+pub mod environment;
 pub mod external;
 pub mod layer;
 pub mod llm;

@@ -11,6 +11,9 @@ mod fake_provider;
 mod mcp_binary;
 mod workspace;
 
+#[path = "agent/batch.rs"]
+mod batch;
+
 use std::time::Duration;
 
 use fake_provider::setup::{Setup, setup};

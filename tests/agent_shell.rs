@@ -9,21 +9,14 @@ use std::time::{Duration, Instant};
 use tandem::process::{ExecError, SandboxStatus, ShellOutcome, ShellRequest, run_shell};
 use tokio_util::sync::CancellationToken;
 
+mod common;
 mod sandbox;
 mod shell_corpus;
 
+use common::marker;
+
 async fn run(request: ShellRequest) -> ShellOutcome {
     run_shell(request, CancellationToken::new()).await.unwrap()
-}
-
-/// A number no other process on the machine has in its command line: used as a `sleep`
-/// duration so the test can find (and prove the absence of) exactly its own processes.
-fn marker(whole_seconds: u32) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    format!("{whole_seconds}.{}{nanos:09}", std::process::id())
 }
 
 /// Live processes whose command line contains `marker` (zombies have an empty one).

@@ -6,6 +6,9 @@
 mod common;
 mod fake_provider;
 
+#[path = "chat/attachments.rs"]
+mod attachments;
+
 use std::time::Duration;
 
 use fake_provider::setup::{add_provider, setup};

@@ -5,7 +5,7 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use common::{git, repo_with};
 use serde_json::Value;
@@ -16,11 +16,10 @@ struct Cli {
 
 impl Cli {
     fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_tandem"))
+        common::tandem()
             .arg("--data-dir")
             .arg(&self.data)
             .args(args)
-            .env_remove("TANDEM_DATA_DIR")
             .output()
             .unwrap()
     }
@@ -245,10 +244,7 @@ fn a_restore_says_what_it_left_alone() {
 
 #[test]
 fn help_lists_the_commands() {
-    let output = Command::new(env!("CARGO_BIN_EXE_tandem"))
-        .arg("--help")
-        .output()
-        .unwrap();
+    let output = common::tandem().arg("--help").output().unwrap();
     assert!(output.status.success());
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(
@@ -297,7 +293,7 @@ fn dependencies_are_installed_after_the_commit_and_failures_reported() {
     };
     // Offline: `cargo add` resolves serde from the local registry cache the build filled.
     let run_offline = |args: &[&str]| {
-        let output = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        let output = common::tandem()
             .arg("--data-dir")
             .arg(&cli.data)
             .arg("--json")

@@ -5,6 +5,8 @@
 mod cli_agents;
 mod common;
 mod fake_provider;
+#[path = "cli_chat/seal.rs"]
+mod seal;
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -20,13 +22,11 @@ struct Cli {
 
 impl Cli {
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
+        let mut command = Command::from(common::tandem());
         command
             .arg("--data-dir")
             .arg(&self.data)
             .args(args)
-            .env_remove("TANDEM_DATA_DIR")
-            .env_remove("OLLAMA_HOST")
             .stdin(Stdio::null());
         command
     }
@@ -286,12 +286,14 @@ async fn an_api_key_is_stored_outside_sqlite_and_sent_to_the_provider() {
     let output = cli.with_stdin(&set_key, "sk-test-secret-123\n").await;
     assert!(output.status.success());
     let stored: Value = serde_json::from_slice(&output.stdout).unwrap();
-    // No keychain service runs on CI machines: the 0600 file is used, and said so.
-    if let Some(path) = stored["stored"]["File"].as_str() {
+    // Tests never use the machine's keychain: the 0600 file is used, and said so.
+    let path = stored["stored"]["File"].as_str().unwrap();
+    {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
-        assert!(stored["keychain_unavailable"].is_string());
+        let why = stored["keychain_unavailable"].as_str().unwrap();
+        assert!(why.contains("TANDEM_KEYCHAIN=off"), "{why}");
     }
     server.push(
         "POST",

@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used)] // tests state their expectations with unwrap
 
+mod common;
 // Risk for every language and the connection limits, in their own file.
 mod gateway_limits;
 // The approval client (Tandem connecting out to an executor), against a fake executor.

@@ -1310,7 +1310,7 @@ fn selected_lines_go_to_the_chat_to_ask_about_or_to_change() {
 #[test]
 fn settings_show_a_providers_keys_by_fingerprint_and_remove_one() {
     let (world, prefs) = world();
-    let app = tandem::app::App::open(Some(&world.data)).unwrap();
+    let app = tandem::app::App::open_in(Some(&world.data), common::environment()).unwrap();
     app.add_key("fake", "sk-first-key-0001").unwrap();
     app.add_key("fake", "sk-second-key-0002").unwrap();
     let keys = app.provider_keys("fake").unwrap();
@@ -1353,7 +1353,7 @@ fn settings_show_a_providers_keys_by_fingerprint_and_remove_one() {
             .get("fake")
             .is_some_and(|k| k.len() == 1)
     });
-    let app = tandem::app::App::open(Some(&world.data)).unwrap();
+    let app = tandem::app::App::open_in(Some(&world.data), common::environment()).unwrap();
     let left = app.provider_keys("fake").unwrap();
     assert_eq!(left.len(), 1);
     assert_eq!(left[0].fingerprint, keys[0].fingerprint);

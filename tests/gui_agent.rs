@@ -341,7 +341,7 @@ fn enabling_the_gateway_in_settings_and_approving_a_request_in_the_approvals_tab
     let saved: GatewaySettings = world.store().setting(GATEWAY).unwrap().unwrap();
     assert!(saved.enabled);
     assert!(saved.token.is_empty());
-    let secrets = tandem::llm::secrets::Secrets::new(&world.data);
+    let secrets = tandem::llm::secrets::Secrets::open(&world.data, &common::environment());
     assert_eq!(
         secrets.get(GATEWAY_TOKEN_SECRET).unwrap(),
         Some(token.clone())
@@ -392,7 +392,7 @@ fn a_gateway_request_about_the_waiting_command_is_decided_with_it() {
         ..GatewaySettings::default()
     };
     world.store().set_setting(GATEWAY, &on).unwrap();
-    tandem::llm::secrets::Secrets::new(&world.data)
+    tandem::llm::secrets::Secrets::open(&world.data, &common::environment())
         .set(GATEWAY_TOKEN_SECRET, &on.token)
         .unwrap();
     let mut harness = harness(&world.data, prefs);
@@ -633,7 +633,7 @@ fn a_request_from_the_executor_asks_for_attention_and_is_approved_in_the_approva
     // The token went to the key store; the window keeps only a hint of it.
     assert!(approver.token.is_empty());
     assert_eq!(approver.token_hint.as_deref(), Some("••••6789"));
-    let secrets = tandem::llm::secrets::Secrets::new(&world.data);
+    let secrets = tandem::llm::secrets::Secrets::open(&world.data, &common::environment());
     assert_eq!(
         secrets.get(APPROVER_TOKEN_SECRET).unwrap().as_deref(),
         Some(TOKEN)

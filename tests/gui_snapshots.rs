@@ -1,7 +1,8 @@
 //! PNG snapshots of the main views, painted headless with wgpu (on machines without a GPU,
 //! Mesa's llvmpipe through GL). They catch what the accessibility-tree tests cannot: layout,
-//! colours, diff highlighting. `UPDATE_SNAPSHOTS=1 cargo test --test gui_snapshots` rewrites
-//! them in `tests/snapshots/`; a failing run leaves `*.new.png` and `*.diff.png` beside them.
+//! colours, diff highlighting. `UPDATE_SNAPSHOTS=1 CONFIRM_UPDATE_SNAPSHOTS=1 cargo test --test
+//! gui_snapshots` rewrites them in `tests/snapshots/` (`UPDATE_SNAPSHOTS` alone fails the tests,
+//! and CI never rewrites); a failing run leaves `*.new.png` and `*.diff.png` beside them.
 
 #![allow(clippy::unwrap_used)] // tests state their expectations with unwrap
 
@@ -21,6 +22,64 @@ use tandem::ui::model::state::Prefs;
 /// it, so a moved widget or a changed colour still fails.
 fn options() -> SnapshotOptions {
     SnapshotOptions::new().threshold(2.0)
+}
+
+/// Why the snapshots may not be rewritten now, when `UPDATE_SNAPSHOTS` (as egui_kittest
+/// reads it) asks for it: an inherited one would turn every difference into a pass. It is
+/// honoured only with `CONFIRM_UPDATE_SNAPSHOTS=1` beside it, and never under CI.
+fn rewrite_refused(
+    update: Option<&str>,
+    confirm: Option<&str>,
+    ci: Option<&str>,
+) -> Option<&'static str> {
+    let asked = update.is_some_and(|v| !matches!(v, "false" | "0" | "no" | "off"));
+    if !asked {
+        None
+    } else if ci.is_some_and(|v| !v.is_empty()) {
+        Some("UPDATE_SNAPSHOTS is set under CI: there the snapshots are compared, never rewritten")
+    } else if confirm != Some("1") {
+        Some(
+            "UPDATE_SNAPSHOTS is set (inherited?): to rewrite the snapshots, set \
+             CONFIRM_UPDATE_SNAPSHOTS=1 too; to compare them, unset it",
+        )
+    } else {
+        None
+    }
+}
+
+/// Compares the view with `tests/snapshots/NAME.png` (rewrites it only when explicitly
+/// asked: see [`rewrite_refused`]).
+fn snapshot(harness: &mut gui_harness::H, name: &str) {
+    let var = |name: &str| std::env::var(name).ok();
+    let refused = rewrite_refused(
+        var("UPDATE_SNAPSHOTS").as_deref(),
+        var("CONFIRM_UPDATE_SNAPSHOTS").as_deref(),
+        var("CI").as_deref(),
+    );
+    if let Some(why) = refused {
+        panic!("{why}");
+    }
+    harness.snapshot_options(name, &options());
+}
+
+#[test]
+fn rewriting_the_snapshots_needs_an_explicit_opt_in() {
+    assert_eq!(rewrite_refused(None, None, None), None);
+    assert_eq!(rewrite_refused(Some("0"), None, Some("true")), None);
+    assert_eq!(rewrite_refused(Some("1"), Some("1"), None), None);
+    assert_eq!(rewrite_refused(Some("force"), Some("1"), Some("")), None);
+    for (update, confirm, ci) in [
+        (Some("1"), None, None),
+        (Some("true"), Some("yes"), None),
+        (Some("force"), Some("0"), None),
+        (Some("1"), Some("1"), Some("true")),
+        (Some("1"), None, Some("1")),
+    ] {
+        assert!(
+            rewrite_refused(update, confirm, ci).is_some(),
+            "{update:?} {confirm:?} {ci:?}"
+        );
+    }
 }
 
 const NOTES: &str = "# Notes\n\nfn greet(name: &str) -> String {\n    format!(\"Hello, {name}!\")\n}\n\nfn main() {\n    println!(\"{}\", greet(\"world\"));\n}\n";
@@ -47,7 +106,7 @@ fn welcome_screen() {
         a.state.models.contains_key("ollama")
     });
     harness.run_steps(4);
-    harness.snapshot_options("welcome", &options());
+    snapshot(&mut harness, "welcome");
 }
 
 #[test]
@@ -72,7 +131,7 @@ fn proposal_review_with_the_chat_beside_it() {
         a.state.review().is_some() && a.state.chat().is_some_and(|c| c.streaming.is_none())
     });
     harness.run_steps(4);
-    harness.snapshot_options("proposal_review", &options());
+    snapshot(&mut harness, "proposal_review");
 }
 
 #[test]
@@ -123,7 +182,7 @@ fn a_failing_check_with_its_problems_and_the_repair_round() {
     harness.run_steps(2);
     harness.get_by_label("Problems (1)").click();
     harness.run_steps(4);
-    harness.snapshot_options("problems", &options());
+    snapshot(&mut harness, "problems");
 }
 
 #[test]
@@ -160,7 +219,7 @@ fn at_mention_suggestions_and_chips_in_the_composer() {
         harness.step();
     }
     harness.run_steps(4);
-    harness.snapshot_options("mentions", &options());
+    snapshot(&mut harness, "mentions");
 }
 
 #[test]
@@ -188,7 +247,7 @@ fn usage_per_day_and_model() {
         a.state.usage.as_ref().is_some_and(|u| !u.models.is_empty())
     });
     harness.run_steps(4);
-    harness.snapshot_options("usage", &options());
+    snapshot(&mut harness, "usage");
 }
 
 #[test]
@@ -212,7 +271,7 @@ Overall: small surface, one real risk at the output boundary.";
     });
     harness.get_by_label("Findings (2)").click();
     harness.run_steps(4);
-    harness.snapshot_options("security_review", &options());
+    snapshot(&mut harness, "security_review");
 }
 
 #[test]
@@ -265,7 +324,7 @@ fn an_image_sent_with_a_prompt_and_another_attached() {
     });
     attach(&mut harness, vec![blue, notes], 2);
     harness.run_steps(4);
-    harness.snapshot_options("attachments", &options());
+    snapshot(&mut harness, "attachments");
 }
 
 #[test]
@@ -297,7 +356,7 @@ fn settings_with_several_keys_and_a_cli_agent() {
             .unwrap();
     }
     drop(store);
-    let app = tandem::app::App::open(Some(&data)).unwrap();
+    let app = tandem::app::App::open_in(Some(&data), common::environment()).unwrap();
     app.add_key("cloud", "sk-first-key-0001").unwrap();
     app.add_key("cloud", "sk-second-key-0002").unwrap();
     drop(app);
@@ -318,7 +377,7 @@ fn settings_with_several_keys_and_a_cli_agent() {
                 .is_some_and(|c| c.status.is_some())
     });
     harness.run_steps(4);
-    harness.snapshot_options("settings_providers", &options());
+    snapshot(&mut harness, "settings_providers");
 }
 
 /// The agent's workspace in the window: the test failed, the agent fixed the code, the test
@@ -378,5 +437,5 @@ fn an_agent_proposal_holding_a_file_its_command_made() {
     }
     harness.run_steps(4);
     assert!(!world.root.join("CHECKED.md").exists());
-    harness.snapshot_options("agent_workspace", &options());
+    snapshot(&mut harness, "agent_workspace");
 }

@@ -33,13 +33,11 @@ struct Cli {
 
 impl Cli {
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
+        let mut command = Command::from(common::tandem());
         command
             .arg("--data-dir")
             .arg(&self.data)
             .args(args)
-            .env_remove("TANDEM_DATA_DIR")
-            .env_remove("OLLAMA_HOST")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())

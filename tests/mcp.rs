@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+mod common;
 #[path = "mcp_server/binary.rs"]
 mod mcp_binary;
 

@@ -189,6 +189,10 @@ pub async fn run<H: Host>(
     }
 }
 
+/// The result of a call the turn ended before: cancelled, or out of steps.
+const NOT_RUN_CANCELLED: &str = "Not run: the turn was cancelled.";
+const NOT_RUN_LIMIT: &str = "Not run: the step limit for this turn was reached.";
+
 /// What the model is asked after a failed check (native tools, then the text protocol).
 const FIX_NATIVE: &str = "Your edits are still only a proposal: the user's files are unchanged. \
      Fix these problems with more edits (they apply on top of your earlier ones), then answer \
@@ -297,12 +301,19 @@ impl<H: Host> State<'_, H> {
                 }
             }
             messages.push(ChatMessage::assistant_with_calls(reply.text, calls.clone()));
+            // Every call of the batch gets its result, recorded and in the conversation, even
+            // when the turn ends part-way (cancelled, or out of steps): none is left unanswered.
+            let mut ended = None;
             for call in &calls {
-                let result = match self.limit_reached() {
-                    Some(_) => "Not run: the step limit for this turn was reached.".to_string(),
-                    None => match self.call(call).await {
+                let result = match (&ended, self.limit_reached()) {
+                    (Some(_), _) => self.not_run(call, NOT_RUN_CANCELLED),
+                    (None, Some(_)) => self.not_run(call, NOT_RUN_LIMIT),
+                    (None, None) => match self.call(call).await {
                         Ok(result) => result,
-                        Err(end) => return end,
+                        Err((result, end)) => {
+                            ended = Some(end);
+                            result
+                        }
                     },
                 };
                 messages.push(ChatMessage::tool_result(call, result));
@@ -312,10 +323,29 @@ impl<H: Host> State<'_, H> {
                     elided: false,
                 });
             }
-            if let Some(end) = self.limit_reached() {
+            if let Some(end) = ended.or_else(|| self.limit_reached()) {
                 return end;
             }
         }
+    }
+
+    /// Records a call of a batch that is not run because the turn ends first; the text the
+    /// model would get back.
+    fn not_run(&self, call: &ToolCall, text: &str) -> String {
+        let (tool, arguments) = (self.tool_name(call), normalize_arguments(&call.arguments));
+        self.host.record(StepRecord {
+            kind: StepKind::Tool,
+            step: NewStep {
+                tool: Some(&tool),
+                call_id: call.id.as_deref(),
+                arguments: Some(&arguments),
+                decision: Some(StepDecision::Cancelled),
+                result: Some(text),
+                is_error: true,
+                ..NewStep::default()
+            },
+        });
+        text.to_string()
     }
 
     async fn text_protocol(&mut self, messages: &mut Vec<ChatMessage>) -> LoopEnd {
@@ -373,7 +403,7 @@ impl<H: Host> State<'_, H> {
                         .get_or_insert_with(|| format!("call_{}", self.next_id));
                     let result = match self.call(&call).await {
                         Ok(result) => result,
-                        Err(end) => return end,
+                        Err((_, end)) => return end,
                     };
                     let next = format!(
                         "Result of {}:\n{result}\n\nReply with one directive: TOOL_CALL, STEP_DONE or FINAL.",
@@ -420,13 +450,19 @@ impl<H: Host> State<'_, H> {
         self.host.record(StepRecord { kind, step });
     }
 
-    /// Judges, maybe asks, runs and records one call; the text the model gets back.
-    async fn call(&mut self, call: &ToolCall) -> Result<String, LoopEnd> {
-        let arguments = normalize_arguments(&call.arguments);
-        let tool = match self.mcp.and_then(|hub| hub.resolve_wire_name(&call.name)) {
+    /// The tool a call names: an MCP tool by its qualified name, else the built-in's.
+    fn tool_name(&self, call: &ToolCall) -> String {
+        match self.mcp.and_then(|hub| hub.resolve_wire_name(&call.name)) {
             Some(mcp_tool) => mcp_tool.qualified(),
             None => call.name.clone(),
-        };
+        }
+    }
+
+    /// Judges, maybe asks, runs and records one call; the text the model gets back, with how
+    /// the turn ends when it ends here (cancelled while the call waited or ran).
+    async fn call(&mut self, call: &ToolCall) -> Result<String, (String, LoopEnd)> {
+        let arguments = normalize_arguments(&call.arguments);
+        let tool = self.tool_name(call);
         let trust = match self.config.mode {
             AgentMode::Plan => Trust::ReadOnly,
             AgentMode::Agent => self.config.trust,
@@ -494,7 +530,7 @@ impl<H: Host> State<'_, H> {
         if !decision.ran() {
             let text = match decision {
                 StepDecision::Denied => format!("Refused by the approval policy: {reason}."),
-                StepDecision::Cancelled => "Not run: the turn was cancelled.".to_string(),
+                StepDecision::Cancelled => NOT_RUN_CANCELLED.to_string(),
                 _ => "The user rejected this call. Do not retry it; choose another way or explain what you need.".to_string(),
             };
             let step = NewStep {
@@ -507,7 +543,7 @@ impl<H: Host> State<'_, H> {
                 step,
             });
             return match decision {
-                StepDecision::Cancelled => Err(LoopEnd::Cancelled),
+                StepDecision::Cancelled => Err((text, LoopEnd::Cancelled)),
                 _ => Ok(text),
             };
         }
@@ -569,7 +605,7 @@ impl<H: Host> State<'_, H> {
         });
         self.record_changes(&arguments, changes);
         if self.cancel.is_cancelled() {
-            return Err(LoopEnd::Cancelled);
+            return Err((text, LoopEnd::Cancelled));
         }
         Ok(text)
     }

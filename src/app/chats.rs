@@ -179,10 +179,7 @@ impl App {
                 .into_iter()
                 .map(|attachment| ShownAttachment {
                     image: (attachment.kind == crate::store::AttachmentKind::Image)
-                        .then(|| {
-                            let stored = self.data_dir().join(&attachment.stored);
-                            crate::workspace::read_regular(&stored).ok().map(|(b, _)| b)
-                        })
+                        .then(|| crate::chat::attachments::read(self.store(), &attachment))
                         .flatten()
                         .map(Into::into),
                     attachment,

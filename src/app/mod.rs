@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use crate::chat::{ChatError, ChatService, ensure_default_provider};
 use crate::engine::{Engine, EngineError};
+use crate::environment::Environment;
 use crate::llm::LlmError;
 use crate::llm::secrets::SecretError;
 use crate::store::StoreError;
@@ -139,16 +140,23 @@ pub struct App {
 impl App {
     /// Opens (creating if needed) the data directory `dir` (default: the platform's), its
     /// database with migrations, and the secrets; seeds the default local provider once.
+    /// Reads this process's environment, once.
     pub fn open(dir: Option<&Path>) -> Result<Arc<App>> {
-        let dir = crate::store::data_dir(dir)?;
+        App::open_in(dir, Environment::process())
+    }
+
+    /// [`App::open`] with `env` as the only environment the app reads (keys, `OLLAMA_HOST`,
+    /// Tandem's variables): tests give [`Environment::isolated`].
+    pub fn open_in(dir: Option<&Path>, env: Environment) -> Result<Arc<App>> {
+        let dir = crate::store::data_dir(dir, &env)?;
         let engine = Arc::new(Engine::open(Some(&dir))?);
-        ensure_default_provider(engine.store())?;
-        Ok(App::with_engine(engine, dir))
+        ensure_default_provider(engine.store(), &env)?;
+        Ok(App::with_engine(engine, dir, &env))
     }
 
     /// Around an engine opened elsewhere (tests with a fake file system or short timeouts).
-    pub fn with_engine(engine: Arc<Engine>, dir: PathBuf) -> Arc<App> {
-        let chat = ChatService::with_data_dir(engine, dir.clone());
+    pub fn with_engine(engine: Arc<Engine>, dir: PathBuf, env: &Environment) -> Arc<App> {
+        let chat = ChatService::with_data_dir(engine, dir.clone(), env);
         Arc::new(App {
             gateway: gateway::GatewayHost::default(),
             chat,

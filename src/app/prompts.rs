@@ -81,7 +81,11 @@ mod tests {
     #[test]
     fn the_library_round_trip_with_its_checks() {
         let dir = tempfile::tempdir().unwrap();
-        let app = App::open(Some(dir.path())).unwrap();
+        let app = App::open_in(
+            Some(dir.path()),
+            crate::environment::Environment::isolated(),
+        )
+        .unwrap();
         let saved = app.save_prompt("review", "Review for bugs.").unwrap();
         assert_eq!(saved.name, "review");
         // Same name: the text is replaced, not a second prompt.

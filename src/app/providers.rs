@@ -106,7 +106,7 @@ impl App {
     /// is its own default unless one is named.
     pub fn add_provider(&self, mut new: NewProvider) -> Result<ProviderRecord> {
         let url = match new.base_url.as_deref().map(str::trim) {
-            None | Some("") => new.kind.default_base_url(),
+            None | Some("") => new.kind.default_base_url(self.chat.environment()),
             Some(url) => url.to_string(),
         };
         if new.kind.is_cli_agent() && new.settings.default_model.is_none() {
@@ -124,7 +124,7 @@ impl App {
     /// Saves a provider's name, kind, URL and settings; a blank URL becomes the kind's usual.
     pub fn update_provider(&self, mut record: ProviderRecord) -> Result<()> {
         if record.base_url.trim().is_empty() {
-            record.base_url = record.kind.default_base_url();
+            record.base_url = record.kind.default_base_url(self.chat.environment());
         }
         Ok(self.store().update_provider(&record)?)
     }

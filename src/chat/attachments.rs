@@ -1,9 +1,9 @@
 //! Files and images attached to a prompt. What each is comes from its bytes: PNG, JPEG, GIF
 //! and WebP are images (sent in the provider's image format); UTF-8 text is a file sent as
-//! context with the prompt; anything else is refused. The bytes are kept in the data
-//! directory under their git blob hash (the same content is kept once), the database only
-//! says which message they belong to. A model known to lack vision is refused images before
-//! anything is sent.
+//! context with the prompt; anything else is refused. The store keeps the bytes in the data
+//! directory under their git blob hash (the same content is kept once) and removes them once
+//! no message refers to them (see `store::attachments`). A model known to lack vision is
+//! refused images before anything is sent.
 
 use std::path::Path;
 
@@ -107,50 +107,35 @@ pub fn check(attachments: &[Attach]) -> Result<Vec<(AttachmentKind, &'static str
     attachments.iter().map(Attach::kind).collect()
 }
 
-/// Keeps the attachments of message `message_id`: bytes under `dir` (once per content),
-/// a row each in the store.
+/// Keeps the attachments of message `message_id` in the store (bytes in its data
+/// directory, once per content; a row each).
 pub fn keep(
     store: &Store,
-    dir: &Path,
     message_id: i64,
     attachments: &[Attach],
     kinds: &[(AttachmentKind, &'static str)],
 ) -> Result<Vec<Attachment>, ChatError> {
-    let mut kept = Vec::new();
-    for (attach, (kind, mime)) in attachments.iter().zip(kinds) {
-        let stored = format!("attachments/{}", crate::workspace::blob_hash(&attach.bytes));
-        let path = dir.join(&stored);
-        if !path.exists() {
-            let io = |e: std::io::Error| {
-                ChatError::Attachment(format!("cannot keep {}: {e}", attach.name))
-            };
-            std::fs::create_dir_all(path.parent().unwrap_or(dir)).map_err(io)?;
-            crate::workspace::write_file_atomic(&path, &attach.bytes, None).map_err(io)?;
-        }
-        kept.push(store.add_attachment(
-            message_id,
-            &NewAttachment {
-                kind: *kind,
-                name: &attach.name,
-                mime,
-                bytes: i64::try_from(attach.bytes.len()).unwrap_or(i64::MAX),
-                stored: &stored,
-            },
-        )?);
-    }
-    Ok(kept)
+    let new: Vec<NewAttachment<'_>> = attachments
+        .iter()
+        .zip(kinds)
+        .map(|(attach, (kind, mime))| NewAttachment {
+            kind: *kind,
+            name: &attach.name,
+            mime,
+            content: &attach.bytes,
+        })
+        .collect();
+    Ok(store.add_attachments(message_id, &new)?)
 }
 
 /// What a message's attachments add to its request: the text files as context after the
 /// prompt, and the images. An attachment whose bytes are gone is named, not sent.
-pub fn load(dir: &Path, attachments: &[Attachment]) -> (String, Vec<ImageData>) {
+pub fn load(store: &Store, attachments: &[Attachment]) -> (String, Vec<ImageData>) {
     let (mut text, mut images) = (String::new(), Vec::new());
     for a in attachments {
-        // Tandem's own copy; still, only a regular file is read.
-        let bytes = crate::workspace::read_regular(&dir.join(&a.stored)).map(|(bytes, _)| bytes);
-        match (a.kind, bytes) {
-            (AttachmentKind::Image, Ok(bytes)) => images.push(ImageData::new(&a.mime, &bytes)),
-            (AttachmentKind::File, Ok(bytes)) => {
+        match (a.kind, read(store, a)) {
+            (AttachmentKind::Image, Some(bytes)) => images.push(ImageData::new(&a.mime, &bytes)),
+            (AttachmentKind::File, Some(bytes)) => {
                 let content = String::from_utf8_lossy(&bytes);
                 let fence = crate::workspace::context::code_fence(&content);
                 let what = match a.name.starts_with("http://") || a.name.starts_with("https://") {
@@ -163,13 +148,22 @@ pub fn load(dir: &Path, attachments: &[Attachment]) -> (String, Vec<ImageData>) 
                     content.trim_end()
                 ));
             }
-            (_, Err(_)) => text.push_str(&format!(
+            (_, None) => text.push_str(&format!(
                 "\n\n(The attachment {} is no longer in Tandem's data directory.)",
                 a.name
             )),
         }
     }
     (text, images)
+}
+
+/// An attachment's bytes; `None` when they are gone. Tandem's own copy; still, only a
+/// regular file is read.
+pub fn read(store: &Store, attachment: &Attachment) -> Option<Vec<u8>> {
+    let path = store.attachment_path(attachment)?;
+    crate::workspace::read_regular(&path)
+        .ok()
+        .map(|(bytes, _)| bytes)
 }
 
 #[cfg(test)]
@@ -230,11 +224,11 @@ mod tests {
             attach("copy.md", b"some ``` fenced\n"),
         ];
         let kinds = check(&files).unwrap();
-        let kept = keep(&store, dir.path(), 1, &files, &kinds).unwrap();
+        let kept = keep(&store, 1, &files, &kinds).unwrap();
         assert_eq!(kept.len(), 3);
         assert_eq!(kept[0].stored, kept[2].stored, "same content kept once");
         assert_eq!(store.attachments(1).unwrap(), kept);
-        let (text, images) = load(dir.path(), &kept);
+        let (text, images) = load(&store, &kept);
         assert!(
             text.contains("Attached file notes.md:\n````\nsome ``` fenced\n````"),
             "{text}"
@@ -242,7 +236,7 @@ mod tests {
         assert_eq!(images.len(), 1);
         assert_eq!(images[0].mime, "image/png");
         std::fs::remove_file(dir.path().join(&kept[1].stored)).unwrap();
-        let (text, images) = load(dir.path(), &kept[1..2]);
+        let (text, images) = load(&store, &kept[1..2]);
         assert!(images.is_empty() && text.contains("no longer in Tandem's data directory"));
     }
 

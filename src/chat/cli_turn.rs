@@ -384,7 +384,7 @@ impl ChatService {
         let attached = store
             .attachments(turn.history_before)
             .map_err(|e| e.to_string())?;
-        let (files, images) = super::attachments::load(&self.data_dir, &attached);
+        let (files, images) = super::attachments::load(self.engine.store(), &attached);
         if !images.is_empty() {
             return Err(format!(
                 "{} runs as a CLI agent here and Tandem does not pass images to it yet: remove \

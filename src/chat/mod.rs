@@ -38,6 +38,7 @@ use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::{Engine, EngineError};
+use crate::environment::Environment;
 use crate::llm::secrets::Secrets;
 use crate::llm::{LlmError, Usage};
 use crate::store::{AttachmentKind, ChatMode, MessageStatus, Role, StoreError};
@@ -196,9 +197,15 @@ impl ChatService {
         })
     }
 
-    /// A service whose secrets file lives in `dir` (the data directory by default).
-    pub fn with_data_dir(engine: Arc<Engine>, dir: PathBuf) -> Arc<Self> {
-        Self::new(engine, Secrets::new(&dir))
+    /// A service whose secrets file lives in `dir` (the data directory by default), reading
+    /// keys and settings from `env` (see [`Secrets::open`]).
+    pub fn with_data_dir(engine: Arc<Engine>, dir: PathBuf, env: &Environment) -> Arc<Self> {
+        Self::new(engine, Secrets::open(&dir, env))
+    }
+
+    /// The environment the service reads keys and Tandem's settings from.
+    pub fn environment(&self) -> &Environment {
+        self.secrets.environment()
     }
 
     pub fn engine(&self) -> &Arc<Engine> {
@@ -305,13 +312,9 @@ impl ChatService {
             .engine
             .store()
             .insert_message(&crate::store::NewMessage::new(chat.id, Role::User, &prompt))?;
-        if let Err(e) = attachments::keep(
-            self.engine.store(),
-            &self.data_dir,
-            user.id,
-            &options.attachments,
-            &kinds,
-        ) {
+        if let Err(e) =
+            attachments::keep(self.engine.store(), user.id, &options.attachments, &kinds)
+        {
             // Nothing is sent without its attachments.
             let _ = self.engine.store().delete_message(user.id);
             return Err(e);

@@ -3,10 +3,12 @@
 use std::time::Duration;
 
 use super::ChatError;
+use crate::environment::Environment;
 use crate::external::provider;
-use crate::llm::secrets::{Secrets, env_keys};
+use crate::llm::secrets::Secrets;
 use crate::llm::{
-    DEFAULT_CONNECT_TIMEOUT, ModelInfo, ProviderConfig, ProviderKind, SharedProvider, idle_timeout,
+    DEFAULT_CONNECT_TIMEOUT, IDLE_TIMEOUT_ENV, ModelInfo, ProviderConfig, ProviderKind,
+    SharedProvider, idle_timeout,
 };
 use crate::store::{GenerationSettings, ModelProfile, ProviderRecord, ProviderSettings, Store};
 
@@ -21,8 +23,8 @@ pub struct ModelChoice {
     pub model: String,
 }
 
-/// On first run, an Ollama provider at `OLLAMA_HOST` (or localhost:11434) exists.
-pub fn ensure_default_provider(store: &Store) -> Result<(), ChatError> {
+/// On first run, an Ollama provider at `OLLAMA_HOST` (of `env`; else localhost:11434) exists.
+pub fn ensure_default_provider(store: &Store, env: &Environment) -> Result<(), ChatError> {
     if store.setting::<bool>(PROVIDERS_SEEDED)?.is_some() {
         return Ok(());
     }
@@ -30,7 +32,7 @@ pub fn ensure_default_provider(store: &Store) -> Result<(), ChatError> {
         store.insert_provider(
             "ollama",
             ProviderKind::Ollama,
-            &ProviderKind::Ollama.default_base_url(),
+            &ProviderKind::Ollama.default_base_url(env),
             None,
             &ProviderSettings::default(),
         )?;
@@ -40,7 +42,7 @@ pub fn ensure_default_provider(store: &Store) -> Result<(), ChatError> {
 }
 
 /// The connection settings for a stored provider, with its keys (keychain or file first, then
-/// the environment). Keys are never logged or stored in SQLite.
+/// the environment `secrets` was given). Keys are never logged or stored in SQLite.
 pub fn provider_config(
     store: &Store,
     secrets: &Secrets,
@@ -49,25 +51,25 @@ pub fn provider_config(
     let mut api_keys = secrets
         .keys(&record.name)
         .map_err(|e| ChatError::Secrets(e.to_string()))?;
-    api_keys.extend(env_keys(
-        record.kind,
-        record.api_key_env.as_deref(),
-        |name| std::env::var(name).ok(),
-    ));
+    api_keys.extend(secrets.env_keys(record.kind, record.api_key_env.as_deref()));
+    let env = secrets.environment();
     let setting = store
         .setting::<u64>(IDLE_TIMEOUT_SECS)?
         .map(Duration::from_secs);
     Ok(ProviderConfig {
         kind: record.kind,
         name: record.name.clone(),
-        base_url: record.base_url.clone(),
+        base_url: match record.base_url.trim() {
+            "" => record.kind.default_base_url(env),
+            _ => record.base_url.clone(),
+        },
         api_keys,
         api_key_env: record
             .api_key_env
             .clone()
             .or_else(|| crate::llm::secrets::conventional_env(record.kind).map(str::to_string)),
         connect_timeout: DEFAULT_CONNECT_TIMEOUT,
-        idle_timeout: idle_timeout(setting),
+        idle_timeout: idle_timeout(env.get(IDLE_TIMEOUT_ENV), setting),
     })
 }
 

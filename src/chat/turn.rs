@@ -324,7 +324,7 @@ impl ChatService {
         // The prompt's attachments: text files go with its text (and are fitted with it),
         // images on its message.
         let attached = self.engine.store().attachments(turn.history_before)?;
-        let (files, images) = super::attachments::load(&self.data_dir, &attached);
+        let (files, images) = super::attachments::load(self.engine.store(), &attached);
         let text = &format!("{}{files}", turn.prompt);
         let (project, mode, choice) = (&turn.project, turn.chat.mode, &turn.choice);
         let with_images = |(mut request, mut breakdown): (ChatRequest, ContextBreakdown)| {

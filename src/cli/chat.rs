@@ -204,7 +204,7 @@ pub fn provider_cmd(ctx: &Ctx, command: ProviderCommand) -> Result<()> {
             let (location, why) = (stored.location, stored.keychain_unavailable);
             let text = match (&location, &why) {
                 (tandem::llm::secrets::SecretLocation::File(path), Some(why)) => format!(
-                    "stored the key for {name} in {} (mode 0600): no OS keychain is available ({why})\n",
+                    "stored the key for {name} in {} (mode 0600), not in the OS keychain: {why}\n",
                     path.display()
                 ),
                 _ => format!("stored the key for {name}: {location:?}\n"),

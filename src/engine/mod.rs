@@ -135,9 +135,10 @@ impl Engine {
         engine
     }
 
-    /// Opens the database in `dir` (else `TANDEM_DATA_DIR`, else the platform data directory).
+    /// Opens the database in `dir` (else this process's `TANDEM_DATA_DIR`, else the platform
+    /// data directory).
     pub fn open(dir: Option<&Path>) -> Result<Self> {
-        let dir = data_dir(dir)?;
+        let dir = data_dir(dir, &crate::environment::Environment::process())?;
         Ok(Self::new(Store::open_dir(&dir)?))
     }
 

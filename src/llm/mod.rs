@@ -414,10 +414,10 @@ pub trait Provider: Send + Sync {
     fn model_info(&self, model: &str) -> BoxFuture<'static, Result<ModelInfo, LlmError>>;
 }
 
-/// The idle timeout: `TANDEM_IDLE_TIMEOUT_SECS` when set, else `setting`, else the default.
-pub fn idle_timeout(setting: Option<Duration>) -> Duration {
-    std::env::var(IDLE_TIMEOUT_ENV)
-        .ok()
+/// The idle timeout: `env_value` (of `TANDEM_IDLE_TIMEOUT_SECS`) when it is a number of
+/// seconds, else `setting`, else the default.
+pub fn idle_timeout(env_value: Option<&str>, setting: Option<Duration>) -> Duration {
+    env_value
         .and_then(|v| v.trim().parse::<u64>().ok())
         .map(Duration::from_secs)
         .or(setting)
@@ -471,11 +471,11 @@ impl ProviderKind {
         matches!(self, ProviderKind::Codex | ProviderKind::ClaudeCode)
     }
 
-    /// The usual base URL: Ollama's honours `OLLAMA_HOST`; OpenAI's is api.openai.com (other
-    /// compatible servers need their own URL).
-    pub fn default_base_url(self) -> String {
+    /// The usual base URL: Ollama's honours `OLLAMA_HOST` in `env`; OpenAI's is
+    /// api.openai.com (other compatible servers need their own URL).
+    pub fn default_base_url(self, env: &crate::environment::Environment) -> String {
         match self {
-            ProviderKind::Ollama => ollama::default_base_url(),
+            ProviderKind::Ollama => ollama::default_base_url(env.get("OLLAMA_HOST")),
             ProviderKind::Openai => openai::DEFAULT_BASE_URL.to_string(),
             ProviderKind::Anthropic => anthropic::DEFAULT_BASE_URL.to_string(),
             ProviderKind::Gemini => gemini::DEFAULT_BASE_URL.to_string(),
@@ -486,11 +486,12 @@ impl ProviderKind {
 
     /// A configured base URL as requests use it: Anthropic's SDKs take it without the `/v1`
     /// its paths start with (`https://api.anthropic.com`), so it is added when missing; the
-    /// others are used as given (an empty one means the default).
+    /// others are used as given (an empty one means the default, `OLLAMA_HOST` aside: a
+    /// provider's config already has the base URL the environment gives).
     pub fn normalize_base_url(self, url: &str) -> String {
         let url = url.trim().trim_end_matches('/');
         if url.is_empty() {
-            return self.default_base_url();
+            return self.default_base_url(&crate::environment::Environment::default());
         }
         match self {
             ProviderKind::Anthropic if !url.ends_with("/v1") => format!("{url}/v1"),
@@ -547,7 +548,7 @@ mod window_tests {
         assert_eq!(kind.normalize_base_url("  "), anthropic::DEFAULT_BASE_URL);
         // Every kind's default is already as requests use it.
         for kind in ProviderKind::HTTP {
-            let default = kind.default_base_url();
+            let default = kind.default_base_url(&crate::environment::Environment::default());
             assert_eq!(kind.normalize_base_url(&default), default, "{kind:?}");
         }
         // Others are used as given (an OpenAI-compatible server may have no /v1 at all).

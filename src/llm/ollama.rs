@@ -17,12 +17,12 @@ use super::{
 const DEFAULT_HOST: &str = "http://localhost:11434";
 const DEFAULT_PORT: &str = "11434";
 
-/// Where Ollama listens: `OLLAMA_HOST` when set (as the Ollama CLI reads it), else
-/// `http://localhost:11434`.
-pub fn default_base_url() -> String {
-    match std::env::var("OLLAMA_HOST") {
-        Ok(host) => base_url_from_host(&host),
-        Err(_) => DEFAULT_HOST.to_string(),
+/// Where Ollama listens: `ollama_host` (the value of `OLLAMA_HOST`, as the Ollama CLI reads
+/// it) when set, else `http://localhost:11434`.
+pub fn default_base_url(ollama_host: Option<&str>) -> String {
+    match ollama_host {
+        Some(host) => base_url_from_host(host),
+        None => DEFAULT_HOST.to_string(),
     }
 }
 

@@ -1,15 +1,18 @@
 //! Where provider API keys live: the OS keychain (service [`KEYCHAIN_SERVICE`], account = the
-//! provider name) or, where no keychain service runs, a 0600 JSON file in the config directory;
-//! keys may also come from the conventional environment variables ([`env_keys`]).
+//! provider name) or, where no keychain service runs or [`KEYCHAIN_ENV`]` = off` says so, a 0600
+//! JSON file in the config directory; keys may also come from the conventional environment
+//! variables ([`env_keys`]) of the [`Environment`] the app was opened with. Tests give an
+//! isolated environment (file storage) or keyring-core's mock store, never the OS keychain.
 //! Keys are never written to SQLite or logs, and no error message or `Debug` output holds one.
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use super::ProviderKind;
+use crate::environment::{Environment, KEYCHAIN_ENV};
 
 /// Keychain service name; the account is the provider name.
 pub const KEYCHAIN_SERVICE: &str = "tandem";
@@ -51,45 +54,97 @@ pub enum SecretError {
     },
 }
 
+/// Which keychain keys go to.
+enum Keychain {
+    /// The OS keychain (keyring's platform store), when it answers.
+    Os,
+    /// None: keys go to the file. Why, as the person is told where keys are stored.
+    Off(String),
+    /// A given keyring store (tests: keyring-core's in-memory mock).
+    Store(Arc<keyring_core::CredentialStore>),
+}
+
 /// The key store. Holds no key material itself; `Send + Sync`.
 pub struct Secrets {
     file: PathBuf,
-    use_keychain: bool,
+    keychain_choice: Keychain,
     /// The cached probe: `Ok` when a keychain answers, else why not.
     keychain: OnceLock<Result<(), String>>,
     file_lock: Mutex<()>,
+    /// Where keys from environment variables come from.
+    env: Environment,
 }
 
 impl std::fmt::Debug for Secrets {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let keychain = self.keychain.get().map(Result::is_ok);
+        let choice = match &self.keychain_choice {
+            Keychain::Os => "os",
+            Keychain::Off(_) => "off",
+            Keychain::Store(_) => "given store",
+        };
         f.debug_struct("Secrets")
             .field("file", &self.file)
-            .field("use_keychain", &self.use_keychain)
+            .field("keychain", &choice)
             .field("keychain_available", &keychain)
             .finish()
     }
 }
 
 impl Secrets {
-    /// The OS keychain when one answers, else `config_dir/secrets.json`.
-    pub fn new(config_dir: &Path) -> Secrets {
-        Secrets::build(config_dir.join(SECRETS_FILE), true)
+    /// Keys in the OS keychain when one answers, else `config_dir/secrets.json`; with
+    /// [`KEYCHAIN_ENV`]` = off` in `env`, the file only (and the person is told why). Keys
+    /// from environment variables come from `env`.
+    pub fn open(config_dir: &Path, env: &Environment) -> Secrets {
+        let keychain = match env.get(KEYCHAIN_ENV).map(str::trim) {
+            None | Some("") => Keychain::Os,
+            Some("off") => Keychain::Off(format!("{KEYCHAIN_ENV}=off chose file storage")),
+            Some(other) => Keychain::Off(format!(
+                "{KEYCHAIN_ENV}={other:?} is not understood (unset it, or set it to off), so \
+                 the keychain is not used"
+            )),
+        };
+        Secrets::build(config_dir.join(SECRETS_FILE), keychain, env.clone())
     }
 
-    /// Only the file at `path`; the OS keychain is never touched.
+    /// Only the file at `path`; the OS keychain is never touched and no key comes from the
+    /// environment.
     pub fn file_only(path: &Path) -> Secrets {
-        Secrets::build(path.to_path_buf(), false)
+        let off = Keychain::Off("file-only storage was requested".to_owned());
+        Secrets::build(path.to_path_buf(), off, Environment::default())
     }
 
-    fn build(file: PathBuf, use_keychain: bool) -> Secrets {
+    /// Keys in `store` (a keyring credential store: tests give keyring-core's mock), the file
+    /// at `path` for what was stored before; no key comes from the environment.
+    pub fn with_keychain_store(path: &Path, store: Arc<keyring_core::CredentialStore>) -> Secrets {
+        Secrets::build(
+            path.to_path_buf(),
+            Keychain::Store(store),
+            Environment::default(),
+        )
+    }
+
+    fn build(file: PathBuf, keychain_choice: Keychain, env: Environment) -> Secrets {
         let (keychain, file_lock) = (OnceLock::new(), Mutex::new(()));
         Secrets {
             file,
-            use_keychain,
+            keychain_choice,
             keychain,
             file_lock,
+            env,
         }
+    }
+
+    /// The environment keys and Tandem's settings are read from.
+    pub fn environment(&self) -> &Environment {
+        &self.env
+    }
+
+    /// Keys for a provider of `kind` from the environment ([`env_keys`]).
+    pub fn env_keys(&self, kind: ProviderKind, api_key_env: Option<&str>) -> Vec<String> {
+        env_keys(kind, api_key_env, |name| {
+            self.env.get(name).map(str::to_string)
+        })
     }
 
     /// The secrets file (used where no keychain answers); agent commands may never read it.
@@ -119,7 +174,7 @@ impl Secrets {
             return Err(SecretError::EmptyKey(provider.to_owned()));
         }
         if self.keychain().is_ok() {
-            let stored = entry(provider, "store")?.set_password(key);
+            let stored = self.entry(provider, "store")?.set_password(key);
             stored.map_err(|e| keychain_error("store", provider, &e))?;
             self.remove_from_file(provider)?;
             return Ok(SecretLocation::Keychain);
@@ -135,7 +190,7 @@ impl Secrets {
     pub fn get(&self, provider: &str) -> Result<Option<String>, SecretError> {
         check_provider(provider)?;
         if self.keychain().is_ok() {
-            match entry(provider, "read")?.get_password() {
+            match self.entry(provider, "read")?.get_password() {
                 Ok(key) => return Ok(Some(key)),
                 Err(keyring::Error::NoEntry) => {}
                 Err(e) => return Err(keychain_error("read", provider, &e)),
@@ -187,7 +242,7 @@ impl Secrets {
     pub fn delete(&self, provider: &str) -> Result<(), SecretError> {
         check_provider(provider)?;
         if self.keychain().is_ok() {
-            match entry(provider, "delete")?.delete_credential() {
+            match self.entry(provider, "delete")?.delete_credential() {
                 Ok(()) | Err(keyring::Error::NoEntry) => {}
                 Err(e) => return Err(keychain_error("delete", provider, &e)),
             }
@@ -208,14 +263,24 @@ impl Secrets {
     }
 
     fn keychain(&self) -> &Result<(), String> {
-        let file_only = || Err("file-only storage was requested".to_owned());
-        self.keychain.get_or_init(|| {
-            if self.use_keychain {
-                probe_keychain()
-            } else {
-                file_only()
-            }
+        self.keychain.get_or_init(|| match &self.keychain_choice {
+            Keychain::Os => probe_keychain(),
+            Keychain::Off(why) => Err(why.clone()),
+            Keychain::Store(_) => Ok(()),
         })
+    }
+
+    /// The keychain entry of `provider`.
+    fn entry(
+        &self,
+        provider: &str,
+        action: &'static str,
+    ) -> Result<keyring_core::Entry, SecretError> {
+        let entry = match &self.keychain_choice {
+            Keychain::Store(store) => store.build(KEYCHAIN_SERVICE, provider, None),
+            _ => keyring::Entry::new(KEYCHAIN_SERVICE, provider).map(|e| e.inner),
+        };
+        entry.map_err(|e| keychain_error(action, provider, &e))
     }
 
     fn lock(&self) -> MutexGuard<'_, ()> {
@@ -244,11 +309,6 @@ fn probe_keychain() -> Result<(), String> {
         // The store answered, just oddly (say, several probe entries): it is there.
         Err(_) => Ok(()),
     }
-}
-
-fn entry(provider: &str, action: &'static str) -> Result<keyring::Entry, SecretError> {
-    keyring::Entry::new(KEYCHAIN_SERVICE, provider)
-        .map_err(|e| keychain_error(action, provider, &e))
 }
 
 /// keyring's `Display` never prints secret bytes (its `Debug` may), so only that is kept.
@@ -398,197 +458,5 @@ pub fn fingerprint(key: &str) -> String {
 }
 
 #[cfg(all(test, unix))]
-mod tests {
-    use super::*;
-    use std::collections::HashMap;
-    use std::os::unix::fs::PermissionsExt;
-
-    fn mode(path: &Path) -> u32 {
-        fs::metadata(path).expect("metadata").permissions().mode() & 0o777
-    }
-
-    #[test]
-    fn file_only_round_trip_with_private_modes() {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("config").join("tandem");
-        let path = dir.join(SECRETS_FILE);
-        let secrets = Secrets::file_only(&path);
-        assert_eq!(secrets.location(), SecretLocation::File(path.clone()));
-        assert_eq!(secrets.get("openai").unwrap(), None);
-        assert_eq!(
-            secrets.set("openai", " sk-one\n").unwrap(),
-            SecretLocation::File(path.clone())
-        );
-        assert_eq!(secrets.get("openai").unwrap().as_deref(), Some("sk-one"));
-        assert_eq!((mode(&path), mode(&dir)), (0o600, 0o700));
-        assert!(!format!("{secrets:?}").contains("sk-one"));
-        secrets.delete("openai").unwrap();
-        secrets.delete("openai").unwrap();
-        assert_eq!(secrets.get("openai").unwrap(), None);
-        assert!(!path.exists());
-        assert!(matches!(
-            secrets.set("openai", "  "),
-            Err(SecretError::EmptyKey(_))
-        ));
-        assert!(matches!(
-            secrets.get(""),
-            Err(SecretError::InvalidProvider(_))
-        ));
-    }
-
-    #[test]
-    fn several_providers_share_one_file() {
-        let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join(SECRETS_FILE);
-        let secrets = Secrets::file_only(&path);
-        for (provider, key) in [("openai", "k1"), ("anthropic", "k2"), ("gemini", "k3")] {
-            secrets.set(provider, key).unwrap();
-        }
-        secrets.set("openai", "k1b").unwrap();
-        secrets.delete("anthropic").unwrap();
-        let on_disk: BTreeMap<String, String> =
-            serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
-        let expected = BTreeMap::from([
-            ("gemini".to_owned(), "k3".to_owned()),
-            ("openai".to_owned(), "k1b".to_owned()),
-        ]);
-        assert_eq!(on_disk, expected);
-        assert_eq!(
-            Secrets::file_only(&path).get("gemini").unwrap().as_deref(),
-            Some("k3")
-        );
-        let leftovers = fs::read_dir(tmp.path()).unwrap().count();
-        assert_eq!(leftovers, 1, "no temporary files remain");
-    }
-
-    #[test]
-    fn a_provider_holds_several_keys_named_by_fingerprint() {
-        let tmp = tempfile::tempdir().unwrap();
-        let secrets = Secrets::file_only(&tmp.path().join(SECRETS_FILE));
-        secrets.add("openai", " sk-one ").unwrap();
-        secrets.add("openai", "sk-two").unwrap();
-        secrets.add("openai", "sk-one").unwrap();
-        assert_eq!(secrets.keys("openai").unwrap(), ["sk-one", "sk-two"]);
-        let (one, two) = (fingerprint("sk-one"), fingerprint("sk-two"));
-        assert_eq!(one.len(), 8);
-        assert_ne!(one, two);
-        assert!(!one.contains("sk") && fingerprint(" sk-one\n") == one);
-        assert!(!secrets.remove_key("openai", "00000000").unwrap());
-        assert!(secrets.remove_key("openai", &one).unwrap());
-        assert_eq!(secrets.keys("openai").unwrap(), ["sk-two"]);
-        assert!(secrets.remove_key("openai", &two).unwrap());
-        assert_eq!(
-            secrets.get("openai").unwrap(),
-            None,
-            "the last key removes the entry"
-        );
-        assert!(matches!(
-            secrets.add("openai", "  "),
-            Err(SecretError::EmptyKey(_))
-        ));
-        // Set replaces them all.
-        secrets.add("openai", "a").unwrap();
-        secrets.add("openai", "b").unwrap();
-        secrets.set("openai", "c").unwrap();
-        assert_eq!(secrets.keys("openai").unwrap(), ["c"]);
-    }
-
-    #[test]
-    fn loose_file_is_tightened_on_read() {
-        let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join(SECRETS_FILE);
-        fs::write(&path, r#"{"openai":"sk-x"}"#).unwrap();
-        fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
-        assert_eq!(
-            Secrets::file_only(&path).get("openai").unwrap().as_deref(),
-            Some("sk-x")
-        );
-        assert_eq!(mode(&path), 0o600);
-    }
-
-    #[test]
-    fn corrupt_file_is_an_error_naming_the_path_and_is_kept() {
-        let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join(SECRETS_FILE);
-        let secrets = Secrets::file_only(&path);
-        for text in [
-            "{\"openai\": \"sk-secret-1\"",
-            "\"sk-secret-2\"",
-            "{\"openai\": 5}",
-        ] {
-            fs::write(&path, text).unwrap();
-            let err = secrets.get("openai").unwrap_err();
-            assert!(matches!(&err, SecretError::CorruptFile { path: p, .. } if *p == path));
-            let message = err.to_string();
-            assert!(message.contains(&path.display().to_string()), "{message}");
-            assert!(!message.contains("sk-secret"), "{message}");
-            assert!(secrets.set("anthropic", "k").is_err());
-            assert_eq!(fs::read_to_string(&path).unwrap(), text);
-        }
-    }
-
-    #[test]
-    fn new_uses_the_keychain_or_the_file() {
-        let tmp = tempfile::tempdir().unwrap();
-        let secrets = Secrets::new(tmp.path());
-        let location = secrets.location();
-        eprintln!(
-            "Secrets::new chose {location:?} ({:?})",
-            secrets.keychain_unavailable_reason()
-        );
-        match &location {
-            SecretLocation::Keychain => assert!(secrets.keychain_unavailable_reason().is_none()),
-            SecretLocation::File(path) => assert_eq!(*path, tmp.path().join(SECRETS_FILE)),
-            SecretLocation::Environment(_) => panic!("never stored in the environment"),
-        }
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos();
-        let provider = format!("tandem-test-{}-{nanos}", std::process::id());
-        assert_eq!(secrets.set(&provider, "sk-test").unwrap(), location);
-        assert_eq!(secrets.get(&provider).unwrap().as_deref(), Some("sk-test"));
-        secrets.delete(&provider).unwrap();
-        assert_eq!(secrets.get(&provider).unwrap(), None);
-    }
-
-    #[test]
-    fn env_keys_from_a_fake_environment() {
-        let env = HashMap::from([
-            ("OPENAI_API_KEY", "sk-a"),
-            ("MY_KEY", " sk-mine "),
-            ("EMPTY", "  "),
-            ("GOOGLE_API_KEY", "g1, g2\ng3,,g1"),
-            ("ANTHROPIC_API_KEY", ""),
-        ]);
-        let lookup = |name: &str| env.get(name).map(|v| v.to_string());
-        assert_eq!(
-            env_keys(ProviderKind::Openai, Some("MY_KEY"), lookup),
-            ["sk-mine"]
-        );
-        assert_eq!(env_keys(ProviderKind::Openai, None, lookup), ["sk-a"]);
-        assert_eq!(env_keys(ProviderKind::Openai, Some(""), lookup), ["sk-a"]);
-        assert!(env_keys(ProviderKind::Openai, Some("EMPTY"), lookup).is_empty());
-        assert!(env_keys(ProviderKind::Openai, Some("UNSET"), lookup).is_empty());
-        assert!(env_keys(ProviderKind::Anthropic, None, lookup).is_empty());
-        assert_eq!(
-            env_keys(ProviderKind::Gemini, None, lookup),
-            ["g1", "g2", "g3"]
-        );
-        assert!(env_keys(ProviderKind::Ollama, None, lookup).is_empty());
-        let gemini = |name: &str| Some(format!("{name}-value"));
-        let keys = env_keys(ProviderKind::Gemini, None, gemini);
-        assert_eq!(keys, ["GEMINI_API_KEY-value"], "GEMINI_API_KEY comes first");
-        assert_eq!(conventional_env(ProviderKind::Ollama), None);
-        assert_eq!(
-            conventional_env(ProviderKind::Gemini),
-            Some("GEMINI_API_KEY")
-        );
-    }
-
-    #[test]
-    fn secrets_is_send_and_sync() {
-        fn check<T: Send + Sync>() {}
-        check::<Secrets>();
-    }
-}
+#[path = "secrets_tests.rs"]
+mod tests;

@@ -50,7 +50,8 @@ pub enum StepDecision {
     Rejected,
     /// The policy refused it (hard deny, deny pattern, trust level).
     Denied,
-    /// The turn was cancelled while it waited or ran.
+    /// The turn ended before it could run (cancelled while it waited, ran or was still to
+    /// come in the same reply, or the step limit was reached), or was cancelled as it ran.
     Cancelled,
 }
 text_enum!(StepDecision {

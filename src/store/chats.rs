@@ -216,7 +216,8 @@ impl Store {
     }
 
     pub fn delete_chat(&self, id: i64) -> Result<()> {
-        self.change_row("chat", id, "DELETE FROM chats WHERE id = ?1", [id])
+        let deleted = self.change_row("chat", id, "DELETE FROM chats WHERE id = ?1", [id]);
+        self.swept(deleted)
     }
 }
 

@@ -415,7 +415,7 @@ impl Store {
         error: Option<&str>,
         replaced: &[i64],
     ) -> Result<()> {
-        self.transaction(|tx| {
+        let finished = self.transaction(|tx| {
             for old in replaced {
                 tx.execute(
                     "DELETE FROM messages WHERE id = ?1 AND id != ?2
@@ -433,11 +433,14 @@ impl Store {
             }
             tx.execute("DELETE FROM message_parts WHERE message_id = ?1", [id])?;
             Ok(())
-        })?;
-        if status != MessageStatus::Streaming {
+        });
+        if finished.is_ok() && status != MessageStatus::Streaming {
             self.release_reply(id);
         }
-        Ok(())
+        match replaced.is_empty() {
+            true => finished,
+            false => self.swept(finished),
+        }
     }
 
     /// Starts a reply over (another round of the same turn): no text, streaming, no proposal
@@ -487,7 +490,8 @@ impl Store {
 
     /// Deletes one message.
     pub fn delete_message(&self, id: i64) -> Result<()> {
-        self.change_row("message", id, "DELETE FROM messages WHERE id = ?1", [id])
+        let deleted = self.change_row("message", id, "DELETE FROM messages WHERE id = ?1", [id]);
+        self.swept(deleted)
     }
 
     /// A chat's messages in order.
@@ -624,16 +628,18 @@ impl Store {
 
     /// Deletes the messages of `chat_id` that come after `message_id`; returns how many.
     pub fn delete_messages_after(&self, chat_id: i64, message_id: i64) -> Result<usize> {
-        Ok(self.conn().execute(
+        let deleted = self.conn().execute(
             "DELETE FROM messages WHERE chat_id = ?1 AND id > ?2",
             params![chat_id, message_id],
-        )?)
+        );
+        self.swept(deleted.map_err(Into::into))
     }
 
     /// Deletes every message of a chat; returns how many.
     pub fn clear_chat(&self, chat_id: i64) -> Result<usize> {
-        Ok(self
+        let deleted = self
             .conn()
-            .execute("DELETE FROM messages WHERE chat_id = ?1", [chat_id])?)
+            .execute("DELETE FROM messages WHERE chat_id = ?1", [chat_id]);
+        self.swept(deleted.map_err(Into::into))
     }
 }

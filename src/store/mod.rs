@@ -25,7 +25,7 @@ pub use approvals::{
     ApprovalDecision, ApprovalKind, ApprovalRequestRecord, DecideError, DecidedBy,
     approval_fingerprint,
 };
-pub use attachments::{Attachment, AttachmentKind, NewAttachment};
+pub use attachments::{ATTACHMENTS_DIR, Attachment, AttachmentKind, NewAttachment};
 pub use chats::{Chat, ChatMode, MessageHit};
 pub use mcp_servers::{
     MCP_SERVER_NAME_MAX, McpServerError, McpServerRecord, McpTransport, expand_header_values,
@@ -80,6 +80,22 @@ pub enum StoreError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error(
+        "{} was written by a newer Tandem (schema version {found}; this one knows up to {known}) and is left untouched: update Tandem, or pass --data-dir to use another data directory",
+        path.display()
+    )]
+    TooNew {
+        path: PathBuf,
+        found: i64,
+        known: usize,
+    },
+    #[error("cannot {what}: {source}")]
+    AttachmentIo {
+        what: String,
+        source: std::io::Error,
+    },
+    #[error("an in-memory database keeps no attachments")]
+    NoAttachmentDir,
     #[error("no platform data directory could be found; pass --data-dir or set TANDEM_DATA_DIR")]
     NoDataDir,
     #[error("{what} {id} does not exist")]
@@ -113,12 +129,13 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-/// The data directory: an explicit choice, else `TANDEM_DATA_DIR`, else the platform's.
-pub fn data_dir(explicit: Option<&Path>) -> Result<PathBuf> {
+/// The data directory: an explicit choice, else `TANDEM_DATA_DIR` in `env`, else the
+/// platform's.
+pub fn data_dir(explicit: Option<&Path>, env: &crate::environment::Environment) -> Result<PathBuf> {
     if let Some(dir) = explicit {
         return Ok(dir.to_path_buf());
     }
-    if let Some(dir) = std::env::var_os("TANDEM_DATA_DIR").filter(|d| !d.is_empty()) {
+    if let Some(dir) = env.get("TANDEM_DATA_DIR").filter(|d| !d.is_empty()) {
         return Ok(PathBuf::from(dir));
     }
     directories::ProjectDirs::from("dev", "tandem", "Tandem")
@@ -157,8 +174,30 @@ impl Store {
         Self::open_file(&dir.join(DB_FILE))
     }
 
+    /// Opens (creating if needed) the database at `path`. One written by a newer Tandem is
+    /// refused before anything can change it: its schema version is read from the file's
+    /// header first (no SQLite connection, so no journal-mode switch and no -wal or -shm),
+    /// then again through SQLite (a newer schema only in the -wal yet), closing without a
+    /// checkpoint.
     pub fn open_file(path: &Path) -> Result<Store> {
+        let too_new = |found: i64| StoreError::TooNew {
+            path: path.to_path_buf(),
+            found,
+            known: MIGRATIONS.len(),
+        };
+        let known = i64::try_from(MIGRATIONS.len()).unwrap_or(i64::MAX);
+        if let Some(found) = header_user_version(path).filter(|v| *v > known) {
+            return Err(too_new(found));
+        }
         let conn = Connection::open(path)?;
+        let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if found > known {
+            conn.set_db_config(
+                rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+                true,
+            )?;
+            return Err(too_new(found));
+        }
         Self::init(conn, Some(path.to_path_buf()))
     }
 
@@ -190,12 +229,15 @@ impl Store {
             ));
         }
         let recovered = messages::recover_interrupted(&mut conn, path.as_deref())?;
-        Ok(Store {
+        let store = Store {
             conn: Mutex::new(conn),
             path,
             recovered,
             streaming: Mutex::default(),
-        })
+        };
+        // Attachment bytes a crash left unrecorded, or whose removal failed: best effort.
+        let _ = store.sweep_attachments();
+        Ok(store)
     }
 
     /// The database file, `None` for an in-memory store.
@@ -243,6 +285,24 @@ impl Store {
         tx.commit()?;
         Ok(value)
     }
+}
+
+/// The schema version (`PRAGMA user_version`) in a database file's header, read without
+/// SQLite: the 4 big-endian bytes at offset 60 of the 100-byte header
+/// (<https://www.sqlite.org/fileformat.html#user_version_number>). `None` for a missing,
+/// short or non-SQLite file (SQLite then creates it or says what is wrong).
+fn header_user_version(path: &Path) -> Option<i64> {
+    use std::io::Read;
+    let mut header = [0u8; 100];
+    std::fs::File::open(path)
+        .ok()?
+        .read_exact(&mut header)
+        .ok()?;
+    if !header.starts_with(b"SQLite format 3\0") {
+        return None;
+    }
+    let version = i32::from_be_bytes([header[60], header[61], header[62], header[63]]);
+    Some(i64::from(version))
 }
 
 /// Pragmas for every connection: WAL for concurrent readers, enforced foreign keys,

@@ -139,6 +139,7 @@ impl Store {
 
     /// Deletes a project's record with its chats and messages; its folder is left alone.
     pub fn delete_project(&self, id: i64) -> Result<()> {
-        self.change_row("project", id, "DELETE FROM projects WHERE id = ?1", [id])
+        let deleted = self.change_row("project", id, "DELETE FROM projects WHERE id = ?1", [id]);
+        self.swept(deleted)
     }
 }

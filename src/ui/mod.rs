@@ -70,7 +70,8 @@ impl TandemApp {
             .storage
             .and_then(|s| eframe::get_value(s, PREFS_KEY))
             .unwrap_or_default();
-        let mut app = Self::with_prefs(&cc.egui_ctx, data_dir, prefs);
+        let env = crate::environment::Environment::process();
+        let mut app = Self::with_prefs(&cc.egui_ctx, data_dir, env, prefs);
         app.state.drafts = cc
             .storage
             .and_then(|s| eframe::get_value(s, unsaved::DRAFTS_KEY))
@@ -88,10 +89,17 @@ impl TandemApp {
         (self.state.prefs.clone(), unsaved::drafts(&self.state))
     }
 
-    /// For tests and embedding: an app on `ctx` with the database in `data_dir`.
-    pub fn with_prefs(ctx: &egui::Context, data_dir: Option<PathBuf>, prefs: Prefs) -> Self {
+    /// For tests and embedding: an app on `ctx` with the database in `data_dir`, reading
+    /// `env` (tests give [`Environment::isolated`](crate::environment::Environment::isolated)).
+    pub fn with_prefs(
+        ctx: &egui::Context,
+        data_dir: Option<PathBuf>,
+        env: crate::environment::Environment,
+        prefs: Prefs,
+    ) -> Self {
         let repaint_ctx = ctx.clone();
-        let backend = Backend::start(data_dir, Arc::new(move || repaint_ctx.request_repaint()));
+        let repaint = Arc::new(move || repaint_ctx.request_repaint());
+        let backend = Backend::start(data_dir, env, repaint);
         widgets::theme::apply(ctx, &prefs);
         TandemApp {
             state: AppState::new(prefs),

@@ -8,6 +8,52 @@ use std::process::Command;
 use tandem::Engine;
 use tandem::store::Project;
 
+/// Whether a test keeps the environment variable `name` from Tandem: provider keys
+/// (`*_API_KEY`), Tandem's own variables (`TANDEM_*`), where Ollama listens (`OLLAMA_HOST`)
+/// and the XDG directories (`XDG_*`). Whatever the machine running the tests has set there
+/// must not change what a test sees.
+pub fn sealed(name: &str) -> bool {
+    name.ends_with("_API_KEY")
+        || name.starts_with("TANDEM_")
+        || name == "OLLAMA_HOST"
+        || name.starts_with("XDG_")
+}
+
+/// `command` without this process's [`sealed`] variables, and with keys stored in the data
+/// directory's secrets file (never the machine's keychain). A test sets what it needs after.
+pub fn seal(command: &mut Command) -> &mut Command {
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(sealed) {
+            command.env_remove(&name);
+        }
+    }
+    command.env(tandem::environment::KEYCHAIN_ENV, "off")
+}
+
+/// The `tandem` binary, [`seal`]ed.
+pub fn tandem() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
+    seal(&mut command);
+    command
+}
+
+/// What an app built in the test process reads as its environment: nothing of this
+/// process's, keys in the data directory's file.
+pub fn environment() -> tandem::Environment {
+    tandem::Environment::isolated()
+}
+
+/// A number of seconds (`sleep` takes it) that no other process on the machine has on its
+/// command line: `whole_seconds`, then this process's id and the clock's nanoseconds as the
+/// fraction. A test finds its own processes by it, not those of a suite running beside it.
+pub fn marker(whole_seconds: u32) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!("{whole_seconds}.{}{nanos:09}", std::process::id())
+}
+
 pub struct Fixture {
     pub dir: tempfile::TempDir,
     pub root: PathBuf,

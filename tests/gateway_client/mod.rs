@@ -359,7 +359,7 @@ async fn disconnecting_closes_the_connection_and_stops_trying() {
 async fn the_app_routes_decisions_to_the_executor() {
     let executor = Executor::start(TOKEN).await;
     let dir = tempfile::tempdir().unwrap();
-    let app = App::open(Some(dir.path())).unwrap();
+    let app = App::open_in(Some(dir.path()), crate::common::environment()).unwrap();
     let settings = ApproverSettings {
         url: executor.url(),
         connect: true,
@@ -420,12 +420,11 @@ async fn the_first_subscriber_hears_what_happened_before_it_subscribed() {
 async fn the_cli_answers_the_executor_headless() {
     let dir = tempfile::tempdir().unwrap();
     let tandem = |args: &[&str]| {
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_tandem"));
+        let mut command = tokio::process::Command::from(crate::common::tandem());
         command
             .arg("--data-dir")
             .arg(dir.path())
             .args(args)
-            .env_remove("TANDEM_DATA_DIR")
             .env("TANDEM_EXECUTOR_TOKEN", TOKEN)
             .kill_on_drop(true)
             .stdin(std::process::Stdio::null());

@@ -54,7 +54,7 @@ pub fn world(files: &[(&str, &str)]) -> (World, Prefs) {
     let engine = tandem::Engine::open(Some(&data)).unwrap();
     let project = engine.add_project(&root, None).unwrap().project;
     let store: &Store = engine.store();
-    tandem::chat::ensure_default_provider(store).unwrap();
+    tandem::chat::ensure_default_provider(store, &common::environment()).unwrap();
     let settings = ProviderSettings {
         default_model: Some("test-model".into()),
         context_length: Some(16_384),
@@ -126,8 +126,8 @@ fn build(
         .build_ui_state(
             move |ui, app: &mut App| {
                 let app = app.get_or_insert_with(|| {
-                    let mut app =
-                        TandemApp::with_prefs(ui.ctx(), Some(data.clone()), prefs.clone());
+                    let (data, env) = (Some(data.clone()), common::environment());
+                    let mut app = TandemApp::with_prefs(ui.ctx(), data, env, prefs.clone());
                     app.state.drafts = drafts.clone();
                     app
                 });

@@ -305,7 +305,7 @@ async fn the_pool_keeps_a_projects_servers_across_turns() {
 fn the_cli_adds_headers_and_shows_them_masked() {
     let data = tempfile::tempdir().unwrap();
     let tandem = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
+        let out = crate::common::tandem()
             .arg("--data-dir")
             .arg(data.path())
             .args(args)

@@ -186,6 +186,8 @@ pub struct Backend {
     rx: mpsc::Receiver<Event>,
     repaint: Arc<dyn Fn() + Send + Sync>,
     data_dir: Option<PathBuf>,
+    /// The environment the application reads (this process's, or a test's).
+    env: crate::environment::Environment,
     /// The application once the database is open (or why it could not be).
     app: tokio::sync::watch::Receiver<Opened>,
     opened: tokio::sync::watch::Sender<Opened>,
@@ -225,9 +227,13 @@ impl Drop for Backend {
 const MCP_STOP_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl Backend {
-    /// Starts the runtime and opens the application in the background. `repaint` wakes the
-    /// UI.
-    pub fn start(data_dir: Option<PathBuf>, repaint: Arc<dyn Fn() + Send + Sync>) -> Backend {
+    /// Starts the runtime and opens the application (on `data_dir`, reading `env`) in the
+    /// background. `repaint` wakes the UI.
+    pub fn start(
+        data_dir: Option<PathBuf>,
+        env: crate::environment::Environment,
+        repaint: Arc<dyn Fn() + Send + Sync>,
+    ) -> Backend {
         crate::llm::init_tls();
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -243,6 +249,7 @@ impl Backend {
             rx,
             repaint,
             data_dir,
+            env,
             app,
             opened,
             usage_seq: Default::default(),
@@ -318,9 +325,10 @@ impl Backend {
     fn open(&self) {
         let emit = self.emit();
         let cell = self.opened.clone();
-        let data_dir = self.data_dir.clone();
+        let (data_dir, env) = (self.data_dir.clone(), self.env.clone());
         self.runtime.spawn(async move {
-            let opened = tokio::task::spawn_blocking(move || App::open(data_dir.as_deref())).await;
+            let opened =
+                tokio::task::spawn_blocking(move || App::open_in(data_dir.as_deref(), env)).await;
             let failed = |why: String| {
                 cell.send_replace(Opened::Failed(why.clone()));
                 error("opening the database", why)

@@ -164,7 +164,7 @@ impl Backend {
             let location = stored.location;
             let note = match stored.keychain_unavailable {
                 Some(why) => format!(
-                    "API key for {provider_name} stored in {location:?} (no OS keychain: {why})"
+                    "API key for {provider_name} stored in {location:?} (not in the OS keychain: {why})"
                 ),
                 None => format!("API key for {provider_name} stored in {location:?}"),
             };

@@ -140,7 +140,7 @@ fn provider_form(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Com
             ui.add(
                 egui::TextEdit::singleline(&mut form.base_url).hint_text(
                     ProviderKind::ALL[form.kind_index.min(ProviderKind::ALL.len() - 1)]
-                        .default_base_url(),
+                        .default_base_url(&crate::environment::Environment::default()),
                 ),
             );
             ui.end_row();
