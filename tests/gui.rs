@@ -1378,12 +1378,10 @@ fn the_window_follows_what_the_cli_and_git_change() {
     let id = app(&harness).state.review().unwrap().message_id;
 
     // A second process approves it.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
+    let out = common::tandem()
         .arg("--data-dir")
         .arg(&world.data)
         .args(["approve", &id.to_string()])
-        .env_remove("TANDEM_DATA_DIR")
-        .env_remove("OLLAMA_HOST")
         .output()
         .unwrap();
     assert!(

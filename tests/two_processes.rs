@@ -35,13 +35,11 @@ impl Cli {
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
+        let mut command = common::tandem();
         command
             .arg("--data-dir")
             .arg(&self.data)
             .args(args)
-            .env_remove("TANDEM_DATA_DIR")
-            .env_remove("OLLAMA_HOST")
             .stdin(Stdio::null());
         command
     }
