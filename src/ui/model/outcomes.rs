@@ -4,7 +4,7 @@
 
 use crate::edits::{Segment, Tag, TagKind};
 use crate::store::{ApprovalState, Message};
-use crate::workspace::normalize_relative;
+use crate::app::normalize_relative;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome<'a> {
