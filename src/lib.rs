@@ -12,6 +12,7 @@
 //! - [`checks`] — the project's own check run on a proposal in a scratch copy
 //! - [`external`] — CLI coding agents (Codex, Claude Code) run as providers
 //! - [`app`] — the use cases: the one door the window and the CLI go through
+//! - [`failpoint`] — where tests make the process kill itself (inert in release builds)
 //!
 //! A reply is parsed into prose and tags; only complete tags become actions:
 //!
@@ -44,6 +45,7 @@ pub mod checks;
 pub mod edits;
 pub mod engine;
 pub mod external;
+pub mod failpoint;
 pub mod layer;
 pub mod llm;
 pub mod process;

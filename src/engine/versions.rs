@@ -144,6 +144,7 @@ impl Engine {
             let text = format!("[tandem] Undo {}: {summary}", vcs::short(&reverted));
             drop(original);
             let (commit, left_out) = vcs::revert(&repo, &reverted, &text)?;
+            crate::failpoint::hit("undo-before-record");
             self.store.set_reverted_by(message.id, &commit)?;
             Ok(UndoOutcome {
                 message_id: message.id,

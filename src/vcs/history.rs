@@ -238,6 +238,7 @@ fn land(
         let _ = landing::recover(repo);
         return Err(err);
     }
+    crate::failpoint::hit("land-after-head");
     landing::finish(repo)?;
     Ok(oid)
 }
@@ -278,6 +279,7 @@ fn checkout(repo: &Repository, from: &git2::Tree<'_>, to: &git2::Tree<'_>) -> Re
                 _ => 0o644,
             };
             write_file_atomic(&abs, blob.content(), Some(mode)).map_err(io(&abs))?;
+            crate::failpoint::hit("mid-checkout");
         } else {
             remove_file(&abs).map_err(io(&abs))?;
             // Folders the removal emptied go too, as git's checkout does.
@@ -288,6 +290,7 @@ fn checkout(repo: &Repository, from: &git2::Tree<'_>, to: &git2::Tree<'_>) -> Re
                 }
                 dir = d.parent();
             }
+            crate::failpoint::hit("mid-checkout");
         }
     }
     if !special.is_empty() {
