@@ -10,7 +10,7 @@ use super::{
     Result, VcsError, advance_head, commit_all, find_commit, head_commit, landing,
     paths_in_the_way, refresh_index, signature,
 };
-use crate::workspace::{remove_file, write_file_atomic};
+use crate::workspace::{remove_file_and_emptied, write_file_atomic};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -281,15 +281,7 @@ fn checkout(repo: &Repository, from: &git2::Tree<'_>, to: &git2::Tree<'_>) -> Re
             write_file_atomic(&abs, blob.content(), Some(mode)).map_err(io(&abs))?;
             crate::failpoint::hit("mid-checkout");
         } else {
-            remove_file(&abs).map_err(io(&abs))?;
-            // Folders the removal emptied go too, as git's checkout does.
-            let mut dir = abs.parent();
-            while let Some(d) = dir.filter(|d| *d != workdir) {
-                if std::fs::remove_dir(d).is_err() {
-                    break;
-                }
-                dir = d.parent();
-            }
+            remove_file_and_emptied(&abs, &workdir).map_err(io(&abs))?;
             crate::failpoint::hit("mid-checkout");
         }
     }
