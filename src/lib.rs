@@ -14,6 +14,7 @@
 //! - [`external`] — CLI coding agents (Codex, Claude Code) run as providers
 //! - [`app`] — the use cases: the one door the window and the CLI go through
 //! - [`environment`] — the environment variables Tandem reads, as one snapshot handed down
+//! - [`failpoint`] — where tests make the process kill itself (inert in release builds)
 //!
 //! A reply is parsed into prose and tags; only complete tags become actions:
 //!
@@ -49,6 +50,7 @@ pub mod edits;
 pub mod engine;
 pub mod environment;
 pub mod external;
+pub mod failpoint;
 pub mod layer;
 pub mod llm;
 pub mod lockfile;

@@ -1,20 +1,24 @@
-//! The real `tandem` binary killed with SIGKILL at random points while it streams a reply,
-//! applies a 50-file proposal and restores a version; after each kill the next run must find
-//! (and leave) everything whole:
-//! - `git fsck` clean, and the working tree exactly HEAD's (`git status` empty): a change is
-//!   either wholly committed or not on disk at all;
+//! The real `tandem` binary killed with SIGKILL while it streams a reply, applies a 50-file
+//! proposal, restores a version, undoes a change and runs an agent's tool calls; after each
+//! kill the database passes SQLite's own integrity check and the next run must find (and
+//! leave) everything whole:
+//! - `git fsck` clean, and the working tree exactly HEAD's (`git status` empty, no folder
+//!   HEAD does not have): a change is either wholly committed or not on disk at all;
 //! - every prompt that reached the provider is in the database;
 //! - no reply left "streaming";
 //! - a proposal is approved exactly when its commit is in HEAD's history.
 //!
-//! The kill points are random (seed printed; `KILL9_SEED=N` replays one), spread over the
-//! time each operation takes when it is not killed, measured in the same run.
+//! Two ways to kill: at random points (seed printed; `KILL9_SEED=N` replays one), spread over
+//! the time each operation takes when it is not killed, measured in the same run; and at
+//! fail points (`kill_points`), where the binary kills itself at exactly one step of an
+//! operation, so every in-between state is reached on every run and its outcome asserted.
 
 #![cfg(unix)]
 #![allow(clippy::unwrap_used)] // tests state their expectations with unwrap
 
 mod common;
 mod fake_provider;
+mod kill_points;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -89,6 +93,61 @@ impl Cli {
     fn landing_left(&self) -> bool {
         self.root.join(".git/tandem-landing").exists()
     }
+
+    /// Runs `args` with the fail point `point` armed; the process must kill itself there.
+    async fn killed_at(&self, point: &str, args: &[&str]) {
+        use std::os::unix::process::ExitStatusExt;
+        let status = self
+            .command(args)
+            .env(tandem::failpoint::VAR, point)
+            .status()
+            .await
+            .unwrap();
+        assert_eq!(
+            status.signal(),
+            Some(libc::SIGKILL),
+            "{args:?} never reached the fail point {point}: {status:?}"
+        );
+    }
+}
+
+/// SQLite's own check of the database file as the kill left it (before a restart settles
+/// anything).
+fn integrity(data: &Path, when: &str) {
+    let conn = rusqlite::Connection::open(data.join(tandem::store::DB_FILE)).unwrap();
+    let mut stmt = conn.prepare("PRAGMA integrity_check").unwrap();
+    let rows: Vec<String> = stmt
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(rows, ["ok"], "{when}: the database is damaged");
+}
+
+/// Folders in the working tree that HEAD does not have (git shows no empty folder): what a
+/// change left half-undone.
+fn stray_folders(root: &Path) -> Vec<String> {
+    let tracked = common::git(root, &["ls-tree", "-r", "-t", "--name-only", "HEAD"]);
+    let tracked: std::collections::HashSet<&str> = tracked.lines().collect();
+    let mut stray = Vec::new();
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if entry.file_type().unwrap().is_dir() && entry.file_name() != ".git" {
+                let rel = path
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                if !tracked.contains(rel.as_str()) {
+                    stray.push(rel);
+                }
+                pending.push(path);
+            }
+        }
+    }
+    stray
 }
 
 /// xorshift64: reproducible from the printed seed.
@@ -121,8 +180,10 @@ fn in_history(root: &Path, commit: &str) -> bool {
         .success()
 }
 
-/// Every invariant, after restarting the binary (which settles whatever a kill left).
+/// Every invariant, after restarting the binary (which settles whatever a kill left); the
+/// database is checked as the kill left it first.
 async fn check(cli: &Cli, server: Option<&FakeProvider>, when: &str) -> Vec<Value> {
+    integrity(&cli.data, when);
     let chats = cli.json(&["chats", "--project", cli.root()]).await;
     let mut messages = Vec::new();
     for chat in chats["chats"].as_array().unwrap() {
@@ -143,6 +204,11 @@ async fn check(cli: &Cli, server: Option<&FakeProvider>, when: &str) -> Vec<Valu
         String::from_utf8_lossy(&fsck.stderr)
     );
     assert_eq!(git_status(&cli.root), "", "{when}: the tree is not HEAD's");
+    assert_eq!(
+        stray_folders(&cli.root),
+        Vec::<String>::new(),
+        "{when}: folders HEAD does not have"
+    );
     assert!(!cli.landing_left(), "{when}: the landing record stayed");
 
     for message in &messages {
@@ -157,6 +223,10 @@ async fn check(cli: &Cli, server: Option<&FakeProvider>, when: &str) -> Vec<Valu
             if let Some(commit) = message["commit_hash"].as_str() {
                 assert!(!in_history(&cli.root, commit), "{when}: {message}");
             }
+        }
+        // An undone change's undo is in history.
+        if let Some(undo) = message["reverted_by"].as_str() {
+            assert!(in_history(&cli.root, undo), "{when}: {message}");
         }
     }
     if let Some(server) = server {
@@ -181,7 +251,8 @@ async fn check(cli: &Cli, server: Option<&FakeProvider>, when: &str) -> Vec<Valu
     messages
 }
 
-/// A reply writing all `FILES` files, each ~8 KB, marked with `round`.
+/// A reply writing all `FILES` files, each ~8 KB, marked with `round`, and one file in a
+/// new folder (written last).
 fn proposal(round: usize) -> String {
     let mut reply = format!("Round {round}.\n");
     for f in 0..FILES {
@@ -193,28 +264,24 @@ fn proposal(round: usize) -> String {
         ));
     }
     reply.push_str(&format!(
+        "<tandem-write path=\"{}\">\n// round {round}\n</tandem-write>\n",
+        new_file(round)
+    ));
+    reply.push_str(&format!(
         "<tandem-chat-summary>Round {round}</tandem-chat-summary>\n"
     ));
     reply
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn killed_at_random_points_nothing_is_lost_or_half_done() {
-    let seed = std::env::var("KILL9_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-                | 1
-        });
-    eprintln!("KILL9_SEED={seed}");
-    let mut rng = Rng(seed);
+/// The file `proposal(round)` adds, in a folder of its own.
+fn new_file(round: usize) -> String {
+    format!("gen/r{round}/new.rs")
+}
 
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("project");
+/// A project of `FILES` files in `dir`, added to a data directory there, and the fake
+/// provider added as `fake`.
+async fn setup(dir: &Path) -> (Cli, FakeProvider) {
+    let root = dir.join("project");
     let files: Vec<(String, String)> = (0..FILES)
         .map(|f| (format!("src/f{f:02}.rs"), format!("// file {f}\n")))
         .collect();
@@ -224,7 +291,7 @@ async fn killed_at_random_points_nothing_is_lost_or_half_done() {
         .collect();
     common::repo_with(&root, &refs);
     let cli = Cli {
-        data: dir.path().join("data"),
+        data: dir.join("data"),
         root,
     };
     let server = FakeProvider::start().await;
@@ -244,6 +311,44 @@ async fn killed_at_random_points_nothing_is_lost_or_half_done() {
         "8192",
     ])
     .await;
+    (cli, server)
+}
+
+/// Stores `proposal(round)` as a new chat's pending proposal; returns its message id.
+async fn new_proposal(cli: &Cli, dir: &Path, round: usize) -> String {
+    let file = dir.join(format!("reply-{round}.txt"));
+    std::fs::write(&file, proposal(round)).unwrap();
+    let out = cli
+        .json(&[
+            "propose",
+            "--project",
+            cli.root(),
+            "--response",
+            file.to_str().unwrap(),
+            "--prompt",
+            &format!("round {round}"),
+        ])
+        .await;
+    out["message_id"].as_i64().unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_at_random_points_nothing_is_lost_or_half_done() {
+    let seed = std::env::var("KILL9_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+                | 1
+        });
+    eprintln!("KILL9_SEED={seed}");
+    let mut rng = Rng(seed);
+
+    let dir = tempfile::tempdir().unwrap();
+    let (cli, server) = setup(dir.path()).await;
 
     // 1. Streaming: a reply of ~1.2 s, killed anywhere from start-up to its end.
     let pieces: Vec<String> = proposal(0)
@@ -277,26 +382,7 @@ async fn killed_at_random_points_nothing_is_lost_or_half_done() {
     eprintln!("stream: {running} of 6 kills hit a running process");
 
     // 2. Applying a 50-file proposal: first one approved unkilled to measure how long it takes.
-    let propose = |round: usize| {
-        let file = dir.path().join(format!("reply-{round}.txt"));
-        std::fs::write(&file, proposal(round)).unwrap();
-        file
-    };
-    let new_proposal = async |round: usize| -> String {
-        let file = propose(round);
-        let out = cli
-            .json(&[
-                "propose",
-                "--project",
-                cli.root(),
-                "--response",
-                file.to_str().unwrap(),
-                "--prompt",
-                &format!("round {round}"),
-            ])
-            .await;
-        out["message_id"].as_i64().unwrap().to_string()
-    };
+    let new_proposal = async |round: usize| new_proposal(&cli, dir.path(), round).await;
     let id = new_proposal(1).await;
     let full = cli.timed(&["approve", &id]).await;
     check(&cli, None, "apply, not killed").await;

@@ -574,6 +574,7 @@ impl<H: Host> State<'_, H> {
             sandbox,
             changes,
         } = dispatch::run(&context, &tool, &arguments).await;
+        crate::failpoint::hit("agent-after-tool");
         if let Some(edit) = edit {
             self.edits.push(edit);
         } else if !matches!(

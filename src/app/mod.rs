@@ -77,10 +77,10 @@ pub use crate::store::{
     DayTokens, GenerationSettings, McpServerRecord, McpTransport, MessageHit, ModelProfile,
     ModelTokens, Price, Prices, SavedPrompt, mask_header_value, parse_mcp_header,
 };
-pub use crate::workspace::{blob_hash, normalize_relative};
 pub use crate::workspace::context::code_fence;
 pub use crate::workspace::search::{SearchMatch, SearchQuery, SearchResult};
 pub use crate::workspace::watch::{Changed, Watch};
+pub use crate::workspace::{blob_hash, normalize_relative};
 
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {

@@ -264,6 +264,9 @@ impl Checked {
                 None => fs.remove(&write.abs),
                 Some((bytes, mode)) => fs.write(&write.abs, bytes, Some(*mode)),
             };
+            if result.is_ok() {
+                crate::failpoint::hit("apply-after-files");
+            }
             if let Err(source) = result {
                 let failed = applied.rollback(fs);
                 let path = write.rel.clone();

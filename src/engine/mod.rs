@@ -124,11 +124,13 @@ impl Engine {
             locks: Mutex::new(HashMap::new()),
             install_timeout: DEFAULT_TIMEOUT,
         };
-        // An approval the last process left half-recorded is settled from git now, so every
-        // view shows what is on disk. One that cannot be settled (project folder gone,
-        // database busy) stays as it is and is settled when its proposal is next read.
+        // An approval or an undo the last process left half-recorded is settled from git
+        // now, so every view shows what is on disk. One that cannot be settled (project
+        // folder gone, database busy) stays as it is and is settled when its proposal is
+        // next read (an undo: before the project's next undo).
         engine.recover_all_landings();
         engine.settle_all_applying();
+        engine.settle_all_undoing();
         // Workspaces nothing will read again (their chat went, or decided its proposal)
         // go; one a failed discard left behind too.
         engine.retire_stale_workspaces();

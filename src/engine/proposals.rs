@@ -354,6 +354,7 @@ impl Engine {
         if let Some(commit) = commit {
             self.store.set_applying(id, Some(&commit.to_string()))?;
             marked = true;
+            crate::failpoint::hit("approve-before-landing");
             if let Err(e) = vcs::landing::begin(&repo, commit) {
                 let _ = self.store.set_applying(id, None);
                 return Err(e.into());
@@ -391,11 +392,13 @@ impl Engine {
                 return Err(e.into());
             }
         }
+        crate::failpoint::hit("approve-after-head");
         let paths: Vec<&str> = writes.iter().map(|w| w.rel.as_str()).collect();
         // The commit holds the change; a stale index only costs git a re-hash.
         let _ = vcs::refresh_index(&repo, &paths);
         // Landed: a record left behind by a failure here only refreshes the index later.
         let _ = vcs::landing::finish(&repo);
+        crate::failpoint::hit("commit-before-record");
         let commit = commit.map(|oid| oid.to_string());
         if let Err(source) = self
             .store

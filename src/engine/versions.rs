@@ -126,8 +126,13 @@ impl Engine {
 
     /// Reverts the newest approved change that is still in place (three-way, so later
     /// unrelated edits stay) as a new commit.
+    ///
+    /// The undo's commit is made first without moving HEAD and recorded on the message as
+    /// in flight, then it lands, then the message is marked reverted by it. Wherever a kill
+    /// stops this, the next start (or the next undo) settles the message from git.
     pub fn undo(&self, project: &Project) -> Result<UndoOutcome> {
         self.locked(&project.path, || {
+            self.settle_undoing(project.id)?;
             let message = self
                 .store
                 .last_undoable_message(project.id)?
@@ -143,14 +148,56 @@ impl Engine {
             let summary = summary.strip_prefix("[tandem] ").unwrap_or(&summary);
             let text = format!("[tandem] Undo {}: {summary}", vcs::short(&reverted));
             drop(original);
-            let (commit, left_out) = vcs::revert(&repo, &reverted, &text)?;
+            let unlanded = vcs::prepare_revert(&repo, &reverted, &text)?;
+            let commit = unlanded.commit.to_string();
+            self.store.set_undoing(message.id, Some(&commit))?;
+            if let Err(e) = vcs::land(&repo, &unlanded) {
+                // HEAD did not move: the mark goes (or the next settle clears it).
+                let _ = self.settle_undoing(project.id);
+                return Err(e.into());
+            }
+            crate::failpoint::hit("undo-before-record");
             self.store.set_reverted_by(message.id, &commit)?;
             Ok(UndoOutcome {
                 message_id: message.id,
                 reverted,
                 commit,
-                left_out,
+                left_out: unlanded.left_out,
             })
         })
+    }
+
+    /// Settles the undos a killed process left in flight in `project` from git: an undo
+    /// whose commit is in HEAD's history is recorded on its message; one that never landed
+    /// loses its mark. Call with the project locked.
+    fn settle_undoing(&self, project_id: i64) -> Result<()> {
+        let undoing = self.store.undoing(Some(project_id))?;
+        if undoing.is_empty() {
+            return Ok(());
+        }
+        let repo = vcs::open(&self.store.project(project_id)?.path)?;
+        for (_, message, commit) in undoing {
+            match vcs::in_history(&repo, &commit)? {
+                true => self.store.set_reverted_by(message, &commit)?,
+                false => self.store.set_undoing(message, None)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Settles every undo left in flight, at start-up. Best effort: a project that cannot
+    /// be settled now is settled before its next undo.
+    pub(super) fn settle_all_undoing(&self) {
+        let Ok(undoing) = self.store.undoing(None) else {
+            return;
+        };
+        let mut projects: Vec<i64> = undoing.iter().map(|(project, ..)| *project).collect();
+        projects.dedup();
+        for id in projects {
+            // Held elsewhere: that process is undoing it now.
+            if let Ok(project) = self.store.project(id) {
+                let _ = self.locked_if_free(&project.path, || self.settle_undoing(id));
+            }
+        }
     }
 }

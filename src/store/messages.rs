@@ -582,8 +582,14 @@ impl Store {
         self.update(id, "plan_base = ?2", params![id, json, now_ms()])
     }
 
+    /// Records that `commit` undid the message's change (and that no undo of it is in
+    /// flight any more).
     pub fn set_reverted_by(&self, id: i64, commit: &str) -> Result<()> {
-        self.update(id, "reverted_by = ?2", params![id, commit, now_ms()])
+        self.update(
+            id,
+            "reverted_by = ?2, undoing = NULL",
+            params![id, commit, now_ms()],
+        )
     }
 
     /// `?1` is the id and `?3` the update time; `set` names the other parameters.

@@ -18,6 +18,7 @@ mod prompts;
 mod providers;
 mod settings;
 mod summaries;
+mod undoing;
 mod usage;
 
 pub use agent_steps::{AgentStep, NewStep, StepDecision, StepKind};
@@ -64,6 +65,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/012_cli_agent_providers.sql"),
     include_str!("../../migrations/013_reasoning_effort.sql"),
     include_str!("../../migrations/014_mcp_headers.sql"),
+    include_str!("../../migrations/015_undoing.sql"),
 ];
 
 /// The file name of the database inside the data directory.

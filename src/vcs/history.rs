@@ -10,7 +10,7 @@ use super::{
     Result, VcsError, advance_head, commit_all, find_commit, head_commit, landing,
     paths_in_the_way, refresh_index, signature,
 };
-use crate::workspace::{remove_file, write_file_atomic};
+use crate::workspace::{remove_file_and_emptied, write_file_atomic};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -162,7 +162,9 @@ pub fn restore(repo: &Repository, spec: &str) -> Result<Restored> {
         return Ok(restored);
     }
     let message = format!("[tandem] Restore {}", super::short(&restored.restored));
-    restored.commit = Some(land(repo, &head, &tree, &message)?.to_string());
+    let unlanded = commit_on(repo, &head, &tree, &message, Vec::new())?;
+    land(repo, &unlanded)?;
+    restored.commit = Some(unlanded.commit.to_string());
     Ok(restored)
 }
 
@@ -183,11 +185,22 @@ fn without<'r>(
     Ok(repo.find_tree(index.write_tree_to(repo)?)?)
 }
 
-/// Reverts the change `spec` made (three-way, so later unrelated edits survive) and commits
-/// the result with `message`; returns it with the secret-looking files the save of
-/// uncommitted work left out. Conflicting later edits are refused, touching nothing, and so
-/// is a revert that would write over a file git does not track.
-pub fn revert(repo: &Repository, spec: &str, message: &str) -> Result<(String, Vec<String>)> {
+/// A commit made on top of HEAD and not landed yet: HEAD and the working tree are as they
+/// were. [`land`] brings them to it.
+#[derive(Debug, Clone)]
+pub struct Unlanded {
+    pub commit: git2::Oid,
+    head: git2::Oid,
+    message: String,
+    /// Secret-looking untracked files the save of uncommitted work left out.
+    pub left_out: Vec<String>,
+}
+
+/// Commits the revert of the change `spec` made (three-way, so later unrelated edits
+/// survive) with `message`, without landing it: the caller records the commit, then
+/// [`land`]s it. Uncommitted work is committed first. Conflicting later edits are refused,
+/// and so is a revert that would write over a file git does not track: nothing is touched.
+pub fn prepare_revert(repo: &Repository, spec: &str, message: &str) -> Result<Unlanded> {
     landing::recover(repo)?;
     let commit = find_commit(repo, spec)?;
     let saved = commit_all(
@@ -214,32 +227,45 @@ pub fn revert(repo: &Repository, spec: &str, message: &str) -> Result<(String, V
     if !in_the_way.is_empty() {
         return Err(VcsError::WouldOverwrite(in_the_way));
     }
-    let oid = land(repo, &head, &tree, message)?;
-    Ok((oid.to_string(), saved.left_out))
+    commit_on(repo, &head, &tree, message, saved.left_out)
 }
 
-/// Commits `tree` on top of `head` and brings the working tree to it. The commit is made
-/// first without moving HEAD and recorded as landing ([`landing`]), so a process killed
-/// during the checkout leaves a record by which the next start puts the files back.
-fn land(
+/// Commits `tree` on top of `head` without moving HEAD.
+fn commit_on(
     repo: &Repository,
     head: &git2::Commit<'_>,
     tree: &git2::Tree<'_>,
     message: &str,
-) -> Result<git2::Oid> {
+    left_out: Vec<String>,
+) -> Result<Unlanded> {
     let sig = signature(repo)?;
-    let oid = repo.commit(None, &sig, &sig, message, tree, &[head])?;
-    landing::begin(repo, oid)?;
-    let landed = checkout(repo, &head.tree()?, tree)
-        .and_then(|()| advance_head(repo, Some(head.id()), oid, message));
+    let commit = repo.commit(None, &sig, &sig, message, tree, &[head])?;
+    Ok(Unlanded {
+        commit,
+        head: head.id(),
+        message: message.to_string(),
+        left_out,
+    })
+}
+
+/// Brings the working tree and HEAD to `unlanded`'s commit. It is recorded as landing first
+/// ([`landing`]), so a process killed during the checkout leaves a record by which the next
+/// start puts the files back. On failure nothing is left changed (HEAD did not move).
+pub fn land(repo: &Repository, unlanded: &Unlanded) -> Result<()> {
+    let head = repo.find_commit(unlanded.head)?;
+    let target = repo.find_commit(unlanded.commit)?;
+    landing::begin(repo, unlanded.commit)?;
+    let landed = checkout(repo, &head.tree()?, &target.tree()?)
+        .and_then(|()| advance_head(repo, Some(head.id()), unlanded.commit, &unlanded.message));
     if let Err(err) = landed {
         // Put back what the checkout wrote; the record stays for the next start if that
         // fails too.
         let _ = landing::recover(repo);
         return Err(err);
     }
+    crate::failpoint::hit("land-after-head");
     landing::finish(repo)?;
-    Ok(oid)
+    Ok(())
 }
 
 /// Brings the working tree and the index from `from` to `to`. Callers commit all work first
@@ -278,16 +304,10 @@ fn checkout(repo: &Repository, from: &git2::Tree<'_>, to: &git2::Tree<'_>) -> Re
                 _ => 0o644,
             };
             write_file_atomic(&abs, blob.content(), Some(mode)).map_err(io(&abs))?;
+            crate::failpoint::hit("mid-checkout");
         } else {
-            remove_file(&abs).map_err(io(&abs))?;
-            // Folders the removal emptied go too, as git's checkout does.
-            let mut dir = abs.parent();
-            while let Some(d) = dir.filter(|d| *d != workdir) {
-                if std::fs::remove_dir(d).is_err() {
-                    break;
-                }
-                dir = d.parent();
-            }
+            remove_file_and_emptied(&abs, &workdir).map_err(io(&abs))?;
+            crate::failpoint::hit("mid-checkout");
         }
     }
     if !special.is_empty() {

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use git2::{FileMode, ObjectType, Oid, Repository};
 
 use super::{Result, VcsError};
-use crate::workspace::{OpenError, read_regular, remove_file, write_file_atomic};
+use crate::workspace::{OpenError, read_regular, remove_file_and_emptied, write_file_atomic};
 
 const RECORD: &str = "tandem-landing";
 
@@ -65,7 +65,8 @@ pub struct Recovered {
 
 /// Finishes or undoes a change a killed process left in flight; `None` when there was none.
 /// Landed: the index is brought up to date. Not landed: every file the change touched that
-/// holds the change's version gets the version from before it back (added files removed),
+/// holds the change's version gets the version from before it back (added files removed,
+/// with the folders that leaves empty),
 /// and the temporary files of interrupted writes are removed. A file holding anything else
 /// was changed since by someone else and is left alone.
 pub fn recover(repo: &Repository) -> Result<Option<Recovered>> {
@@ -136,7 +137,7 @@ pub fn recover(repo: &Repository) -> Result<Option<Recovered>> {
                 };
                 write_file_atomic(&abs, blob.content(), Some(mode)).map_err(io_error(&abs))?;
             }
-            None => remove_file(&abs).map_err(io_error(&abs))?,
+            None => remove_file_and_emptied(&abs, &workdir).map_err(io_error(&abs))?,
         }
         recovered.restored.push(rel.to_string());
     }

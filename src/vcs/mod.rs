@@ -4,7 +4,10 @@
 mod history;
 pub mod landing;
 
-pub use history::{ChangeKind, ChangedFile, Restored, Version, commit_patch, log, restore, revert};
+pub use history::{
+    ChangeKind, ChangedFile, Restored, Unlanded, Version, commit_patch, land, log, prepare_revert,
+    restore,
+};
 
 use std::path::{Path, PathBuf};
 

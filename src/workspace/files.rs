@@ -96,6 +96,21 @@ pub fn remove_file(path: &Path) -> io::Result<()> {
     }
 }
 
+/// Removes the file at `path` ([`remove_file`]), then the folders that removal emptied, up
+/// to `root` (which stays), as git's checkout does: a file added in a new folder leaves
+/// nothing behind when it goes.
+pub fn remove_file_and_emptied(path: &Path, root: &Path) -> io::Result<()> {
+    remove_file(path)?;
+    let mut dir = path.parent();
+    while let Some(d) = dir.filter(|d| *d != root && d.starts_with(root)) {
+        if std::fs::remove_dir(d).is_err() {
+            break;
+        }
+        dir = d.parent();
+    }
+    Ok(())
+}
+
 /// The file operations an apply performs. [`RealFs`] is the disk; tests wrap it to fail.
 pub trait Fs: Send + Sync {
     fn write(&self, path: &Path, bytes: &[u8], mode: Option<u32>) -> io::Result<()>;
@@ -118,6 +133,24 @@ impl Fs for RealFs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn removing_a_file_removes_the_folders_it_emptied_up_to_the_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("project");
+        for path in ["gen/r1/new.rs", "gen/keep.rs"] {
+            std::fs::create_dir_all(root.join(path).parent().unwrap()).unwrap();
+            std::fs::write(root.join(path), "x").unwrap();
+        }
+        remove_file_and_emptied(&root.join("gen/r1/new.rs"), &root).unwrap();
+        assert!(!root.join("gen/r1").exists());
+        // A folder with something left in it stays.
+        assert!(root.join("gen/keep.rs").is_file());
+        remove_file_and_emptied(&root.join("gen/keep.rs"), &root).unwrap();
+        assert!(!root.join("gen").exists() && root.is_dir());
+        // Already gone: not an error.
+        remove_file_and_emptied(&root.join("gen/keep.rs"), &root).unwrap();
+    }
 
     #[test]
     fn atomic_write_keeps_mode_and_leaves_no_temp_files() {

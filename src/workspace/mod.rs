@@ -12,7 +12,10 @@ pub mod search;
 mod walk;
 pub mod watch;
 
-pub use files::{FileState, Fs, RealFs, blob_hash, read_state, remove_file, write_file_atomic};
+pub use files::{
+    FileState, Fs, RealFs, blob_hash, read_state, remove_file, remove_file_and_emptied,
+    write_file_atomic,
+};
 pub use listing::{ListError, list_files};
 pub use paths::{PathError, ResolvedPath, is_view, normalize_relative, resolve, root_path};
 #[cfg(all(test, unix))]

@@ -28,7 +28,9 @@ pub const DECOY: &str = "DECOY-SECRET";
 /// toolchain, a directory outside both, and the call's temp dir.
 pub struct Scratch {
     pub project: tempfile::TempDir,
-    pub home: tempfile::TempDir,
+    home: PathBuf,
+    /// Removes the fake home when it is the scratch's own (not one given by `at_home`).
+    _home: Option<tempfile::TempDir>,
     pub outside: tempfile::TempDir,
     pub tmp: tempfile::TempDir,
     pub limits: Limits,
@@ -36,9 +38,21 @@ pub struct Scratch {
 
 impl Scratch {
     pub fn new() -> Scratch {
+        let home = tempfile::tempdir().unwrap();
+        Scratch::with_home(home.path().to_path_buf(), Some(home))
+    }
+
+    /// A scratch whose fake home is `home` (made here, removed by whoever chose it): the
+    /// `HOME` of a test process of its own, so the container hides it as the person's.
+    pub fn at_home(home: &Path) -> Scratch {
+        Scratch::with_home(home.to_path_buf(), None)
+    }
+
+    fn with_home(home: PathBuf, owned: Option<tempfile::TempDir>) -> Scratch {
         let scratch = Scratch {
             project: tempfile::tempdir().unwrap(),
-            home: tempfile::tempdir().unwrap(),
+            home,
+            _home: owned,
             outside: tempfile::tempdir().unwrap(),
             tmp: tempfile::tempdir().unwrap(),
             limits: Limits::default(),
@@ -109,7 +123,7 @@ impl Scratch {
     }
 
     pub fn home(&self) -> &Path {
-        self.home.path()
+        &self.home
     }
 
     /// The agent's confinement with this fake home's toolchains readable and its credentials
@@ -330,11 +344,18 @@ pub fn mark() -> String {
     super::marker(0).replace('.', "x")
 }
 
-/// Live processes whose environment holds `MARK=<mark>` (a survivor of a call).
+/// Live processes whose environment holds `MARK=<mark>` (a survivor of a call), this one
+/// aside (a test process may carry the mark to pass it on).
 pub fn marked(mark: &str) -> Vec<String> {
     let wanted = format!("MARK={mark}");
+    let me = std::process::id().to_string();
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let pid = entry.file_name();
+        // `self` and `thread-self` are this process too.
+        if pid == me.as_str() || !pid.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
         if let Ok(environ) = std::fs::read(entry.path().join("environ"))
             && environ.split(|b| *b == 0).any(|v| v == wanted.as_bytes())
         {

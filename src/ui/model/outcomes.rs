@@ -2,9 +2,9 @@
 //! (with the person's reason), partly applied, or rejected. Read from the reply's approval
 //! note, which names what was left out by the plan's paths.
 
+use crate::app::normalize_relative;
 use crate::edits::{Segment, Tag, TagKind};
 use crate::store::{ApprovalState, Message};
-use crate::app::normalize_relative;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome<'a> {

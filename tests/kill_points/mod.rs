@@ -1,0 +1,257 @@
+//! Kills at fail points: the binary kills itself (SIGKILL) at exactly one step of an
+//! approval, a restore, an undo or an agent's tool call (`tandem::failpoint`), so every
+//! in-between state is reached on every run. After each kill: the database passes its
+//! integrity check, the next run's invariants hold (`check`), and the outcome is the one
+//! that step implies: before HEAD moves, the tree and the proposal are as before the
+//! operation (and it can be done again); once HEAD moved, the operation is whole and
+//! recorded.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::fake_provider::{self, ollama_stream};
+use super::{Cli, FILES, check, common, head, new_file, new_proposal, setup};
+
+/// Whether a kill at a point leaves the operation done (HEAD moved) or undone.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Outcome {
+    Before,
+    Landed,
+}
+
+use Outcome::{Before, Landed};
+
+fn message<'m>(messages: &'m [Value], id: &str) -> &'m Value {
+    messages
+        .iter()
+        .find(|m| m["id"].as_i64().unwrap().to_string() == id)
+        .unwrap_or_else(|| panic!("message {id} is gone"))
+}
+
+fn tree(cli: &Cli) -> String {
+    common::git(&cli.root, &["rev-parse", "HEAD^{tree}"])
+}
+
+fn holds_round(cli: &Cli, round: usize) -> bool {
+    let text = std::fs::read_to_string(cli.root.join("src/f00.rs")).unwrap();
+    text.contains(&format!("R{round}_L0"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_at_each_step_everything_is_whole_and_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cli, server) = setup(dir.path()).await;
+    let mut round = 0;
+
+    // Approving: killed while writing the first, a middle and the last file (in a new
+    // folder), before the files, and after HEAD moved.
+    let last = format!("apply-after-files:{}", FILES + 1);
+    let approvals = [
+        ("apply-after-files:1", Before),
+        ("apply-after-files:26", Before),
+        (last.as_str(), Before),
+        ("approve-before-landing", Before),
+        ("approve-after-head", Landed),
+        ("commit-before-record", Landed),
+    ];
+    for (point, outcome) in approvals {
+        round += 1;
+        let id = new_proposal(&cli, dir.path(), round).await;
+        let before = head(&cli.root);
+        cli.killed_at(point, &["approve", &id]).await;
+        let when = format!("approve killed at {point}");
+        let messages = check(&cli, None, &when).await;
+        let proposal = message(&messages, &id);
+        let landed = cli.root.join(new_file(round)).exists();
+        match outcome {
+            Landed => {
+                assert_eq!(proposal["approval_state"], "approved", "{when}");
+                assert_eq!(
+                    proposal["commit_hash"].as_str(),
+                    Some(head(&cli.root).as_str())
+                );
+                assert!(holds_round(&cli, round) && landed, "{when}");
+            }
+            Before => {
+                assert_eq!(proposal["approval_state"], "pending", "{when}: {proposal}");
+                assert_eq!(head(&cli.root), before, "{when}");
+                assert!(!holds_round(&cli, round) && !landed, "{when}");
+                // The proposal is as it was: approving it again lands it.
+                cli.json(&["approve", &id]).await;
+                assert!(holds_round(&cli, round), "{when}: approved again");
+            }
+        }
+    }
+
+    // Restoring the previous version: killed after the first and a middle file, and after
+    // HEAD moved.
+    for (point, outcome) in [
+        ("mid-checkout:1", Before),
+        ("mid-checkout:30", Before),
+        ("land-after-head", Landed),
+    ] {
+        let (before, tree_before) = (head(&cli.root), tree(&cli));
+        let target = common::git(&cli.root, &["rev-parse", "HEAD~1"]);
+        let target_tree = common::git(&cli.root, &["rev-parse", "HEAD~1^{tree}"]);
+        let args = ["restore", "--project", cli.root(), target.trim()];
+        cli.killed_at(point, &args).await;
+        let when = format!("restore killed at {point}");
+        check(&cli, None, &when).await;
+        match outcome {
+            Landed => {
+                assert_ne!(head(&cli.root), before, "{when}");
+                assert_eq!(tree(&cli), target_tree, "{when}");
+            }
+            Before => {
+                assert_eq!(head(&cli.root), before, "{when}");
+                assert_eq!(tree(&cli), tree_before, "{when}");
+            }
+        }
+    }
+
+    // Undoing an approved change: killed mid-checkout, after HEAD moved, and once the undo
+    // is committed but not yet recorded on its message.
+    for (point, outcome) in [
+        ("mid-checkout:5", Before),
+        ("land-after-head", Landed),
+        ("undo-before-record", Landed),
+    ] {
+        round += 1;
+        let id = new_proposal(&cli, dir.path(), round).await;
+        cli.json(&["approve", &id]).await;
+        let before = head(&cli.root);
+        let undo = ["undo", "--project", cli.root()];
+        cli.killed_at(point, &undo).await;
+        let when = format!("undo killed at {point}");
+        let messages = check(&cli, None, &when).await;
+        let undone = message(&messages, &id);
+        match outcome {
+            Landed => {
+                assert_ne!(head(&cli.root), before, "{when}");
+                assert!(!holds_round(&cli, round), "{when}");
+                assert_eq!(
+                    undone["reverted_by"].as_str(),
+                    Some(head(&cli.root).as_str()),
+                    "{when}: the undo is in history, its message does not say so: {undone}"
+                );
+            }
+            Before => {
+                assert_eq!(head(&cli.root), before, "{when}");
+                assert!(holds_round(&cli, round), "{when}");
+                assert!(undone["reverted_by"].is_null(), "{when}: {undone}");
+                // Undoing again works, and is recorded.
+                let out = cli.json(&undo).await;
+                let messages = check(&cli, None, &when).await;
+                let undone = message(&messages, &id);
+                assert_eq!(undone["reverted_by"], out["commit"], "{when}: undone again");
+            }
+        }
+    }
+
+    agent_turn_killed_mid_tool_call(&cli, &server).await;
+}
+
+/// An agent's turn killed after its second tool call ran (a command that wrote a file in
+/// the chat's workspace) and before that step was recorded: the project is untouched, the
+/// reply is interrupted with its first step whole and the second absent, the workspace
+/// (no proposal waiting in it) is gone at the next start, as documented, and the chat goes
+/// on: its next turn completes.
+async fn agent_turn_killed_mid_tool_call(cli: &Cli, server: &fake_provider::FakeProvider) {
+    // The chat's workspace is an overlay in namespaces of its own.
+    let namespaces = std::process::Command::new("unshare")
+        .args(["-Urmnpf", "--mount-proc", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !namespaces {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must run an agent turn in a workspace, but this kernel lacks namespaces"
+        );
+        println!("KERNEL FEATURE UNAVAILABLE: no workspace, the agent turn kill is not run");
+        return;
+    }
+    let store = || tandem::store::Store::open_dir(&cli.data).unwrap();
+    store().set_setting("agent.tool_calling", "native").unwrap();
+    server.push(
+        "POST",
+        "/api/chat",
+        fake_provider::ollama_tool_call(
+            "write_file",
+            serde_json::json!({"path": "agent.txt", "content": "written by the agent\n"}),
+        ),
+    );
+    server.push(
+        "POST",
+        "/api/chat",
+        fake_provider::ollama_tool_call(
+            "run_shell",
+            serde_json::json!({"command": "echo ran > ran.txt"}),
+        ),
+    );
+    let before = head(&cli.root);
+    let turn = |chat: Option<&str>| {
+        let mut args = vec![
+            "chat",
+            "--project",
+            cli.root(),
+            "--provider",
+            "fake",
+            "--mode",
+            "agent",
+            "--allow-risk",
+            "high",
+        ];
+        if let Some(chat) = chat {
+            args.extend(["--chat", chat]);
+        }
+        args.push("make the files");
+        args.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let args = turn(None);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    cli.killed_at("agent-after-tool:2", &args).await;
+    let when = "agent turn killed after its second tool call";
+    let messages = check(cli, Some(server), when).await;
+    assert_eq!(head(&cli.root), before, "{when}");
+    for name in ["agent.txt", "ran.txt"] {
+        assert!(
+            !cli.root.join(name).exists(),
+            "{when}: {name} is in the project"
+        );
+    }
+    let chat = messages
+        .iter()
+        .find(|m| m["role"] == "user" && m["content"] == "make the files")
+        .unwrap()["chat_id"]
+        .as_i64()
+        .unwrap();
+    let replies: Vec<&Value> = messages
+        .iter()
+        .filter(|m| m["chat_id"] == chat && m["role"] == "assistant")
+        .collect();
+    assert_eq!(replies.len(), 1, "{when}: {replies:?}");
+    assert_eq!(
+        replies[0]["status"], "interrupted",
+        "{when}: {}",
+        replies[0]
+    );
+    let steps = store()
+        .agent_steps(replies[0]["id"].as_i64().unwrap())
+        .unwrap();
+    let tools: Vec<Option<&str>> = steps.iter().map(|s| s.tool.as_deref()).collect();
+    assert_eq!(tools, [Some("write_file")], "{when}: {steps:?}");
+    let workspace = cli.data.join("workspaces").join(chat.to_string());
+    assert!(!workspace.exists(), "{when}: the workspace stayed");
+
+    server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&["Done."], Duration::from_millis(5)),
+    );
+    let args = turn(Some(&chat.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = cli.json(&args).await;
+    assert_eq!(out["status"], "complete", "the turn after the kill: {out}");
+    check(cli, Some(server), "the turn after the kill").await;
+}
