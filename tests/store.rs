@@ -126,6 +126,7 @@ const SEEDS: &[(usize, &str)] = &[
         "INSERT INTO mcp_servers (name, transport, url, headers, created_at)
              VALUES ('remote', 'sse', 'https://mcp.example/sse', '{\"Authorization\": \"Bearer t\"}', 14);",
     ),
+    (15, "UPDATE messages SET undoing = 'beef15' WHERE id = 2;"),
 ];
 
 /// A database at schema `version` holding the rows of every version up to it, each block
@@ -319,6 +320,12 @@ fn check_seeded(store: &Store, version: usize) {
         };
         assert_eq!(url, "https://mcp.example/sse");
         assert_eq!(headers["Authorization"], "Bearer t");
+    }
+    if version >= 15 {
+        // An undo a killed process left in flight, for the engine to settle from git.
+        assert_eq!(store.undoing(None).unwrap(), [(1, 2, "beef15".to_string())]);
+    } else {
+        assert!(store.undoing(None).unwrap().is_empty());
     }
 }
 
