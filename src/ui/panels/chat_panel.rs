@@ -451,6 +451,9 @@ fn card(ui: &mut egui::Ui, tag: &Tag, op: Option<&Operation>, applied: bool) {
             if !status.is_empty() {
                 ui.colored_label(color, status);
             }
+            if let Some(note) = op.and_then(|op| op.note.as_deref()) {
+                ui.weak(format!("note: {note}"));
+            }
             if tag.kind == TagKind::SecurityFinding
                 || tag.kind == TagKind::ProblemReport
                 || tag.kind == TagKind::ExecuteSql
