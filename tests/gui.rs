@@ -1447,3 +1447,28 @@ fn the_window_follows_what_the_cli_and_git_change() {
     harness.run_steps(2);
     harness.get_by_label_contains("changed on disk while you were editing");
 }
+
+#[test]
+fn an_edit_quoting_numbered_lines_applies_and_its_card_says_so() {
+    let (world, prefs) = world();
+    // A small model's edit: SEARCH and REPLACE copied from a numbered file view.
+    let reply = "<tandem-search-replace path=\"notes.txt\">\n<<<<<<< SEARCH\n    12\tline 12\n    13\tline 13\n=======\n    12\tline twelve\n    13\tline 13\n>>>>>>> REPLACE\n</tandem-search-replace>\n";
+    world
+        .server
+        .push("POST", "/api/chat", ollama_stream(&[reply], Duration::ZERO));
+    let mut harness = harness(&world.data, prefs);
+    open_chat(&mut harness);
+    send(&mut harness, "spell out 12");
+    wait_until(&mut harness, "the proposal", |a| a.state.review().is_some());
+    let want = ORIGINAL.replace("line 12\n", "line twelve\n");
+    assert_eq!(
+        app(&harness).state.review().unwrap().plan.files[0]
+            .new_text
+            .as_deref(),
+        Some(want.as_str())
+    );
+    assert!(shown_containing(
+        &mut harness,
+        "note: SEARCH carried line numbers (12-13) copied from a file view"
+    ));
+}

@@ -211,6 +211,11 @@ async fn edit(context: &Context<'_>, tool: &str, arguments: &Value) -> Dispatche
         Action::Delete { path } => format!("delete {path}"),
         _ => format!("{} (+{} −{} lines)", op.path, op.added, op.removed),
     };
+    // A loose match is said, so the model can stop doing what made it loose.
+    let what = match &op.note {
+        Some(note) => format!("{what} (note: {note})"),
+        None => what,
+    };
     let text = match context.workspace {
         Some(tracker) => {
             if let Err(e) = write_into(tracker, action.clone()).await {

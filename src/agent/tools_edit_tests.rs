@@ -269,3 +269,30 @@ fn errors_name_the_problem_for_the_model() {
             .starts_with("\"pattern\" is not a valid regular expression")
     );
 }
+
+#[test]
+fn search_replace_quoting_read_files_numbered_lines_applies_with_a_note() {
+    let file = "fn main() {\n    let x = 1;\n\n    println!(\"{x}\");\n}\n";
+    let (_dir, root) = project(&[("src/main.rs", file)]);
+    let out = read_file(
+        &root,
+        &json!({"path": "src/main.rs", "start_line": 2, "end_line": 4}),
+    )
+    .unwrap();
+    // What a small model sends: read_file's lines as shown, numbers and all.
+    let search: Vec<&str> = out.lines().skip(1).collect();
+    let search = search.join("\n");
+    let replace = search.replace("let x = 1;", "let x = 2;");
+    let action = edit_action(
+        "search_replace",
+        &json!({"path": "src/main.rs", "search": search, "replace": replace}),
+    )
+    .unwrap();
+    let mut checker = crate::edits::plan::EditChecker::new(&root).unwrap();
+    let op = checker.check(action).unwrap();
+    assert_eq!((op.added, op.removed), (1, 1));
+    assert_eq!(
+        op.note.as_deref(),
+        Some("SEARCH carried line numbers (2-4) copied from a file view; matched without them")
+    );
+}

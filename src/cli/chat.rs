@@ -498,7 +498,11 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
                     .ok()
                     .and_then(|v| v.as_str().map(str::to_string))
                     .unwrap_or_default();
-                let state = op.error.clone().unwrap_or_else(|| "ok".into());
+                let state = match (&op.error, &op.note) {
+                    (Some(error), _) => error.clone(),
+                    (None, Some(note)) => format!("ok ({note})"),
+                    (None, None) => "ok".into(),
+                };
                 eprintln!(
                     "  {op_name:<15} {:<40} +{} -{}  {state}",
                     op.path, op.added, op.removed

@@ -527,7 +527,10 @@ fn plan_text(message_id: i64, chat_id: i64, plan: &EditPlan) -> String {
     }
     for op in &plan.operations {
         let status = match op.status {
-            OpStatus::Ok => "ok".to_string(),
+            OpStatus::Ok => match &op.note {
+                Some(note) => format!("ok ({note})"),
+                None => "ok".to_string(),
+            },
             OpStatus::AlreadyApplied => "already applied".to_string(),
             OpStatus::Error => format!("ERROR: {}", op.error.as_deref().unwrap_or("")),
         };

@@ -5,6 +5,7 @@ pub mod actions;
 pub mod apply;
 pub mod deps;
 pub mod diff;
+mod line_numbers;
 pub mod parser;
 pub mod plan;
 pub mod search_replace;

@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::actions::{Action, MissingAttribute, actions};
 use super::diff::{Hunk, hunks, line_counts, unified};
 use super::parser::{TagKind, parse};
-use super::search_replace::{BlockOutcome, apply_blocks, parse_blocks};
+use super::search_replace::{BlockOutcome, apply_blocks_as_read, parse_blocks};
 use crate::store::PlanBase;
 use crate::workspace::{FileState, read_state, resolve};
 
@@ -51,6 +51,10 @@ pub struct Operation {
     pub status: OpStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// How an edit that applied had to be read to apply, for its card: a search-replace
+    /// whose SEARCH lines carried line numbers, found once they were taken off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     pub added: usize,
     pub removed: usize,
 }
@@ -430,7 +434,12 @@ impl Planner {
                 body,
             } => {
                 let result = self.search_replace(&path, &body);
+                let note = result.as_ref().ok().and_then(|(_, note)| note.clone());
+                let result = result.map(|(done, _)| done);
                 self.push_op(OpKind::SearchReplace, path, None, description, result);
+                if let Some(op) = self.plan.operations.last_mut() {
+                    op.note = note;
+                }
             }
             Action::AddDependency { packages } => {
                 let result = match packages.iter().find(|p| !valid_package(p)) {
@@ -492,6 +501,7 @@ impl Planner {
             description,
             status,
             error,
+            note: None,
             added,
             removed,
         });
@@ -548,28 +558,40 @@ impl Planner {
         Ok(Done::Changed(0, 0))
     }
 
-    fn search_replace(&mut self, raw: &str, body: &str) -> Result<Done, String> {
+    /// The edit, with the note its card shows when it applied only loosely.
+    fn search_replace(&mut self, raw: &str, body: &str) -> Result<(Done, Option<String>), String> {
         let rel = self.slot(raw)?;
         let result = self.search_replace_slot(&rel, body);
         result.map_err(|error| self.fail(&rel, format!("{rel}: {error}")))
     }
 
-    fn search_replace_slot(&mut self, rel: &str, body: &str) -> Result<Done, String> {
+    fn search_replace_slot(
+        &mut self,
+        rel: &str,
+        body: &str,
+    ) -> Result<(Done, Option<String>), String> {
         let slot = self.slots.get_mut(rel).ok_or("internal: no slot")?;
         let Some((bytes, mode)) = &slot.current else {
             return Err("the file does not exist (use a write tag to create it)".into());
         };
         let text = std::str::from_utf8(bytes)
             .map_err(|_| "the file is not UTF-8 text, so it cannot be edited by search-replace")?;
+        // Line numbers a model copied may be those of the file as it first read it, before
+        // the earlier edits of this reply or turn.
+        let read = match &slot.original {
+            FileState::File { bytes, .. } => std::str::from_utf8(bytes).ok(),
+            FileState::Missing => None,
+        };
         let blocks = parse_blocks(body).map_err(|e| e.to_string())?;
-        let (new_text, outcomes) = apply_blocks(text, &blocks).map_err(|e| e.to_string())?;
+        let (new_text, outcomes) =
+            apply_blocks_as_read(text, &blocks, read).map_err(|e| e.to_string())?;
         if outcomes.iter().all(|o| *o == BlockOutcome::AlreadyApplied) {
-            return Ok(Done::AlreadyApplied);
+            return Ok((Done::AlreadyApplied, None));
         }
         let (added, removed) = line_counts(text, &new_text);
         let mode = *mode;
         slot.current = Some((new_text.into_bytes(), mode));
-        Ok(Done::Changed(added, removed))
+        Ok((Done::Changed(added, removed), numbers_note(&outcomes)))
     }
 
     fn finish(mut self) -> EditPlan {
@@ -692,6 +714,37 @@ fn match_line_endings(existing: &str, content: String) -> String {
 }
 
 /// Package names go to a package manager's command line: no options, no control characters.
+/// What the card of a search-replace says when its blocks carried line numbers.
+fn numbers_note(outcomes: &[BlockOutcome]) -> Option<String> {
+    let numbered: Vec<String> = outcomes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, outcome)| {
+            let BlockOutcome::Applied {
+                numbers: Some((first, last)),
+                ..
+            } = outcome
+            else {
+                return None;
+            };
+            let lines = match first == last {
+                true => first.to_string(),
+                false => format!("{first}-{last}"),
+            };
+            Some(match outcomes.len() {
+                1 => format!("SEARCH carried line numbers ({lines})"),
+                _ => format!("block {}'s SEARCH carried line numbers ({lines})", i + 1),
+            })
+        })
+        .collect();
+    (!numbered.is_empty()).then(|| {
+        format!(
+            "{} copied from a file view; matched without them",
+            numbered.join("; ")
+        )
+    })
+}
+
 fn valid_package(name: &str) -> bool {
     !name.starts_with('-') && !name.chars().any(|c| c.is_control() || c.is_whitespace())
 }

@@ -296,3 +296,48 @@ fn security_findings_come_out_most_severe_first_with_their_place() {
     assert_eq!(found[0].body, "Use parameters.");
     assert!(super::security_findings("nothing here").is_empty());
 }
+
+#[test]
+fn line_numbers_taken_off_are_noted_on_the_operation() {
+    let (_dir, root) = project(&[("a.rs", "fn a() {\n    one();\n}\n")]);
+    let reply = sr("a.rs", "     2\t    one();", "     2\t    two();")
+        + &sr("a.rs", "fn a() {", "fn b() {");
+    let plan = build_plan(&root, &reply).unwrap();
+    assert_eq!(
+        plan.files[0].new_text.as_deref(),
+        Some("fn b() {\n    two();\n}\n")
+    );
+    let note = plan.operations[0].note.as_deref().unwrap();
+    assert_eq!(
+        note,
+        "SEARCH carried line numbers (2) copied from a file view; matched without them"
+    );
+    assert_eq!(plan.operations[1].note, None);
+    // In the JSON the CLI prints; absent where there is nothing to say.
+    let json = serde_json::to_value(&plan.operations).unwrap();
+    assert_eq!(json[0]["note"], note);
+    assert!(json[1].get("note").is_none());
+}
+
+#[test]
+fn the_checker_takes_line_numbers_as_the_file_was_read() {
+    let (_dir, root) = project(&[("a.txt", "one\ntwo\nthree\n")]);
+    let mut checker = EditChecker::new(&root).unwrap();
+    checker
+        .check(search_replace("a.txt", "one", "zero\none"))
+        .unwrap();
+    // The model read the file before its first edit: "three" was line 3, is line 4 now.
+    let op = checker
+        .check(search_replace("a.txt", "3\tthree", "3\tTHREE"))
+        .unwrap();
+    assert!(op.note.unwrap().contains("line numbers (3)"));
+    assert_eq!(
+        checker.planner.slots["a.txt"].current.as_ref().unwrap().0,
+        b"zero\none\ntwo\nTHREE\n"
+    );
+    // Numbers of neither version: refused, with the hint.
+    let error = checker
+        .check(search_replace("a.txt", "2\tTHREE", "x"))
+        .unwrap_err();
+    assert!(error.contains("seem to start with line numbers"), "{error}");
+}

@@ -15,12 +15,16 @@
 //! exact text, then lines ignoring trailing whitespace, then lines ignoring indentation (the
 //! replacement is re-indented to fit), then lines with typographic Unicode folded to ASCII.
 //! The first tier that finds anything decides, and more than one match there is an error:
-//! we never guess which copy the model meant. Errors are worded to be sent back to the model.
+//! we never guess which copy the model meant. A SEARCH found nowhere whose lines carry the
+//! line numbers a file view showed is tried once more without them, when that is safe
+//! ([`super::line_numbers`]). Errors are worded to be sent back to the model.
 //!
 //! Everything here is pure (no I/O) and must not panic on any input.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
+
+use super::line_numbers::{self, Numbering, Unnumbered};
 
 /// One SEARCH/REPLACE pair: the text between the markers, lines joined with `'\n'`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,8 +49,14 @@ pub enum MatchTier {
 /// What happened to one block.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BlockOutcome {
-    /// Replaced the match that starts on 1-based `line`.
-    Applied { tier: MatchTier, line: usize },
+    /// Replaced the match that starts on 1-based `line`. `numbers` are the first and last
+    /// line numbers SEARCH carried in front of its lines (as a file view shows them), taken
+    /// off to find it (see [`super::line_numbers`]).
+    Applied {
+        tier: MatchTier,
+        line: usize,
+        numbers: Option<(usize, usize)>,
+    },
     /// SEARCH is absent but REPLACE is already there, so the edit was made before.
     AlreadyApplied,
 }
@@ -85,12 +95,15 @@ pub enum SearchReplaceError {
     EmptySearch { block: usize, total: usize },
     /// `search` holds the first lines of SEARCH; `nearest` the 1-based first line and text
     /// of the most similar stretch of the file, if anything was similar.
-    #[error("{}", not_found_message(.block, .total, .search, .nearest))]
+    /// `line_numbers`: SEARCH's lines seem to start with line numbers that could not safely
+    /// be taken off (the message says to leave them out).
+    #[error("{}", not_found_message(.block, .total, .search, .nearest, .line_numbers))]
     NotFound {
         block: usize,
         total: usize,
         search: String,
         nearest: Option<(usize, Vec<String>)>,
+        line_numbers: bool,
     },
     /// `lines` are the 1-based first lines of the matches.
     #[error(
@@ -179,10 +192,22 @@ fn marker(line: &str) -> Option<Marker> {
 /// The file's line-ending style (CRLF when most breaks are CRLF) and its final newline are
 /// kept. A SEARCH padded with blank lines that the file lacks is retried without them. An
 /// empty REPLACE deletes the matched lines. A block whose SEARCH is absent but whose REPLACE
-/// is present as whole lines is [`BlockOutcome::AlreadyApplied`].
+/// is present as whole lines is [`BlockOutcome::AlreadyApplied`]. A SEARCH found nowhere as
+/// written is tried without the line numbers a model copied in front of its lines, when those
+/// are the lines' real numbers in `original` or in the text as the edit was applied so far.
 pub fn apply_blocks(
     original: &str,
     blocks: &[Block],
+) -> Result<(String, Vec<BlockOutcome>), SearchReplaceError> {
+    apply_blocks_as_read(original, blocks, None)
+}
+
+/// [`apply_blocks`], where line numbers may also be those of `read`: the file as the model
+/// was shown it, when earlier edits (not in view) changed it since.
+pub fn apply_blocks_as_read(
+    original: &str,
+    blocks: &[Block],
+    read: Option<&str>,
 ) -> Result<(String, Vec<BlockOutcome>), SearchReplaceError> {
     if blocks.is_empty() {
         return Err(Error::NoBlocks);
@@ -190,10 +215,14 @@ pub fn apply_blocks(
     let newlines = original.bytes().filter(|&b| b == b'\n').count();
     let crlf = original.matches("\r\n").count() * 2 > newlines;
     let mut text = original.replace("\r\n", "\n");
+    let read: Vec<String> = std::iter::once(text.clone())
+        .chain(read.map(|r| r.replace("\r\n", "\n")))
+        .collect();
+    let read: Vec<&str> = read.iter().map(String::as_str).collect();
     let total = blocks.len();
     let mut outcomes = Vec::with_capacity(total);
     for (i, block) in blocks.iter().enumerate() {
-        outcomes.push(apply_one(&mut text, block, i + 1, total)?);
+        outcomes.push(apply_one(&mut text, block, (i + 1, total), &read)?);
     }
     if crlf {
         text = text.replace('\n', "\r\n");
@@ -201,11 +230,13 @@ pub fn apply_blocks(
     Ok((text, outcomes))
 }
 
+/// Applies block `n` of `total`; `read` are earlier versions of the text whose line numbers
+/// SEARCH may carry.
 fn apply_one(
     text: &mut String,
     block: &Block,
-    n: usize,
-    total: usize,
+    (n, total): (usize, usize),
+    read: &[&str],
 ) -> Result<BlockOutcome, Error> {
     let search = block.search.replace("\r\n", "\n");
     let replace = block.replace.replace("\r\n", "\n");
@@ -240,9 +271,16 @@ fn apply_one(
                 return Ok(BlockOutcome::Applied {
                     tier: found.tier,
                     line: found.line,
+                    numbers: None,
                 });
             }
         }
+    }
+    let numbering = line_numbers::unnumber(short_search, &replace, text);
+    if let Numbering::Stripped(unnumbered) = &numbering
+        && let Some(outcome) = apply_unnumbered(text, unnumbered, read)
+    {
+        return Ok(outcome);
     }
     // REPLACE must be found as whole lines: a fragment such as `x` occurs mid-line almost
     // anywhere, and a false "already applied" would hide a failed edit from the model.
@@ -262,7 +300,57 @@ fn apply_one(
         total,
         search: excerpt(&wanted),
         nearest: nearest(&index.lines, &wanted),
+        line_numbers: match numbering {
+            Numbering::None => false,
+            Numbering::Unsafe => true,
+            Numbering::Stripped(unnumbered) => unnumbered.view_like,
+        },
     })
+}
+
+/// Applies a block whose line numbers were taken off, only where the numbers say it is: its
+/// single match must be whole lines starting on line `first` of the text, or of a version of
+/// it in `read` at those lines (the numbers the model saw before earlier edits moved them).
+/// Blank lines at either end of SEARCH are tried without them too, as for any block.
+fn apply_unnumbered(text: &mut String, block: &Unnumbered, read: &[&str]) -> Option<BlockOutcome> {
+    let (short_search, lead, trail) = trim_blank_lines(&block.search, usize::MAX, usize::MAX);
+    let (short_replace, _, _) = trim_blank_lines(&block.replace, lead, trail);
+    let mut attempts = vec![(block.search.as_str(), block.replace.as_str(), block.first)];
+    if lead + trail > 0 {
+        attempts.push((short_search, short_replace, block.first + lead));
+    }
+    for (search, replace, first) in attempts {
+        let Located::One(found) = locate(text, search, true) else {
+            continue;
+        };
+        let wanted: Vec<&str> = search.split('\n').collect();
+        let numbered_here = found.line == first
+            || read
+                .iter()
+                .any(|r| lines_at(&LineIndex::new(r).lines, first, &wanted, found.tier));
+        if !found.whole_lines || !numbered_here {
+            continue;
+        }
+        let replacement = match &found.indent {
+            Some((si, fi)) if si != fi => Cow::Owned(reindent(replace, si, fi)),
+            _ => Cow::Borrowed(replace),
+        };
+        splice(text, &found, &replacement);
+        return Some(BlockOutcome::Applied {
+            tier: found.tier,
+            line: found.line,
+            numbers: Some((block.first, block.last)),
+        });
+    }
+    None
+}
+
+/// Whether `wanted` are the lines of `file` from 1-based `line` on, compared as `tier` does.
+fn lines_at(file: &[&str], line: usize, wanted: &[&str], tier: MatchTier) -> bool {
+    let key = tier_key(tier);
+    line.checked_sub(1)
+        .and_then(|start| file.get(start..start + wanted.len()))
+        .is_some_and(|lines| lines.iter().zip(wanted).all(|(a, b)| key(a) == key(b)))
 }
 
 /// Removes up to `max_lead` leading and `max_trail` trailing blank lines, reporting how many.
@@ -330,18 +418,13 @@ fn locate(text: &str, search: &str, whole_lines_only: bool) -> Located {
     }
     let index = LineIndex::new(text);
     let wanted: Vec<&str> = search.split('\n').collect();
-    let tiers: [(MatchTier, Key); 3] = [
-        (MatchTier::TrailingWhitespace, |s| {
-            Cow::Borrowed(s.trim_end())
-        }),
-        (MatchTier::Indentation, |s| Cow::Borrowed(s.trim())),
-        (MatchTier::Unicode, |s| match fold_unicode(s) {
-            Cow::Borrowed(b) => Cow::Borrowed(b.trim()),
-            Cow::Owned(o) => Cow::Owned(o.trim().to_owned()),
-        }),
+    let tiers = [
+        MatchTier::TrailingWhitespace,
+        MatchTier::Indentation,
+        MatchTier::Unicode,
     ];
-    for (tier, key) in tiers {
-        let (anchor, starts) = line_matches(&index.lines, &wanted, key);
+    for tier in tiers {
+        let (anchor, starts) = line_matches(&index.lines, &wanted, tier_key(tier));
         match starts.as_slice() {
             [] => {}
             &[i] => {
@@ -440,6 +523,19 @@ impl<'a> LineIndex<'a> {
 }
 
 type Key = for<'a> fn(&'a str) -> Cow<'a, str>;
+
+/// What a tier compares of each line.
+fn tier_key(tier: MatchTier) -> Key {
+    match tier {
+        MatchTier::Exact => |s| Cow::Borrowed(s),
+        MatchTier::TrailingWhitespace => |s| Cow::Borrowed(s.trim_end()),
+        MatchTier::Indentation => |s| Cow::Borrowed(s.trim()),
+        MatchTier::Unicode => |s| match fold_unicode(s) {
+            Cow::Borrowed(b) => Cow::Borrowed(b.trim()),
+            Cow::Owned(o) => Cow::Owned(o.trim().to_owned()),
+        },
+    }
+}
 
 /// Start indices of the windows of `file` whose keys equal those of `wanted`, plus the index
 /// of the first non-blank wanted line. That line is compared first, which rejects almost
@@ -630,6 +726,7 @@ fn not_found_message(
     total: &usize,
     search: &str,
     nearest: &Option<(usize, Vec<String>)>,
+    line_numbers: &bool,
 ) -> String {
     let mut m = format!(
         "block {block} of {total}: the SEARCH text was not found in the file.\nSEARCH begins:\n"
@@ -646,6 +743,12 @@ fn not_found_message(
             }
         }
         None => m.push_str("No similar lines were found in the file.\n"),
+    }
+    if *line_numbers {
+        m.push_str(
+            "SEARCH's lines seem to start with line numbers: copy the lines without the \
+             numbers a file view shows in front of them.\n",
+        );
     }
     m.push_str(
         "SEARCH must match the file exactly, including whitespace; re-read the file and try again.",

@@ -13,7 +13,13 @@ fn b(search: &str, replace: &str) -> Block {
 fn apply1(file: &str, search: &str, replace: &str) -> Result<(String, MatchTier, usize), Error> {
     let (text, outcomes) = apply_blocks(file, &[b(search, replace)])?;
     match outcomes[..] {
-        [BlockOutcome::Applied { tier, line }] => Ok((text, tier, line)),
+        [
+            BlockOutcome::Applied {
+                tier,
+                line,
+                numbers: None,
+            },
+        ] => Ok((text, tier, line)),
         _ => panic!("not applied: {outcomes:?}"),
     }
 }
@@ -169,7 +175,8 @@ fn blocks_apply_in_sequence() {
         outcomes[1],
         BlockOutcome::Applied {
             tier: Exact,
-            line: 2
+            line: 2,
+            numbers: None,
         }
     );
 }
@@ -271,7 +278,8 @@ fn large_file_with_many_blocks() {
         outcomes[48],
         BlockOutcome::Applied {
             tier: Unicode,
-            line: 100_000
+            line: 100_000,
+            numbers: None,
         }
     );
     assert!(text.ends_with("    done();\n") && text.contains("\n    five();\n"));

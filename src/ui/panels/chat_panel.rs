@@ -406,6 +406,9 @@ fn card(ui: &mut egui::Ui, tag: &Tag, op: Option<&Operation>, outcome: Option<&O
                     });
                 }
             }
+            if let Some(note) = op.and_then(|op| op.note.as_deref()) {
+                ui.weak(format!("note: {note}"));
+            }
             if tag.kind == TagKind::SecurityFinding
                 || tag.kind == TagKind::ProblemReport
                 || tag.kind == TagKind::ExecuteSql
