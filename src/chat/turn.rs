@@ -969,10 +969,13 @@ fn recently_edited(root: &std::path::Path) -> Vec<String> {
     let Ok(repo) = crate::vcs::open(root) else {
         return Vec::new();
     };
+    // A set beside the list: an initial import lists every file of the project, and
+    // checking each against the list was quadratic.
+    let mut seen = std::collections::HashSet::new();
     let mut paths = Vec::new();
     for version in crate::vcs::log(&repo, 5).unwrap_or_default() {
         for file in version.files {
-            if !paths.contains(&file.path) {
+            if seen.insert(file.path.clone()) {
                 paths.push(file.path);
             }
         }
