@@ -5,44 +5,11 @@
 mod common;
 
 use std::path::Path;
-use std::process::Output;
 
-use common::{git, repo_with};
+use common::{Cli, git, repo_with};
 use serde_json::Value;
 
-struct Cli {
-    data: std::path::PathBuf,
-}
-
 impl Cli {
-    fn run(&self, args: &[&str]) -> Output {
-        common::tandem()
-            .arg("--data-dir")
-            .arg(&self.data)
-            .args(args)
-            .output()
-            .unwrap()
-    }
-
-    /// Runs with `--json`, expects success and exactly one JSON object on stdout.
-    fn json(&self, args: &[&str]) -> Value {
-        let mut all = vec!["--json"];
-        all.extend_from_slice(args);
-        let output = self.run(&all);
-        assert!(
-            output.status.success(),
-            "{args:?} failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let stdout = String::from_utf8(output.stdout).unwrap();
-        assert_eq!(
-            stdout.trim().lines().count(),
-            1,
-            "one line of JSON: {stdout}"
-        );
-        serde_json::from_str(&stdout).unwrap()
-    }
-
     fn fails(&self, args: &[&str]) -> String {
         let output = self.run(args);
         assert!(!output.status.success(), "{args:?} should fail");

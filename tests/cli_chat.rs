@@ -71,21 +71,9 @@ async fn setup() -> (tempfile::TempDir, std::path::PathBuf, Cli, FakeProvider) {
     };
     let server = FakeProvider::start().await;
     cli.json(&["project", "add", root.to_str().unwrap()]).await;
-    cli.json(&[
-        "provider",
-        "add",
-        "--name",
-        "fake",
-        "--kind",
-        "ollama",
-        "--base-url",
-        &server.url(),
-        "--default-model",
-        "tiny",
-        "--context-length",
-        "8192",
-    ])
-    .await;
+    let provider = common::fake_provider_args(&server.url());
+    let provider: Vec<&str> = provider.iter().map(String::as_str).collect();
+    cli.json(&provider).await;
     (dir, root, cli, server)
 }
 

@@ -11,61 +11,37 @@ mod common;
 mod fake_provider;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
 use tandem::engine::project_lock_path;
 
-struct Cli {
-    data: PathBuf,
+/// A project added on a data directory, and the `tandem` binary on it.
+struct Project {
+    tandem: common::Cli,
     root: PathBuf,
 }
 
-impl Cli {
-    fn new(dir: &Path, files: &[(&str, &str)]) -> Cli {
+impl Project {
+    fn new(dir: &Path, files: &[(&str, &str)]) -> Project {
         let root = dir.join("project");
         common::repo_with(&root, files);
-        let cli = Cli {
-            data: dir.join("data"),
+        let project = Project {
+            tandem: common::Cli {
+                data: dir.join("data"),
+            },
             root: root.canonicalize().unwrap(),
         };
-        cli.json(&["project", "add", cli.root()]);
-        cli
-    }
-
-    fn command(&self, args: &[&str]) -> Command {
-        let mut command = common::tandem();
-        command
-            .arg("--data-dir")
-            .arg(&self.data)
-            .args(args)
-            .stdin(Stdio::null());
-        command
+        project.tandem.json(&["project", "add", project.root()]);
+        project
     }
 
     fn root(&self) -> &str {
         self.root.to_str().unwrap()
     }
 
-    fn run(&self, args: &[&str]) -> Output {
-        self.command(args).output().unwrap()
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        let mut all = vec!["--json"];
-        all.extend_from_slice(args);
-        let output = self.run(&all);
-        assert!(
-            output.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        serde_json::from_slice(&output.stdout).unwrap()
-    }
-
     fn lock_path(&self) -> PathBuf {
-        project_lock_path(&self.data, &self.root)
+        project_lock_path(&self.tandem.data, &self.root)
     }
 
     /// A proposal writing `files` files under `dir/`, each marked with `mark`.
@@ -76,9 +52,9 @@ impl Cli {
                 "<tandem-write path=\"{dir}/f{f:04}.txt\">{mark} {f}\n</tandem-write>\n"
             ));
         }
-        let file = self.data.with_file_name(format!("reply-{mark}.txt"));
+        let file = self.tandem.data.with_file_name(format!("reply-{mark}.txt"));
         std::fs::write(&file, reply).unwrap();
-        let out = self.json(&[
+        let out = self.tandem.json(&[
             "propose",
             "--project",
             self.root(),
@@ -93,8 +69,8 @@ impl Cli {
 
 /// A change in flight as a process writing it leaves the project: the commit made (not
 /// yet HEAD), its record written, its new file on disk. Returns the new file's path.
-fn change_in_flight(cli: &Cli) -> PathBuf {
-    let root = &cli.root;
+fn change_in_flight(project: &Project) -> PathBuf {
+    let root = &project.root;
     let blob = {
         let mut child = Command::new("git")
             .args(["hash-object", "-w", "--stdin"])
@@ -171,22 +147,23 @@ fn hold_lock(path: &Path) -> Child {
 #[test]
 fn a_start_leaves_a_change_alone_while_its_process_holds_the_lock_and_recovers_it_once_killed() {
     let dir = tempfile::tempdir().unwrap();
-    let cli = Cli::new(dir.path(), &[("a.txt", "a\n")]);
-    let file = change_in_flight(&cli);
-    let record = cli.root.join(".git/tandem-landing");
-    let mut holder = hold_lock(&cli.lock_path());
+    let project = Project::new(dir.path(), &[("a.txt", "a\n")]);
+    let file = change_in_flight(&project);
+    let record = project.root.join(".git/tandem-landing");
+    let mut holder = hold_lock(&project.lock_path());
 
     // A second process starts (every start runs the recovery) while the first writes.
-    cli.json(&["chats", "--project", cli.root()]);
+    project.tandem.json(&["chats", "--project", project.root()]);
     assert!(file.exists(), "a change in flight is not recovered away");
     assert!(
         record.exists(),
         "its record stays for its process to finish"
     );
     // A change of this project waits for the holder, and says so when it does not end.
-    let id = cli.propose(1, "waits", "w");
+    let id = project.propose(1, "waits", "w");
     let started = Instant::now();
-    let mut approve = cli
+    let mut approve = project
+        .tandem
         .command(&["approve", &id])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -197,7 +174,7 @@ fn a_start_leaves_a_change_alone_while_its_process_holds_the_lock_and_recovers_i
         approve.try_wait().unwrap().is_none(),
         "the approval waits while another process changes the project"
     );
-    assert!(!cli.root.join("waits/f0000.txt").exists());
+    assert!(!project.root.join("waits/f0000.txt").exists());
 
     // The holder is killed: the kernel drops its lock, the waiting approval goes first
     // (its own recovery puts the dead change back), and the next start finds nothing.
@@ -213,21 +190,21 @@ fn a_start_leaves_a_change_alone_while_its_process_holds_the_lock_and_recovers_i
     assert!(!file.exists(), "the dead change was put back");
     assert!(!record.exists());
     assert_eq!(
-        std::fs::read_to_string(cli.root.join("waits/f0000.txt")).unwrap(),
+        std::fs::read_to_string(project.root.join("waits/f0000.txt")).unwrap(),
         "w 0\n"
     );
-    let status = common::git(&cli.root, &["status", "--porcelain"]);
+    let status = common::git(&project.root, &["status", "--porcelain"]);
     assert_eq!(status, "", "the tree is HEAD's");
 }
 
 #[test]
 fn a_start_with_no_one_holding_the_lock_recovers_a_dead_change() {
     let dir = tempfile::tempdir().unwrap();
-    let cli = Cli::new(dir.path(), &[("a.txt", "a\n")]);
-    let file = change_in_flight(&cli);
-    cli.json(&["chats", "--project", cli.root()]);
+    let project = Project::new(dir.path(), &[("a.txt", "a\n")]);
+    let file = change_in_flight(&project);
+    project.tandem.json(&["chats", "--project", project.root()]);
     assert!(!file.exists(), "a killed process's change is put back");
-    assert!(!cli.root.join(".git/tandem-landing").exists());
+    assert!(!project.root.join(".git/tandem-landing").exists());
 }
 
 /// The case, with real processes racing: one approves a 3,000-file proposal while
@@ -235,11 +212,12 @@ fn a_start_with_no_one_holding_the_lock_recovers_a_dead_change() {
 #[test]
 fn approving_a_big_proposal_while_another_process_starts_again_and_again() {
     let dir = tempfile::tempdir().unwrap();
-    let cli = Cli::new(dir.path(), &[("a.txt", "a\n")]);
+    let project = Project::new(dir.path(), &[("a.txt", "a\n")]);
     for round in 0..2 {
         let mark = format!("round{round}");
-        let id = cli.propose(3000, &format!("gen{round}"), &mark);
-        let mut approve = cli
+        let id = project.propose(3000, &format!("gen{round}"), &mark);
+        let mut approve = project
+            .tandem
             .command(&["approve", &id])
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -250,7 +228,9 @@ fn approving_a_big_proposal_while_another_process_starts_again_and_again() {
             if let Some(status) = approve.try_wait().unwrap() {
                 break status;
             }
-            let out = cli.run(&["--json", "chats", "--project", cli.root()]);
+            let out = project
+                .tandem
+                .run(&["--json", "chats", "--project", project.root()]);
             assert!(
                 out.status.success(),
                 "{}",
@@ -271,25 +251,25 @@ fn approving_a_big_proposal_while_another_process_starts_again_and_again() {
             "round {round} after {starts} starts: {err}"
         );
         assert!(starts > 0, "round {round}: the other process did start");
-        assert_eq!(common::git(&cli.root, &["status", "--porcelain"]), "");
-        let landed = std::fs::read_dir(cli.root.join(format!("gen{round}")))
+        assert_eq!(common::git(&project.root, &["status", "--porcelain"]), "");
+        let landed = std::fs::read_dir(project.root.join(format!("gen{round}")))
             .unwrap()
             .count();
         assert_eq!(landed, 3000, "round {round}");
         assert_eq!(
-            std::fs::read_to_string(cli.root.join(format!("gen{round}/f2999.txt"))).unwrap(),
+            std::fs::read_to_string(project.root.join(format!("gen{round}/f2999.txt"))).unwrap(),
             format!("{mark} 2999\n")
         );
     }
 }
 
 /// The reply of `chat` the CLI lists last: (status, content).
-fn last_reply(cli: &Cli) -> Option<(String, String)> {
-    let chats = cli.json(&["chats", "--project", cli.root()]);
+fn last_reply(project: &Project) -> Option<(String, String)> {
+    let chats = project.tandem.json(&["chats", "--project", project.root()]);
     let chat = chats["chats"].as_array()?.first()?["id"]
         .as_i64()?
         .to_string();
-    let listed = cli.json(&["messages", "--chat", &chat]);
+    let listed = project.tandem.json(&["messages", "--chat", &chat]);
     let last = listed["messages"].as_array()?.last()?.clone();
     (last["role"] == "assistant").then(|| {
         (
@@ -311,21 +291,10 @@ fn a_reply_streaming_in_a_live_process_is_left_streaming_by_another_start() {
         .unwrap();
     let server = runtime.block_on(fake_provider::FakeProvider::start());
     let dir = tempfile::tempdir().unwrap();
-    let cli = Cli::new(dir.path(), &[("a.txt", "a\n")]);
-    cli.json(&[
-        "provider",
-        "add",
-        "--name",
-        "fake",
-        "--kind",
-        "ollama",
-        "--base-url",
-        &server.url(),
-        "--default-model",
-        "tiny",
-        "--context-length",
-        "8192",
-    ]);
+    let project = Project::new(dir.path(), &[("a.txt", "a\n")]);
+    let provider = common::fake_provider_args(&server.url());
+    let provider: Vec<&str> = provider.iter().map(String::as_str).collect();
+    project.tandem.json(&provider);
     let pieces: Vec<String> = (0..40).map(|i| format!("word{i} ")).collect();
     let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
     server.push(
@@ -333,11 +302,12 @@ fn a_reply_streaming_in_a_live_process_is_left_streaming_by_another_start() {
         "/api/chat",
         fake_provider::ollama_stream(&pieces, Duration::from_millis(250)),
     );
-    let mut streaming = cli
+    let mut streaming = project
+        .tandem
         .command(&[
             "chat",
             "--project",
-            cli.root(),
+            project.root(),
             "--provider",
             "fake",
             "hello",
@@ -350,7 +320,7 @@ fn a_reply_streaming_in_a_live_process_is_left_streaming_by_another_start() {
     let start = Instant::now();
     loop {
         // (The listing shows a streaming reply's text only once it ends.)
-        if let Some((status, content)) = last_reply(&cli) {
+        if let Some((status, content)) = last_reply(&project) {
             assert_eq!(status, "streaming", "{content}");
             break;
         }
@@ -362,7 +332,7 @@ fn a_reply_streaming_in_a_live_process_is_left_streaming_by_another_start() {
     }
     std::thread::sleep(Duration::from_millis(1500));
     for _ in 0..3 {
-        let (status, _) = last_reply(&cli).unwrap();
+        let (status, _) = last_reply(&project).unwrap();
         assert_eq!(
             status, "streaming",
             "another start leaves a live reply alone"
@@ -370,7 +340,7 @@ fn a_reply_streaming_in_a_live_process_is_left_streaming_by_another_start() {
     }
     streaming.kill().unwrap();
     streaming.wait().unwrap();
-    let (status, content) = last_reply(&cli).unwrap();
+    let (status, content) = last_reply(&project).unwrap();
     assert_eq!(status, "interrupted", "its process is dead");
     assert!(
         content.starts_with("word0 word1 "),

@@ -37,6 +37,69 @@ pub fn tandem() -> Command {
     command
 }
 
+/// The `tandem` binary on the data directory `data`, each call run to its end, as a script
+/// or another tool would drive it.
+pub struct Cli {
+    pub data: PathBuf,
+}
+
+impl Cli {
+    /// `args` on the data directory, [`seal`]ed, with no input.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = tandem();
+        command
+            .arg("--data-dir")
+            .arg(&self.data)
+            .args(args)
+            .stdin(std::process::Stdio::null());
+        command
+    }
+
+    pub fn run(&self, args: &[&str]) -> std::process::Output {
+        self.command(args).output().unwrap()
+    }
+
+    /// Runs with `--json`, expects success and exactly one JSON object on stdout.
+    pub fn json(&self, args: &[&str]) -> serde_json::Value {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let output = self.run(&all);
+        assert!(
+            output.status.success(),
+            "{args:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let stdout = String::from_utf8(output.stdout).unwrap();
+        assert_eq!(
+            stdout.trim().lines().count(),
+            1,
+            "one line of JSON: {stdout}"
+        );
+        serde_json::from_str(&stdout).unwrap()
+    }
+}
+
+/// `tandem provider add` arguments for the fake provider server at `url`: an Ollama
+/// provider named `fake`, model `tiny`, 8,192 tokens of context.
+pub fn fake_provider_args(url: &str) -> Vec<String> {
+    [
+        "provider",
+        "add",
+        "--name",
+        "fake",
+        "--kind",
+        "ollama",
+        "--base-url",
+        url,
+        "--default-model",
+        "tiny",
+        "--context-length",
+        "8192",
+    ]
+    .map(str::to_string)
+    .to_vec()
+}
+
 /// What an app built in the test process reads as its environment: nothing of this
 /// process's, keys in the data directory's file.
 pub fn environment() -> tandem::Environment {
