@@ -31,6 +31,8 @@ const PREFS_KEY: &str = "tandem.prefs";
 
 /// Typing pause after which the composer's context estimate is computed.
 const ESTIMATE_AFTER: std::time::Duration = std::time::Duration::from_millis(400);
+/// How often the open files are compared with the disk (sooner after an outside change).
+const DISK_CHECK_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// True once, when `edited` is [`ESTIMATE_AFTER`] old (it is then cleared); until then a
 /// repaint is asked for the moment it will be.
@@ -188,12 +190,10 @@ impl TandemApp {
             .map(|c| c.chat.id);
         self.backend
             .refresh_outside_change(project.project.clone(), chat);
-        if changed.files || changed.history {
-            // The next frame looks at the open files.
-            self.last_disk_check = std::time::Instant::now()
-                .checked_sub(std::time::Duration::from_secs(3))
-                .unwrap_or(self.last_disk_check);
-        }
+        // The next frame looks at the open files (a report always says something changed).
+        self.last_disk_check = std::time::Instant::now()
+            .checked_sub(DISK_CHECK_EVERY)
+            .unwrap_or(self.last_disk_check);
     }
 
     pub fn update_state(&mut self, ctx: &egui::Context) {
@@ -305,8 +305,8 @@ impl TandemApp {
         self.ask_for_chat_search(ctx, now);
         self.ask_for_project_search(ctx, now);
         self.ask_for_glob_counts(ctx, now);
-        // Every 2 s, look for open files changed on disk (by another editor, git, a formatter).
-        if now.duration_since(self.last_disk_check) > std::time::Duration::from_secs(2) {
+        // Every 2 s (and after an outside change), look for open files changed on disk (by another editor, git, a formatter).
+        if now.duration_since(self.last_disk_check) >= DISK_CHECK_EVERY {
             self.last_disk_check = now;
             if let Some(project) = &self.state.project {
                 let known: Vec<(String, String)> = project
@@ -320,7 +320,7 @@ impl TandemApp {
                         .check_open_files(project.project.clone(), known);
                 }
             }
-            ctx.request_repaint_after(std::time::Duration::from_secs(2));
+            ctx.request_repaint_after(DISK_CHECK_EVERY);
         }
         self.state
             .toasts
