@@ -964,20 +964,12 @@ async fn generate_title(choice: &ModelChoice, window: Option<u32>, prompt: &str)
     (!line.is_empty()).then(|| truncate(line.trim(), TITLE_CHARS))
 }
 
-/// Files changed by the last few commits: likely what the person is working on.
+/// Files the last few commits edited (see [`crate::vcs::recently_edited`]); none when the
+/// project is not a repository or its history cannot be read.
 fn recently_edited(root: &std::path::Path) -> Vec<String> {
-    let Ok(repo) = crate::vcs::open(root) else {
-        return Vec::new();
-    };
-    let mut paths = Vec::new();
-    for version in crate::vcs::log(&repo, 5).unwrap_or_default() {
-        for file in version.files {
-            if !paths.contains(&file.path) {
-                paths.push(file.path);
-            }
-        }
-    }
-    paths
+    crate::vcs::open(root)
+        .and_then(|repo| crate::vcs::recently_edited(&repo))
+        .unwrap_or_default()
 }
 
 pub(super) async fn sleep_until(at: Option<std::time::Instant>) {

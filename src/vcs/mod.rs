@@ -4,7 +4,9 @@
 mod history;
 pub mod landing;
 
-pub use history::{ChangeKind, ChangedFile, Restored, Version, commit_patch, log, restore, revert};
+pub use history::{
+    ChangeKind, ChangedFile, Restored, Version, commit_patch, log, recently_edited, restore, revert,
+};
 
 use std::path::{Path, PathBuf};
 
