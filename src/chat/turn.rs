@@ -24,7 +24,7 @@ use crate::store::keys::{
 use crate::store::{
     Chat, ChatMode, ChatSummary, MessageStatus, NewMessage, NewStep, Project, Role, StepKind,
 };
-use crate::workspace::context::{ContextOptions, mentioned_paths};
+use crate::workspace::context::{ContextOptions, Walk, mentioned_paths};
 
 const DEFAULT_HISTORY_TURNS: usize = 10;
 
@@ -522,19 +522,16 @@ impl ChatService {
                 exclude: settings.context_exclude.clone(),
                 ..ContextOptions::default()
             };
-            // Only the paths are needed here: with no budget, nothing is read.
-            let listing_only = ContextOptions {
-                budget_tokens: 0,
-                listing_budget: 0,
-                ..options.clone()
-            };
-            let everything = cache.collect(&root, &listing_only)?;
-            let candidates: Vec<String> = everything
-                .included
-                .iter()
-                .map(|f| f.path.clone())
-                .chain(everything.listed_only.iter().map(|(p, _)| p.clone()))
-                .collect();
+            // One walk: its paths are the candidates for mentions, and it is packed below
+            // (sizes asked on the walker's threads only for a window that takes nearly all).
+            let walk = Walk::new(
+                &root,
+                &ContextOptions {
+                    budget_tokens: window,
+                    ..options.clone()
+                },
+            )?;
+            let candidates: Vec<String> = walk.paths().map(str::to_string).collect();
             // Files named with `@` first, in every mode; then files the prompt names
             // otherwise and the recently edited ones.
             let explicit = super::mentions::mentioned_files(&text, &candidates);
@@ -572,7 +569,7 @@ impl ChatService {
                     prompt: &text,
                     window,
                     reply_reserve,
-                    root: &root,
+                    walk: &walk,
                     context: options,
                 },
                 &cache,

@@ -1,3 +1,5 @@
+use std::fs;
+
 use super::*;
 use proptest::prelude::*;
 use std::path::Path;
