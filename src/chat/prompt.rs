@@ -259,8 +259,9 @@ pub fn assemble(
     let rendered = render(&codebase);
     breakdown.codebase = rendered_tokens(&rendered);
     breakdown.files_included = codebase.included.len();
-    // Moved, not copied: a big project lists thousands of paths.
-    breakdown.files_listed = codebase.listed_only.into_iter().map(|(p, _)| p).collect();
+    breakdown.files_listed = (codebase.listed_only.iter())
+        .map(|(p, _)| p.to_string())
+        .collect();
     breakdown.files_skipped = codebase.skipped;
 
     let system = if rendered.is_empty() {

@@ -522,20 +522,26 @@ impl ChatService {
                 exclude: settings.context_exclude.clone(),
                 ..ContextOptions::default()
             };
+            let agent = matches!(mode, ChatMode::Agent | ChatMode::Plan);
             // One walk: its paths are the candidates for mentions, and it is packed below
             // (sizes asked on the walker's threads only for a window that takes nearly all).
-            let walk = Walk::new(
-                &root,
-                &ContextOptions {
+            // The history is read meanwhile.
+            let (walk, recent) = std::thread::scope(|s| {
+                let recent = (!agent).then(|| s.spawn(|| recently_edited(&root)));
+                let walk_options = ContextOptions {
                     budget_tokens: window,
                     ..options.clone()
-                },
-            )?;
-            let candidates: Vec<String> = walk.paths().map(str::to_string).collect();
+                };
+                let walk = Walk::new(&root, &walk_options);
+                let recent = recent.map(|r| r.join().unwrap_or_default());
+                (walk, recent.unwrap_or_default())
+            });
+            let walk = walk?;
+            let candidates: Vec<&str> = walk.paths().collect();
             // Files named with `@` first, in every mode; then files the prompt names
             // otherwise and the recently edited ones.
             let explicit = super::mentions::mentioned_files(&text, &candidates);
-            if matches!(mode, ChatMode::Agent | ChatMode::Plan) {
+            if agent {
                 // The agent reads files through its tools: it gets the file list and the
                 // files the person put in, and the window stays free for tool results.
                 options.budget_tokens = if explicit.is_empty() { 0 } else { usize::MAX };
@@ -544,7 +550,7 @@ impl ChatService {
             } else {
                 options.priority = explicit;
                 options.priority.extend(mentioned_paths(&text, &candidates));
-                options.priority.extend(recently_edited(&root));
+                options.priority.extend(recent);
             }
             let mut system = prompt::system_prompt(
                 mode,

@@ -103,8 +103,9 @@ pub struct CodebaseContext {
     /// Priority files first (in their order), then by path.
     pub included: Vec<ContextFile>,
     /// Eligible files that did not fit, in the order they were considered. A file whose size
-    /// alone is over the budget is listed unread (so it could, rarely, be binary).
-    pub listed_only: Vec<(String, ListedReason)>,
+    /// alone is over the budget is listed unread (so it could, rarely, be binary). The names
+    /// are shared with the walk's.
+    pub listed_only: Vec<(Arc<str>, ListedReason)>,
     /// Ineligible files, by path.
     pub skipped: Vec<(String, SkipReason)>,
     pub content_tokens: usize,
@@ -186,15 +187,15 @@ impl ContextCache {
         };
         for found in walk.in_order(&options.priority) {
             // Candidates are in packing order: past the priority files nothing more is read.
-            if options.only_priority && !wanted.contains(found.rel.as_str()) {
+            if options.only_priority && !wanted.contains(&*found.rel) {
                 remaining = 0;
             }
             let mut seen = found.seen;
             if seen.is_none() && remaining > 0 && misses < STAT_MISSES {
-                match found.stat(options.max_file_bytes) {
+                match found.stat(root, options.max_file_bytes) {
                     Ok(now) => seen = Some(now),
                     Err(reason) => {
-                        skipped.push((found.rel.clone(), reason));
+                        skipped.push((found.rel.to_string(), reason));
                         continue;
                     }
                 }
@@ -206,23 +207,24 @@ impl ContextCache {
                 misses += usize::from(seen.is_some());
                 if unclaimed > 0 {
                     // Walked but not read this time: its entry stays as it was.
-                    if let Some((path, entry)) = old.remove_entry(found.abs.as_path()) {
+                    if let Some((path, entry)) = old.remove_entry(&found.abs(root)) {
                         unclaimed -= 1;
                         state.entries.insert(path, entry);
                     }
                 }
-                listed_only.push((found.rel.clone(), ListedReason::OverBudget));
+                listed_only.push((Arc::clone(&found.rel), ListedReason::OverBudget));
                 continue;
             };
             let before = old.len();
-            let loaded = state.load(&mut old, &found.abs, seen.stamp, options.max_file_bytes);
+            let abs = found.abs(root);
+            let loaded = state.load(&mut old, &abs, seen.stamp, options.max_file_bytes);
             unclaimed -= before - old.len();
             match loaded {
                 Ok((content, tokens)) if tokens <= remaining => {
                     remaining -= tokens;
                     misses = 0;
                     included.push(ContextFile {
-                        path: found.rel.clone(),
+                        path: found.rel.to_string(),
                         bytes: content.len() as u64,
                         tokens,
                         content,
@@ -230,9 +232,9 @@ impl ContextCache {
                 }
                 Ok(_) => {
                     misses += 1;
-                    listed_only.push((found.rel.clone(), ListedReason::OverBudget));
+                    listed_only.push((Arc::clone(&found.rel), ListedReason::OverBudget));
                 }
-                Err(reason) => skipped.push((found.rel.clone(), reason)),
+                Err(reason) => skipped.push((found.rel.to_string(), reason)),
             }
         }
         // What is left under this root was deleted or is no longer walked.
@@ -241,7 +243,7 @@ impl ContextCache {
         drop(state);
 
         skipped.sort_by(|a, b| a.0.cmp(&b.0));
-        let names: Vec<&str> = listed_only.iter().map(|(p, _)| p.as_str()).collect();
+        let names: Vec<&str> = listed_only.iter().map(|(p, _)| &**p).collect();
         let relevant: Vec<&str> = (options.priority.iter().map(String::as_str))
             .chain(included.iter().map(|f| f.path.as_str()))
             .collect();
@@ -367,11 +369,12 @@ pub fn code_fence(text: &str) -> String {
 /// written `./path`), or by bare file name (`main.rs`) when exactly one candidate has that
 /// name. Bare names must have an extension or be a well-known name such as `Makefile`, so
 /// ordinary words do not match extensionless files.
-pub fn mentioned_paths(prompt: &str, candidates: &[String]) -> Vec<String> {
+pub fn mentioned_paths(prompt: &str, candidates: &[impl AsRef<str>]) -> Vec<String> {
     // A path ends with its file's name, so only files whose name the prompt contains can be
     // mentioned either way: a short prompt rules out nearly all of a big project at once.
-    let named: Vec<&String> = candidates
+    let named: Vec<&str> = candidates
         .iter()
+        .map(AsRef::as_ref)
         .filter(|path| !path.is_empty() && prompt.contains(file_name(path)))
         .collect();
     if named.is_empty() {
@@ -379,15 +382,15 @@ pub fn mentioned_paths(prompt: &str, candidates: &[String]) -> Vec<String> {
     }
     let names: HashSet<&str> = named.iter().map(|path| file_name(path)).collect();
     let mut name_counts: HashMap<&str, usize> = HashMap::new();
-    for name in candidates.iter().map(|path| file_name(path)) {
+    for name in candidates.iter().map(|path| file_name(path.as_ref())) {
         if names.contains(name) {
             *name_counts.entry(name).or_default() += 1;
         }
     }
-    let mut found: Vec<(usize, &String)> = Vec::new();
+    let mut found: Vec<(usize, &str)> = Vec::new();
     let mut done = HashSet::new();
     for path in named {
-        if !done.insert(path.as_str()) {
+        if !done.insert(path) {
             continue;
         }
         let name = file_name(path);
@@ -403,7 +406,10 @@ pub fn mentioned_paths(prompt: &str, candidates: &[String]) -> Vec<String> {
         }
     }
     found.sort_by_key(|&(at, _)| at);
-    found.into_iter().map(|(_, path)| path.clone()).collect()
+    found
+        .into_iter()
+        .map(|(_, path)| path.to_string())
+        .collect()
 }
 
 pub(super) fn file_name(path: &str) -> &str {

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
@@ -89,7 +89,7 @@ impl Walk {
                 Ok(entry) => entry,
                 Err(err) => {
                     let rel = io_error_path(&err).and_then(|p| relative(&root, p))?;
-                    return Some(Err((rel, SkipReason::Unreadable)));
+                    return Some(Err((rel.to_string(), SkipReason::Unreadable)));
                 }
             };
             // Directories are walked into; symlinks are never followed (one to a file inside
@@ -103,7 +103,7 @@ impl Walk {
                 let shown = lossy.to_string_lossy().escape_debug().to_string();
                 return Some(Err((shown, SkipReason::Unreadable)));
             };
-            Some(candidate(rel, entry, filters, sized))
+            Some(candidate(rel, &entry, filters, sized))
         });
         let (mut candidates, mut skipped) = (Vec::new(), Vec::new());
         for found in walked {
@@ -126,7 +126,7 @@ impl Walk {
 
     /// The eligible files, `/`-separated relative paths in order.
     pub fn paths(&self) -> impl Iterator<Item = &str> {
-        self.candidates.iter().map(|c| c.rel.as_str())
+        self.candidates.iter().map(|c| &*c.rel)
     }
 
     /// Whether `options` choose files as this walk did (same globs, same size limit).
@@ -148,9 +148,7 @@ impl Walk {
             let Ok(path) = super::normalize_relative(raw) else {
                 continue;
             };
-            let at = self
-                .candidates
-                .binary_search_by(|c| c.rel.as_str().cmp(&path));
+            let at = self.candidates.binary_search_by(|c| (*c.rel).cmp(&path));
             if let Ok(i) = at
                 && !std::mem::replace(&mut chosen[i], true)
             {
@@ -165,11 +163,11 @@ impl Walk {
     }
 }
 
-/// An eligible-by-name file of the walk, with what `stat` said of it if it was asked.
+/// An eligible-by-name file of the walk, with what `stat` said of it if it was asked. Its
+/// path is shared with what packing lists (a big project's thousands of names, once).
 #[derive(Debug, Clone)]
 pub(super) struct Candidate {
-    pub(super) rel: String,
-    pub(super) abs: PathBuf,
+    pub(super) rel: Arc<str>,
     /// Its size and stamp, when asked on the walker's threads.
     pub(super) seen: Option<Seen>,
 }
@@ -196,9 +194,14 @@ impl Seen {
 }
 
 impl Candidate {
+    /// The file on disk, under the walk's `root`.
+    pub(super) fn abs(&self, root: &Path) -> PathBuf {
+        root.join(&*self.rel)
+    }
+
     /// Asks the file's size and stamp; too large (or unreadable) is a skip reason.
-    pub(super) fn stat(&self, max_bytes: u64) -> Result<Seen, SkipReason> {
-        let meta = fs::symlink_metadata(&self.abs).map_err(|_| SkipReason::Unreadable)?;
+    pub(super) fn stat(&self, root: &Path, max_bytes: u64) -> Result<Seen, SkipReason> {
+        let meta = fs::symlink_metadata(self.abs(root)).map_err(|_| SkipReason::Unreadable)?;
         if meta.len() > max_bytes {
             return Err(SkipReason::TooLarge);
         }
@@ -208,29 +211,28 @@ impl Candidate {
 
 /// The checks a walked file passes without being read: its name, and (`sized`) its size.
 fn candidate(
-    rel: String,
-    entry: ignore::DirEntry,
+    rel: &str,
+    entry: &ignore::DirEntry,
     (include, exclude, max_bytes): (&GlobSet, &GlobSet, u64),
     sized: bool,
 ) -> Result<Candidate, (String, SkipReason)> {
-    if let Err(reason) = check_name(&rel, include, exclude) {
-        return Err((rel, reason));
+    if let Err(reason) = check_name(rel, include, exclude) {
+        return Err((rel.to_string(), reason));
     }
     let seen = match sized {
         false => None,
         true => {
             let Ok(meta) = entry.metadata() else {
-                return Err((rel, SkipReason::Unreadable));
+                return Err((rel.to_string(), SkipReason::Unreadable));
             };
             if meta.len() > max_bytes {
-                return Err((rel, SkipReason::TooLarge));
+                return Err((rel.to_string(), SkipReason::TooLarge));
             }
             Some(Seen::of(&meta))
         }
     };
     Ok(Candidate {
-        rel,
-        abs: entry.into_path(),
+        rel: Arc::from(rel),
         seen,
     })
 }
@@ -276,7 +278,7 @@ fn io_error_path(err: &ignore::Error) -> Option<&Path> {
 
 /// The `/`-separated relative name, or `None` when it cannot be written cleanly (not UTF-8, or
 /// with control characters that could break the prompt's layout).
-fn relative(root: &Path, abs: &Path) -> Option<String> {
+fn relative<'a>(root: &Path, abs: &'a Path) -> Option<&'a str> {
     // The walker joins plain names onto the root, so on Unix the tail is already `/`-separated,
     // and the root is the start of every path as text (cut as text: path components are slow
     // to compare 15,000 times).
@@ -291,7 +293,7 @@ fn relative(root: &Path, abs: &Path) -> Option<String> {
         Some(rel) => rel,
         None => abs.strip_prefix(root).ok()?.to_str()?,
     };
-    (!rel.is_empty() && !rel.chars().any(char::is_control)).then(|| rel.to_string())
+    (!rel.is_empty() && !rel.chars().any(char::is_control)).then_some(rel)
 }
 
 fn glob_set(list: &'static str, globs: &[String]) -> Result<GlobSet, ContextError> {

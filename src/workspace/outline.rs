@@ -57,6 +57,13 @@ struct Count {
 
 impl Count {
     fn of(text: &str) -> Count {
+        if text.is_ascii() {
+            return Count {
+                bytes: text.len(),
+                ascii: text.len(),
+                other: 0,
+            };
+        }
         let ascii = text.bytes().filter(u8::is_ascii).count();
         let other = text
             .bytes()
@@ -97,6 +104,8 @@ struct Dir<'a> {
     path: String,
     dirs: BTreeMap<&'a str, usize>,
     files: Vec<&'a str>,
+    /// The tokens of the lines of `files`.
+    files_tokens: usize,
     /// Files anywhere below.
     count: usize,
     relevant: bool,
@@ -132,6 +141,7 @@ impl<'a> Tree<'a> {
             }
             if let Some(&at) = chain.last() {
                 self.dirs[at].files.push(path);
+                self.dirs[at].files_tokens += Count::line(path).tokens();
             }
             return;
         }
@@ -157,6 +167,7 @@ impl<'a> Tree<'a> {
             chain.push(at);
         }
         self.dirs[at].files.push(path);
+        self.dirs[at].files_tokens += Count::line(path).tokens();
         self.last = folder.map(|folder| (folder, chain));
     }
 
@@ -192,8 +203,7 @@ impl<'a> Tree<'a> {
             .values()
             .map(|&c| estimate(&self.folder_line(c)))
             .sum();
-        let files: usize = d.files.iter().map(|f| Count::line(f).tokens()).sum();
-        folders + files
+        folders + d.files_tokens
     }
 
     fn render(mut self, budget: usize) -> String {
