@@ -476,3 +476,38 @@ fn recently_edited_passes_over_the_import_and_mass_changes() {
         ["lib/deep/f40.rs", "src/f30.rs", "src/new.rs", "src/f10.rs"]
     );
 }
+
+#[test]
+fn the_head_of_a_commits_patch_is_its_start_cut_past_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("project");
+    let files: Vec<(String, String)> = (0..300)
+        .map(|i| {
+            (
+                format!("src/f{i:03}.rs"),
+                format!("fn f{i}() {{}}\n").repeat(20),
+            )
+        })
+        .collect();
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    repo_with(&root, &files);
+    let repo = tandem::vcs::open(&root).unwrap();
+    let commit = git(&root, &["rev-parse", "HEAD"]);
+    let commit = commit.trim();
+    let whole = tandem::vcs::commit_patch(&repo, commit).unwrap();
+    assert!(
+        whole.contains("+++ b/src/f299.rs"),
+        "every file is in the whole patch"
+    );
+    let head = tandem::vcs::commit_patch_head(&repo, commit, 1_000).unwrap();
+    assert!(whole.starts_with(&head));
+    // Its first 1,000 bytes and at most a line more.
+    assert!(head.len() > 1_000 && head.len() < 1_100, "{}", head.len());
+    assert_eq!(
+        tandem::vcs::commit_patch_head(&repo, commit, usize::MAX).unwrap(),
+        whole
+    );
+}

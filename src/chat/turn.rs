@@ -991,7 +991,10 @@ fn last_change(root: &std::path::Path) -> Option<(String, String)> {
         .first()
         .map(|v| v.message.lines().next().unwrap_or("").to_string())
         .unwrap_or_default();
-    let patch = crate::vcs::commit_patch(&repo, &head).ok()?;
+    // No more than the prompt takes (a character is at most four bytes): the last commit of
+    // a fresh import is the whole project.
+    let most = prompt::LAST_CHANGE_MAX_CHARS.saturating_mul(4);
+    let patch = crate::vcs::commit_patch_head(&repo, &head, most).ok()?;
     Some((
         format!("commit {} \"{subject}\"", crate::vcs::short(&head)),
         patch,

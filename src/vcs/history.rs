@@ -190,16 +190,27 @@ fn changed_files(repo: &Repository, commit: &git2::Commit<'_>) -> Result<Vec<Cha
 
 /// The unified diff of a commit against its first parent (the whole tree for a root commit).
 pub fn commit_patch(repo: &Repository, spec: &str) -> Result<String> {
+    commit_patch_head(repo, spec, usize::MAX)
+}
+
+/// The start of [`commit_patch`]: all of it, or, when it is longer, its first `max_bytes`
+/// bytes and a line more. The rest is never made: the patch of a project's import holds every
+/// file of the project.
+pub fn commit_patch_head(repo: &Repository, spec: &str, max_bytes: usize) -> Result<String> {
     let commit = find_commit(repo, spec)?;
     let diff = commit_diff(repo, &commit)?;
     let mut out = Vec::new();
-    diff.print(DiffFormat::Patch, |_, _, line| {
+    let printed = diff.print(DiffFormat::Patch, |_, _, line| {
         if matches!(line.origin(), '+' | '-' | ' ') {
             out.push(line.origin() as u8);
         }
         out.extend_from_slice(line.content());
-        true
-    })?;
+        out.len() <= max_bytes
+    });
+    // Stopping early is reported as an error; it is not one.
+    if out.len() <= max_bytes {
+        printed?;
+    }
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
 

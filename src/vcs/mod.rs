@@ -5,7 +5,8 @@ mod history;
 pub mod landing;
 
 pub use history::{
-    ChangeKind, ChangedFile, Restored, Version, commit_patch, log, recently_edited, restore, revert,
+    ChangeKind, ChangedFile, Restored, Version, commit_patch, commit_patch_head, log,
+    recently_edited, restore, revert,
 };
 
 use std::path::{Path, PathBuf};
