@@ -4,7 +4,9 @@
 //!
 //! The project is 15,000 source files in 150 folders with sizes spread like real code
 //! (a few hundred bytes to ~40 KB), a `.gitignore`d build folder and a lock file; or set
-//! `TANDEM_BENCH_PROJECT=/path` to measure a real one.
+//! `TANDEM_BENCH_PROJECT=/path` to measure a real one. A turn walks once and packs the walk
+//! (more than once when fitting its window): both are measured alone too. The whole
+//! `tandem context` process against the real `rg --files` is `benches/context_process.rs`.
 //!
 //! Run: `cargo bench --bench context`
 
@@ -13,38 +15,13 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use tandem::workspace::context::{ContextCache, ContextOptions};
+use tandem::workspace::context::{ContextCache, ContextOptions, Walk};
 use tandem::workspace::list_files;
 
-const RUNS: usize = 15;
+#[path = "support/mod.rs"]
+mod support;
 
-fn synthetic(root: &Path) {
-    // A deterministic spread of sizes: most files small, some large (as in real projects).
-    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
-    for d in 0..150 {
-        let dir = root.join(format!("src/module_{d:03}"));
-        std::fs::create_dir_all(&dir).expect("mkdir");
-        for f in 0..100 {
-            let lines = 10 + (next() % 100) * (next() % 12);
-            let text: String = (0..lines)
-                .map(|i| format!("    let value_{i} = compute({i}, \"text\"); // {d}/{f}\n"))
-                .collect();
-            std::fs::write(dir.join(format!("file_{f:03}.rs")), text).expect("write");
-        }
-    }
-    std::fs::create_dir_all(root.join("generated")).expect("mkdir");
-    for i in 0..500 {
-        std::fs::write(root.join(format!("generated/out_{i}.rs")), "x").expect("write");
-    }
-    std::fs::write(root.join(".gitignore"), "generated/\n").expect("write");
-    std::fs::write(root.join("Cargo.lock"), "# lock\n".repeat(5000)).expect("write");
-}
+const RUNS: usize = 15;
 
 /// `rg --files`: the ignore-aware listing, in parallel.
 fn list_like_rg(root: &Path, read: bool) -> usize {
@@ -91,7 +68,7 @@ fn main() {
     let root: PathBuf = match std::env::var_os("TANDEM_BENCH_PROJECT") {
         Some(path) => PathBuf::from(path),
         None => {
-            synthetic(dir.path());
+            support::synthetic(dir.path());
             dir.path().to_path_buf()
         }
     };
@@ -122,6 +99,13 @@ fn main() {
     let large_bytes = *held.lock().expect("lock");
     let tree = median(|| {
         list_files(&root).expect("list");
+    });
+    let by_name = ContextOptions {
+        budget_tokens: 0,
+        ..ContextOptions::default()
+    };
+    let unsized_walk = median(|| {
+        Walk::new(&root, &by_name).expect("walk");
     });
 
     println!("context walk, {files} files listed by the reference, median of {RUNS} runs:");
@@ -156,4 +140,22 @@ fn main() {
     );
     row("the same, warm cache (the window, next turn)", warm_large);
     row("file tree listing (project open / refresh)", tree);
+    row(
+        "the walk alone (eligible files by name, a turn's one walk)",
+        unsized_walk,
+    );
+    let walk = Walk::new(&root, &by_name).expect("walk");
+    let warm = ContextCache::default();
+    let packing = median(|| {
+        let options = ContextOptions {
+            budget_tokens: 24_000,
+            listing_budget: 6_000,
+            ..ContextOptions::default()
+        };
+        warm.pack(&walk, &options).expect("pack");
+    });
+    row(
+        "packing a walk again, 24,000 tokens (a prompt's fitting)",
+        packing,
+    );
 }

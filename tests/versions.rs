@@ -433,3 +433,81 @@ fn a_change_left_half_landed_is_put_back_at_the_next_start() {
     assert!(recovered.restored.is_empty());
     assert_eq!(git(&root, &["status", "--porcelain"]), "");
 }
+
+#[test]
+fn recently_edited_passes_over_the_import_and_mass_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("project");
+    let files: Vec<(String, String)> = (0..60)
+        .map(|i| (format!("src/f{i:02}.rs"), format!("fn f{i}() {{}}\n")))
+        .collect();
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    repo_with(&root, &files);
+    let recent = || tandem::vcs::recently_edited(&tandem::vcs::open(&root).unwrap()).unwrap();
+    // A fresh import: every file is in the first commit, and none was edited yet.
+    assert!(recent().is_empty(), "{:?}", recent());
+    let commit = |message: &str| {
+        git(&root, &["add", "-A"]);
+        git(&root, &["commit", "-q", "-m", message]);
+    };
+    std::fs::write(root.join("src/f30.rs"), "fn f30() { 30 }\n").unwrap();
+    commit("edit f30");
+    std::fs::remove_file(root.join("src/f20.rs")).unwrap();
+    std::fs::write(root.join("src/f10.rs"), "fn f10() { 10 }\n").unwrap();
+    commit("delete f20, edit f10");
+    // A reformat of every file says nothing of what the person works on.
+    for (path, content) in &files {
+        if root.join(path).exists() {
+            std::fs::write(root.join(path), format!("// formatted\n{content}")).unwrap();
+        }
+    }
+    commit("reformat");
+    std::fs::write(root.join("src/new.rs"), "fn new() {}\n").unwrap();
+    std::fs::write(root.join("src/f30.rs"), "fn f30() { 31 }\n").unwrap();
+    commit("add new, edit f30 again");
+    std::fs::create_dir_all(root.join("lib/deep")).unwrap();
+    std::fs::rename(root.join("src/f40.rs"), root.join("lib/deep/f40.rs")).unwrap();
+    commit("move f40");
+    assert_eq!(
+        recent(),
+        ["lib/deep/f40.rs", "src/f30.rs", "src/new.rs", "src/f10.rs"]
+    );
+}
+
+#[test]
+fn the_head_of_a_commits_patch_is_its_start_cut_past_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("project");
+    let files: Vec<(String, String)> = (0..300)
+        .map(|i| {
+            (
+                format!("src/f{i:03}.rs"),
+                format!("fn f{i}() {{}}\n").repeat(20),
+            )
+        })
+        .collect();
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    repo_with(&root, &files);
+    let repo = tandem::vcs::open(&root).unwrap();
+    let commit = git(&root, &["rev-parse", "HEAD"]);
+    let commit = commit.trim();
+    let whole = tandem::vcs::commit_patch(&repo, commit).unwrap();
+    assert!(
+        whole.contains("+++ b/src/f299.rs"),
+        "every file is in the whole patch"
+    );
+    let head = tandem::vcs::commit_patch_head(&repo, commit, 1_000).unwrap();
+    assert!(whole.starts_with(&head));
+    // Its first 1,000 bytes and at most a line more.
+    assert!(head.len() > 1_000 && head.len() < 1_100, "{}", head.len());
+    assert_eq!(
+        tandem::vcs::commit_patch_head(&repo, commit, usize::MAX).unwrap(),
+        whole
+    );
+}

@@ -60,12 +60,12 @@ pub fn expand_prompts(
 /// The project files `@` mentions name, in order of mention: a file by its path, a folder
 /// (`@src/ui` or `@src/ui/`) by every file under it. `files` are the project's eligible
 /// files (`/`-separated, relative).
-pub fn mentioned_files(text: &str, files: &[String]) -> Vec<String> {
+pub fn mentioned_files(text: &str, files: &[impl AsRef<str>]) -> Vec<String> {
     let mut found: Vec<String> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for word in at_words(text) {
         let path = word.trim_start_matches("./");
-        if files.iter().any(|f| f == path) {
+        if files.iter().any(|f| f.as_ref() == path) {
             if seen.insert(path.to_string()) {
                 found.push(path.to_string());
             }
@@ -75,9 +75,13 @@ pub fn mentioned_files(text: &str, files: &[String]) -> Vec<String> {
         if folder == "/" {
             continue;
         }
-        for file in files.iter().filter(|f| f.starts_with(&folder)) {
-            if seen.insert(file.clone()) {
-                found.push(file.clone());
+        for file in files
+            .iter()
+            .map(AsRef::as_ref)
+            .filter(|f| f.starts_with(&folder))
+        {
+            if seen.insert(file.to_string()) {
+                found.push(file.to_string());
             }
         }
     }

@@ -14,7 +14,7 @@ use crate::llm::{ChatMessage, ChatRole};
 use crate::store::{ApprovalState, ChatMode, Message, MessageStatus, Role};
 use crate::tokens::{MESSAGE_OVERHEAD, estimate as estimate_tokens};
 use crate::workspace::context::{
-    CodebaseContext, ContextCache, ContextError, ContextOptions, SkipReason, render,
+    CodebaseContext, ContextCache, ContextError, ContextOptions, SkipReason, Walk, render,
 };
 
 pub const BUILD_PROMPT: &str = include_str!("../../prompts/build.md");
@@ -220,7 +220,9 @@ pub struct PromptInputs<'a> {
     pub prompt: &'a str,
     pub window: usize,
     pub reply_reserve: usize,
-    pub root: &'a std::path::Path,
+    /// The project's files, walked with `context`'s globs (packed here, as often as fitting
+    /// takes).
+    pub walk: &'a Walk,
     pub context: ContextOptions,
 }
 
@@ -250,7 +252,7 @@ pub fn assemble(
     let mut first = inputs.context.clone();
     first.budget_tokens = first.budget_tokens.min(remaining);
     first.listing_budget = listing_share(remaining);
-    let full = cache.collect(inputs.root, &first)?;
+    let full = cache.pack(inputs.walk, &first)?;
     let full_tokens = codebase_tokens(&full);
     let history_all: usize = inputs
         .history
@@ -269,19 +271,17 @@ pub fn assemble(
             kept -= tokens(&u) + tokens(&a);
             breakdown.turns_dropped += 1;
         }
-        fit_codebase(cache, &inputs, remaining.saturating_sub(kept))?
+        fit_codebase(cache, &inputs, remaining.saturating_sub(kept), &full)?
     };
     breakdown.history = history.iter().map(|(u, a)| tokens(u) + tokens(a)).sum();
-    breakdown.codebase = codebase_tokens(&codebase);
-    breakdown.files_included = codebase.included.len();
-    breakdown.files_listed = codebase
-        .listed_only
-        .iter()
-        .map(|(p, _)| p.clone())
-        .collect();
-    breakdown.files_skipped = codebase.skipped.clone();
-
     let rendered = render(&codebase);
+    breakdown.codebase = rendered_tokens(&rendered);
+    breakdown.files_included = codebase.included.len();
+    breakdown.files_listed = (codebase.listed_only.iter())
+        .map(|(p, _)| p.to_string())
+        .collect();
+    breakdown.files_skipped = codebase.skipped;
+
     let system = if rendered.is_empty() {
         inputs.system
     } else {
@@ -306,24 +306,35 @@ fn listing_share(budget: usize) -> usize {
 }
 
 fn codebase_tokens(context: &CodebaseContext) -> usize {
-    let rendered = render(context);
+    rendered_tokens(&render(context))
+}
+
+/// The tokens of the codebase rendered, with its section's heading.
+fn rendered_tokens(rendered: &str) -> usize {
     if rendered.is_empty() {
         0
     } else {
-        estimate_tokens(&rendered) + 8
+        estimate_tokens(rendered) + 8
     }
 }
 
 /// The codebase within `budget` tokens as rendered (file headers and the path list included).
+/// `tried` (the codebase packed for more room) tells what besides the files' content the
+/// rendering takes, so that packing again is rarely needed: each packing of a big project
+/// goes through every path.
 fn fit_codebase(
     cache: &ContextCache,
     inputs: &PromptInputs<'_>,
     budget: usize,
+    tried: &CodebaseContext,
 ) -> Result<CodebaseContext, ContextError> {
     let mut options = inputs.context.clone();
-    options.budget_tokens = options.budget_tokens.min(budget);
     options.listing_budget = listing_share(budget);
-    let mut context = cache.collect(inputs.root, &options)?;
+    let headings =
+        codebase_tokens(tried).saturating_sub(tried.content_tokens + tried.listing_tokens);
+    let besides = headings + tried.listing_tokens.min(options.listing_budget);
+    options.budget_tokens = options.budget_tokens.min(budget.saturating_sub(besides));
+    let mut context = cache.pack(inputs.walk, &options)?;
     // Headers and the path list cost tokens too: shrink the content budget until it all fits.
     for _ in 0..4 {
         let over = codebase_tokens(&context).saturating_sub(budget);
@@ -331,7 +342,7 @@ fn fit_codebase(
             break;
         }
         options.budget_tokens = options.budget_tokens.saturating_sub(over + 16);
-        context = cache.collect(inputs.root, &options)?;
+        context = cache.pack(inputs.walk, &options)?;
     }
     Ok(context)
 }

@@ -3,6 +3,15 @@
 use super::*;
 use crate::store::{ApprovalState, Message};
 
+/// The project's files as a turn walks them (sizes asked while packing).
+fn walk(root: &std::path::Path) -> Walk {
+    let options = ContextOptions {
+        budget_tokens: 0,
+        ..ContextOptions::default()
+    };
+    Walk::new(root, &options).unwrap()
+}
+
 fn message(id: i64, role: Role, content: &str, status: MessageStatus) -> Message {
     Message {
         id,
@@ -137,7 +146,7 @@ fn everything_fits_in_a_large_window() {
             prompt: "do it",
             window: 100_000,
             reply_reserve: 4_000,
-            root: dir.path(),
+            walk: &walk(dir.path()),
             context: ContextOptions::default(),
         },
         &cache,
@@ -169,7 +178,7 @@ fn a_tight_window_drops_old_history_then_lists_files_by_path() {
             prompt: "fix it",
             window: 2_500,
             reply_reserve: 500,
-            root: dir.path(),
+            walk: &walk(dir.path()),
             context: ContextOptions::default(),
         },
         &cache,
@@ -202,7 +211,7 @@ fn a_prompt_larger_than_the_window_is_a_clear_error() {
             prompt: &prompt,
             window: 4_096,
             reply_reserve: 1_024,
-            root: dir.path(),
+            walk: &walk(dir.path()),
             context: ContextOptions::default(),
         },
         &cache,
@@ -233,7 +242,7 @@ fn thousands_of_paths_become_an_outline_that_fits_a_small_window() {
                 prompt: "fix src/module_42/file_07.rs",
                 window: 8192,
                 reply_reserve: 2048,
-                root: dir.path(),
+                walk: &walk(dir.path()),
                 context: ContextOptions {
                     budget_tokens: mode_budget,
                     priority: vec!["src/module_42/file_07.rs".into()],

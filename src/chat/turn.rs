@@ -24,7 +24,7 @@ use crate::store::keys::{
 use crate::store::{
     Chat, ChatMode, ChatSummary, MessageStatus, NewMessage, NewStep, Project, Role, StepKind,
 };
-use crate::workspace::context::{ContextOptions, mentioned_paths};
+use crate::workspace::context::{ContextOptions, Walk, mentioned_paths};
 
 const DEFAULT_HISTORY_TURNS: usize = 10;
 
@@ -522,23 +522,26 @@ impl ChatService {
                 exclude: settings.context_exclude.clone(),
                 ..ContextOptions::default()
             };
-            // Only the paths are needed here: with no budget, nothing is read.
-            let listing_only = ContextOptions {
-                budget_tokens: 0,
-                listing_budget: 0,
-                ..options.clone()
-            };
-            let everything = cache.collect(&root, &listing_only)?;
-            let candidates: Vec<String> = everything
-                .included
-                .iter()
-                .map(|f| f.path.clone())
-                .chain(everything.listed_only.iter().map(|(p, _)| p.clone()))
-                .collect();
+            let agent = matches!(mode, ChatMode::Agent | ChatMode::Plan);
+            // One walk: its paths are the candidates for mentions, and it is packed below
+            // (sizes asked on the walker's threads only for a window that takes nearly all).
+            // The history is read meanwhile.
+            let (walk, recent) = std::thread::scope(|s| {
+                let recent = (!agent).then(|| s.spawn(|| recently_edited(&root)));
+                let walk_options = ContextOptions {
+                    budget_tokens: window,
+                    ..options.clone()
+                };
+                let walk = Walk::new(&root, &walk_options);
+                let recent = recent.map(|r| r.join().unwrap_or_default());
+                (walk, recent.unwrap_or_default())
+            });
+            let walk = walk?;
+            let candidates: Vec<&str> = walk.paths().collect();
             // Files named with `@` first, in every mode; then files the prompt names
             // otherwise and the recently edited ones.
             let explicit = super::mentions::mentioned_files(&text, &candidates);
-            if matches!(mode, ChatMode::Agent | ChatMode::Plan) {
+            if agent {
                 // The agent reads files through its tools: it gets the file list and the
                 // files the person put in, and the window stays free for tool results.
                 options.budget_tokens = if explicit.is_empty() { 0 } else { usize::MAX };
@@ -547,7 +550,7 @@ impl ChatService {
             } else {
                 options.priority = explicit;
                 options.priority.extend(mentioned_paths(&text, &candidates));
-                options.priority.extend(recently_edited(&root));
+                options.priority.extend(recent);
             }
             let mut system = prompt::system_prompt(
                 mode,
@@ -572,7 +575,7 @@ impl ChatService {
                     prompt: &text,
                     window,
                     reply_reserve,
-                    root: &root,
+                    walk: &walk,
                     context: options,
                 },
                 &cache,
@@ -964,23 +967,12 @@ async fn generate_title(choice: &ModelChoice, window: Option<u32>, prompt: &str)
     (!line.is_empty()).then(|| truncate(line.trim(), TITLE_CHARS))
 }
 
-/// Files changed by the last few commits: likely what the person is working on.
+/// Files the last few commits edited (see [`crate::vcs::recently_edited`]); none when the
+/// project is not a repository or its history cannot be read.
 fn recently_edited(root: &std::path::Path) -> Vec<String> {
-    let Ok(repo) = crate::vcs::open(root) else {
-        return Vec::new();
-    };
-    // A set beside the list: an initial import lists every file of the project, and
-    // checking each against the list was quadratic.
-    let mut seen = std::collections::HashSet::new();
-    let mut paths = Vec::new();
-    for version in crate::vcs::log(&repo, 5).unwrap_or_default() {
-        for file in version.files {
-            if seen.insert(file.path.clone()) {
-                paths.push(file.path);
-            }
-        }
-    }
-    paths
+    crate::vcs::open(root)
+        .and_then(|repo| crate::vcs::recently_edited(&repo))
+        .unwrap_or_default()
 }
 
 pub(super) async fn sleep_until(at: Option<std::time::Instant>) {
@@ -999,7 +991,10 @@ fn last_change(root: &std::path::Path) -> Option<(String, String)> {
         .first()
         .map(|v| v.message.lines().next().unwrap_or("").to_string())
         .unwrap_or_default();
-    let patch = crate::vcs::commit_patch(&repo, &head).ok()?;
+    // No more than the prompt takes (a character is at most four bytes): the last commit of
+    // a fresh import is the whole project.
+    let most = prompt::LAST_CHANGE_MAX_CHARS.saturating_mul(4);
+    let patch = crate::vcs::commit_patch_head(&repo, &head, most).ok()?;
     Some((
         format!("commit {} \"{subject}\"", crate::vcs::short(&head)),
         patch,

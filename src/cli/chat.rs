@@ -541,6 +541,11 @@ pub fn context(
         ..SendOptions::default()
     };
     let breakdown = runtime()?.block_on(ctx.app.preview(&project, None, prompt, &options))?;
+    // A big project lists thousands of paths: only the form asked for is built.
+    if ctx.json {
+        ctx.out(json!({"breakdown": breakdown}), String::new());
+        return Ok(());
+    }
     let mut text = format!(
         "{}\nwindow {}: system {} + codebase {} + history {} + prompt {} = {} tokens sent, {} reserved for the reply\nfiles: {} included, {} listed by path only, {} skipped\n",
         breakdown.meter(),
@@ -556,12 +561,14 @@ pub fn context(
         breakdown.files_skipped.len()
     );
     for path in &breakdown.files_listed {
-        text.push_str(&format!("  by path only (over budget): {path}\n"));
+        text.push_str("  by path only (over budget): ");
+        text.push_str(path);
+        text.push('\n');
     }
     for (path, reason) in &breakdown.files_skipped {
         text.push_str(&format!("  skipped ({reason:?}): {path}\n"));
     }
-    ctx.out(json!({"breakdown": breakdown}), text);
+    ctx.out(serde_json::Value::Null, text);
     Ok(())
 }
 

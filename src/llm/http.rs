@@ -1,6 +1,7 @@
 //! HTTP plumbing shared by the providers: one client per provider, sending with retries,
 //! idle timeouts on every wait, and mapping failures to errors a person can act on.
 
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use eventsource_stream::Event;
@@ -43,27 +44,38 @@ fn set_key_in_use(name: &str, index: usize) {
 /// The client and configuration of one provider.
 pub(crate) struct Http {
     pub(crate) config: ProviderConfig,
-    /// Building a client only fails on a broken TLS setup; that is reported on first use
-    /// so that the factory itself stays infallible.
-    client: Result<Client, String>,
+    /// Built on the first request: building loads the system's root certificates, which a
+    /// command that never asks the server (`tandem context` with a known model) should not
+    /// wait for. Building only fails on a broken TLS setup; that is reported on that request.
+    client: OnceLock<Result<Client, String>>,
 }
 
 impl Http {
     pub(crate) fn new(mut config: ProviderConfig) -> Self {
         super::init_tls();
         config.base_url = config.kind.normalize_base_url(&config.base_url);
-        let connect = nonzero_or(config.connect_timeout, super::DEFAULT_CONNECT_TIMEOUT);
-        // No overall timeout: a long reply may stream for minutes; the idle timeout guards it.
-        let mut builder = Client::builder()
-            .connect_timeout(connect)
-            .user_agent(concat!("tandem/", env!("CARGO_PKG_VERSION")));
-        // A local server (Ollama, LM Studio…) must not be sent through an HTTP(S)_PROXY set
-        // for the internet; reqwest does not exempt loopback by itself.
-        if is_loopback(&config.base_url) {
-            builder = builder.no_proxy();
+        Http {
+            config,
+            client: OnceLock::new(),
         }
-        let client = builder.build().map_err(|e| root_cause(&e));
-        Http { config, client }
+    }
+
+    fn client(&self) -> &Result<Client, String> {
+        self.client.get_or_init(|| {
+            let config = &self.config;
+            let connect = nonzero_or(config.connect_timeout, super::DEFAULT_CONNECT_TIMEOUT);
+            // No overall timeout: a long reply may stream for minutes; the idle timeout
+            // guards it.
+            let mut builder = Client::builder()
+                .connect_timeout(connect)
+                .user_agent(concat!("tandem/", env!("CARGO_PKG_VERSION")));
+            // A local server (Ollama, LM Studio…) must not be sent through an HTTP(S)_PROXY
+            // set for the internet; reqwest does not exempt loopback by itself.
+            if is_loopback(&config.base_url) {
+                builder = builder.no_proxy();
+            }
+            builder.build().map_err(|e| root_cause(&e))
+        })
     }
 
     pub(crate) fn name(&self) -> &str {
@@ -194,10 +206,13 @@ impl Http {
     where
         F: Fn(&Client) -> RequestBuilder,
     {
-        let client = self.client.as_ref().map_err(|message| LlmError::Connect {
-            url: self.config.base_url.clone(),
-            message: message.clone(),
-        })?;
+        let client = self
+            .client()
+            .as_ref()
+            .map_err(|message| LlmError::Connect {
+                url: self.config.base_url.clone(),
+                message: message.clone(),
+            })?;
         let mut attempt = 1;
         loop {
             // Waiting for the status line counts as idle time too: a server that accepts

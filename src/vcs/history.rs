@@ -63,6 +63,88 @@ pub fn log(repo: &Repository, limit: usize) -> Result<Vec<Version>> {
     Ok(versions)
 }
 
+/// Commits looked at for [`recently_edited`].
+const RECENT_COMMITS: usize = 5;
+/// A commit changing more files than this is a mass change (a reformat, a rename of a folder,
+/// vendored code): it says nothing of what the person is working on.
+const MASS_CHANGE_FILES: usize = 50;
+
+/// Files the last few commits on HEAD added or changed, newest first, each once: likely what
+/// the person is working on. A commit without a parent (the project's import, every file at
+/// once) and a mass change are passed over, as are files since deleted.
+pub fn recently_edited(repo: &Repository) -> Result<Vec<String>> {
+    if head_commit(repo)?.is_none() {
+        return Ok(Vec::new());
+    }
+    let mut walk = repo.revwalk()?;
+    walk.push_head()?;
+    walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::TIME)?;
+    let mut seen = std::collections::HashSet::new();
+    let mut paths = Vec::new();
+    for oid in walk.take(RECENT_COMMITS) {
+        let commit = repo.find_commit(oid?)?;
+        let Ok(parent) = commit.parent(0) else {
+            continue;
+        };
+        let mut changed = Vec::new();
+        let within = changed_files_under(
+            repo,
+            Some(&parent.tree()?),
+            &commit.tree()?,
+            "",
+            &mut changed,
+        )?;
+        if within {
+            paths.extend(changed.into_iter().filter(|path| seen.insert(path.clone())));
+        }
+    }
+    Ok(paths)
+}
+
+/// Adds to `out` the files of `new` (under `prefix`) that `old` does not have as they are, in
+/// path order: a renamed file is at its new path, a deleted one is not there. Only folders
+/// whose content differs are read (a big project's unchanged folders cost nothing), and it
+/// stops past [`MASS_CHANGE_FILES`], returning false.
+fn changed_files_under(
+    repo: &Repository,
+    old: Option<&git2::Tree<'_>>,
+    new: &git2::Tree<'_>,
+    prefix: &str,
+    out: &mut Vec<String>,
+) -> Result<bool> {
+    for entry in new.iter() {
+        let Ok(name) = entry.name() else {
+            continue;
+        };
+        let before = old.and_then(|tree| tree.get_name(name));
+        if before.as_ref().is_some_and(|b| b.id() == entry.id()) {
+            continue;
+        }
+        let path = format!("{prefix}{name}");
+        match entry.kind() {
+            Some(git2::ObjectType::Tree) => {
+                let tree = repo.find_tree(entry.id())?;
+                let was = match before.filter(|b| b.kind() == Some(git2::ObjectType::Tree)) {
+                    Some(b) => Some(repo.find_tree(b.id())?),
+                    None => None,
+                };
+                if !changed_files_under(repo, was.as_ref(), &tree, &format!("{path}/"), out)? {
+                    return Ok(false);
+                }
+            }
+            Some(git2::ObjectType::Blob) => {
+                out.push(path);
+                if out.len() > MASS_CHANGE_FILES {
+                    return Ok(false);
+                }
+            }
+            // A submodule's commit: not a file of this project.
+            _ => {}
+        }
+    }
+    Ok(true)
+}
+
 fn commit_diff<'r>(repo: &'r Repository, commit: &git2::Commit<'_>) -> Result<git2::Diff<'r>> {
     let tree = commit.tree()?;
     let parent_tree = match commit.parent(0) {
@@ -108,16 +190,27 @@ fn changed_files(repo: &Repository, commit: &git2::Commit<'_>) -> Result<Vec<Cha
 
 /// The unified diff of a commit against its first parent (the whole tree for a root commit).
 pub fn commit_patch(repo: &Repository, spec: &str) -> Result<String> {
+    commit_patch_head(repo, spec, usize::MAX)
+}
+
+/// The start of [`commit_patch`]: all of it, or, when it is longer, its first `max_bytes`
+/// bytes and a line more. The rest is never made: the patch of a project's import holds every
+/// file of the project.
+pub fn commit_patch_head(repo: &Repository, spec: &str, max_bytes: usize) -> Result<String> {
     let commit = find_commit(repo, spec)?;
     let diff = commit_diff(repo, &commit)?;
     let mut out = Vec::new();
-    diff.print(DiffFormat::Patch, |_, _, line| {
+    let printed = diff.print(DiffFormat::Patch, |_, _, line| {
         if matches!(line.origin(), '+' | '-' | ' ') {
             out.push(line.origin() as u8);
         }
         out.extend_from_slice(line.content());
-        true
-    })?;
+        out.len() <= max_bytes
+    });
+    // Stopping early is reported as an error; it is not one.
+    if out.len() <= max_bytes {
+        printed?;
+    }
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
 

@@ -5,8 +5,8 @@ mod history;
 pub mod landing;
 
 pub use history::{
-    ChangeKind, ChangedFile, Restored, Unlanded, Version, commit_patch, land, log, prepare_revert,
-    restore,
+    ChangeKind, ChangedFile, Restored, Unlanded, Version, commit_patch, commit_patch_head, land,
+    log, prepare_revert, recently_edited, restore,
 };
 
 use std::path::{Path, PathBuf};

@@ -1,68 +1,23 @@
 //! Which project files go into the model's prompt. [`ContextCache::collect`] walks the project
-//! (honouring `.gitignore` and friends), decides per file whether it is eligible, and packs the
-//! eligible files into a token budget; [`render`] turns the result into prompt text.
+//! ([`Walk`]: `.gitignore` and friends honoured, which files are eligible) and packs the
+//! eligible files into a token budget ([`ContextCache::pack`], as often as needed for one walk);
+//! [`render`] turns the result into prompt text.
 //!
 //! File contents are cached by `(mtime, length, inode)`, so collecting again before every chat
 //! turn costs one `stat` per file, not one read.
 
 use std::collections::{HashMap, HashSet};
-use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::SystemTime;
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-
+use super::context_walk::SOURCE_NAMES;
+pub use super::context_walk::Walk;
 use crate::tokens::estimate as estimate_tokens;
 
 /// Files larger than this are skipped by default: they are almost always generated or data.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024;
-
-/// Directories never walked, even when no ignore file mentions them: dependencies, build output
-/// and virtual environments would drown the real code.
-#[rustfmt::skip]
-const ALWAYS_EXCLUDED_DIRS: &[&str] = &[
-    ".git", "node_modules", "target", "dist", "build", ".next", "out", "vendor", "__pycache__",
-    ".venv", "venv", "coverage",
-];
-
-/// Generated dependency pins: large, machine-written, and useless to the model. Any `*.lock`
-/// or `*.lockb` counts too.
-#[rustfmt::skip]
-const LOCK_FILES: &[&str] = &[
-    "Cargo.lock", "package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml", "yarn.lock",
-    "bun.lockb", "bun.lock", "deno.lock", "poetry.lock", "uv.lock", "Pipfile.lock", "pdm.lock",
-    "Gemfile.lock", "composer.lock", "go.sum", "go.work.sum", "flake.lock", "mix.lock",
-    "pubspec.lock", "Podfile.lock", "Package.resolved", "packages.lock.json", "gradle.lockfile",
-    "Cartfile.resolved", "conan.lock", "paket.lock",
-];
-
-/// Source and text extensions (compared lower-cased). Anything else is assumed to be an asset,
-/// a binary or data: an allow-list fails safe, a deny-list would leak every new binary format.
-/// `.env`-like and key files are deliberately absent: they tend to hold secrets.
-#[rustfmt::skip]
-const SOURCE_EXTENSIONS: &[&str] = &[
-    "rs", "toml", "md", "markdown", "mdx", "txt", "rst", "adoc", "js", "jsx", "ts", "tsx", "mjs",
-    "cjs", "mts", "cts", "json", "jsonc", "json5", "css", "scss", "sass", "less", "html", "htm",
-    "vue", "svelte", "astro", "py", "pyi", "go", "java", "kt", "kts", "scala", "groovy", "gradle",
-    "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx", "m", "mm", "cs", "csproj", "fs", "fsx",
-    "fsproj", "rb", "erb", "rake", "gemspec", "php", "swift", "sh", "bash", "zsh", "fish", "ps1",
-    "bat", "cmd", "yaml", "yml", "sql", "graphql", "gql", "proto", "xml", "ini", "cfg", "conf",
-    "properties", "lua", "pl", "pm", "r", "jl", "dart", "ex", "exs", "erl", "hrl", "hs", "elm",
-    "clj", "cljs", "cljc", "edn", "ml", "mli", "nim", "zig", "tf", "hcl", "nix", "cmake", "mk",
-    "tex", "bib", "prisma", "wgsl", "glsl", "hlsl", "vert", "frag", "sol", "wat", "s", "asm",
-    "dockerfile", "just",
-];
-
-/// Well-known files without a (source) extension, matched exactly.
-#[rustfmt::skip]
-const SOURCE_NAMES: &[&str] = &[
-    "Makefile", "makefile", "GNUmakefile", "Dockerfile", "Containerfile", "Jenkinsfile",
-    "Vagrantfile", "Gemfile", "Rakefile", "Procfile", "Brewfile", "Podfile", "Pipfile", "Justfile",
-    "justfile", "README", "LICENSE", "LICENCE", "COPYING", "NOTICE", "AUTHORS", "CONTRIBUTORS",
-    "CHANGELOG", "CODEOWNERS", "BUILD", "WORKSPACE", "go.mod", "go.work",
-];
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ContextError {
@@ -148,8 +103,9 @@ pub struct CodebaseContext {
     /// Priority files first (in their order), then by path.
     pub included: Vec<ContextFile>,
     /// Eligible files that did not fit, in the order they were considered. A file whose size
-    /// alone is over the budget is listed unread (so it could, rarely, be binary).
-    pub listed_only: Vec<(String, ListedReason)>,
+    /// alone is over the budget is listed unread (so it could, rarely, be binary). The names
+    /// are shared with the walk's.
+    pub listed_only: Vec<(Arc<str>, ListedReason)>,
     /// Ineligible files, by path.
     pub skipped: Vec<(String, SkipReason)>,
     pub content_tokens: usize,
@@ -159,8 +115,6 @@ pub struct CodebaseContext {
     pub listing_tokens: usize,
 }
 
-/// Budgets at least this large read nearly every file: sizes are asked on the walker's threads.
-const STAT_ALL_BUDGET: usize = 1_000_000;
 /// After this many files in a row that did not fit, no more sizes are asked: what is left of
 /// the budget is a crumb, and the rest is listed by name.
 const STAT_MISSES: usize = 64;
@@ -169,7 +123,7 @@ const STAT_MISSES: usize = 64;
 /// because atomic writes (Tandem's own included) replace the file, so even a same-length edit
 /// within one timestamp tick is seen. Only an in-place, same-length rewrite within one tick
 /// (a few milliseconds; seconds on coarse file systems) can go unnoticed, as it does for git.
-type Stamp = (SystemTime, u64, u64);
+pub(super) type Stamp = (SystemTime, u64, u64);
 
 /// What a read found. Binary files are cached too, so they are not re-read every turn.
 type Loaded = Result<(Arc<str>, usize), SkipReason>;
@@ -191,59 +145,31 @@ pub struct ContextCache {
 }
 
 impl ContextCache {
-    /// Walks the project and packs it into the budget. Only files that may fit are read:
-    /// every other eligible file is listed from its size alone, so a huge project with a small
-    /// budget costs a walk and a `stat` per file, and memory for what is sent.
+    /// Walks the project and packs it into the budget (see [`Self::pack`]).
     pub fn collect(
         &self,
         root: &Path,
         options: &ContextOptions,
     ) -> Result<CodebaseContext, ContextError> {
-        let include = glob_set("include", &options.include)?;
-        let exclude = glob_set("exclude", &options.exclude)?;
-        let root = open_root(root)?;
+        let walk = Walk::new(root, options)?;
+        self.pack(&walk, options)
+    }
 
-        let filters = (&include, &exclude, options.max_file_bytes);
-        // Sizes are asked (`stat`) on the walker's threads only when nearly everything will
-        // be read anyway; otherwise one file at a time in packing order, and only while
-        // something may still fit: the rest is listed by name without a `stat`.
-        let sized = options.budget_tokens >= STAT_ALL_BUDGET;
-        let walked = super::walk::parallel(&walker(&root), |item| {
-            let entry = match item {
-                Ok(entry) => entry,
-                Err(err) => {
-                    let rel = io_error_path(&err).and_then(|p| relative(&root, p))?;
-                    return Some(Err((rel, SkipReason::Unreadable)));
-                }
-            };
-            // Directories are walked into; symlinks are never followed (one to a file inside
-            // is sent under its real name, one to outside must not leak); the rest (named
-            // pipes, sockets, devices) is not text, and is never opened.
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                return None;
-            }
-            let Some(rel) = relative(&root, entry.path()) else {
-                let lossy = entry.path().strip_prefix(&root).unwrap_or(entry.path());
-                let shown = lossy.to_string_lossy().escape_debug().to_string();
-                return Some(Err((shown, SkipReason::Unreadable)));
-            };
-            if !sized {
-                return Some(match check_name(&rel, filters.0, filters.1) {
-                    Ok(()) => Ok(Candidate::by_name(rel, entry.into_path())),
-                    Err(reason) => Err((rel, reason)),
-                });
-            }
-            Some(candidate(rel, entry, filters))
-        });
-        let (mut candidates, mut skipped) = (Vec::new(), Vec::new());
-        for found in walked {
-            match found {
-                Ok(found) => candidates.push(found),
-                Err(skip) => skipped.push(skip),
-            }
+    /// Packs the files of `walk` into the budget. Only files that may fit are read: every
+    /// other eligible file is listed from its size alone, so a huge project with a small
+    /// budget costs a walk and a `stat` per file, and memory for what is sent. One walk can
+    /// be packed many times (a prompt fitted to its window tries several budgets); options
+    /// whose globs or size limit are not the walk's walk again.
+    pub fn pack(
+        &self,
+        walk: &Walk,
+        options: &ContextOptions,
+    ) -> Result<CodebaseContext, ContextError> {
+        if !walk.walked_for(options) {
+            return self.collect(&walk.root, options);
         }
-        order(&mut candidates, &options.priority);
-
+        let root = &walk.root;
+        let mut skipped = walk.skipped.clone();
         let mut state = self.lock();
         // Entries move from `old` to the state as files are read again or listed; the rest
         // under this root is dropped.
@@ -253,48 +179,52 @@ impl ContextCache {
         let mut listed_only = Vec::new();
         // Earlier entries under this root not yet carried over: once none is left, files
         // listed by name need no lookup.
-        let mut unclaimed = old.keys().filter(|path| path.starts_with(&root)).count();
+        let mut unclaimed = old.keys().filter(|path| path.starts_with(root)).count();
         let mut misses = 0;
         let wanted: HashSet<&str> = match options.only_priority {
             true => options.priority.iter().map(String::as_str).collect(),
             false => HashSet::new(),
         };
-        for mut found in candidates {
+        for found in walk.in_order(&options.priority) {
             // Candidates are in packing order: past the priority files nothing more is read.
-            if options.only_priority && !wanted.contains(found.rel.as_str()) {
+            if options.only_priority && !wanted.contains(&*found.rel) {
                 remaining = 0;
             }
-            if !sized
-                && remaining > 0
-                && misses < STAT_MISSES
-                && let Err(reason) = found.stat(options.max_file_bytes)
-            {
-                skipped.push((found.rel, reason));
-                continue;
+            let mut seen = found.seen;
+            if seen.is_none() && remaining > 0 && misses < STAT_MISSES {
+                match found.stat(root, options.max_file_bytes) {
+                    Ok(now) => seen = Some(now),
+                    Err(reason) => {
+                        skipped.push((found.rel.to_string(), reason));
+                        continue;
+                    }
+                }
             }
             // No text of `bytes` bytes estimates below a token per 4 bytes: a file whose
             // size alone is over the budget (or not known, as nothing more fits) is listed.
-            if !found.statted || found.bytes.div_ceil(4) > remaining as u64 {
-                misses += usize::from(found.statted);
+            let fits = seen.filter(|s| s.bytes.div_ceil(4) <= remaining as u64);
+            let Some(seen) = fits else {
+                misses += usize::from(seen.is_some());
                 if unclaimed > 0 {
                     // Walked but not read this time: its entry stays as it was.
-                    if let Some(entry) = old.remove(&found.abs) {
+                    if let Some((path, entry)) = old.remove_entry(&found.abs(root)) {
                         unclaimed -= 1;
-                        state.entries.insert(found.abs, entry);
+                        state.entries.insert(path, entry);
                     }
                 }
-                listed_only.push((found.rel, ListedReason::OverBudget));
+                listed_only.push((Arc::clone(&found.rel), ListedReason::OverBudget));
                 continue;
-            }
+            };
             let before = old.len();
-            let loaded = state.load(&mut old, &found, options.max_file_bytes);
+            let abs = found.abs(root);
+            let loaded = state.load(&mut old, &abs, seen.stamp, options.max_file_bytes);
             unclaimed -= before - old.len();
             match loaded {
                 Ok((content, tokens)) if tokens <= remaining => {
                     remaining -= tokens;
                     misses = 0;
                     included.push(ContextFile {
-                        path: found.rel,
+                        path: found.rel.to_string(),
                         bytes: content.len() as u64,
                         tokens,
                         content,
@@ -302,18 +232,18 @@ impl ContextCache {
                 }
                 Ok(_) => {
                     misses += 1;
-                    listed_only.push((found.rel, ListedReason::OverBudget));
+                    listed_only.push((Arc::clone(&found.rel), ListedReason::OverBudget));
                 }
-                Err(reason) => skipped.push((found.rel, reason)),
+                Err(reason) => skipped.push((found.rel.to_string(), reason)),
             }
         }
         // What is left under this root was deleted or is no longer walked.
-        old.retain(|path, _| !path.starts_with(&root));
+        old.retain(|path, _| !path.starts_with(root));
         state.entries.extend(old);
         drop(state);
 
         skipped.sort_by(|a, b| a.0.cmp(&b.0));
-        let names: Vec<&str> = listed_only.iter().map(|(p, _)| p.as_str()).collect();
+        let names: Vec<&str> = listed_only.iter().map(|(p, _)| &**p).collect();
         let relevant: Vec<&str> = (options.priority.iter().map(String::as_str))
             .chain(included.iter().map(|f| f.path.as_str()))
             .collect();
@@ -345,114 +275,33 @@ impl ContextCache {
     }
 }
 
-/// An eligible-by-name file of the walk, with what `stat` says of it.
-struct Candidate {
-    rel: String,
-    abs: PathBuf,
-    bytes: u64,
-    /// `None` without an mtime: versions cannot be told apart, so it is read every time.
-    stamp: Option<Stamp>,
-    /// Its size and stamp were asked for (a file known by name only has neither).
-    statted: bool,
-}
-
-impl Candidate {
-    /// A file known by name only (its size not asked yet).
-    fn by_name(rel: String, abs: PathBuf) -> Self {
-        Candidate {
-            rel,
-            abs,
-            bytes: 0,
-            stamp: None,
-            statted: false,
-        }
-    }
-
-    /// Asks the file's size and stamp; too large (or unreadable) is a skip reason.
-    fn stat(&mut self, max_bytes: u64) -> Result<(), SkipReason> {
-        let meta = fs::symlink_metadata(&self.abs).map_err(|_| SkipReason::Unreadable)?;
-        if meta.len() > max_bytes {
-            return Err(SkipReason::TooLarge);
-        }
-        self.bytes = meta.len();
-        self.stamp = meta
-            .modified()
-            .ok()
-            .map(|mtime| (mtime, meta.len(), super::platform::identity(&meta)));
-        self.statted = true;
-        Ok(())
-    }
-}
-
-/// The checks a walked file passes without being read: its name, and its size.
-fn candidate(
-    rel: String,
-    entry: ignore::DirEntry,
-    (include, exclude, max_bytes): (&GlobSet, &GlobSet, u64),
-) -> Result<Candidate, (String, SkipReason)> {
-    if let Err(reason) = check_name(&rel, include, exclude) {
-        return Err((rel, reason));
-    }
-    let Ok(meta) = entry.metadata() else {
-        return Err((rel, SkipReason::Unreadable));
-    };
-    if meta.len() > max_bytes {
-        return Err((rel, SkipReason::TooLarge));
-    }
-    let stamp = meta
-        .modified()
-        .ok()
-        .map(|mtime| (mtime, meta.len(), super::platform::identity(&meta)));
-    Ok(Candidate {
-        rel,
-        abs: entry.into_path(),
-        bytes: meta.len(),
-        stamp,
-        statted: true,
-    })
-}
-
-/// Priority files first (in their order), then the rest by path. Each file's rank is looked
-/// up once, not on every comparison (a 15,000-file sort would hash paths half a million times).
-fn order(candidates: &mut [Candidate], priority: &[String]) {
-    if priority.is_empty() {
-        candidates.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
-        return;
-    }
-    let mut rank = HashMap::new();
-    for (i, raw) in priority.iter().enumerate() {
-        if let Ok(path) = super::normalize_relative(raw) {
-            rank.entry(path).or_insert(i);
-        }
-    }
-    candidates.sort_by_cached_key(|c| {
-        let rank = rank.get(&c.rel).copied().unwrap_or(usize::MAX);
-        (rank, c.rel.clone())
-    });
-}
-
 impl CacheState {
-    /// The text of one candidate, from the previous collections' entries (`old`) when they
-    /// hold this version, otherwise read from disk.
-    fn load(&mut self, old: &mut Entries, found: &Candidate, max_bytes: u64) -> Loaded {
-        let Some(stamp) = found.stamp else {
+    /// The text of one file, from the previous collections' entries (`old`) when they hold
+    /// this version, otherwise read from disk.
+    fn load(
+        &mut self,
+        old: &mut Entries,
+        abs: &Path,
+        stamp: Option<Stamp>,
+        max_bytes: u64,
+    ) -> Loaded {
+        let Some(stamp) = stamp else {
             self.misses += 1;
-            return read_text(&found.abs, max_bytes);
+            return read_text(abs, max_bytes);
         };
-        let loaded = match old.remove(&found.abs) {
-            Some((cached, loaded)) if cached == stamp => {
+        let (key, loaded) = match old.remove_entry(abs) {
+            Some((key, (cached, loaded))) if cached == stamp => {
                 self.hits += 1;
-                loaded
+                (key, loaded)
             }
             _ => {
                 self.misses += 1;
-                read_text(&found.abs, max_bytes)
+                (abs.to_path_buf(), read_text(abs, max_bytes))
             }
         };
         // Unreadable or grown past the limit is transient or about to change: not kept.
         if matches!(loaded, Ok(_) | Err(SkipReason::Binary)) {
-            self.entries
-                .insert(found.abs.clone(), (stamp, loaded.clone()));
+            self.entries.insert(key, (stamp, loaded.clone()));
         }
         loaded
     }
@@ -484,102 +333,6 @@ fn read_text(abs: &Path, max_bytes: u64) -> Loaded {
     let text = String::from_utf8(bytes).map_err(|_| SkipReason::Binary)?;
     let tokens = estimate_tokens(&text);
     Ok((Arc::from(text), tokens))
-}
-
-fn open_root(root: &Path) -> Result<PathBuf, ContextError> {
-    let error = |message: String| ContextError::Root {
-        path: root.display().to_string(),
-        message,
-    };
-    let canonical = super::paths::root_path(root).map_err(|e| error(e.to_string()))?;
-    // Reading it once up front turns "cannot list the root" into an error, not an empty result.
-    fs::read_dir(&canonical).map_err(|e| error(e.to_string()))?;
-    Ok(canonical)
-}
-
-pub(super) fn walker(root: &Path) -> ignore::WalkBuilder {
-    let mut builder = ignore::WalkBuilder::new(root);
-    builder
-        .standard_filters(true)
-        // A plain folder (not yet a git repository) still has its .gitignore honoured.
-        .require_git(false)
-        .follow_links(false)
-        .filter_entry(|entry| {
-            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            let name = entry.file_name().to_str().unwrap_or_default();
-            !(is_dir && entry.depth() > 0 && ALWAYS_EXCLUDED_DIRS.contains(&name))
-        });
-    builder
-}
-
-/// The path of an I/O failure while walking (an unreadable directory), if it names one.
-fn io_error_path(err: &ignore::Error) -> Option<&Path> {
-    match err {
-        ignore::Error::WithPath { path, err } if matches!(**err, ignore::Error::Io(_)) => {
-            Some(path)
-        }
-        ignore::Error::WithPath { err, .. }
-        | ignore::Error::WithDepth { err, .. }
-        | ignore::Error::WithLineNumber { err, .. } => io_error_path(err),
-        _ => None,
-    }
-}
-
-/// The `/`-separated relative name, or `None` when it cannot be written cleanly (not UTF-8, or
-/// with control characters that could break the prompt's layout).
-fn relative(root: &Path, abs: &Path) -> Option<String> {
-    // The walker joins plain names onto the root, so on Unix the tail is already `/`-separated.
-    let rel = abs.strip_prefix(root).ok()?.to_str()?;
-    (!rel.is_empty() && !rel.chars().any(char::is_control)).then(|| rel.to_string())
-}
-
-fn glob_set(list: &'static str, globs: &[String]) -> Result<GlobSet, ContextError> {
-    let invalid = |glob: &str, err: globset::Error| ContextError::InvalidGlob {
-        list,
-        glob: glob.to_string(),
-        message: err.kind().to_string(),
-    };
-    let mut builder = GlobSetBuilder::new();
-    for glob in globs {
-        // Globs are always relative to the root, so a leading `/` or `./` only anchors there.
-        let pattern = glob
-            .strip_prefix("./")
-            .or(glob.strip_prefix('/'))
-            .unwrap_or(glob);
-        let compiled = GlobBuilder::new(pattern)
-            .literal_separator(true)
-            .build()
-            .map_err(|e| invalid(glob, e))?;
-        builder.add(compiled);
-    }
-    builder.build().map_err(|e| invalid(&globs.join(", "), e))
-}
-
-/// The checks that need only the name, cheapest first. User globs win over the built-in
-/// rules so that the reason shown is the one the user can act on.
-fn check_name(rel: &str, include: &GlobSet, exclude: &GlobSet) -> Result<(), SkipReason> {
-    if exclude.is_match(rel) {
-        return Err(SkipReason::ExcludedByGlob);
-    }
-    if !include.is_empty() && !include.is_match(rel) {
-        return Err(SkipReason::NotIncludedByGlob);
-    }
-    let name = file_name(rel);
-    let extension = name
-        .rsplit_once('.')
-        .map(|(_, ext)| ext.to_ascii_lowercase())
-        .unwrap_or_default();
-    if LOCK_FILES.contains(&name) || extension == "lock" || extension == "lockb" {
-        return Err(SkipReason::LockFile);
-    }
-    let known_name = SOURCE_NAMES.contains(&name)
-        || name.starts_with("Dockerfile.")
-        || name.starts_with("Containerfile.");
-    if known_name || SOURCE_EXTENSIONS.contains(&extension.as_str()) {
-        Ok(())
-    } else {
-        Err(SkipReason::NotSourceExtension)
-    }
 }
 
 /// The prompt text: each included file as its path then a fenced block, then the paths of the
@@ -616,15 +369,28 @@ pub fn code_fence(text: &str) -> String {
 /// written `./path`), or by bare file name (`main.rs`) when exactly one candidate has that
 /// name. Bare names must have an extension or be a well-known name such as `Makefile`, so
 /// ordinary words do not match extensionless files.
-pub fn mentioned_paths(prompt: &str, candidates: &[String]) -> Vec<String> {
-    let mut name_counts: HashMap<&str, usize> = HashMap::new();
-    for path in candidates {
-        *name_counts.entry(file_name(path)).or_default() += 1;
+pub fn mentioned_paths(prompt: &str, candidates: &[impl AsRef<str>]) -> Vec<String> {
+    // A path ends with its file's name, so only files whose name the prompt contains can be
+    // mentioned either way: a short prompt rules out nearly all of a big project at once.
+    let named: Vec<&str> = candidates
+        .iter()
+        .map(AsRef::as_ref)
+        .filter(|path| !path.is_empty() && prompt.contains(file_name(path)))
+        .collect();
+    if named.is_empty() {
+        return Vec::new();
     }
-    let mut found: Vec<(usize, &String)> = Vec::new();
+    let names: HashSet<&str> = named.iter().map(|path| file_name(path)).collect();
+    let mut name_counts: HashMap<&str, usize> = HashMap::new();
+    for name in candidates.iter().map(|path| file_name(path.as_ref())) {
+        if names.contains(name) {
+            *name_counts.entry(name).or_default() += 1;
+        }
+    }
+    let mut found: Vec<(usize, &str)> = Vec::new();
     let mut done = HashSet::new();
-    for path in candidates {
-        if path.is_empty() || !done.insert(path.as_str()) {
+    for path in named {
+        if !done.insert(path) {
             continue;
         }
         let name = file_name(path);
@@ -640,10 +406,13 @@ pub fn mentioned_paths(prompt: &str, candidates: &[String]) -> Vec<String> {
         }
     }
     found.sort_by_key(|&(at, _)| at);
-    found.into_iter().map(|(_, path)| path.clone()).collect()
+    found
+        .into_iter()
+        .map(|(_, path)| path.to_string())
+        .collect()
 }
 
-fn file_name(path: &str) -> &str {
+pub(super) fn file_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 

@@ -1,3 +1,5 @@
+use std::fs;
+
 use super::*;
 use proptest::prelude::*;
 use std::path::Path;
@@ -378,8 +380,8 @@ fn budget_takes_priority_first_then_smaller_files_after_a_big_one() {
     assert_eq!(
         context.listed_only,
         [
-            ("b.rs".to_string(), ListedReason::OverBudget),
-            ("d.rs".to_string(), ListedReason::OverBudget),
+            (Arc::from("b.rs"), ListedReason::OverBudget),
+            (Arc::from("d.rs"), ListedReason::OverBudget),
         ]
     );
     assert_eq!(
@@ -406,7 +408,7 @@ fn a_priority_file_that_does_not_fit_is_listed_first() {
     assert_eq!(paths(&context), ["c.rs", "a.rs"]);
     assert_eq!(
         context.listed_only,
-        [("big.rs".to_string(), ListedReason::OverBudget)]
+        [(Arc::from("big.rs"), ListedReason::OverBudget)]
     );
 
     let none = ContextOptions {

@@ -22,9 +22,19 @@ pub fn outline(paths: &[&str], relevant: &[&str], budget: usize) -> String {
     if paths.is_empty() || budget == 0 {
         return String::new();
     }
-    let flat: String = paths.iter().map(|p| format!("- {p}\n")).collect();
-    if estimate(HEADER) + estimate(&flat) <= budget {
-        return format!("{HEADER}{flat}");
+    // The plain list's size, counted without building it (15,000 paths rarely fit).
+    let flat = paths
+        .iter()
+        .fold(Count::of(HEADER), |count, p| count.plus(&Count::line(p)));
+    if flat.tokens() <= budget {
+        let mut out = String::with_capacity(flat.bytes);
+        out.push_str(HEADER);
+        for path in paths {
+            out.push_str("- ");
+            out.push_str(path);
+            out.push('\n');
+        }
+        return out;
     }
     let mut tree = Tree::default();
     for path in paths {
@@ -36,12 +46,66 @@ pub fn outline(paths: &[&str], relevant: &[&str], budget: usize) -> String {
     tree.render(budget)
 }
 
+/// What [`estimate`] counts in a text, so that the estimate of texts joined is known
+/// without joining them: ASCII bytes (a token per 4) and other characters (a token each).
+#[derive(Clone, Copy)]
+struct Count {
+    bytes: usize,
+    ascii: usize,
+    other: usize,
+}
+
+impl Count {
+    fn of(text: &str) -> Count {
+        if text.is_ascii() {
+            return Count {
+                bytes: text.len(),
+                ascii: text.len(),
+                other: 0,
+            };
+        }
+        let ascii = text.bytes().filter(u8::is_ascii).count();
+        let other = text
+            .bytes()
+            .filter(|&b| !b.is_ascii() && b & 0xC0 != 0x80)
+            .count();
+        Count {
+            bytes: text.len(),
+            ascii,
+            other,
+        }
+    }
+
+    /// A listing line, `- {path}\n`.
+    fn line(path: &str) -> Count {
+        let mut count = Count::of(path);
+        count.bytes += 3;
+        count.ascii += 3;
+        count
+    }
+
+    fn plus(self, more: &Count) -> Count {
+        Count {
+            bytes: self.bytes + more.bytes,
+            ascii: self.ascii + more.ascii,
+            other: self.other + more.other,
+        }
+    }
+
+    /// The same as `estimate` of the text counted.
+    fn tokens(&self) -> usize {
+        self.ascii.div_ceil(4) + self.other
+    }
+}
+
 #[derive(Default)]
-struct Dir {
+struct Dir<'a> {
     /// Full path with a trailing `/` (empty for the root).
     path: String,
-    dirs: BTreeMap<String, usize>,
-    files: Vec<String>,
+    dirs: BTreeMap<&'a str, usize>,
+    files: Vec<&'a str>,
+    /// The tokens of the lines of `files`.
+    files_tokens: usize,
     /// Files anywhere below.
     count: usize,
     relevant: bool,
@@ -50,12 +114,15 @@ struct Dir {
 }
 
 #[derive(Default)]
-struct Tree {
+struct Tree<'a> {
     /// Index 0 is the root.
-    dirs: Vec<Dir>,
+    dirs: Vec<Dir<'a>>,
+    /// The folder of the last file inserted and its chain of folders (root first): paths come
+    /// sorted, so most files go where the previous one went, without a lookup.
+    last: Option<(&'a str, Vec<usize>)>,
 }
 
-impl Tree {
+impl<'a> Tree<'a> {
     fn root(&mut self) -> usize {
         if self.dirs.is_empty() {
             self.dirs.push(Dir::default());
@@ -63,13 +130,26 @@ impl Tree {
         0
     }
 
-    /// The folder chain of `path`, created as needed; the file's own folder last.
-    fn chain(&mut self, path: &str) -> Vec<usize> {
+    /// Counts `path` in each of its folders (created as needed) and lists it in its own.
+    fn insert(&mut self, path: &'a str) {
+        let folder = path.rsplit_once('/').map(|(folder, _)| folder);
+        if let Some((last, chain)) = &self.last
+            && Some(*last) == folder
+        {
+            for &dir in chain {
+                self.dirs[dir].count += 1;
+            }
+            if let Some(&at) = chain.last() {
+                self.dirs[at].files.push(path);
+                self.dirs[at].files_tokens += Count::line(path).tokens();
+            }
+            return;
+        }
         let mut at = self.root();
         let mut chain = vec![at];
-        let parts: Vec<&str> = path.split('/').collect();
-        for part in &parts[..parts.len().saturating_sub(1)] {
-            let next = match self.dirs[at].dirs.get(*part) {
+        self.dirs[at].count += 1;
+        for part in folder.into_iter().flat_map(|folder| folder.split('/')) {
+            at = match self.dirs[at].dirs.get(part) {
                 Some(&next) => next,
                 None => {
                     let dir = Dir {
@@ -79,24 +159,16 @@ impl Tree {
                     };
                     self.dirs.push(dir);
                     let next = self.dirs.len() - 1;
-                    self.dirs[at].dirs.insert((*part).to_string(), next);
+                    self.dirs[at].dirs.insert(part, next);
                     next
                 }
             };
-            chain.push(next);
-            at = next;
+            self.dirs[at].count += 1;
+            chain.push(at);
         }
-        chain
-    }
-
-    fn insert(&mut self, path: &str) {
-        let chain = self.chain(path);
-        for &dir in &chain {
-            self.dirs[dir].count += 1;
-        }
-        if let Some(&last) = chain.last() {
-            self.dirs[last].files.push(path.to_string());
-        }
+        self.dirs[at].files.push(path);
+        self.dirs[at].files_tokens += Count::line(path).tokens();
+        self.last = folder.map(|folder| (folder, chain));
     }
 
     /// Marks the folders of `path` as relevant (only folders that hold listed files matter).
@@ -131,8 +203,7 @@ impl Tree {
             .values()
             .map(|&c| estimate(&self.folder_line(c)))
             .sum();
-        let files: usize = d.files.iter().map(|f| estimate(&format!("- {f}\n"))).sum();
-        folders + files
+        folders + d.files_tokens
     }
 
     fn render(mut self, budget: usize) -> String {
@@ -172,7 +243,9 @@ impl Tree {
     fn write(&self, dir: usize, out: &mut String) {
         let d = &self.dirs[dir];
         for file in &d.files {
-            out.push_str(&format!("- {file}\n"));
+            out.push_str("- ");
+            out.push_str(file);
+            out.push('\n');
         }
         for &child in d.dirs.values() {
             out.push_str(&self.folder_line(child));
@@ -243,6 +316,20 @@ mod tests {
 
     fn refs(paths: &[String]) -> Vec<&str> {
         paths.iter().map(String::as_str).collect()
+    }
+
+    proptest::proptest! {
+        /// Counting lines one by one estimates exactly what the joined text estimates.
+        #[test]
+        fn counts_add_up_to_the_estimate_of_the_joined_text(
+            head in "[a-zé日 ]{0,9}",
+            paths in proptest::collection::vec("[a-z/é日.]{0,12}", 0..6),
+        ) {
+            let joined: String = paths.iter().map(|p| format!("- {p}\n")).collect();
+            let counted = paths.iter().fold(Count::of(&head), |c, p| c.plus(&Count::line(p)));
+            proptest::prop_assert_eq!(counted.tokens(), estimate(&format!("{head}{joined}")));
+            proptest::prop_assert_eq!(counted.bytes, head.len() + joined.len());
+        }
     }
 
     #[test]

@@ -1,0 +1,227 @@
+//! `tandem context` as a person waits for it, the whole process (start, database, git, the
+//! walk, the packing, the printing), against `rg --files` on the same project in the same
+//! run, the two interleaved so that the machine's load falls on both alike.
+//!
+//! The project is the synthetic 15,000-file one (see `support`), imported with `tandem project
+//! add` (a folder without `.git`: `git init` and one commit of every file). Measured:
+//! 1. the fresh import: the first `tandem context` after it, then repeated runs;
+//! 2. warm: after five small edits committed on top (what recently edited files then mean).
+//!
+//! The model's provider is a local stand-in for Ollama: the first run asks it for the model's
+//! window and keeps the answer (as with a real server); the later runs do not ask.
+//!
+//! Goal: ≤ 1.5× `rg --files`.
+//!
+//! Run: `cargo bench --bench context_process`. Needs ripgrep's `rg` on `PATH` (or its path in
+//! `TANDEM_BENCH_RG`): `cargo install ripgrep --locked`, or the system's `ripgrep` package.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[path = "support/mod.rs"]
+mod support;
+
+const RUNS: usize = 21;
+
+fn rg() -> PathBuf {
+    let rg = std::env::var_os("TANDEM_BENCH_RG").map_or_else(|| PathBuf::from("rg"), PathBuf::from);
+    let found = Command::new(&rg)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !found {
+        eprintln!(
+            "error: this benchmark compares with ripgrep, and `{}` cannot be run.\n\
+             Install it with `cargo install ripgrep --locked` (or the system's `ripgrep` \
+             package), or set TANDEM_BENCH_RG=/path/to/rg.",
+            rg.display()
+        );
+        std::process::exit(1);
+    }
+    rg
+}
+
+/// Runs `program args` in `dir` with its output read (as a terminal or a pipe would), and
+/// returns how long the process took and what it printed.
+fn timed(program: &Path, args: &[&str], dir: &Path) -> (Duration, String) {
+    let start = Instant::now();
+    let output = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .env_remove("TANDEM_DATA_DIR")
+        .env_remove("OLLAMA_HOST")
+        .stdin(Stdio::null())
+        .output()
+        .expect("the program starts");
+    let took = start.elapsed();
+    assert!(
+        output.status.success(),
+        "{} {args:?}: {}",
+        program.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (took, String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+/// A local Ollama that tells the model's window (`/api/show`) to whoever asks: the first
+/// `tandem context` asks and keeps the answer, as with a real server; later ones do not ask.
+fn ollama() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            answer(stream);
+        }
+    });
+    port
+}
+
+fn answer(mut stream: std::net::TcpStream) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let mut reader = BufReader::new(&mut stream);
+    let mut length = 0;
+    let mut line = String::new();
+    while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+        let lower = line.to_ascii_lowercase();
+        if let Some(value) = lower.strip_prefix("content-length:") {
+            length = value.trim().parse().unwrap_or(0);
+        }
+        line.clear();
+    }
+    let mut body = vec![0; length];
+    let _ = reader.read_exact(&mut body);
+    let reply = r#"{"model_info":{"bench.context_length":32768},"capabilities":["completion"]}"#;
+    let _ = write!(
+        stream,
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}",
+        reply.len()
+    );
+}
+
+fn git(root: &Path, args: &[&str]) {
+    // No automatic `git gc`: packing the import's 15,000 loose objects in the background
+    // would run during the measurements.
+    let ok = Command::new("git")
+        .args(["-c", "gc.auto=0"])
+        .args(args)
+        .current_dir(root)
+        .env("GIT_AUTHOR_NAME", "b")
+        .env("GIT_AUTHOR_EMAIL", "b@example.com")
+        .env("GIT_COMMITTER_NAME", "b")
+        .env("GIT_COMMITTER_EMAIL", "b@example.com")
+        .output()
+        .expect("git")
+        .status
+        .success();
+    assert!(ok, "git {args:?}");
+}
+
+struct Subjects {
+    tandem: PathBuf,
+    rg: PathBuf,
+    data: String,
+    root: PathBuf,
+}
+
+impl Subjects {
+    fn context(&self) -> (Duration, String) {
+        let root = self.root.to_str().expect("utf-8 path");
+        let args = ["--data-dir", &self.data, "context", "--project", root];
+        let (took, out) = timed(&self.tandem, &args, &self.root);
+        assert!(out.contains("listed by path only"), "{out}");
+        (took, out)
+    }
+
+    fn rg_files(&self) -> (Duration, usize) {
+        let (took, out) = timed(&self.rg, &["--files"], &self.root);
+        (took, out.lines().count())
+    }
+
+    /// Medians of `RUNS` interleaved runs: (tandem, rg).
+    fn compare(&self) -> (Duration, Duration) {
+        let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+        for _ in 0..RUNS {
+            ours.push(self.context().0);
+            theirs.push(self.rg_files().0);
+        }
+        (median(ours), median(theirs))
+    }
+}
+
+fn row(name: &str, ours: Duration, theirs: Duration) {
+    println!(
+        "{name:<44} {ours:>9.2?} vs rg --files {theirs:>8.2?}  ({:.2}x)",
+        ours.as_secs_f64() / theirs.as_secs_f64()
+    );
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let rg = rg();
+    let dir = tempfile::tempdir().expect("dir");
+    let root = dir.path().join("project");
+    support::synthetic(&root);
+    let data = dir.path().join("data");
+    let s = Subjects {
+        tandem: PathBuf::from(env!("CARGO_BIN_EXE_tandem")),
+        rg,
+        data: data.to_str().expect("utf-8 path").to_string(),
+        root: root.canonicalize().expect("root"),
+    };
+    let tandem = |args: &[&str]| {
+        let mut all = vec!["--data-dir", &s.data];
+        all.extend_from_slice(args);
+        timed(&s.tandem, &all, &s.root)
+    };
+    let root_arg = s.root.to_str().expect("utf-8 path");
+    let (import, _) = tandem(&["project", "add", root_arg]);
+    let url = format!("http://127.0.0.1:{}", ollama());
+    tandem(&[
+        "provider",
+        "add",
+        "--name",
+        "bench",
+        "--kind",
+        "ollama",
+        "--base-url",
+        &url,
+        "--default-model",
+        "bench-model",
+    ]);
+    tandem(&["config", "set", "chat.default_provider", "bench"]);
+
+    let (first, out) = s.context();
+    let (first_rg, files) = s.rg_files();
+    let summary = out.lines().take(2).collect::<Vec<_>>().join("; ");
+    println!(
+        "`tandem context` on a fresh import of {files} files (`tandem project add`: {import:.1?}), \
+         median of {RUNS} runs each, interleaved with `rg --files`:\n  {summary}"
+    );
+    row("fresh import, the first run", first, first_rg);
+    let (ours, theirs) = s.compare();
+    row("fresh import, repeated", ours, theirs);
+
+    // Five small edits committed on top: recently edited files now exist.
+    for i in 0..5 {
+        for f in 0..3 {
+            let path = s
+                .root
+                .join(format!("src/module_{:03}/file_{f:03}.rs", i * 7));
+            let mut text = std::fs::read_to_string(&path).expect("read");
+            text.push_str(&format!("    let edited_{i} = {f};\n"));
+            std::fs::write(&path, text).expect("write");
+        }
+        git(&s.root, &["commit", "-qam", &format!("edit {i}")]);
+    }
+    let (ours, theirs) = s.compare();
+    row("after five edits committed", ours, theirs);
+}
