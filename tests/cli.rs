@@ -1006,3 +1006,23 @@ fn proposed_title(cli: &Cli, project: &str, chat_id: i64) -> Value {
         .map(|c| c["title"].clone())
         .unwrap()
 }
+
+#[test]
+fn a_reader_that_goes_away_ends_the_command_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data: dir.path().join("data"),
+    };
+    // `tandem project list --json | head -0`: the read end is gone before anything is written.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let output = cli
+        .command(&["project", "list", "--json"])
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(output.status.code(), Some(141), "{stderr}");
+}

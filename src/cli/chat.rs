@@ -70,9 +70,9 @@ pub struct Ctx {
 impl Ctx {
     pub fn out(&self, value: serde_json::Value, text: String) {
         if self.json {
-            println!("{value}");
+            super::output::println(&value);
         } else {
-            print!("{text}");
+            super::output::print(&text);
         }
     }
 }
@@ -134,8 +134,8 @@ pub fn provider_cmd(ctx: &Ctx, command: ProviderCommand) -> Result<()> {
             let cancel = tokio_util::sync::CancellationToken::new();
             let json = ctx.json;
             let ok = runtime()?.block_on(app.agent_login(&name, &cancel, |line| match json {
-                true => println!("{}", json!({"line": line})),
-                false => println!("{line}"),
+                true => super::output::println(json!({"line": line})),
+                false => super::output::println(&line),
             }))?;
             ctx.out(
                 json!({"logged_in": ok}),
@@ -372,6 +372,10 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
         attachments,
     };
     let json = ctx.json;
+    let mut interrupts = {
+        let _inside = runtime.enter();
+        super::interrupt::Interrupts::listen().context("listening for Ctrl-C")?
+    };
     let outcome = runtime.block_on(async {
         let mut events = app.subscribe();
         let started = match app.send(chat.id, None, &args.prompt, options).await {
@@ -392,7 +396,7 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
                 // Events before the outcome: the turn's last deltas are queued before it
                 // finishes, and must be printed before the loop ends with it.
                 biased;
-                _ = tokio::signal::ctrl_c() => { app.cancel(chat.id); }
+                _ = interrupts.next() => { app.cancel(chat.id); }
                 event = events.recv() => {
                     let Ok(event) = event else { continue };
                     if event.message_id != message_id { continue; }
@@ -403,20 +407,20 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
                     if json { continue; }
                     match event.kind {
                         ChatEventKind::Step { step } => {
-                            println!("\n{}", step_line(&step));
+                            super::output::println(format!("\n{}", step_line(&step)));
                         }
                         ChatEventKind::Delta { text, reasoning } => {
                             // The model's text, which may repeat what a command printed:
                             // no escape sequence reaches the terminal.
                             if !reasoning.is_empty() { eprint!("{}", printable(&reasoning)); }
-                            print!("{}", printable(&text));
+                            super::output::print(printable(&text));
                             let _ = stdout.flush();
                         }
                         ChatEventKind::Compacted { summary } => {
                             eprintln!("note: earlier turns are now sent as a summary ({} turn(s) in all)", summary.turns);
                         }
                         ChatEventKind::Retrying { round } => {
-                            println!("\n--- repair round {round}: the corrected reply follows ---");
+                            super::output::println(format!("\n--- repair round {round}: the corrected reply follows ---"));
                         }
                         ChatEventKind::Started { breakdown, .. } if breakdown.turns_dropped > 0 || !breakdown.files_listed.is_empty() => {
                             eprintln!("note: to fit the model's window, {} history turn(s) were left out and {} file(s) are sent by path only", breakdown.turns_dropped, breakdown.files_listed.len());
@@ -472,9 +476,9 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
         if chat.mode == ChatMode::Security || args.mode == Some(ChatMode::Security) {
             value["findings"] = findings_json(&outcome.content);
         }
-        println!("{value}");
+        super::output::println(&value);
     } else {
-        println!();
+        super::output::println("");
         if chat.mode == ChatMode::Security {
             for f in tandem::app::security_findings(&outcome.content) {
                 let place = match (&f.path, &f.lines) {

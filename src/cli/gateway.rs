@@ -55,17 +55,18 @@ pub fn run(ctx: &Ctx, command: GatewayCommand) -> Result<()> {
     let (json, app) = (ctx.json, &ctx.app);
     let say = |line: String| {
         if !json {
-            println!("{line}");
+            super::output::println(&line);
         }
     };
     let mut pending = Vec::new();
     let mut decided = 0usize;
     let ended = runtime()?.block_on(async {
+        let mut interrupts = super::interrupt::Interrupts::listen()?;
         let started = app.start_approver(&settings).await?;
         let (mut events, mut status) = (started.events, started.status);
         let ended = loop {
             tokio::select! {
-                _ = tokio::signal::ctrl_c() => break Ok("interrupted".to_string()),
+                _ = interrupts.next() => break Ok("interrupted".to_string()),
                 changed = status.changed() => {
                     if changed.is_err() {
                         break Ok("stopped".to_string());

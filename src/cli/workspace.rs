@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Subcommand;
 use serde_json::json;
 use tandem::app::{CleanScope, WorkspaceRun, human_bytes};
@@ -102,14 +102,19 @@ fn join(ids: &[i64]) -> String {
 pub fn run(ctx: &Ctx, args: RunArgs) -> Result<ExitCode> {
     let command = shell_line(&args.command);
     let app = &ctx.app;
-    let ran = runtime()?.block_on(async {
+    let runtime = runtime()?;
+    let mut interrupts = {
+        let _inside = runtime.enter();
+        super::interrupt::Interrupts::listen().context("listening for Ctrl-C")?
+    };
+    let ran = runtime.block_on(async {
         let cancel = CancellationToken::new();
         let run = app.run_in_workspace(args.chat, command.as_deref(), cancel.clone());
         tokio::pin!(run);
         loop {
             tokio::select! {
                 ran = &mut run => break ran,
-                _ = tokio::signal::ctrl_c() => cancel.cancel(),
+                _ = interrupts.next() => cancel.cancel(),
             }
         }
     })?;
@@ -126,9 +131,9 @@ pub fn run(ctx: &Ctx, args: RunArgs) -> Result<ExitCode> {
             "sandbox": ran.sandbox,
             "kind": ran.kind,
         });
-        println!("{value}");
+        super::output::println(&value);
     } else {
-        print!("{}", ran.stdout);
+        super::output::print(&ran.stdout);
         eprint!("{}", ran.stderr);
         if let Some(note) = ending(&ran) {
             eprintln!("tandem: {note}");
