@@ -11,9 +11,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use tandem::checks::{CheckSettings, check_plan};
-use tandem::edits::{actions, parse, plan::plan_actions};
-use tandem::process::{ShellRequest, run_shell};
+use tandem_core::checks::{CheckSettings, check_plan};
+use tandem_core::edits::{actions, parse, plan::plan_actions};
+use tandem_core::process::{ShellRequest, run_shell};
 
 const RUNS: usize = 9;
 
@@ -59,7 +59,7 @@ fn main() {
     let settings = CheckSettings {
         command: command.clone(),
         timeout: Duration::from_secs(600),
-        sandbox: tandem::sandbox::Settings::default(),
+        sandbox: tandem_core::sandbox::Settings::default(),
         scratch_base: Some(dir.path().join("scratch")),
     };
     let reply = reply();

@@ -13,8 +13,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use tandem::process::{Sandbox, ShellRequest, run_shell};
-use tandem::sandbox::Confinement;
+use tandem_core::process::{Sandbox, ShellRequest, run_shell};
+use tandem_core::sandbox::Confinement;
 
 fn median(mut times: Vec<Duration>) -> Duration {
     times.sort();
@@ -95,7 +95,7 @@ fn main() {
     };
     let (_, first) = run("true", Sandbox::Confined(contained.clone()), &root);
     let in_container =
-        matches!(&first.sandbox, tandem::process::SandboxStatus::Enforced(p) if p.container);
+        matches!(&first.sandbox, tandem_core::process::SandboxStatus::Enforced(p) if p.container);
     if !in_container {
         println!("no container on this machine: {:?}", first.sandbox);
     }

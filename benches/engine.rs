@@ -11,9 +11,9 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use tandem::Engine;
-use tandem::edits::{build_plan, diff, parse};
-use tandem::store::Project;
+use tandem_core::Engine;
+use tandem_core::edits::{build_plan, diff, parse};
+use tandem_core::store::Project;
 
 const FILES: usize = 50;
 

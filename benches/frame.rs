@@ -8,10 +8,10 @@
 
 use std::time::{Duration, Instant};
 
-use tandem::edits::build_plan;
-use tandem::store::{ChatMode, MessageStatus, NewMessage, Role, Store};
-use tandem::ui::TandemApp;
-use tandem::ui::model::state::{
+use tandem_core::edits::build_plan;
+use tandem_core::store::{ChatMode, MessageStatus, NewMessage, Role, Store};
+use tandem_ui::TandemApp;
+use tandem_ui::model::state::{
     ChatState, MessageView, Prefs, ProjectState, Review, Status, Streaming, Tab,
 };
 
@@ -110,7 +110,7 @@ fn main() {
     let ctx = egui::Context::default();
     let (data, env) = (
         Some(dir.path().join("data")),
-        tandem::Environment::isolated(),
+        tandem_core::Environment::isolated(),
     );
     let mut app = TandemApp::with_prefs(&ctx, data, env, Prefs::default());
     app.state.status = Status::Ready;

@@ -7,8 +7,8 @@
 
 use std::time::{Duration, Instant};
 
-use tandem::chat::{DB_FLUSH_INTERVAL, StreamWriter};
-use tandem::store::{ChatMode, MessageStatus, NewMessage, Role, Store};
+use tandem_core::chat::{DB_FLUSH_INTERVAL, StreamWriter};
+use tandem_core::store::{ChatMode, MessageStatus, NewMessage, Role, Store};
 
 const REPLY_CHARS: usize = 200_000;
 const CHUNK: usize = 5;

@@ -16,9 +16,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tandem::layer::{Layer, Tracker, Workspace};
-use tandem::process::{Sandbox, ShellRequest, run_shell};
-use tandem::sandbox::Confinement;
+use tandem_core::layer::{Layer, Tracker, Workspace};
+use tandem_core::process::{Sandbox, ShellRequest, run_shell};
+use tandem_core::sandbox::Confinement;
 
 fn median(mut times: Vec<Duration>) -> Duration {
     times.sort();
@@ -58,7 +58,7 @@ fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
-    if let Err(why) = tandem::sandbox::overlay::supported() {
+    if let Err(why) = tandem_core::sandbox::overlay::supported() {
         println!("no overlays here ({why}): only the copy can be measured");
     }
     let runtime = tokio::runtime::Runtime::new().expect("runtime");

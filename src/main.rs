@@ -3,6 +3,6 @@
 mod cli;
 
 fn main() -> std::process::ExitCode {
-    tandem::sandbox::harden_this_process();
+    tandem_core::sandbox::harden_this_process();
     cli::main()
 }

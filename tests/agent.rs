@@ -19,12 +19,12 @@ use std::time::Duration;
 use fake_provider::setup::{Setup, setup};
 use fake_provider::{Chunk, End, Reply, ollama_stream, ollama_tool_call, sse_event};
 use serde_json::{Value, json};
-use tandem::agent::policy::{PolicySettings, Risk};
-use tandem::agent::runner::Answer;
-use tandem::chat::{ChatEventKind, SendOptions, TurnOutcome};
-use tandem::llm::ProviderKind;
-use tandem::store::keys::{AGENT_POLICY, TOOL_CALLING};
-use tandem::store::{ApprovalState, ChatMode, MessageStatus, StepDecision, StepKind};
+use tandem_core::agent::policy::{PolicySettings, Risk};
+use tandem_core::agent::runner::Answer;
+use tandem_core::chat::{ChatEventKind, SendOptions, TurnOutcome};
+use tandem_core::llm::ProviderKind;
+use tandem_core::store::keys::{AGENT_POLICY, TOOL_CALLING};
+use tandem_core::store::{ApprovalState, ChatMode, MessageStatus, StepDecision, StepKind};
 
 const BOUND: Duration = Duration::from_secs(30);
 const PAUSE: Duration = Duration::from_millis(5);
@@ -136,7 +136,7 @@ impl Setup {
         (result, asked)
     }
 
-    fn steps(&self, message_id: i64) -> Vec<tandem::store::AgentStep> {
+    fn steps(&self, message_id: i64) -> Vec<tandem_core::store::AgentStep> {
         self.engine.store().agent_steps(message_id).unwrap()
     }
 }
@@ -490,7 +490,7 @@ async fn mcp_tools_join_the_tool_set_and_go_through_the_policy() {
         .store()
         .add_mcp_server(
             "testsrv",
-            tandem::store::McpTransport::Stdio {
+            tandem_core::store::McpTransport::Stdio {
                 command,
                 args: Vec::new(),
                 env: Default::default(),
@@ -548,7 +548,7 @@ async fn mcp_servers_are_started_once_for_two_turns() {
         .store()
         .add_mcp_server(
             "testsrv",
-            tandem::store::McpTransport::Stdio {
+            tandem_core::store::McpTransport::Stdio {
                 command,
                 args: Vec::new(),
                 env: env.into_iter().collect(),
@@ -764,7 +764,7 @@ fn sent_tokens(body: &Value) -> usize {
         .as_array()
         .unwrap()
         .iter()
-        .map(|m| tandem::tokens::estimate(m["content"].as_str().unwrap_or("")) + 4)
+        .map(|m| tandem_core::tokens::estimate(m["content"].as_str().unwrap_or("")) + 4)
         .sum()
 }
 

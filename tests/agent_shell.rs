@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use tandem::process::{ExecError, SandboxStatus, ShellOutcome, ShellRequest, run_shell};
+use tandem_core::process::{ExecError, SandboxStatus, ShellOutcome, ShellRequest, run_shell};
 use tokio_util::sync::CancellationToken;
 
 mod common;
@@ -242,7 +242,7 @@ async fn a_missing_or_file_cwd_is_refused() {
 /// (Scoped trust, default settings); all mismatches are reported at once.
 #[test]
 fn corpus_commands_get_their_expected_risk() {
-    use tandem::agent::policy::{Decision, PolicySettings, Risk, ToolCallView, Trust, assess};
+    use tandem_core::agent::policy::{Decision, PolicySettings, Risk, ToolCallView, Trust, assess};
     let project = std::env::temp_dir().join(format!("tandem-corpus-{}", std::process::id()));
     std::fs::create_dir_all(&project).unwrap();
     let entries = shell_corpus::load(&shell_corpus::Targets::unused());

@@ -11,11 +11,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::{fixture, repo_with};
-use tandem::Engine;
-use tandem::EngineError;
-use tandem::edits::ApplyError;
-use tandem::store::ApprovalState;
-use tandem::workspace::{Fs, RealFs};
+use tandem_core::Engine;
+use tandem_core::EngineError;
+use tandem_core::edits::ApplyError;
+use tandem_core::store::ApprovalState;
+use tandem_core::workspace::{Fs, RealFs};
 
 /// The real disk, except that write number `fail_at` (counting from 1) fails after having
 /// written half the file in place: the worst case an apply can meet.
@@ -106,14 +106,14 @@ fn a_conflict_found_at_apply_time_writes_nothing() {
     let root = dir.path().join("p");
     repo_with(&root, &[("a.txt", "a\n"), ("b.txt", "b\n")]);
     let root = root.canonicalize().unwrap();
-    let plan = tandem::edits::build_plan(
+    let plan = tandem_core::edits::build_plan(
         &root,
         "<tandem-write path=\"a.txt\">A\n</tandem-write><tandem-write path=\"b.txt\">B\n</tandem-write>",
     )
     .unwrap();
     let writes = plan.writes(None).unwrap();
     std::fs::write(root.join("b.txt"), "changed meanwhile\n").unwrap();
-    let err = tandem::edits::apply_writes(&RealFs, &writes).unwrap_err();
+    let err = tandem_core::edits::apply_writes(&RealFs, &writes).unwrap_err();
     assert!(
         matches!(&err, ApplyError::Conflict(paths) if paths == &["b.txt"]),
         "{err}"

@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use fake_provider::setup::{add_provider, setup};
 use fake_provider::{Chunk, End, FakeProvider, Reply, ollama_stream, openai_stream};
-use tandem::chat::{ChatEventKind, SendOptions};
-use tandem::llm::ProviderKind;
-use tandem::store::{ApprovalState, ChatMode, MessageStatus, ProviderSettings};
+use tandem_core::chat::{ChatEventKind, SendOptions};
+use tandem_core::llm::ProviderKind;
+use tandem_core::store::{ApprovalState, ChatMode, MessageStatus, ProviderSettings};
 
 const BOUND: Duration = Duration::from_secs(20);
 
@@ -773,7 +773,7 @@ async fn send_in(
     s: &fake_provider::setup::Setup,
     chat: i64,
     prompt: &str,
-) -> tandem::chat::TurnOutcome {
+) -> tandem_core::chat::TurnOutcome {
     let handle = s
         .service
         .send(chat, prompt, SendOptions::default())
@@ -796,7 +796,7 @@ fn search_replace(search: &str, replace: &str) -> String {
 async fn build_turn(
     s: &fake_provider::setup::Setup,
     prompt: &str,
-) -> (tandem::chat::TurnOutcome, Vec<ChatEventKind>) {
+) -> (tandem_core::chat::TurnOutcome, Vec<ChatEventKind>) {
     let chat = s.chat(ChatMode::Build);
     let mut events = s.service.subscribe();
     let handle = s
@@ -870,7 +870,7 @@ async fn a_search_block_that_matches_nowhere_goes_back_and_the_fix_becomes_the_p
     // The round is kept: its errors and the reply that failed.
     let steps = s.engine.store().agent_steps(outcome.message_id).unwrap();
     assert_eq!(steps.len(), 1);
-    assert_eq!(steps[0].kind, tandem::store::StepKind::Repair);
+    assert_eq!(steps[0].kind, tandem_core::store::StepKind::Repair);
     assert_eq!(steps[0].result.as_deref(), Some(wrong.as_str()));
     let arguments = steps[0].arguments.clone().unwrap();
     assert_eq!(arguments["round"], 1);
@@ -982,8 +982,8 @@ async fn the_next_turn_tells_the_model_what_was_left_out_and_why() {
     let chat = s.chat(ChatMode::Build);
     let send = |prompt: &'static str| send_in(&s, chat, prompt);
     let first = send("run it").await;
-    let only_main = tandem::edits::Selection {
-        files: vec![tandem::edits::FileSelection {
+    let only_main = tandem_core::edits::Selection {
+        files: vec![tandem_core::edits::FileSelection {
             path: "src/main.rs".into(),
             hunks: None,
         }],
@@ -1089,7 +1089,7 @@ async fn a_failing_check_goes_back_and_the_fixed_proposal_passes_in_a_scratch_co
         .iter()
         .map(|s| s.kind)
         .collect();
-    use tandem::store::StepKind::{Check, Repair};
+    use tandem_core::store::StepKind::{Check, Repair};
     assert_eq!(kinds, [Check, Repair, Check]);
 }
 

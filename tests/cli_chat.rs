@@ -381,7 +381,7 @@ async fn an_api_key_is_stored_outside_sqlite_and_sent_to_the_provider() {
 async fn agent_mode_streams_steps_and_reports_them_in_json() {
     let (_dir, root, cli, server) = setup().await;
     let root_str = root.to_str().unwrap();
-    tandem::store::Store::open_dir(&cli.data)
+    tandem_core::store::Store::open_dir(&cli.data)
         .unwrap()
         .set_setting("agent.tool_calling", "native")
         .unwrap();
@@ -527,7 +527,7 @@ fn pty() -> (std::fs::File, std::os::fd::OwnedFd) {
 async fn keys_typed_before_an_approval_question_do_not_answer_it() {
     use std::io::Write;
     let (_dir, root, cli, server) = setup().await;
-    tandem::store::Store::open_dir(&cli.data)
+    tandem_core::store::Store::open_dir(&cli.data)
         .unwrap()
         .set_setting("agent.tool_calling", "native")
         .unwrap();
@@ -598,7 +598,7 @@ async fn keys_typed_before_an_approval_question_do_not_answer_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn agent_commands_never_see_the_apps_secrets_or_shell_hijacks() {
     let (_dir, root, cli, server) = setup().await;
-    tandem::store::Store::open_dir(&cli.data)
+    tandem_core::store::Store::open_dir(&cli.data)
         .unwrap()
         .set_setting("agent.tool_calling", "native")
         .unwrap();

@@ -15,12 +15,12 @@ use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
-use tandem::agent::gateway::{
+use tandem_core::agent::gateway::{
     AutoApprove, CodeResponsePolicy, Gateway, GatewayConfig, GatewayError, GatewayEvent,
     GatewayRequest, fingerprint, generate_token,
 };
-use tandem::agent::policy::Risk;
-use tandem::store::{ApprovalDecision, ApprovalKind, DecideError, DecidedBy, Store};
+use tandem_core::agent::policy::Risk;
+use tandem_core::store::{ApprovalDecision, ApprovalKind, DecideError, DecidedBy, Store};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::broadcast;

@@ -14,7 +14,7 @@ use egui::accesskit::Role;
 use egui_kittest::kittest::Queryable;
 use fake_provider::{Gate, ollama_stream};
 use gui_harness::{World, app, harness, open_chat, send, wait_until};
-use tandem::ui::model::state::Prefs;
+use tandem_ui::model::state::Prefs;
 
 const ORIGINAL: &str = "line 1\nline 2\nline 3\nline 4\nline 5\nline 6\nline 7\nline 8\nline 9\nline 10\nline 11\nline 12\nline 13\nline 14\nline 15\nline 16\nline 17\nline 18\nline 19\nline 20\n";
 
@@ -453,7 +453,7 @@ fn settings_count_what_the_context_globs_select_as_they_change() {
     wait_until(&mut harness, "the project", |a| a.state.project.is_some());
     // Ctrl+, opens settings.
     harness.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Comma);
-    let counted = |a: &tandem::ui::TandemApp, include: &str| {
+    let counted = |a: &tandem_ui::TandemApp, include: &str| {
         a.state
             .settings
             .glob_counts
@@ -563,10 +563,7 @@ fn a_long_chat_title_is_cut_short_beside_summarize_and_shown_whole_on_hover() {
         .state_mut()
         .as_mut()
         .unwrap()
-        .command(tandem::ui::command::Command::RenameChat(
-            chat,
-            title.clone(),
-        ));
+        .command(tandem_ui::command::Command::RenameChat(chat, title.clone()));
     wait_until(&mut harness, "the new title", |a| {
         a.state.chat().is_some_and(|c| c.chat.title == title)
     });
@@ -787,7 +784,7 @@ fn a_failing_check_lists_its_problems_opens_the_line_and_sends_them_to_be_fixed(
         a.state.review().is_some()
             && a.state
                 .chat()
-                .and_then(tandem::ui::model::problems::last_check)
+                .and_then(tandem_ui::model::problems::last_check)
                 .is_some()
     });
     harness.step();
@@ -1008,7 +1005,7 @@ fn a_security_review_lists_findings_by_level_and_fix_this_goes_to_build_mode() {
     });
     assert_eq!(
         app(&harness).state.chat().unwrap().chat.mode,
-        tandem::store::ChatMode::Security
+        tandem_core::store::ChatMode::Security
     );
     assert!(
         app(&harness).state.review().is_none(),
@@ -1033,7 +1030,10 @@ fn a_security_review_lists_findings_by_level_and_fix_this_goes_to_build_mode() {
             .chat()
             .is_some_and(|c| c.streaming.is_none() && c.messages.len() == 4)
     });
-    assert_eq!(app(&harness).state.mode, tandem::store::ChatMode::Build);
+    assert_eq!(
+        app(&harness).state.mode,
+        tandem_core::store::ChatMode::Build
+    );
     let requests: Vec<_> = world
         .server
         .requests()
@@ -1290,7 +1290,7 @@ fn selected_lines_go_to_the_chat_to_ask_about_or_to_change() {
     harness.get_by_label("Change this").click();
     harness.step();
     let state = &app(&harness).state;
-    assert_eq!(state.mode, tandem::store::ChatMode::Build);
+    assert_eq!(state.mode, tandem_core::store::ChatMode::Build);
     assert_eq!(
         state.composer,
         "Change notes.txt lines 2-3 (edit only this part of the file):\n```txt\nline 2\nline 3\n```\n"
@@ -1299,7 +1299,7 @@ fn selected_lines_go_to_the_chat_to_ask_about_or_to_change() {
     harness.get_by_label("Ask about this").click();
     harness.step();
     let state = &app(&harness).state;
-    assert_eq!(state.mode, tandem::store::ChatMode::Ask);
+    assert_eq!(state.mode, tandem_core::store::ChatMode::Ask);
     assert!(
         state.composer.starts_with(
             "About notes.txt lines 2-3:\n```txt\nline 2\nline 3\n```\nChange notes.txt"
@@ -1310,7 +1310,7 @@ fn selected_lines_go_to_the_chat_to_ask_about_or_to_change() {
 #[test]
 fn settings_show_a_providers_keys_by_fingerprint_and_remove_one() {
     let (world, prefs) = world();
-    let app = tandem::app::App::open_in(Some(&world.data), common::environment()).unwrap();
+    let app = tandem_core::app::App::open_in(Some(&world.data), common::environment()).unwrap();
     app.add_key("fake", "sk-first-key-0001").unwrap();
     app.add_key("fake", "sk-second-key-0002").unwrap();
     let keys = app.provider_keys("fake").unwrap();
@@ -1353,7 +1353,7 @@ fn settings_show_a_providers_keys_by_fingerprint_and_remove_one() {
             .get("fake")
             .is_some_and(|k| k.len() == 1)
     });
-    let app = tandem::app::App::open_in(Some(&world.data), common::environment()).unwrap();
+    let app = tandem_core::app::App::open_in(Some(&world.data), common::environment()).unwrap();
     let left = app.provider_keys("fake").unwrap();
     assert_eq!(left.len(), 1);
     assert_eq!(left[0].fingerprint, keys[0].fingerprint);
@@ -1416,7 +1416,7 @@ fn the_window_follows_what_the_cli_and_git_change() {
         .state_mut()
         .as_mut()
         .unwrap()
-        .command(tandem::ui::command::Command::OpenFile("outside.txt".into()));
+        .command(tandem_ui::command::Command::OpenFile("outside.txt".into()));
     wait_until(&mut harness, "the open file", |a| {
         a.state
             .project

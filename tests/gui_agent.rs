@@ -16,7 +16,7 @@ use egui_kittest::kittest::Queryable;
 use fake_provider::Reply;
 use gui_harness::{H, MAIN, World, agent_world, app, harness, start, text, wait_until};
 use serde_json::{Value, json};
-use tandem::store::{ChatMode, StepDecision};
+use tandem_core::store::{ChatMode, StepDecision};
 
 /// The /api/chat requests the app made, in order.
 fn chat_requests(world: &World) -> Vec<Value> {
@@ -189,9 +189,9 @@ fn the_keyboard_answers_a_waiting_call() {
     // Alt+A: approve, and allow calls like this one from now on.
     harness.key_press_modifiers(egui::Modifiers::ALT, egui::Key::A);
     wait_until(&mut harness, "the proposal", |a| a.state.review().is_some());
-    let policy: tandem::agent::policy::PolicySettings = world
+    let policy: tandem_core::agent::policy::PolicySettings = world
         .store()
-        .setting(tandem::store::keys::AGENT_POLICY)
+        .setting(tandem_core::store::keys::AGENT_POLICY)
         .unwrap()
         .unwrap();
     assert_eq!(policy.allow, ["tool:write_file"]);
@@ -254,9 +254,9 @@ fn plan_mode_then_implement_this_plan_sends_it_to_agent_mode() {
 // The approval gateway: an external tool's WebSocket client against the app's gateway.
 
 use futures_util::{SinkExt, StreamExt};
-use tandem::app::{GATEWAY_TOKEN_SECRET, GatewaySettings};
-use tandem::store::keys::GATEWAY;
-use tandem::ui::model::agent_state::GatewayStatus;
+use tandem_core::app::{GATEWAY_TOKEN_SECRET, GatewaySettings};
+use tandem_core::store::keys::GATEWAY;
+use tandem_ui::model::agent_state::GatewayStatus;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::{Message, http::header};
 
@@ -341,7 +341,7 @@ fn enabling_the_gateway_in_settings_and_approving_a_request_in_the_approvals_tab
     let saved: GatewaySettings = world.store().setting(GATEWAY).unwrap().unwrap();
     assert!(saved.enabled);
     assert!(saved.token.is_empty());
-    let secrets = tandem::llm::secrets::Secrets::open(&world.data, &common::environment());
+    let secrets = tandem_core::llm::secrets::Secrets::open(&world.data, &common::environment());
     assert_eq!(
         secrets.get(GATEWAY_TOKEN_SECRET).unwrap(),
         Some(token.clone())
@@ -355,7 +355,7 @@ fn enabling_the_gateway_in_settings_and_approving_a_request_in_the_approvals_tab
         .state_mut()
         .as_mut()
         .unwrap()
-        .command(tandem::ui::command::Command::CloseSettings);
+        .command(tandem_ui::command::Command::CloseSettings);
     harness.step();
     harness.get_by_label("Approvals (1)").click();
     harness.step();
@@ -392,7 +392,7 @@ fn a_gateway_request_about_the_waiting_command_is_decided_with_it() {
         ..GatewaySettings::default()
     };
     world.store().set_setting(GATEWAY, &on).unwrap();
-    tandem::llm::secrets::Secrets::open(&world.data, &common::environment())
+    tandem_core::llm::secrets::Secrets::open(&world.data, &common::environment())
         .set(GATEWAY_TOKEN_SECRET, &on.token)
         .unwrap();
     let mut harness = harness(&world.data, prefs);
@@ -546,8 +546,8 @@ fn without_following_the_agent_no_file_opens() {
 
 // The approval client: the app connects out to a fake executor, which sends a request.
 
-use tandem::app::APPROVER_TOKEN_SECRET;
-use tandem::ui::command::{AgentCommand, Command};
+use tandem_core::app::APPROVER_TOKEN_SECRET;
+use tandem_ui::command::{AgentCommand, Command};
 
 /// A fake executor on a free loopback port: accepts one connection carrying `token`, sends
 /// `frame`, and hands every text frame it receives to the returned channel.
@@ -629,11 +629,11 @@ fn a_request_from_the_executor_asks_for_attention_and_is_approved_in_the_approva
     }
     wait_for_gateway_request(&mut harness);
     let approver = &app(&harness).state.agent.approver;
-    assert_eq!(approver.status, tandem::app::ApproverStatus::Connected);
+    assert_eq!(approver.status, tandem_core::app::ApproverStatus::Connected);
     // The token went to the key store; the window keeps only a hint of it.
     assert!(approver.token.is_empty());
     assert_eq!(approver.token_hint.as_deref(), Some("••••6789"));
-    let secrets = tandem::llm::secrets::Secrets::open(&world.data, &common::environment());
+    let secrets = tandem_core::llm::secrets::Secrets::open(&world.data, &common::environment());
     assert_eq!(
         secrets.get(APPROVER_TOKEN_SECRET).unwrap().as_deref(),
         Some(TOKEN)
@@ -683,12 +683,12 @@ fn the_review_runs_a_command_in_the_chats_workspace_and_settings_clean_it() {
     ]);
     {
         let store = world.store();
-        let policy = tandem::agent::policy::PolicySettings {
-            auto_approve_up_to: Some(tandem::agent::policy::Risk::Medium),
+        let policy = tandem_core::agent::policy::PolicySettings {
+            auto_approve_up_to: Some(tandem_core::agent::policy::Risk::Medium),
             ..Default::default()
         };
         store
-            .set_setting(tandem::store::keys::AGENT_POLICY, &policy)
+            .set_setting(tandem_core::store::keys::AGENT_POLICY, &policy)
             .unwrap();
         let mut project = store.projects().unwrap().remove(0);
         project.settings.check_command = Some("cat src/greet.rs".into());

@@ -16,7 +16,7 @@ use egui_kittest::SnapshotOptions;
 use egui_kittest::kittest::Queryable;
 use fake_provider::ollama_stream;
 use gui_harness::{open_chat, painting_harness, send, wait_until};
-use tandem::ui::model::state::Prefs;
+use tandem_ui::model::state::Prefs;
 
 /// Per-pixel colour tolerance for another Mesa version's anti-aliasing; no pixel may exceed
 /// it, so a moved widget or a changed colour still fails.
@@ -90,11 +90,11 @@ fn welcome_screen() {
     let data = dir.path().join("data");
     // The default Ollama provider points at a port nothing listens on: the status line is
     // the same on every machine.
-    let store = tandem::store::Store::open_dir(&data).unwrap();
+    let store = tandem_core::store::Store::open_dir(&data).unwrap();
     store
         .insert_provider(
             "ollama",
-            tandem::llm::ProviderKind::Ollama,
+            tandem_core::llm::ProviderKind::Ollama,
             "http://127.0.0.1:9",
             None,
             &Default::default(),
@@ -173,7 +173,7 @@ fn a_failing_check_with_its_problems_and_the_repair_round() {
                     && c.messages.iter().any(|m| {
                         m.steps
                             .iter()
-                            .filter(|s| s.kind == tandem::store::StepKind::Check)
+                            .filter(|s| s.kind == tandem_core::store::StepKind::Check)
                             .count()
                             == 2
                     })
@@ -333,21 +333,21 @@ fn settings_with_several_keys_and_a_cli_agent() {
     // every machine.
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let store = tandem::store::Store::open_dir(&data).unwrap();
+    let store = tandem_core::store::Store::open_dir(&data).unwrap();
     for (name, kind, url) in [
         (
             "ollama",
-            tandem::llm::ProviderKind::Ollama,
+            tandem_core::llm::ProviderKind::Ollama,
             "http://127.0.0.1:9",
         ),
         (
             "cloud",
-            tandem::llm::ProviderKind::Openai,
+            tandem_core::llm::ProviderKind::Openai,
             "http://127.0.0.1:9/v1",
         ),
         (
             "codex",
-            tandem::llm::ProviderKind::Codex,
+            tandem_core::llm::ProviderKind::Codex,
             "/nonexistent/codex",
         ),
     ] {
@@ -356,7 +356,7 @@ fn settings_with_several_keys_and_a_cli_agent() {
             .unwrap();
     }
     drop(store);
-    let app = tandem::app::App::open_in(Some(&data), common::environment()).unwrap();
+    let app = tandem_core::app::App::open_in(Some(&data), common::environment()).unwrap();
     app.add_key("cloud", "sk-first-key-0001").unwrap();
     app.add_key("cloud", "sk-second-key-0002").unwrap();
     drop(app);
@@ -392,14 +392,14 @@ fn an_agent_proposal_holding_a_file_its_command_made() {
     let (world, prefs) = gui_harness::world(&[("src/util.sh", util), ("test.sh", test)]);
     let store = world.store();
     store
-        .set_setting(tandem::store::keys::TOOL_CALLING, "native")
+        .set_setting(tandem_core::store::keys::TOOL_CALLING, "native")
         .unwrap();
-    let policy = tandem::agent::policy::PolicySettings {
-        auto_approve_up_to: Some(tandem::agent::policy::Risk::High),
+    let policy = tandem_core::agent::policy::PolicySettings {
+        auto_approve_up_to: Some(tandem_core::agent::policy::Risk::High),
         ..Default::default()
     };
     store
-        .set_setting(tandem::store::keys::AGENT_POLICY, &policy)
+        .set_setting(tandem_core::store::keys::AGENT_POLICY, &policy)
         .unwrap();
     for reply in [
         ollama_tool_call("run_shell", json!({"command": "sh test.sh"})),

@@ -99,7 +99,7 @@ impl Cli {
         use std::os::unix::process::ExitStatusExt;
         let status = self
             .command(args)
-            .env(tandem::failpoint::VAR, point)
+            .env(tandem_core::failpoint::VAR, point)
             .status()
             .await
             .unwrap();
@@ -114,7 +114,7 @@ impl Cli {
 /// SQLite's own check of the database file as the kill left it (before a restart settles
 /// anything).
 fn integrity(data: &Path, when: &str) {
-    let conn = rusqlite::Connection::open(data.join(tandem::store::DB_FILE)).unwrap();
+    let conn = rusqlite::Connection::open(data.join(tandem_core::store::DB_FILE)).unwrap();
     let mut stmt = conn.prepare("PRAGMA integrity_check").unwrap();
     let rows: Vec<String> = stmt
         .query_map([], |row| row.get(0))

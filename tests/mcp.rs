@@ -20,8 +20,8 @@ mod survive;
 
 use mcp_binary::server_binary;
 use serde_json::json;
-use tandem::agent::mcp::{CallFailure, MAX_OUTPUT_CHARS, McpError, McpHub, McpTool};
-use tandem::store::{McpServerRecord, McpTransport, Store};
+use tandem_core::agent::mcp::{CallFailure, MAX_OUTPUT_CHARS, McpError, McpHub, McpTool};
+use tandem_core::store::{McpServerRecord, McpTransport, Store};
 use tokio_util::sync::CancellationToken;
 
 const CONNECT: Duration = Duration::from_secs(20);
@@ -436,7 +436,7 @@ fn hub_futures_can_be_spawned() {
         hub.shutdown().await;
     });
     spawnable(async {
-        let pool = tandem::agent::mcp::McpPool::new();
+        let pool = tandem_core::agent::mcp::McpPool::new();
         let (hub, _) = pool.hub(1, std::path::Path::new("/"), &[]).await;
         let _ = hub.call("a/b", json!({}), CancellationToken::new()).await;
         pool.close_project(1).await;

@@ -6,9 +6,9 @@
 mod common;
 
 use common::fixture;
-use tandem::EngineError;
-use tandem::edits::{FileChangeKind, FileSelection, OpStatus, Selection};
-use tandem::store::ApprovalState;
+use tandem_core::EngineError;
+use tandem_core::edits::{FileChangeKind, FileSelection, OpStatus, Selection};
+use tandem_core::store::ApprovalState;
 
 const APP: &str = "fn main() {\n    println!(\"hello\");\n}\n";
 
@@ -496,7 +496,7 @@ fn a_chat_of_another_project_is_refused() {
     let chat = f
         .engine
         .store()
-        .create_chat(other.id, tandem::store::ChatMode::Build, None)
+        .create_chat(other.id, tandem_core::store::ChatMode::Build, None)
         .unwrap();
     let err = f
         .engine

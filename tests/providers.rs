@@ -19,8 +19,8 @@ use fake_provider::{
 };
 use futures_util::StreamExt;
 use serde_json::json;
-use tandem::external::provider;
-use tandem::llm::{
+use tandem_core::external::provider;
+use tandem_core::llm::{
     ChatMessage, ChatRequest, ChatRole, LlmError, ProviderConfig, ProviderKind, SharedProvider,
     StreamEvent, Usage,
 };
@@ -473,7 +473,7 @@ async fn anthropic_without_v1_in_its_base_url_still_reaches_v1_messages() {
 #[tokio::test]
 async fn images_go_in_each_providers_own_format() {
     let png = b"\x89PNG\r\n\x1a\nnot really a picture";
-    let image = tandem::llm::ImageData::new("image/png", png);
+    let image = tandem_core::llm::ImageData::new("image/png", png);
     let data = image.base64.to_string();
     for kind in KINDS {
         let (server, llm) = setup(kind).await;
@@ -522,7 +522,7 @@ async fn images_go_in_each_providers_own_format() {
             ProviderKind::Codex | ProviderKind::ClaudeCode => unreachable!("HTTP kinds only"),
         }
         // The estimate counts the image, so the request's num_ctx makes room for it.
-        let mut counted = tandem::llm::ChatRequest {
+        let mut counted = tandem_core::llm::ChatRequest {
             messages: vec![ChatMessage::new(ChatRole::User, "x")],
             ..request()
         };

@@ -5,7 +5,7 @@
 
 use rusqlite::Connection;
 use serde_json::json;
-use tandem::store::{
+use tandem_core::store::{
     ApprovalState, AttachmentKind, ChatMode, MIGRATIONS, McpTransport, MessageStatus, NewMessage,
     ProjectSettings, Role, StepKind, Store, configure, migrations,
 };
@@ -192,7 +192,7 @@ fn check_seeded(store: &Store, version: usize) {
             store
                 .insert_provider(
                     "codex",
-                    tandem::llm::ProviderKind::Codex,
+                    tandem_core::llm::ProviderKind::Codex,
                     "codex",
                     None,
                     &Default::default(),
@@ -302,7 +302,7 @@ fn check_seeded(store: &Store, version: usize) {
         assert!(
             codex
                 .iter()
-                .any(|p| p.kind == tandem::llm::ProviderKind::Codex),
+                .any(|p| p.kind == tandem_core::llm::ProviderKind::Codex),
             "{codex:?}"
         );
     }
@@ -310,7 +310,7 @@ fn check_seeded(store: &Store, version: usize) {
         let thinker = store.model_profile(1, "thinker").unwrap().expect("kept");
         assert_eq!(
             thinker.settings.reasoning_effort,
-            Some(tandem::llm::ReasoningEffort::High)
+            Some(tandem_core::llm::ReasoningEffort::High)
         );
     }
     if version >= 14 {
@@ -483,7 +483,7 @@ fn messages_round_trip_with_review_state() {
         .unwrap();
     assert_eq!(store.project(project.id).unwrap().settings, settings);
     let chat = store.create_chat(project.id, ChatMode::Ask, None).unwrap();
-    let mut base = tandem::store::PlanBase::new();
+    let mut base = tandem_core::store::PlanBase::new();
     base.insert("a.txt".into(), Some("deadbeef".into()));
     base.insert("new.txt".into(), None);
     let msg = store

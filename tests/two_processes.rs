@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use tandem::engine::project_lock_path;
+use tandem_core::engine::project_lock_path;
 
 /// A project added on a data directory, and the `tandem` binary on it.
 struct Project {
@@ -134,7 +134,7 @@ fn hold_lock(path: &Path) -> Child {
         .spawn()
         .expect("sh and flock(1) (util-linux) run");
     let start = Instant::now();
-    while !tandem::lockfile::held(path) {
+    while !tandem_core::lockfile::held(path) {
         assert!(
             start.elapsed() < Duration::from_secs(10),
             "flock took the lock"

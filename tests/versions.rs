@@ -5,8 +5,8 @@
 mod common;
 
 use common::{fixture, git, repo_with};
-use tandem::EngineError;
-use tandem::store::{NewMessage, Role};
+use tandem_core::EngineError;
+use tandem_core::store::{NewMessage, Role};
 
 fn approve(f: &common::Fixture, chat: Option<i64>, reply: &str) -> (i64, i64, String) {
     let proposal = f
@@ -150,7 +150,7 @@ fn messages_of_other_chats_survive_a_restore() {
     let other = f
         .engine
         .store()
-        .create_chat(f.project.id, tandem::store::ChatMode::Ask, None)
+        .create_chat(f.project.id, tandem_core::store::ChatMode::Ask, None)
         .unwrap();
     f.engine
         .store()
@@ -166,7 +166,11 @@ fn ask_chat(f: &common::Fixture, commit: &str) -> i64 {
     let chat = f
         .engine
         .store()
-        .create_chat(f.project.id, tandem::store::ChatMode::Ask, Some(commit))
+        .create_chat(
+            f.project.id,
+            tandem_core::store::ChatMode::Ask,
+            Some(commit),
+        )
         .unwrap();
     for (role, text) in [
         (Role::User, "what does a.txt do?"),
@@ -344,7 +348,7 @@ fn putting_a_folder_under_git_leaves_secret_looking_files_out() {
     std::fs::create_dir_all(root.join("deploy")).unwrap();
     std::fs::write(root.join("main.py"), "print('hi')\n").unwrap();
     std::fs::write(root.join("deploy/id_rsa"), "-----BEGIN KEY-----\n").unwrap();
-    let engine = tandem::Engine::open(Some(&dir.path().join("data"))).unwrap();
+    let engine = tandem_core::Engine::open(Some(&dir.path().join("data"))).unwrap();
     let added = engine.add_project(&root, None).unwrap();
     assert!(added.initialized_git);
     assert_eq!(added.left_out, ["deploy/id_rsa"]);
@@ -376,22 +380,22 @@ fn undo_refuses_to_overwrite_an_ignored_file() {
 /// version, keeps one changed since by someone else, and leaves the tree as HEAD's.
 #[test]
 fn a_change_left_half_landed_is_put_back_at_the_next_start() {
-    use tandem::vcs::landing;
+    use tandem_core::vcs::landing;
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("project");
     repo_with(
         &root,
         &[("a.txt", "a\n"), ("b.txt", "b\n"), ("c.txt", "c\n")],
     );
-    let repo = tandem::vcs::open(&root).unwrap();
-    let head = tandem::vcs::head_oid(&repo).unwrap();
-    let changes: Vec<tandem::vcs::PathContent<'_>> = vec![
+    let repo = tandem_core::vcs::open(&root).unwrap();
+    let head = tandem_core::vcs::head_oid(&repo).unwrap();
+    let changes: Vec<tandem_core::vcs::PathContent<'_>> = vec![
         ("a.txt", Some((b"A\n".as_slice(), 0o100644))),
         ("b.txt", Some((b"B\n".as_slice(), 0o100644))),
         ("c.txt", None),
         ("new/d.txt", Some((b"D\n".as_slice(), 0o100644))),
     ];
-    let target = tandem::vcs::prepare_commit(&repo, head, &changes, "change")
+    let target = tandem_core::vcs::prepare_commit(&repo, head, &changes, "change")
         .unwrap()
         .unwrap();
     landing::begin(&repo, target).unwrap();
@@ -418,7 +422,7 @@ fn a_change_left_half_landed_is_put_back_at_the_next_start() {
     // Landed (HEAD moved) but the record stayed: the index is brought up to date, files
     // are left as they are.
     std::fs::write(root.join("b.txt"), "b\n").unwrap();
-    let target = tandem::vcs::prepare_commit(&repo, head, &changes, "change")
+    let target = tandem_core::vcs::prepare_commit(&repo, head, &changes, "change")
         .unwrap()
         .unwrap();
     landing::begin(&repo, target).unwrap();
@@ -427,7 +431,7 @@ fn a_change_left_half_landed_is_put_back_at_the_next_start() {
     std::fs::remove_file(root.join("c.txt")).unwrap();
     std::fs::create_dir_all(root.join("new")).unwrap();
     std::fs::write(root.join("new/d.txt"), "D\n").unwrap();
-    tandem::vcs::advance_head(&repo, head, target, "change").unwrap();
+    tandem_core::vcs::advance_head(&repo, head, target, "change").unwrap();
     let recovered = landing::recover(&repo).unwrap().unwrap();
     assert!(recovered.landed);
     assert!(recovered.restored.is_empty());
@@ -446,7 +450,8 @@ fn recently_edited_passes_over_the_import_and_mass_changes() {
         .map(|(p, c)| (p.as_str(), c.as_str()))
         .collect();
     repo_with(&root, &files);
-    let recent = || tandem::vcs::recently_edited(&tandem::vcs::open(&root).unwrap()).unwrap();
+    let recent =
+        || tandem_core::vcs::recently_edited(&tandem_core::vcs::open(&root).unwrap()).unwrap();
     // A fresh import: every file is in the first commit, and none was edited yet.
     assert!(recent().is_empty(), "{:?}", recent());
     let commit = |message: &str| {
@@ -494,20 +499,20 @@ fn the_head_of_a_commits_patch_is_its_start_cut_past_the_limit() {
         .map(|(p, c)| (p.as_str(), c.as_str()))
         .collect();
     repo_with(&root, &files);
-    let repo = tandem::vcs::open(&root).unwrap();
+    let repo = tandem_core::vcs::open(&root).unwrap();
     let commit = git(&root, &["rev-parse", "HEAD"]);
     let commit = commit.trim();
-    let whole = tandem::vcs::commit_patch(&repo, commit).unwrap();
+    let whole = tandem_core::vcs::commit_patch(&repo, commit).unwrap();
     assert!(
         whole.contains("+++ b/src/f299.rs"),
         "every file is in the whole patch"
     );
-    let head = tandem::vcs::commit_patch_head(&repo, commit, 1_000).unwrap();
+    let head = tandem_core::vcs::commit_patch_head(&repo, commit, 1_000).unwrap();
     assert!(whole.starts_with(&head));
     // Its first 1,000 bytes and at most a line more.
     assert!(head.len() > 1_000 && head.len() < 1_100, "{}", head.len());
     assert_eq!(
-        tandem::vcs::commit_patch_head(&repo, commit, usize::MAX).unwrap(),
+        tandem_core::vcs::commit_patch_head(&repo, commit, usize::MAX).unwrap(),
         whole
     );
 }

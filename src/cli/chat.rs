@@ -7,12 +7,12 @@ use anyhow::{Context, Result, bail};
 use clap::Subcommand;
 use serde_json::json;
 
-use tandem::agent::display::{has_hidden, visible};
-use tandem::agent::runner::Answer;
-use tandem::app::{App, ChatEventKind, NewProvider, PendingApproval, SendOptions};
-use tandem::llm::ProviderKind;
-use tandem::store::{AgentStep, ChatMode, MessageStatus, ProviderSettings, StepKind};
-use tandem::trust::Risk;
+use tandem_core::agent::display::{has_hidden, visible};
+use tandem_core::agent::runner::Answer;
+use tandem_core::app::{App, ChatEventKind, NewProvider, PendingApproval, SendOptions};
+use tandem_core::llm::ProviderKind;
+use tandem_core::store::{AgentStep, ChatMode, MessageStatus, ProviderSettings, StepKind};
+use tandem_core::trust::Risk;
 
 #[derive(Subcommand)]
 pub enum ProviderCommand {
@@ -78,7 +78,7 @@ impl Ctx {
 }
 
 pub fn runtime() -> Result<tokio::runtime::Runtime> {
-    tandem::llm::init_tls();
+    tandem_core::llm::init_tls();
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -126,7 +126,7 @@ pub fn provider_cmd(ctx: &Ctx, command: ProviderCommand) -> Result<()> {
                 json!({"provider": name, "status": status, "ready": status.is_ready()}),
                 status_line(&name, &status),
             );
-            if let tandem::external::LoginStatus::Missing(_) = status {
+            if let tandem_core::external::LoginStatus::Missing(_) = status {
                 bail!("{name} is not installed");
             }
         }
@@ -203,7 +203,7 @@ pub fn provider_cmd(ctx: &Ctx, command: ProviderCommand) -> Result<()> {
             };
             let (location, why) = (stored.location, stored.keychain_unavailable);
             let text = match (&location, &why) {
-                (tandem::llm::secrets::SecretLocation::File(path), Some(why)) => format!(
+                (tandem_core::llm::secrets::SecretLocation::File(path), Some(why)) => format!(
                     "stored the key for {name} in {} (mode 0600), not in the OS keychain: {why}\n",
                     path.display()
                 ),
@@ -226,8 +226,8 @@ pub fn provider_cmd(ctx: &Ctx, command: ProviderCommand) -> Result<()> {
 }
 
 /// One line saying whether a CLI agent is ready.
-fn status_line(name: &str, status: &tandem::external::LoginStatus) -> String {
-    use tandem::external::LoginStatus::*;
+fn status_line(name: &str, status: &tandem_core::external::LoginStatus) -> String {
+    use tandem_core::external::LoginStatus::*;
     let first = |s: &str| s.lines().next().unwrap_or("").to_string();
     match status {
         Missing(why) => format!("{name}: not installed: {why}\n"),
@@ -324,7 +324,7 @@ pub struct ChatArgs {
 /// A Security reply's findings: `[{"title", "level", "path", "lines", "description"}]`, most
 /// severe first.
 fn findings_json(content: &str) -> serde_json::Value {
-    let findings: Vec<_> = tandem::app::security_findings(content)
+    let findings: Vec<_> = tandem_core::app::security_findings(content)
         .into_iter()
         .map(|f| {
             json!({
@@ -354,7 +354,7 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
     let attachments = args
         .attach
         .iter()
-        .map(|path| tandem::app::Attach::from_path(path))
+        .map(|path| tandem_core::app::Attach::from_path(path))
         .collect::<Result<Vec<_>, _>>()?;
     for attach in &attachments {
         attach.kind()?;
@@ -480,7 +480,7 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
     } else {
         super::output::println("");
         if chat.mode == ChatMode::Security {
-            for f in tandem::app::security_findings(&outcome.content) {
+            for f in tandem_core::app::security_findings(&outcome.content) {
                 let place = match (&f.path, &f.lines) {
                     (Some(path), Some(lines)) => format!("  {path}:{lines}"),
                     (Some(path), None) => format!("  {path}"),

@@ -4,8 +4,8 @@
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
-use tandem::app::ConfigValue;
-use tandem::trust::Trust;
+use tandem_core::app::ConfigValue;
+use tandem_core::trust::Trust;
 
 use super::chat::Ctx;
 
@@ -168,11 +168,11 @@ pub fn project(ctx: &Ctx, args: ProjectConfigArgs) -> Result<()> {
         if !ctx.json {
             let commit = commit
                 .as_deref()
-                .map(tandem::vcs::short)
+                .map(tandem_core::vcs::short)
                 .unwrap_or("no commit");
             eprintln!(
                 "wrote {} ({commit}): edit it to fit the project",
-                tandem::app::RULES_FILE
+                tandem_core::app::RULES_FILE
             );
         }
     }

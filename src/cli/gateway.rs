@@ -7,8 +7,8 @@ use std::io::BufRead;
 use anyhow::{Context, Result, bail};
 use clap::Subcommand;
 use serde_json::json;
-use tandem::agent::gateway::GatewayEvent;
-use tandem::app::{ApproverSettings, ApproverStatus};
+use tandem_core::agent::gateway::GatewayEvent;
+use tandem_core::app::{ApproverSettings, ApproverStatus};
 use tokio::sync::broadcast::error::RecvError;
 
 use super::chat::{Ctx, runtime};

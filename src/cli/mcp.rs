@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use anyhow::{Result, bail};
 use clap::{Subcommand, ValueEnum};
 use serde_json::json;
-use tandem::app::{McpServerRecord, McpTransport, parse_mcp_header};
+use tandem_core::app::{McpServerRecord, McpTransport, parse_mcp_header};
 
 use super::chat::Ctx;
 

@@ -1,4 +1,4 @@
-//! The headless CLI. Every command goes through the application layer (`tandem::app`), as
+//! The headless CLI. Every command goes through the application layer (`tandem_core::app`), as
 //! the window does. With `--json`, a
 //! command prints exactly one JSON object on stdout; errors go to stderr with a non-zero exit.
 
@@ -24,10 +24,10 @@ mod search;
 mod usage;
 mod workspace;
 
-use tandem::app::App;
-use tandem::edits::plan::EditPlan;
-use tandem::edits::{FileSelection, OpStatus, Selection};
-use tandem::vcs;
+use tandem_core::app::App;
+use tandem_core::edits::plan::EditPlan;
+use tandem_core::edits::{FileSelection, OpStatus, Selection};
+use tandem_core::vcs;
 
 #[derive(Parser)]
 #[command(
@@ -235,7 +235,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let Some(command) = cli.command else {
         // No command: the desktop app.
-        return match tandem::ui::run(cli.data_dir, cli.open) {
+        return match tandem_ui::run(cli.data_dir, cli.open) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("error: cannot open the window: {e}");

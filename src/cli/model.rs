@@ -2,7 +2,7 @@
 //! person's per-model settings.
 
 use anyhow::Result;
-use tandem::app::{GenerationSettings, ModelProfile};
+use tandem_core::app::{GenerationSettings, ModelProfile};
 
 use super::chat::{Ctx, runtime};
 

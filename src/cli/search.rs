@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 use serde_json::json;
-use tandem::app::SearchQuery;
+use tandem_core::app::SearchQuery;
 
 use super::chat::Ctx;
 

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Subcommand;
 use serde_json::json;
-use tandem::app::{CleanScope, WorkspaceRun, human_bytes};
+use tandem_core::app::{CleanScope, WorkspaceRun, human_bytes};
 use tokio_util::sync::CancellationToken;
 
 use super::chat::{Ctx, runtime};

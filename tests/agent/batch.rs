@@ -3,10 +3,10 @@
 //! result, in the next request to the model and in the recorded steps.
 
 use serde_json::{Value, json};
-use tandem::agent::runner::Answer;
-use tandem::chat::SendOptions;
-use tandem::llm::ProviderKind;
-use tandem::store::{ChatMode, MessageStatus, StepDecision, StepKind};
+use tandem_core::agent::runner::Answer;
+use tandem_core::chat::SendOptions;
+use tandem_core::llm::ProviderKind;
+use tandem_core::store::{ChatMode, MessageStatus, StepDecision, StepKind};
 
 use super::{PAUSE, assert_complete, chunks, setup};
 use crate::fake_provider::{self, Reply, sse_event};
@@ -68,7 +68,9 @@ fn calls_and_results(body: &Value) -> (Vec<String>, Vec<(String, String)>) {
 }
 
 /// The recorded tool steps by call id: (call id, decision, result).
-fn tool_steps(steps: &[tandem::store::AgentStep]) -> Vec<(String, Option<StepDecision>, String)> {
+fn tool_steps(
+    steps: &[tandem_core::store::AgentStep],
+) -> Vec<(String, Option<StepDecision>, String)> {
     steps
         .iter()
         .filter(|s| s.kind == StepKind::Tool)

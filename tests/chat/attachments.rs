@@ -5,10 +5,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use tandem::chat::SendOptions;
-use tandem::chat::attachments::Attach;
-use tandem::llm::ProviderKind;
-use tandem::store::{ChatMode, MessageStatus};
+use tandem_core::chat::SendOptions;
+use tandem_core::chat::attachments::Attach;
+use tandem_core::llm::ProviderKind;
+use tandem_core::store::{ChatMode, MessageStatus};
 
 use super::{BOUND, setup};
 use crate::fake_provider::ollama_stream;
@@ -102,7 +102,7 @@ async fn bytes_no_message_refers_to_are_removed() {
 
     // Deleting chat b (through the application layer, as the window and the CLI do) takes
     // the rest.
-    let app = tandem::app::App::with_engine(
+    let app = tandem_core::app::App::with_engine(
         Arc::clone(&s.engine),
         data.clone(),
         &crate::common::environment(),
@@ -117,7 +117,7 @@ async fn bytes_no_message_refers_to_are_removed() {
     std::fs::write(attachments.join(hash(b"orphan")), "orphan").unwrap();
     std::fs::write(attachments.join(".tandem-half.tmp"), "half").unwrap();
     drop(app);
-    let reopened = tandem::Engine::open(Some(&data)).unwrap();
+    let reopened = tandem_core::Engine::open(Some(&data)).unwrap();
     assert_eq!(kept(&data), [hash(PNG)]);
     // And the one kept is still read back with its message.
     let messages = reopened.store().messages(a).unwrap();

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use serde_json::Value;
-use tandem::app::{App, NewProvider};
-use tandem::llm::ProviderKind;
+use tandem_core::app::{App, NewProvider};
+use tandem_core::llm::ProviderKind;
 
 use super::{common, setup};
 

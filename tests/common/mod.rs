@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use tandem::Engine;
-use tandem::store::Project;
+use tandem_core::Engine;
+use tandem_core::store::Project;
 
 /// Whether a test keeps the environment variable `name` from Tandem: provider keys
 /// (`*_API_KEY`), Tandem's own variables (`TANDEM_*`), where Ollama listens (`OLLAMA_HOST`)
@@ -27,7 +27,7 @@ pub fn seal(command: &mut Command) -> &mut Command {
             command.env_remove(&name);
         }
     }
-    command.env(tandem::environment::KEYCHAIN_ENV, "off")
+    command.env(tandem_core::environment::KEYCHAIN_ENV, "off")
 }
 
 /// The `tandem` binary, [`seal`]ed.
@@ -102,8 +102,8 @@ pub fn fake_provider_args(url: &str) -> Vec<String> {
 
 /// What an app built in the test process reads as its environment: nothing of this
 /// process's, keys in the data directory's file.
-pub fn environment() -> tandem::Environment {
-    tandem::Environment::isolated()
+pub fn environment() -> tandem_core::Environment {
+    tandem_core::Environment::isolated()
 }
 
 /// A number of seconds (`sleep` takes it) that no other process on the machine has on its

@@ -3,11 +3,11 @@
 
 use std::sync::Arc;
 
-use tandem::Engine;
-use tandem::chat::ChatService;
-use tandem::llm::ProviderKind;
-use tandem::llm::secrets::Secrets;
-use tandem::store::{ChatMode, MessageStatus, ProviderSettings};
+use tandem_core::Engine;
+use tandem_core::chat::ChatService;
+use tandem_core::llm::ProviderKind;
+use tandem_core::llm::secrets::Secrets;
+use tandem_core::store::{ChatMode, MessageStatus, ProviderSettings};
 
 use super::FakeProvider;
 
@@ -16,7 +16,7 @@ pub struct Setup {
     pub root: std::path::PathBuf,
     pub engine: Arc<Engine>,
     pub service: Arc<ChatService>,
-    pub project: tandem::store::Project,
+    pub project: tandem_core::store::Project,
     pub server: FakeProvider,
 }
 

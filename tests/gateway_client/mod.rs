@@ -4,8 +4,8 @@
 //! gateway's own spelling. Requests land in the real SQLite store.
 
 use super::*;
-use tandem::agent::gateway::{Approver, ApproverConfig, ApproverStatus, Backoff};
-use tandem::app::{App, ApproverSettings};
+use tandem_core::agent::gateway::{Approver, ApproverConfig, ApproverStatus, Backoff};
+use tandem_core::app::{App, ApproverSettings};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};

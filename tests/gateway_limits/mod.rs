@@ -2,7 +2,7 @@
 //! connection, connections still in their handshake.
 
 use super::*;
-use tandem::agent::gateway::{MAX_HANDSHAKING, MAX_PENDING_PER_CONNECTION};
+use tandem_core::agent::gateway::{MAX_HANDSHAKING, MAX_PENDING_PER_CONNECTION};
 
 fn in_language(id: &str, code: &str, language: Option<&str>, risk: &str) -> Value {
     json!({"type": "security_evaluation", "id": id, "code": code, "language": language,

@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 use egui::accesskit::Role;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
-use tandem::llm::ProviderKind;
-use tandem::store::{ProviderSettings, Store};
-use tandem::ui::TandemApp;
-use tandem::ui::model::state::Prefs;
-use tandem::ui::unsaved::Draft;
+use tandem_core::llm::ProviderKind;
+use tandem_core::store::{ProviderSettings, Store};
+use tandem_ui::TandemApp;
+use tandem_ui::model::state::Prefs;
+use tandem_ui::unsaved::Draft;
 
 use crate::common;
 use crate::fake_provider::{FakeProvider, Reply, ollama_stream};
@@ -51,10 +51,10 @@ pub fn world(files: &[(&str, &str)]) -> (World, Prefs) {
         .build()
         .unwrap();
     let server = runtime.block_on(FakeProvider::start());
-    let engine = tandem::Engine::open(Some(&data)).unwrap();
+    let engine = tandem_core::Engine::open(Some(&data)).unwrap();
     let project = engine.add_project(&root, None).unwrap().project;
     let store: &Store = engine.store();
-    tandem::chat::ensure_default_provider(store, &common::environment()).unwrap();
+    tandem_core::chat::ensure_default_provider(store, &common::environment()).unwrap();
     let settings = ProviderSettings {
         default_model: Some("test-model".into()),
         context_length: Some(16_384),
@@ -211,7 +211,7 @@ pub fn agent_world(replies: Vec<Reply>) -> (World, Prefs) {
     let (world, prefs) = world(&[("src/main.rs", MAIN)]);
     world
         .store()
-        .set_setting(tandem::store::keys::TOOL_CALLING, "native")
+        .set_setting(tandem_core::store::keys::TOOL_CALLING, "native")
         .unwrap();
     for reply in replies {
         world.server.push("POST", "/api/chat", reply);

@@ -1,5 +1,5 @@
 //! Kills at fail points: the binary kills itself (SIGKILL) at exactly one step of an
-//! approval, a restore, an undo or an agent's tool call (`tandem::failpoint`), so every
+//! approval, a restore, an undo or an agent's tool call (`tandem_core::failpoint`), so every
 //! in-between state is reached on every run. After each kill: the database passes its
 //! integrity check, the next run's invariants hold (`check`), and the outcome is the one
 //! that step implies: before HEAD moves, the tree and the proposal are as before the
@@ -171,7 +171,7 @@ async fn agent_turn_killed_mid_tool_call(cli: &Cli, server: &fake_provider::Fake
         println!("KERNEL FEATURE UNAVAILABLE: no workspace, the agent turn kill is not run");
         return;
     }
-    let store = || tandem::store::Store::open_dir(&cli.data).unwrap();
+    let store = || tandem_core::store::Store::open_dir(&cli.data).unwrap();
     store().set_setting("agent.tool_calling", "native").unwrap();
     server.push(
         "POST",

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tandem::agent::mcp::{MAX_OUTPUT_CHARS, McpError, McpHub, McpPool, Timing};
-use tandem::store::McpTransport;
+use tandem_core::agent::mcp::{MAX_OUTPUT_CHARS, McpError, McpHub, McpPool, Timing};
+use tandem_core::store::McpTransport;
 use tokio_util::sync::CancellationToken;
 
 use super::fake_http::FakeHttp;

@@ -1,7 +1,7 @@
 //! A small MCP server over stdio for the integration tests in `tests/mcp.rs`.
 //!
 //! Built as the example `mcp_test_server` (an example, not a `[[bin]]`, so it never ships with
-//! the app). Every tool exists to exercise one behaviour of `tandem::agent::mcp`: plain text
+//! the app). Every tool exists to exercise one behaviour of `tandem_core::agent::mcp`: plain text
 //! (`echo`, `add`), tool-level errors (`fail`), cancellation and timeouts (`slow`), the output
 //! cap (`big`), non-text content (`picture`), the child's environment (`env`) and what it
 //! starts itself (`spawn_sleeper`, for the process-group kill).

@@ -303,7 +303,10 @@ async fn every_kind_rotates_to_the_next_key_on_quota_errors_and_remembers_it() {
         };
         let keys: Vec<_> = server.requests().iter().map(sent_key).collect();
         assert_eq!(keys, ["key-one", "key-two", "key-two"], "{kind:?}");
-        assert_eq!(tandem::llm::key_in_use(&format!("rotation-{kind:?}")), 1);
+        assert_eq!(
+            tandem_core::llm::key_in_use(&format!("rotation-{kind:?}")),
+            1
+        );
 
         // Every key out of quota: rate limited, one request per key.
         server.push("POST", &path, Reply::json(429, quota.clone()));

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use super::*;
 use fake_provider::{responses_json, responses_stream, responses_tool_call};
-use tandem::llm::ReasoningEffort;
-use tandem::llm::openai::{OpenaiApi, OpenaiProvider};
+use tandem_core::llm::ReasoningEffort;
+use tandem_core::llm::openai::{OpenaiApi, OpenaiProvider};
 
 const PATH: &str = "/v1/responses";
 

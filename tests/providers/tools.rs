@@ -5,7 +5,7 @@
 
 use super::*;
 use fake_provider::{anthropic_tool_call, gemini_tool_call};
-use tandem::llm::{ToolCall, ToolSpec};
+use tandem_core::llm::{ToolCall, ToolSpec};
 
 pub(super) fn read_tool() -> ToolSpec {
     ToolSpec {

@@ -21,8 +21,8 @@ use std::os::unix::net::{SocketAddr, UnixListener};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use tandem::process::{Sandbox, SandboxStatus, ShellOutcome, ShellRequest};
-use tandem::sandbox::{Confinement, Settings};
+use tandem_core::process::{Sandbox, SandboxStatus, ShellOutcome, ShellRequest};
+use tandem_core::sandbox::{Confinement, Settings};
 
 use super::super::shell_corpus::{COUNTS, Entry, Targets, load};
 use super::{DECOY, Listeners, Scratch, both, collect, contained, git, marked};

@@ -17,8 +17,8 @@ use std::net::{TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use tandem::process::{Sandbox, SandboxStatus, ShellOutcome, ShellRequest};
-use tandem::sandbox::{Confinement, Limits, default_hidden, default_readable};
+use tandem_core::process::{Sandbox, SandboxStatus, ShellOutcome, ShellRequest};
+use tandem_core::sandbox::{Confinement, Limits, default_hidden, default_readable};
 
 use super::{kernel_landlock_abi, request, run};
 
@@ -245,7 +245,7 @@ pub fn kernel_pid_max() -> bool {
 /// The container's protections for `outcome`, or `None` after saying why they cannot be
 /// proven here: where the kernel has namespaces, a command that ran without a container
 /// fails the test; where it lacks them, CI fails and elsewhere the test passes visibly.
-pub fn contained(outcome: &ShellOutcome) -> Option<&tandem::sandbox::Protections> {
+pub fn contained(outcome: &ShellOutcome) -> Option<&tandem_core::sandbox::Protections> {
     let container = match &outcome.sandbox {
         SandboxStatus::Enforced(p) if p.container => Some(p),
         _ => None,

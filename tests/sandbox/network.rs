@@ -4,8 +4,8 @@ use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use tandem::process::SandboxStatus;
-use tandem::sandbox::Network;
+use tandem_core::process::SandboxStatus;
+use tandem_core::sandbox::Network;
 
 use super::{Listeners, Scratch, abi_or_report, contained, kernel_namespaces, uncontained};
 

@@ -3,8 +3,8 @@
 
 use std::time::{Duration, Instant};
 
-use tandem::process::{Sandbox, ShellRequest};
-use tandem::sandbox::Limits;
+use tandem_core::process::{Sandbox, ShellRequest};
+use tandem_core::sandbox::Limits;
 
 use super::super::{assert_no_orphans, marker, request, run, wait_for_processes};
 use super::{Scratch, abi_or_report, contained, kernel_pid_max, unproven};
@@ -104,7 +104,7 @@ async fn limited(
     limits: Limits,
     command: &str,
     secs: u64,
-) -> tandem::process::ShellOutcome {
+) -> tandem_core::process::ShellOutcome {
     let mut confinement = s.confinement(false);
     confinement.limits = limits;
     run(ShellRequest {
@@ -132,12 +132,13 @@ async fn a_fork_bomb_hits_the_process_limit_and_the_call_still_ends() {
     if contained(&bomb).is_none() {
         return;
     }
-    let count = |o: &tandem::process::ShellOutcome| o.stdout.trim().parse::<usize>().unwrap_or(0);
+    let count =
+        |o: &tandem_core::process::ShellOutcome| o.stdout.trim().parse::<usize>().unwrap_or(0);
     assert!(
         count(&roomy) >= 600,
         "the control could not start 600: {roomy:?}"
     );
-    if !kernel_pid_max() && tandem::sandbox::identity().uid == 0 {
+    if !kernel_pid_max() && tandem_core::sandbox::identity().uid == 0 {
         unproven("the process limit (a PID namespace's pid_max, Linux 6.14) for root");
         return;
     }
@@ -154,7 +155,7 @@ async fn a_fork_bomb_hits_the_process_limit_and_the_call_still_ends() {
     assert!(started.elapsed() < Duration::from_secs(30));
 }
 
-use tandem::process::SandboxStatus;
+use tandem_core::process::SandboxStatus;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn memory_file_size_cpu_and_temp_space_are_limited() {

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use tandem::process::{Sandbox, ShellRequest};
-use tandem::sandbox::Confinement;
+use tandem_core::process::{Sandbox, ShellRequest};
+use tandem_core::sandbox::Confinement;
 
 use super::super::{kernel_landlock_abi, request, run};
 use super::{DECOY, Listeners, Scratch, abi_or_report, unproven};
@@ -38,7 +38,7 @@ async fn an_offline_cargo_build_and_test_work_inside() {
 /// the install) but without reads outside, writes outside or `.git`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dependency_installs_run_confined_with_the_network() {
-    use tandem::edits::deps::{install_confinement, run_install};
+    use tandem_core::edits::deps::{install_confinement, run_install};
 
     let s = Scratch::new();
     let listeners = Listeners::new();

@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
-use tandem::process::{Sandbox, ShellRequest};
-use tandem::sandbox::Confinement;
+use tandem_core::process::{Sandbox, ShellRequest};
+use tandem_core::sandbox::Confinement;
 
 use super::super::{request, run};
 use super::{DECOY, Scratch, abi_or_report, both, contained, uncontained};
@@ -214,7 +214,7 @@ async fn a_linked_working_directory_cannot_reach_past_the_mounts() {
     std::os::unix::fs::symlink("/run", root.join("runlink")).unwrap();
     std::os::unix::fs::symlink(s.outside.path(), root.join("outlink")).unwrap();
     for link in ["gitlink", "runlink", "outlink", ".git", ".git/hooks"] {
-        let outcome = tandem::process::run_shell(
+        let outcome = tandem_core::process::run_shell(
             ShellRequest {
                 sandbox: Sandbox::Confined(s.confinement(false)),
                 ..request(
@@ -248,7 +248,7 @@ async fn hidden_paths_inside_the_project_are_covered() {
     git(home);
     let tmp = tempfile::tempdir().unwrap();
     let mut confinement = Confinement::new(home, tmp.path());
-    confinement.hidden = tandem::sandbox::default_hidden(Some(home));
+    confinement.hidden = tandem_core::sandbox::default_hidden(Some(home));
     let outcome = run(ShellRequest {
         sandbox: Sandbox::Confined(confinement),
         ..request(
@@ -282,7 +282,7 @@ async fn not_root_inner_half() {
     if std::env::var_os(AS_USER).is_none() {
         return; // Only meaningful inside the child started below.
     }
-    tandem::sandbox::harden_this_process();
+    tandem_core::sandbox::harden_this_process();
     let project = tempfile::tempdir().unwrap();
     let tmp = tempfile::tempdir().unwrap();
     super::git(project.path(), &["init", "-q"]);
@@ -293,7 +293,7 @@ async fn not_root_inner_half() {
     .await;
     println!("OUTCOME {outcome:?}");
     let container =
-        matches!(&outcome.sandbox, tandem::process::SandboxStatus::Enforced(p) if p.container);
+        matches!(&outcome.sandbox, tandem_core::process::SandboxStatus::Enforced(p) if p.container);
     println!("CONTAINER {container}");
 }
 
@@ -401,7 +401,7 @@ async fn a_planted_git_does_not_bring_the_host_into_the_next_call() {
         let control = uncontained(&s, &format!("cat '{}'", secret.display()));
         assert!(String::from_utf8_lossy(&control.stdout).contains(DECOY));
         let home = s.home().display();
-        let next = tandem::process::run_shell(
+        let next = tandem_core::process::run_shell(
             ShellRequest {
                 sandbox: Sandbox::Confined(s.confinement(false)),
                 ..request(
@@ -428,8 +428,8 @@ async fn a_planted_git_does_not_bring_the_host_into_the_next_call() {
 /// delete through it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_check_cannot_make_tandem_write_outside_through_the_scratch_copy() {
-    use tandem::checks::Scratch as Copy;
-    use tandem::edits::apply::PathWrite;
+    use tandem_core::checks::Scratch as Copy;
+    use tandem_core::edits::apply::PathWrite;
 
     let s = Scratch::new();
     let root = s.root().canonicalize().unwrap();
@@ -539,7 +539,7 @@ async fn credentials_tools_keep_in_their_toolchain_directories_are_hidden() {
 /// the person approved a file of the project.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approved_proposal_is_not_written_through_a_link_a_command_planted() {
-    use tandem::edits::apply::{PathWrite, apply_writes};
+    use tandem_core::edits::apply::{PathWrite, apply_writes};
 
     let s = Scratch::new();
     let root = s.root().canonicalize().unwrap();
@@ -565,7 +565,7 @@ async fn an_approved_proposal_is_not_written_through_a_link_a_command_planted() 
         return;
     }
     assert!(planted.stdout.contains("planted"), "{planted:?}");
-    let applied = apply_writes(&tandem::workspace::RealFs, &[write]);
+    let applied = apply_writes(&tandem_core::workspace::RealFs, &[write]);
     assert!(
         !outside.join("dev.desktop").exists(),
         "the approved proposal was written outside the project: {applied:?}"

@@ -5,9 +5,9 @@
 use std::path::Path;
 
 use serde_json::json;
-use tandem::chat::SendOptions;
-use tandem::llm::ProviderKind;
-use tandem::store::{ChatMode, StepKind};
+use tandem_core::chat::SendOptions;
+use tandem_core::llm::ProviderKind;
+use tandem_core::store::{ChatMode, StepKind};
 
 use super::fake_provider::ollama_tool_call;
 use super::fake_provider::setup::{Setup, setup};
@@ -129,7 +129,7 @@ async fn make_the_tests_pass(native: bool) -> (Setup, i64) {
     let before = tree(&s.root);
     let head = git(&s.root, &["rev-parse", "HEAD"]);
     let options = SendOptions {
-        allow_risk: Some(tandem::agent::policy::Risk::High),
+        allow_risk: Some(tandem_core::agent::policy::Risk::High),
         ..SendOptions::default()
     };
     let (outcome, _) = s
@@ -229,9 +229,9 @@ async fn the_text_protocol_makes_the_tests_pass_in_the_workspace() {
 }
 
 /// Sends `prompt` to `chat` and waits for the turn (no approvals are expected).
-async fn send(s: &Setup, chat: i64, prompt: &str) -> tandem::chat::TurnOutcome {
+async fn send(s: &Setup, chat: i64, prompt: &str) -> tandem_core::chat::TurnOutcome {
     let options = SendOptions {
-        allow_risk: Some(tandem::agent::policy::Risk::High),
+        allow_risk: Some(tandem_core::agent::policy::Risk::High),
         ..SendOptions::default()
     };
     let handle = s.service.send(chat, prompt, options).await.unwrap();
@@ -253,8 +253,8 @@ async fn a_partial_approval_lands_what_was_checked_and_drops_the_rest() {
         return;
     }
     let (s, message) = make_the_tests_pass(true).await;
-    let selection = tandem::edits::Selection {
-        files: vec![tandem::edits::FileSelection {
+    let selection = tandem_core::edits::Selection {
+        files: vec![tandem_core::edits::FileSelection {
             path: "src/util.sh".into(),
             hunks: None,
         }],
@@ -326,7 +326,7 @@ async fn the_persons_edit_underneath_shows_through_and_a_shared_file_conflicts()
     let first = s.engine.store().message(first.message_id).unwrap();
     assert_eq!(
         first.approval_state,
-        Some(tandem::store::ApprovalState::Rejected)
+        Some(tandem_core::store::ApprovalState::Rejected)
     );
     let review = s.engine.review(second.message_id).unwrap();
     let util = review
@@ -348,12 +348,12 @@ async fn the_persons_edit_underneath_shows_through_and_a_shared_file_conflicts()
 /// Where overlays cannot be mounted the workspace is a copy: the same turn works there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_copy_workspace_does_the_same_when_forced() {
-    use tandem::layer::{Layer, Tracker, Workspace};
+    use tandem_core::layer::{Layer, Tracker, Workspace};
     let s = setup(ProviderKind::Ollama).await;
     project(&s);
     let data = s.engine.data_dir().unwrap().to_path_buf();
     let workspace = Workspace::open(Layer::of(&data, 7), &s.root, true).unwrap();
-    assert_eq!(workspace.kind(), tandem::layer::Kind::Copy);
+    assert_eq!(workspace.kind(), tandem_core::layer::Kind::Copy);
     let workspace = std::sync::Arc::new(workspace);
     let (tracker, carried) = Tracker::start(std::sync::Arc::clone(&workspace)).unwrap();
     assert!(carried.is_empty(), "{carried:?}");
@@ -361,12 +361,12 @@ async fn the_copy_workspace_does_the_same_when_forced() {
     tracker.absorb().unwrap();
     // A command in the copy, in the container, at the project's path.
     let temp = tempfile::tempdir().unwrap();
-    let mut confinement = tandem::sandbox::Confinement::new(&s.root, temp.path());
+    let mut confinement = tandem_core::sandbox::Confinement::new(&s.root, temp.path());
     confinement.view = Some(workspace.project_view());
-    let outcome = tandem::process::run_shell(
-        tandem::process::ShellRequest {
-            sandbox: tandem::process::Sandbox::Confined(confinement),
-            ..tandem::process::ShellRequest::new(
+    let outcome = tandem_core::process::run_shell(
+        tandem_core::process::ShellRequest {
+            sandbox: tandem_core::process::Sandbox::Confined(confinement),
+            ..tandem_core::process::ShellRequest::new(
                 "sh test.sh && echo note > NOTE.txt && rm test.sh",
                 &s.root,
             )

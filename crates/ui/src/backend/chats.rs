@@ -1,0 +1,247 @@
+//! Chats in the background: creating, renaming and deleting them, sending and redoing turns
+//! (async, straight on the runtime), and the proposals replies make.
+
+use tokio::task::block_in_place;
+
+use super::{Backend, Emit, Event, Opened};
+use tandem_core::app::{App, SendOptions};
+use tandem_core::edits::Selection;
+use tandem_core::store::{ChatMode, Project};
+
+impl Backend {
+    pub fn load_chat(&self, chat_id: i64) {
+        self.spawn("loading the chat", move |app, emit| {
+            reload_chat(&app, &emit, chat_id)
+        });
+    }
+
+    pub fn new_chat(&self, project_id: i64, mode: ChatMode) {
+        self.spawn("creating a chat", move |app, emit| {
+            let chat = app.new_chat(project_id, mode)?;
+            emit.send(Event::ChatsChanged(app.chats(project_id)?));
+            reload_chat(&app, &emit, chat.id)
+        });
+    }
+
+    /// Starts a new chat from a summary of `chat_id`, and shows it.
+    pub fn summarize_into_new_chat(&self, project_id: i64, chat_id: i64, options: SendOptions) {
+        self.spawn_async("summarizing the chat", move |app, emit| async move {
+            let chat = app.summarize_into_new_chat(chat_id, &options).await?;
+            emit.send_async(Event::ChatsChanged(app.chats(project_id)?))
+                .await;
+            reload_chat(&app, &emit, chat.id)
+        });
+    }
+
+    pub fn rename_chat(&self, chat_id: i64, title: String) {
+        self.spawn("renaming the chat", move |app, emit| {
+            let chat = app.rename_chat(chat_id, &title)?;
+            emit.send(Event::ChatsChanged(app.chats(chat.project_id)?));
+            Ok(())
+        });
+    }
+
+    pub fn delete_chat(&self, chat_id: i64) {
+        self.spawn("deleting the chat", move |app, emit| {
+            let chat = app.delete_chat(chat_id)?;
+            emit.send(Event::ChatsChanged(app.chats(chat.project_id)?));
+            Ok(())
+        });
+    }
+
+    /// Archives or unarchives a chat; both lists are sent again.
+    pub fn archive_chat(&self, chat_id: i64, archived: bool) {
+        let what = if archived {
+            "archiving the chat"
+        } else {
+            "unarchiving the chat"
+        };
+        self.spawn(what, move |app, emit| {
+            let chat = app.set_chat_archived(chat_id, archived)?;
+            emit.send(Event::ChatsChanged(app.chats(chat.project_id)?));
+            emit.send(Event::ArchivedChats {
+                project_id: chat.project_id,
+                chats: app.archived_chats(chat.project_id)?,
+            });
+            Ok(())
+        });
+    }
+
+    pub fn archived_chats(&self, project_id: i64) {
+        self.spawn("listing archived chats", move |app, emit| {
+            let chats = app.archived_chats(project_id)?;
+            emit.send(Event::ArchivedChats { project_id, chats });
+            Ok(())
+        });
+    }
+
+    /// Searches the messages of the project's chats.
+    pub fn search_chats(&self, project_id: i64, query: String) {
+        self.spawn("searching the chats", move |app, emit| {
+            let hits = app.search_chats(project_id, &query)?;
+            emit.send(Event::ChatHits { query, hits });
+            Ok(())
+        });
+    }
+
+    pub fn set_chat_mode(&self, chat_id: i64, mode: ChatMode) {
+        self.spawn("changing the mode", move |app, emit| {
+            let chat = app.set_chat_mode(chat_id, mode)?;
+            emit.send(Event::ChatsChanged(app.chats(chat.project_id)?));
+            Ok(())
+        });
+    }
+
+    /// Sends a prompt in `mode` (the chat is switched first when it differs, so the turn
+    /// cannot start in the old mode), or redoes the last one; the reply streams in as
+    /// [`Event::Chat`] events.
+    pub fn send(
+        &self,
+        chat_id: i64,
+        mode: ChatMode,
+        prompt: String,
+        options: SendOptions,
+        redo: bool,
+    ) {
+        self.spawn_async("sending", move |app, emit| async move {
+            let switched = block_in_place(|| -> anyhow::Result<_> {
+                let chat = app.chat(chat_id)?;
+                if chat.mode == mode {
+                    return Ok(None);
+                }
+                app.set_chat_mode(chat_id, mode)?;
+                Ok(Some(app.chats(chat.project_id)?))
+            })?;
+            if let Some(chats) = switched {
+                emit.send_async(Event::ChatsChanged(chats)).await;
+            }
+            let started = match redo {
+                true => app.redo(chat_id, options).await?,
+                false => app.send(chat_id, None, &prompt, options).await?,
+            };
+            run_turn(&app, &emit, started).await
+        });
+    }
+
+    /// Starts a chat in the project and sends the first prompt into it.
+    pub fn start_chat(
+        &self,
+        project_id: i64,
+        mode: ChatMode,
+        prompt: String,
+        options: SendOptions,
+    ) {
+        self.spawn_async("starting a chat", move |app, emit| async move {
+            let (chat, chats, loaded) = block_in_place(|| -> anyhow::Result<_> {
+                let chat = app.new_chat(project_id, mode)?;
+                Ok((
+                    chat.clone(),
+                    app.chats(project_id)?,
+                    app.load_chat(chat.id)?,
+                ))
+            })?;
+            emit.send_async(Event::ChatsChanged(chats)).await;
+            emit.send_async(Event::ChatLoaded(Box::new(loaded))).await;
+            let started = app.send(chat.id, None, &prompt, options).await?;
+            run_turn(&app, &emit, started).await
+        });
+    }
+
+    /// Estimates the context a send of `prompt` would use (in the chat, else a new one).
+    pub fn preview_context(
+        &self,
+        project: Project,
+        chat_id: Option<i64>,
+        prompt: String,
+        options: SendOptions,
+    ) {
+        self.spawn_async("estimating the context", move |app, emit| async move {
+            let breakdown = app
+                .preview(&project, chat_id, &prompt, &options)
+                .await
+                .map_err(|e| e.to_string());
+            emit.send_async(Event::ContextPreview { prompt, breakdown })
+                .await;
+            Ok(())
+        });
+    }
+
+    /// Cancels a streaming reply (a flag and a token: no waiting).
+    pub fn cancel(&self, chat_id: i64) {
+        if let Opened::Ready(app) = &*self.app.borrow() {
+            app.cancel(chat_id);
+        }
+    }
+
+    /// `reason`: why the person left part out (empty: none given).
+    pub fn approve(
+        &self,
+        project: Project,
+        chat_id: i64,
+        message_id: i64,
+        selection: Selection,
+        reason: String,
+    ) {
+        self.spawn("applying the changes", move |app, emit| {
+            let reason = Some(reason.as_str()).filter(|r| !r.trim().is_empty());
+            let outcome = app.approve(message_id, Some(&selection), reason)?;
+            if let Some(report) = &outcome.install {
+                emit.send(Event::Log(format!(
+                    "$ {}\n{}",
+                    report.command, report.output
+                )));
+            }
+            if let Some(error) = &outcome.install_error {
+                emit.send(Event::Log(format!("dependencies not installed: {error}")));
+            }
+            emit.send(Event::Approved {
+                message_id,
+                outcome,
+            });
+            super::projects::refresh_project(&app, &emit, &project)?;
+            reload_chat(&app, &emit, chat_id)
+        });
+    }
+
+    /// `reason`: why the person rejected it (empty: none given).
+    pub fn reject(&self, chat_id: i64, message_id: i64, reason: String) {
+        self.spawn("rejecting the changes", move |app, emit| {
+            let reason = Some(reason.as_str()).filter(|r| !r.trim().is_empty());
+            app.reject(message_id, reason)?;
+            emit.send(Event::Rejected(message_id));
+            reload_chat(&app, &emit, chat_id)
+        });
+    }
+}
+
+/// Reports a started turn from start to finish, then the chat as it is after it.
+async fn run_turn(
+    app: &App,
+    emit: &Emit,
+    started: tandem_core::app::StartedTurn,
+) -> anyhow::Result<()> {
+    let chat_id = started.chat_id;
+    emit.send_async(Event::TurnStarted {
+        chat_id,
+        user: started.user.clone(),
+        reply_id: started.reply_id,
+    })
+    .await;
+    let outcome = started.finish().await?;
+    emit.send_async(Event::TurnFinished(Box::new(outcome)))
+        .await;
+    let (loaded, chats) = block_in_place(|| -> anyhow::Result<_> {
+        let loaded = app.load_chat(chat_id)?;
+        let chats = app.chats(loaded.chat.project_id)?;
+        Ok((loaded, chats))
+    })?;
+    emit.send_async(Event::ChatLoaded(Box::new(loaded))).await;
+    emit.send_async(Event::ChatsChanged(chats)).await;
+    Ok(())
+}
+
+/// Loads a chat with its messages and the review of its pending proposal, if any.
+pub(super) fn reload_chat(app: &App, emit: &Emit, chat_id: i64) -> anyhow::Result<()> {
+    emit.send(Event::ChatLoaded(Box::new(app.load_chat(chat_id)?)));
+    Ok(())
+}

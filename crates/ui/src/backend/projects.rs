@@ -1,0 +1,273 @@
+//! Projects in the background: opening them, their files, their history, their settings.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::{Backend, Emit, Event};
+use tandem_core::app::{App, SaveOutcome};
+use tandem_core::store::Project;
+
+/// The Search tab shows at most this many matches.
+const SEARCH_MAX_MATCHES: usize = 1_000;
+
+impl Backend {
+    /// Adds (or reopens) a folder as a project and loads it.
+    pub fn open_project(&self, path: PathBuf) {
+        self.spawn("opening the project", move |app, emit| {
+            let added = app.add_project(&path, None)?;
+            if added.initialized_git {
+                emit.send(Event::Log(format!(
+                    "{} was not a git repository: ran git init and made an initial commit",
+                    path.display()
+                )));
+            }
+            load_project(&app, &emit, added.project)
+        });
+    }
+
+    /// Creates a folder (with a git repository) and opens it.
+    pub fn new_project(&self, path: PathBuf) {
+        self.spawn("creating the project", move |app, emit| {
+            let added = app.create_project(&path)?;
+            load_project(&app, &emit, added.project)
+        });
+    }
+
+    pub fn switch_project(&self, id: i64) {
+        self.spawn("opening the project", move |app, emit| {
+            let project = app.project_by_id(id)?;
+            load_project(&app, &emit, project)
+        });
+    }
+
+    /// Saves a project's settings as they are.
+    pub fn save_project_settings(&self, project: Project) {
+        self.spawn("saving the project settings", move |app, _emit| {
+            app.save_project_settings(&project)?;
+            Ok(())
+        });
+    }
+
+    /// Counts what the context globs (as typed, not yet saved) select in the project.
+    pub fn count_context(&self, root: PathBuf, include: String, exclude: String) {
+        self.spawn("counting the context", move |app, emit| {
+            let counts = app
+                .count_context(
+                    &root,
+                    crate::command::split_globs(&include),
+                    crate::command::split_globs(&exclude),
+                )
+                .map(|count| count.to_string())
+                .map_err(|e| e.to_string());
+            emit.send(Event::ContextCounts {
+                include,
+                exclude,
+                counts,
+            });
+            Ok(())
+        });
+    }
+
+    pub fn open_file(&self, project: Project, path: String) {
+        self.spawn("opening the file", move |app, emit| {
+            let (path, content) = app.read_file(&project, &path)?;
+            emit.send(Event::FileOpened { path, content });
+            Ok(())
+        });
+    }
+
+    /// Watches `project` (the one now open) for changes made outside the window: they
+    /// arrive as [`Event::ChangedOutside`]. The watch on the project open before stops.
+    pub fn watch_project(&self, project: Project) {
+        let slot = Arc::clone(&self.watch);
+        self.spawn(
+            "watching the project for outside changes",
+            move |app, emit| {
+                let id = project.id;
+                let sender = emit.clone();
+                let watch = app.watch_project(&project, move |changed| {
+                    sender.send(Event::ChangedOutside {
+                        project_id: id,
+                        changed,
+                    });
+                })?;
+                if watch.unwatched > 0 {
+                    emit.send(Event::Log(format!(
+                        "{} folders of {} are not watched for outside changes (the system's \
+                     limit on watches): changes there show after the next refresh",
+                        watch.unwatched, project.name
+                    )));
+                }
+                *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some((id, watch));
+                Ok(())
+            },
+        );
+    }
+
+    /// After an outside change: the files and history again, the chats (a proposal the
+    /// CLI approved), and the open chat when `chat` is given (not while it streams).
+    pub fn refresh_outside_change(&self, project: Project, chat: Option<i64>) {
+        self.spawn("reading an outside change", move |app, emit| {
+            refresh_project(&app, &emit, &project)?;
+            emit.send(Event::ChatsChanged(app.chats(project.id)?));
+            if let Some(chat) = chat {
+                super::chats::reload_chat(&app, &emit, chat)?;
+            }
+            Ok(())
+        });
+    }
+
+    /// Compares open files with what their tabs last loaded or saved (`known`); reports
+    /// the ones that changed on disk.
+    pub fn check_open_files(&self, project: Project, known: Vec<(String, String)>) {
+        self.spawn("checking open files", move |app, emit| {
+            for (path, text) in app.changed_on_disk(&project, known) {
+                emit.send(Event::FileChangedOnDisk { path, text });
+            }
+            Ok(())
+        });
+    }
+
+    /// Saves `text` if the file on disk still has the blob hash `expected` (what the buffer
+    /// was loaded from; `None`: no file); otherwise reports [`Event::SaveConflict`].
+    pub fn save_file(
+        &self,
+        project: Project,
+        path: String,
+        text: String,
+        expected: Option<String>,
+    ) {
+        self.spawn("saving the file", move |app, emit| {
+            let outcome =
+                app.save_file_checked(&project, &path, text.as_bytes(), expected.as_deref())?;
+            match outcome {
+                SaveOutcome::Saved { commit } => {
+                    emit.send(Event::FileSaved { path, text, commit });
+                    refresh_project(&app, &emit, &project)
+                }
+                SaveOutcome::ChangedOnDisk { disk } => {
+                    let disk = disk.map(|b| String::from_utf8_lossy(&b).into_owned());
+                    emit.send(Event::SaveConflict { path, disk });
+                    Ok(())
+                }
+            }
+        });
+    }
+
+    /// Searches the project's files for the Search tab.
+    pub fn search(&self, project: Project, key: crate::model::state::SearchKey) {
+        self.spawn("searching", move |app, emit| {
+            let glob = key.glob.trim();
+            let query = tandem_core::app::SearchQuery {
+                pattern: &key.text,
+                literal: !key.regex,
+                case_insensitive: !key.match_case,
+                glob: (!glob.is_empty()).then_some(glob),
+                start: None,
+                max_matches: SEARCH_MAX_MATCHES,
+            };
+            let result = app.search(&project, &query).map_err(|e| e.to_string());
+            emit.send(Event::SearchResults { key, result });
+            Ok(())
+        });
+    }
+
+    /// Writes a starter AI_RULES.md (committed) and opens it.
+    pub fn write_starter_rules(&self, project: Project) {
+        self.spawn("writing AI_RULES.md", move |app, emit| {
+            app.write_starter_rules(&project)?;
+            refresh_project(&app, &emit, &project)?;
+            let path = tandem_core::app::RULES_FILE.to_string();
+            let (path, content) = app.read_file(&project, &path)?;
+            emit.send(Event::FileOpened { path, content });
+            Ok(())
+        });
+    }
+
+    /// Creates an empty file; an existing file is left as it is (reported as a conflict).
+    pub fn create_file(&self, project: Project, path: String) {
+        self.save_file(project, path, String::new(), None);
+    }
+
+    pub fn rename_file(&self, project: Project, from: String, to: String) {
+        self.spawn("renaming the file", move |app, emit| {
+            app.rename_file(&project, &from, &to)?;
+            refresh_project(&app, &emit, &project)
+        });
+    }
+
+    pub fn delete_file(&self, project: Project, path: String) {
+        self.spawn("deleting the file", move |app, emit| {
+            app.delete_file(&project, &path)?;
+            refresh_project(&app, &emit, &project)
+        });
+    }
+
+    pub fn version_diff(&self, project: Project, commit: String) {
+        self.spawn("reading the version", move |app, emit| {
+            let diff = app.version_diff(&project, &commit)?;
+            emit.send(Event::VersionDiff { commit, diff });
+            Ok(())
+        });
+    }
+
+    pub fn restore(&self, project: Project, chat_id: Option<i64>, commit: String) {
+        self.spawn("restoring the version", move |app, emit| {
+            let outcome = app.restore(&project, &commit)?;
+            emit.send(Event::Restored(outcome));
+            refresh_project(&app, &emit, &project)?;
+            match chat_id {
+                Some(chat_id) => super::chats::reload_chat(&app, &emit, chat_id),
+                None => Ok(()),
+            }
+        });
+    }
+
+    pub fn undo(&self, project: Project, chat_id: Option<i64>) {
+        self.spawn("undoing the last change", move |app, emit| {
+            let outcome = app.undo(&project)?;
+            emit.send(Event::Undone(outcome));
+            refresh_project(&app, &emit, &project)?;
+            match chat_id {
+                Some(chat_id) => super::chats::reload_chat(&app, &emit, chat_id),
+                None => Ok(()),
+            }
+        });
+    }
+
+    /// Shows the native folder dialog on a background thread; the chosen folder comes back
+    /// as [`Event::FolderPicked`].
+    /// Where no desktop portal runs the dialog returns nothing and the path field remains.
+    pub fn pick_folder(&self) {
+        let emit = self.emit();
+        self.runtime.spawn(async move {
+            let picked = rfd::AsyncFileDialog::new()
+                .set_title("Open a project folder")
+                .pick_folder()
+                .await;
+            let Some(folder) = picked else {
+                emit.send_async(Event::Log(
+                    "no folder chosen (if no dialog appeared, type the folder's path)".into(),
+                ))
+                .await;
+                return;
+            };
+            // Opened like a typed path: one code path adds and loads a project.
+            emit.send_async(Event::FolderPicked(folder.path().to_path_buf()))
+                .await;
+        });
+    }
+}
+
+fn load_project(app: &App, emit: &Emit, project: Project) -> anyhow::Result<()> {
+    let opened = app.open_project(project)?;
+    emit.send(Event::ProjectOpened(Box::new(opened)));
+    Ok(())
+}
+
+/// Sends the project's files and history as they are now.
+pub(super) fn refresh_project(app: &App, emit: &Emit, project: &Project) -> anyhow::Result<()> {
+    emit.send(Event::Files(app.files(project)?));
+    emit.send(Event::History(app.recent_history(project)?));
+    Ok(())
+}

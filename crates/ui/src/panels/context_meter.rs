@@ -1,0 +1,80 @@
+//! The context meter under the chat's header: what the next request sends, what is reserved
+//! for the reply, of the model's window; one line, a bar that fills with the same count, and
+//! the breakdown on hover.
+
+use crate::model::state::ChatState;
+use crate::widgets::theme;
+
+/// The context meter: the estimate for the prompt being typed when there is one, else what
+/// the last send used.
+pub fn show(
+    ui: &mut egui::Ui,
+    chat: &ChatState,
+    estimate: Option<&Result<tandem_core::app::ContextBreakdown, String>>,
+) {
+    let b = match (estimate, &chat.breakdown) {
+        (Some(Ok(b)), _) => b,
+        (Some(Err(why)), _) => {
+            ui.weak(format!("Context: no estimate ({why})"));
+            return;
+        }
+        (None, Some(b)) => b,
+        (None, None) => {
+            ui.weak("Context: estimated as you type");
+            return;
+        }
+    };
+    if b.window == 0 {
+        // A turn handed to an external agent: it fills its own window.
+        ui.weak("Context: not measured for the last turn");
+        return;
+    }
+    let fraction = b.used_fraction() as f32;
+    let color = if !b.fits() {
+        theme::ERROR
+    } else if fraction > 0.85 {
+        theme::WARN
+    } else {
+        theme::ACCENT
+    };
+    // The label beside the bar, never over it: the bar is too thin to hold text, and a
+    // narrow panel would clip it. The bar fills with what the label counts: what is sent and
+    // what is reserved for the reply.
+    let response = ui
+        .horizontal(|ui| {
+            let text = ui.add(egui::Label::new(egui::RichText::new(b.meter()).small()).truncate());
+            let width = ui.available_width().max(24.0);
+            let bar = ui.add(
+                egui::ProgressBar::new(fraction.min(1.0))
+                    .fill(color)
+                    .desired_height(6.0)
+                    .desired_width(width),
+            );
+            text.union(bar)
+        })
+        .inner;
+    response.on_hover_text(format!(
+        "Sent to the model: {} tokens\n  system {}\n  codebase {} ({} files, {} by path only)\n  history {} ({} turns left out)\n  prompt {}\nReserved for the reply: {} tokens\nThe model's window: {} tokens\nSent + reserved take {:.0}% of the window (estimated)",
+        b.total(),
+        b.system,
+        b.codebase,
+        b.files_included,
+        b.files_listed.len(),
+        b.history,
+        b.turns_dropped,
+        b.prompt,
+        b.reply_reserve,
+        b.window,
+        (b.used_fraction() * 100.0).round()
+    ));
+    if b.turns_dropped > 0 || !b.files_listed.is_empty() {
+        ui.colored_label(
+            theme::WARN,
+            format!(
+                "To fit the window: {} older turn(s) left out, {} file(s) sent by path only",
+                b.turns_dropped,
+                b.files_listed.len()
+            ),
+        );
+    }
+}

@@ -1,0 +1,70 @@
+//! Workspace commands: the review's Run panel and the workspaces in Settings → Agent. Part
+//! of [`Command`] (as [`Command::Workspace`]): buttons, the palette and tests send the same
+//! values.
+
+use crate::backend::Backend;
+use crate::command::Command;
+use crate::model::state::AppState;
+use tandem_core::app::CleanScope;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum WorkspaceCommand {
+    /// The open chat's Run field, as typed.
+    SetRunCommand(String),
+    /// Runs the open chat's Run field (as prefilled: the project's check command) in its
+    /// workspace, in the background.
+    Run,
+    /// Puts the open chat's last run output away.
+    ClearRun,
+    /// Lists the workspaces with their sizes.
+    Load,
+    Clean(CleanScope),
+}
+
+impl From<WorkspaceCommand> for Command {
+    fn from(command: WorkspaceCommand) -> Self {
+        Command::Workspace(command)
+    }
+}
+
+impl AppState {
+    /// The command the open project's Run fields start with: its check command, or nothing.
+    pub fn default_run_command(&self) -> &str {
+        self.project
+            .as_ref()
+            .and_then(|p| p.project.settings.check_command.as_deref())
+            .unwrap_or_default()
+    }
+
+    pub(super) fn apply_workspace(&mut self, command: WorkspaceCommand, backend: &Backend) {
+        let chat = self.chat().map(|c| c.chat.id);
+        match command {
+            WorkspaceCommand::SetRunCommand(text) => {
+                if let Some(chat) = chat {
+                    self.workspaces.runs.entry(chat).or_default().command = Some(text);
+                }
+            }
+            WorkspaceCommand::Run => {
+                let Some(chat) = chat else {
+                    return self.toast("Open a chat first", true);
+                };
+                let default = self.default_run_command().to_string();
+                let run = self.workspaces.runs.entry(chat).or_default();
+                let line = run.command_or(&default).trim().to_string();
+                if line.is_empty() {
+                    return self.toast("Type a command to run", true);
+                }
+                if self.workspaces.start(chat) {
+                    backend.run_in_workspace(chat, line);
+                }
+            }
+            WorkspaceCommand::ClearRun => {
+                if let Some(run) = chat.and_then(|c| self.workspaces.runs.get_mut(&c)) {
+                    run.last = None;
+                }
+            }
+            WorkspaceCommand::Load => backend.load_workspaces(),
+            WorkspaceCommand::Clean(scope) => backend.clean_workspaces(scope),
+        }
+    }
+}
