@@ -13,7 +13,7 @@ fn every_ui_glyph_is_in_the_fonts() {
     let mut used = BTreeSet::new();
     for path in rust_files(std::path::Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/src/ui"
+        "/crates/ui/src"
     ))) {
         // Test files may hold any text.
         let name = path.to_string_lossy();
