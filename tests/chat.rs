@@ -103,6 +103,11 @@ async fn an_ollama_reply_streams_is_saved_and_waits_for_review() {
     let num_ctx = body["options"]["num_ctx"].as_u64().unwrap();
     assert!((1024..=32_768).contains(&num_ctx), "{num_ctx}");
 
+    // Planned once when the reply ended; showing the proposal again reuses that plan.
+    assert_eq!(s.engine.plans_made(), 1);
+    s.engine.review(handle.message_id).unwrap();
+    assert_eq!(s.engine.plans_made(), 1);
+
     // Approving applies it.
     let approved = s.engine.approve(handle.message_id, None).unwrap();
     assert!(approved.commit.is_some());

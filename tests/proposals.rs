@@ -504,3 +504,57 @@ fn a_chat_of_another_project_is_refused() {
         .unwrap_err();
     assert!(matches!(err, EngineError::ChatNotInProject { .. }), "{err}");
 }
+
+#[test]
+fn a_plan_is_made_once_and_made_again_only_when_what_it_read_changes() {
+    let f = fixture(&[
+        ("src/main.rs", APP),
+        ("notes.txt", "some notes\n"),
+        ("old.txt", "obsolete\n"),
+    ]);
+    let engine = &f.engine;
+    let proposal = engine
+        .propose(
+            &f.project,
+            None,
+            Some("split it"),
+            &reply_touching_everything(),
+        )
+        .unwrap();
+    let id = proposal.message.id;
+    let made = engine.plans_made();
+    // Showing it again and again (the chat reloaded at the turn's end, the review opened,
+    // `tandem diff`): no new plan, and the same one.
+    for _ in 0..3 {
+        assert_eq!(engine.review(id).unwrap().plan, proposal.plan);
+    }
+    assert_eq!(engine.plans_made(), made, "a review planned again");
+
+    // A file the plan reads changes: the next review plans again and sees the conflict.
+    std::fs::write(f.root.join("src/main.rs"), "fn main() {}\n").unwrap();
+    let review = engine.review(id).unwrap();
+    assert_eq!(engine.plans_made(), made + 1);
+    let main = (review.plan.operations.iter())
+        .find(|op| op.path == "src/main.rs")
+        .unwrap();
+    assert_eq!(main.status, OpStatus::Error, "{main:?}");
+    assert_eq!(engine.review(id).unwrap().plan, review.plan);
+    assert_eq!(engine.plans_made(), made + 1);
+
+    // A path it would create appears (a folder above it, here): planned again.
+    std::fs::create_dir(f.root.join("docs")).unwrap();
+    std::fs::write(f.root.join("docs/notes.md"), "in the way\n").unwrap();
+    engine.review(id).unwrap();
+    assert_eq!(engine.plans_made(), made + 2);
+
+    // Approving never trusts a kept plan: it plans under the lock.
+    std::fs::write(f.root.join("src/main.rs"), APP).unwrap();
+    std::fs::remove_dir_all(f.root.join("docs")).unwrap();
+    let before = engine.plans_made();
+    engine.approve(id, None).unwrap();
+    assert!(engine.plans_made() > before, "approval used a kept plan");
+    assert_eq!(
+        f.read("src/lib.rs"),
+        "pub fn greet() -> &'static str {\n    \"hi\"\n}\n"
+    );
+}

@@ -8,6 +8,7 @@
 
 mod files;
 pub mod partial;
+mod plans;
 mod proposals;
 mod versions;
 mod workspaces;
@@ -102,6 +103,7 @@ pub struct Engine {
     fs: Arc<dyn Fs>,
     locks: Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>,
     install_timeout: Duration,
+    plans: plans::Plans,
 }
 
 /// The result of adding a project.
@@ -123,6 +125,7 @@ impl Engine {
             fs: Arc::new(RealFs),
             locks: Mutex::new(HashMap::new()),
             install_timeout: DEFAULT_TIMEOUT,
+            plans: plans::Plans::default(),
         };
         // An approval or an undo the last process left half-recorded is settled from git
         // now, so every view shows what is on disk. One that cannot be settled (project

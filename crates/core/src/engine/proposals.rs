@@ -10,8 +10,8 @@ use crate::edits::deps::{
 };
 use crate::edits::plan::{EditPlan, FileChangeKind, plan_actions};
 use crate::store::{
-    ApprovalNote, ApprovalState, Chat, ChatMode, Message, MessageStatus, NewMessage, PlanBase,
-    Project, Role,
+    AgentStep, ApprovalNote, ApprovalState, Chat, ChatMode, Message, MessageStatus, NewMessage,
+    PlanBase, Project, Role,
 };
 use crate::vcs::{self, PathContent};
 use crate::workspace::{FileState, read_state, resolve};
@@ -124,11 +124,42 @@ impl Engine {
         Ok(plan)
     }
 
-    /// A reply's plan: the edit tool calls its agent steps made (those that ran), then the
-    /// edit tags in its text.
+    /// A reply's plan, made now: the edit tool calls its agent steps made (those that ran),
+    /// then the edit tags in its text. Kept for [`Engine::planned_message`].
     pub fn plan_message(&self, project: &Project, message: &Message) -> Result<EditPlan> {
+        let steps = self.store.agent_steps(message.id)?;
+        let plan = self.plan_from(project, message, &steps)?;
+        let inputs = super::plans::inputs(&project.path, message, &steps);
+        self.plans.put(message.id, inputs, &plan);
+        Ok(plan)
+    }
+
+    /// A reply's plan as [`Engine::plan_message`] made it last, when neither the reply nor any
+    /// path it touches has changed since; else made now.
+    pub fn planned_message(&self, project: &Project, message: &Message) -> Result<EditPlan> {
+        let steps = self.store.agent_steps(message.id)?;
+        let inputs = super::plans::inputs(&project.path, message, &steps);
+        if let Some(plan) = self.plans.get(message.id, inputs) {
+            return Ok(plan);
+        }
+        let plan = self.plan_from(project, message, &steps)?;
+        self.plans.put(message.id, inputs, &plan);
+        Ok(plan)
+    }
+
+    /// How many plans this engine has made (not counting those reused).
+    pub fn plans_made(&self) -> u64 {
+        self.plans.made()
+    }
+
+    fn plan_from(
+        &self,
+        project: &Project,
+        message: &Message,
+        steps: &[AgentStep],
+    ) -> Result<EditPlan> {
         let mut actions = Vec::new();
-        for step in self.store.agent_steps(message.id)? {
+        for step in steps {
             let (Some(tool), Some(arguments)) = (&step.tool, &step.arguments) else {
                 continue;
             };
@@ -143,14 +174,16 @@ impl Engine {
         Ok(plan_actions(&project.path, actions)?)
     }
 
-    /// The message, its project and its plan recomputed now, conflicts marked.
+    /// The message, its project and its plan against the disk now (made again only when the
+    /// reply or a path it touches changed since it was last made), conflicts marked.
     pub fn review(&self, message_id: i64) -> Result<Review> {
         let (project, message) = self.message_and_project(message_id)?;
         let message = match applying(&message) {
             true => self.locked(&project.path, || self.settle_applying(&project, message_id))?,
             false => message,
         };
-        self.review_of(project, message)
+        let plan = self.planned_message(&project, &message)?;
+        Ok(self.review_of(project, message, plan))
     }
 
     /// A message with its project.
@@ -160,16 +193,16 @@ impl Engine {
         Ok((self.store.project(chat.project_id)?, message))
     }
 
-    fn review_of(&self, project: Project, message: Message) -> Result<Review> {
-        let mut plan = self.plan_message(&project, &message)?;
+    /// A review of `message` with `plan`, conflicts marked.
+    fn review_of(&self, project: Project, message: Message, mut plan: EditPlan) -> Review {
         if let Some(base) = &message.plan_base {
             mark_conflicts(&mut plan, base);
         }
-        Ok(Review {
+        Review {
             message,
             project,
             plan,
-        })
+        }
     }
 
     /// Applies a pending proposal — everything, or `selection` — as one commit, then installs
@@ -195,7 +228,9 @@ impl Engine {
         let outcome = self.locked(&project.path, || {
             let message = self.settle_applying(&project, message_id)?;
             pending(&message)?;
-            let review = self.review_of(project.clone(), message)?;
+            // Planned again under the lock: what lands is what the tree holds now.
+            let plan = self.plan_message(&project, &message)?;
+            let review = self.review_of(project.clone(), message, plan);
             self.approve_locked(&review, selection, reason)
         })?;
         // What was approved landed; what was left out goes with the workspace.
@@ -489,7 +524,8 @@ impl Engine {
             let message = self.settle_applying(&project, message_id)?;
             pending(&message)?;
             if reason.is_some_and(|r| !r.trim().is_empty()) {
-                let review = self.review_of(project.clone(), message)?;
+                let plan = self.plan_message(&project, &message)?;
+                let review = self.review_of(project.clone(), message, plan);
                 let note = partial::rejection_note(&review.plan, reason);
                 self.store.set_approval_note(message_id, note.as_ref())?;
             }

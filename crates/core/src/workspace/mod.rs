@@ -10,6 +10,7 @@ mod paths;
 mod platform;
 mod regular;
 pub mod search;
+mod stamp;
 mod walk;
 pub mod watch;
 
@@ -22,3 +23,4 @@ pub use paths::{PathError, ResolvedPath, is_view, normalize_relative, resolve, r
 #[cfg(all(test, unix))]
 pub(crate) use regular::test_support;
 pub use regular::{FileKind, OpenError, RegularFile, open_regular, read_regular};
+pub use stamp::{Stamp, stamp};
