@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 use tandem_core::edits::build_plan;
 use tandem_core::store::{ChatMode, MessageStatus, NewMessage, Role, Store};
 use tandem_ui::TandemApp;
-use tandem_ui::model::state::{
-    ChatState, MessageView, Prefs, ProjectState, Review, Status, Streaming, Tab,
-};
+use tandem_ui::model::chat_state::{ChatState, MessageView, Streaming};
+use tandem_ui::model::review::Review;
+use tandem_ui::model::state::{Prefs, ProjectState, Status, Tab};
 
 const FRAMES: usize = 300;
 

@@ -4,7 +4,7 @@
 use anyhow::Result;
 use serde_json::json;
 
-use super::chat::Ctx;
+use super::ctx::Ctx;
 
 pub fn list(ctx: &Ctx, project: &str, archived: bool) -> Result<()> {
     let project = ctx.app.project(project)?;

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use tandem_core::app::ConfigValue;
 use tandem_core::trust::Trust;
 
-use super::chat::Ctx;
+use super::ctx::Ctx;
 
 #[derive(clap::Subcommand)]
 pub enum ConfigCommand {

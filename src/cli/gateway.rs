@@ -11,7 +11,7 @@ use tandem_core::agent::gateway::GatewayEvent;
 use tandem_core::app::{ApproverSettings, ApproverStatus};
 use tokio::sync::broadcast::error::RecvError;
 
-use super::chat::{Ctx, runtime};
+use super::ctx::{Ctx, runtime};
 
 /// Where the token comes from when neither the environment nor standard input gives one.
 const TOKEN_ENV: &str = "TANDEM_EXECUTOR_TOKEN";

@@ -8,7 +8,7 @@ use clap::{Subcommand, ValueEnum};
 use serde_json::json;
 use tandem_core::app::{McpServerRecord, McpTransport, parse_mcp_header};
 
-use super::chat::Ctx;
+use super::ctx::Ctx;
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum Transport {

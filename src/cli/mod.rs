@@ -14,12 +14,14 @@ use serde_json::json;
 mod chat;
 mod chats;
 mod config;
+mod ctx;
 mod gateway;
 mod interrupt;
 mod mcp;
 mod model;
 mod output;
 mod prompts;
+mod providers;
 mod search;
 mod usage;
 mod workspace;
@@ -56,7 +58,7 @@ enum Command {
     Project(ProjectCommand),
     /// Manage model providers (Ollama, OpenAI-compatible, Anthropic, Gemini).
     #[command(subcommand)]
-    Provider(chat::ProviderCommand),
+    Provider(providers::ProviderCommand),
     /// Global settings: get, set, unset, list.
     #[command(subcommand)]
     Config(config::ConfigCommand),
@@ -265,7 +267,7 @@ fn read_input(path: &PathBuf) -> Result<Vec<u8>> {
 }
 
 fn run(data_dir: Option<PathBuf>, json: bool, command: Command) -> Result<ExitCode> {
-    let ctx = chat::Ctx {
+    let ctx = ctx::Ctx {
         app: App::open(data_dir.as_deref())?,
         json,
     };
@@ -454,14 +456,14 @@ fn run(data_dir: Option<PathBuf>, json: bool, command: Command) -> Result<ExitCo
             };
             out(json!({"commit": commit}), text);
         }
-        Command::Provider(command) => chat::provider_cmd(&ctx, command)?,
+        Command::Provider(command) => providers::provider_cmd(&ctx, command)?,
         Command::Model(command) => model::run(&ctx, command)?,
         Command::Summarize {
             chat,
             provider,
             model,
         } => chat::summarize(&ctx, chat, provider, model)?,
-        Command::Models { provider } => chat::models(&ctx, provider)?,
+        Command::Models { provider } => providers::models(&ctx, provider)?,
         Command::Chat(args) => chat::chat(&ctx, args)?,
         Command::Context {
             project,

@@ -4,7 +4,7 @@
 use anyhow::Result;
 use tandem_core::app::{GenerationSettings, ModelProfile};
 
-use super::chat::{Ctx, runtime};
+use super::ctx::{Ctx, runtime};
 
 #[derive(clap::Subcommand)]
 pub enum ModelCommand {

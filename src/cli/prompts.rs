@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use clap::Subcommand;
 use serde_json::json;
 
-use super::chat::Ctx;
+use super::ctx::Ctx;
 
 #[derive(Subcommand)]
 pub enum PromptCommand {

@@ -5,7 +5,7 @@ use anyhow::Result;
 use serde_json::json;
 use tandem_core::app::SearchQuery;
 
-use super::chat::Ctx;
+use super::ctx::Ctx;
 
 #[derive(clap::Args)]
 pub struct SearchArgs {

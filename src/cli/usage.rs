@@ -4,7 +4,7 @@
 use anyhow::Result;
 use serde_json::json;
 
-use super::chat::Ctx;
+use super::ctx::Ctx;
 
 pub fn run(ctx: &Ctx, project: Option<&str>) -> Result<()> {
     let project = match project {

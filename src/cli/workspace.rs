@@ -9,7 +9,7 @@ use serde_json::json;
 use tandem_core::app::{CleanScope, WorkspaceRun, human_bytes};
 use tokio_util::sync::CancellationToken;
 
-use super::chat::{Ctx, runtime};
+use super::ctx::{Ctx, runtime};
 
 #[derive(Subcommand)]
 pub enum WorkspaceCommand {

@@ -13,7 +13,7 @@ use tandem_core::llm::ProviderKind;
 use tandem_core::store::{ProviderSettings, Store};
 use tandem_ui::TandemApp;
 use tandem_ui::model::state::Prefs;
-use tandem_ui::unsaved::Draft;
+use tandem_ui::model::unsaved::Draft;
 
 use crate::common;
 use crate::fake_provider::{FakeProvider, Reply, ollama_stream};

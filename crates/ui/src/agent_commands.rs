@@ -1,11 +1,10 @@
 //! Agent commands: answering waiting tool calls and gateway requests, implementing a plan,
-//! and the Agent settings. Part of [`Command`] (as [`Command::Agent`]): buttons, shortcuts,
-//! the palette and tests send the same values.
+//! and the Agent settings. Part of [`Command`](crate::command::Command) (as
+//! `Command::Agent`): buttons, shortcuts, the palette and tests send the same values.
 
 use std::collections::BTreeMap;
 
 use crate::backend::{AgentSettings, Backend};
-use crate::command::Command;
 use crate::model::agent_state::McpFormKind;
 use crate::model::state::AppState;
 use tandem_core::agent::runner::Answer;
@@ -49,12 +48,6 @@ pub enum AgentCommand {
         id: i64,
         approved: bool,
     },
-}
-
-impl From<AgentCommand> for Command {
-    fn from(command: AgentCommand) -> Self {
-        Command::Agent(command)
-    }
 }
 
 /// Why a gateway request was decided along with the agent's call.

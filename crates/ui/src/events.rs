@@ -2,7 +2,8 @@
 
 use crate::backend::{Event, FileContent};
 use crate::model::agent_state::{ApproverStatus, GatewayStatus};
-use crate::model::state::{AppState, ChatState, MessageView, ProjectState, Status, Streaming, Tab};
+use crate::model::chat_state::{ChatState, MessageView, Streaming};
+use crate::model::state::{AppState, ProjectState, Status, Tab};
 use tandem_core::agent::gateway::GatewayEvent;
 use tandem_core::app::ChatEventKind;
 use tandem_core::store::MessageStatus;

@@ -4,7 +4,7 @@
 //! events drained each frame (`events.rs`).
 //!
 //! `model/` holds the view models (no egui), `panels/` one file (or folder) per area of the
-//! window, `widgets/` the drawing they share; `command.rs`, `keymap.rs` and `unsaved.rs` are
+//! window, `widgets/` the drawing they share; `command/`, `keymap.rs` and `unsaved.rs` are
 //! what the person can do, how it is bound, and how their typing is kept safe.
 
 pub mod backend;
@@ -76,14 +76,14 @@ impl TandemApp {
         let mut app = Self::with_prefs(&cc.egui_ctx, data_dir, env, prefs);
         app.state.drafts = cc
             .storage
-            .and_then(|s| eframe::get_value(s, unsaved::DRAFTS_KEY))
+            .and_then(|s| eframe::get_value(s, model::unsaved::DRAFTS_KEY))
             .unwrap_or_default();
         app
     }
 
     /// What is kept between runs: the preferences and the unsaved buffers. The window's
     /// storage writes both on quit and every 30 s (eframe's auto-save).
-    pub fn persisted(&mut self) -> (Prefs, Vec<unsaved::Draft>) {
+    pub fn persisted(&mut self) -> (Prefs, Vec<model::unsaved::Draft>) {
         if let Some(project) = &self.state.project {
             self.state.prefs.open_tabs = project.tabs.iter().map(|t| t.path.clone()).collect();
             self.state.prefs.last_chat = project.chat.as_ref().map(|c| c.chat.id);
@@ -441,7 +441,7 @@ impl eframe::App for TandemApp {
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         let (prefs, drafts) = self.persisted();
         eframe::set_value(storage, PREFS_KEY, &prefs);
-        eframe::set_value(storage, unsaved::DRAFTS_KEY, &drafts);
+        eframe::set_value(storage, model::unsaved::DRAFTS_KEY, &drafts);
     }
 }
 

@@ -5,35 +5,11 @@
 //! The check against the disk is the engine's (`Engine::save_file_checked`, under the
 //! project's lock); this module only decides what to ask and keeps the tabs' state.
 
-use serde::{Deserialize, Serialize};
-
 use crate::backend::Backend;
 use crate::command::Command;
 use crate::model::state::{AppState, ProjectState, Tab};
+use crate::model::unsaved::{CloseChoice, Draft};
 use tandem_core::app::blob_hash;
-
-/// eframe storage key of the unsaved buffers.
-pub const DRAFTS_KEY: &str = "tandem.drafts";
-
-/// An unsaved buffer kept from a run to the next.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Draft {
-    pub project_id: i64,
-    pub path: String,
-    /// What the person typed.
-    pub text: String,
-    /// What the buffer was loaded from: saving later is checked against it, so a file that
-    /// changed on disk meanwhile is never overwritten without asking.
-    pub saved: String,
-}
-
-/// The close dialog's answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CloseChoice {
-    Save,
-    Discard,
-    Cancel,
-}
 
 /// The dirty buffers to keep: the open project's dirty tabs, and drafts not yet put back
 /// (another project's, or a file that did not open this run).

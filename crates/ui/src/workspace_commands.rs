@@ -1,9 +1,8 @@
 //! Workspace commands: the review's Run panel and the workspaces in Settings → Agent. Part
-//! of [`Command`] (as [`Command::Workspace`]): buttons, the palette and tests send the same
-//! values.
+//! of [`Command`](crate::command::Command) (as `Command::Workspace`): buttons, the palette
+//! and tests send the same values.
 
 use crate::backend::Backend;
-use crate::command::Command;
 use crate::model::state::AppState;
 use tandem_core::app::CleanScope;
 
@@ -19,12 +18,6 @@ pub enum WorkspaceCommand {
     /// Lists the workspaces with their sizes.
     Load,
     Clean(CleanScope),
-}
-
-impl From<WorkspaceCommand> for Command {
-    fn from(command: WorkspaceCommand) -> Self {
-        Command::Workspace(command)
-    }
 }
 
 impl AppState {

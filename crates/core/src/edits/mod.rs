@@ -5,6 +5,7 @@ pub mod actions;
 pub mod apply;
 pub mod deps;
 pub mod diff;
+pub mod findings;
 mod line_numbers;
 pub mod parser;
 pub mod plan;
@@ -16,8 +17,8 @@ pub use apply::{
     check_writes,
 };
 pub use diff::{DiffLine, Hunk, LineKind};
+pub use findings::{SecurityFinding, security_findings, security_findings_in};
 pub use parser::{Segment, StreamParser, Tag, TagKind, parse};
 pub use plan::{
-    EditPlan, FileChange, FileChangeKind, OpKind, OpStatus, Operation, SecurityFinding, build_plan,
-    plan_actions, security_findings, security_findings_in,
+    EditPlan, FileChange, FileChangeKind, OpKind, OpStatus, Operation, build_plan, plan_actions,
 };

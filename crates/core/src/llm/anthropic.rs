@@ -7,8 +7,8 @@ use futures_util::future::BoxFuture;
 use reqwest::RequestBuilder;
 use serde_json::{Value, json};
 
-use super::framing::{Decode, Events, Item, drive, parse_frame};
-use super::http::{Http, snippet};
+use super::framing::{Decode, Events, Item, drive, parse_frame, snippet};
+use super::http::Http;
 use super::{
     ChatRequest, LlmError, ModelInfo, Provider, ProviderConfig, StreamEvent, ToolCall, Usage,
 };

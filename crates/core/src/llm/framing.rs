@@ -8,7 +8,6 @@ use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures_util::stream::{self, BoxStream, StreamExt};
 use serde_json::Value;
 
-use super::http::snippet;
 use super::{LlmError, StreamEvent};
 
 pub(crate) type Item = Result<StreamEvent, LlmError>;
@@ -21,6 +20,16 @@ pub(crate) trait Decode<F>: Send + 'static {
     /// The body ended cleanly. Push `Done` if the reply was complete; pushing nothing means
     /// it was cut short, which the driver reports as [`LlmError::Disconnected`].
     fn end(&mut self, out: &mut Vec<Item>);
+}
+
+/// A short, single-line excerpt of what the server sent, for error messages.
+pub(crate) fn snippet(text: &str) -> String {
+    const MAX: usize = 160;
+    let text = text.trim();
+    match text.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
 }
 
 /// Parses one frame's JSON, or says which frame could not be read.
@@ -205,6 +214,13 @@ where
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn snippets_are_short() {
+        let long = "x".repeat(1000);
+        assert!(snippet(&long).chars().count() <= 161);
+        assert_eq!(snippet("  short \n"), "short");
+    }
 
     fn split_all(chunks: &[&[u8]]) -> Vec<Vec<u8>> {
         let mut splitter = LineSplitter::default();

@@ -9,7 +9,7 @@ use futures_util::stream::{self, StreamExt};
 use reqwest::{Client, RequestBuilder, Response};
 use serde_json::Value;
 
-use super::framing::{Frames, ndjson_lines, sse_events};
+use super::framing::{Frames, ndjson_lines, snippet, sse_events};
 use super::{LlmError, ProviderConfig, ProviderKind};
 
 /// Attempts for one request when the server answers 429 or 5xx before any body byte.
@@ -441,16 +441,6 @@ fn parse_retry_after(value: &str) -> Option<Duration> {
     ))
 }
 
-/// A short, single-line excerpt of what the server sent, for error messages.
-pub(crate) fn snippet(text: &str) -> String {
-    const MAX: usize = 160;
-    let text = text.trim();
-    match text.char_indices().nth(MAX) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_string(),
-    }
-}
-
 /// The server's own words: `error` as a string, `error.message`, or `message`; else the
 /// body itself.
 pub(crate) fn error_message(body: &str) -> String {
@@ -586,12 +576,5 @@ mod tests {
         assert!(is_loopback("http://[::1]:8080"));
         assert!(!is_loopback("https://api.openai.com/v1"));
         assert!(!is_loopback("http://192.168.1.20:11434"));
-    }
-
-    #[test]
-    fn snippets_are_short() {
-        let long = "x".repeat(1000);
-        assert!(snippet(&long).chars().count() <= 161);
-        assert_eq!(snippet("  short \n"), "short");
     }
 }

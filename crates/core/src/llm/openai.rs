@@ -9,8 +9,9 @@ use futures_util::future::BoxFuture;
 use reqwest::RequestBuilder;
 use serde_json::{Value, json};
 
-use super::framing::{Decode, Events, Item, drive, parse_frame};
-use super::http::{Http, bearer, snippet};
+use super::framing::{Decode, Events, Item, drive, parse_frame, snippet};
+use super::http::{Http, bearer};
+use super::wire::is_reasoning_model;
 use super::{
     ChatRequest, LlmError, ModelInfo, Provider, ProviderConfig, StreamEvent, ToolCall, Usage,
 };
@@ -37,21 +38,6 @@ impl OpenaiApi {
             _ => OpenaiApi::ChatCompletions,
         }
     }
-}
-
-/// Whether `model` is one of OpenAI's reasoning models (o1, o3, o4, GPT-5 but its chat
-/// variant): they take `max_completion_tokens` and a reasoning effort, and no temperature.
-pub(crate) fn is_reasoning_model(model: &str) -> bool {
-    // `openai/o3` on routers that prefix the vendor.
-    let model = model
-        .rsplit('/')
-        .next()
-        .unwrap_or(model)
-        .to_ascii_lowercase();
-    let o_series = ["o1", "o3", "o4"]
-        .iter()
-        .any(|p| model == *p || model.starts_with(&format!("{p}-")));
-    o_series || (model.starts_with("gpt-5") && !model.contains("-chat"))
 }
 
 pub struct OpenaiProvider {

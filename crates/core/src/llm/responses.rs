@@ -18,13 +18,14 @@ use futures_util::future::BoxFuture;
 use futures_util::stream;
 use serde_json::{Value, json};
 
-use super::framing::{Decode, Events, Item, drive, parse_frame};
-use super::http::{Http, snippet};
+use super::framing::{Decode, Events, Item, drive, parse_frame, snippet};
+use super::http::Http;
+use super::wire::is_reasoning_model;
 use super::{ChatRequest, LlmError, StreamEvent, ToolCall, Usage};
 
 /// The request body; `stream: false` for the retry.
 pub(crate) fn body(request: &ChatRequest, stream: bool) -> Value {
-    let reasoning = super::openai::is_reasoning_model(&request.model);
+    let reasoning = is_reasoning_model(&request.model);
     let mut body = json!({
         "model": request.model,
         "input": super::wire::responses_input(request),

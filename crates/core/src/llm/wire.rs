@@ -18,6 +18,21 @@ use serde_json::{Value, json};
 
 use super::{ChatMessage, ChatRequest, ChatRole, ToolCall};
 
+/// Whether `model` is one of OpenAI's reasoning models (o1, o3, o4, GPT-5 but its chat
+/// variant): they take `max_completion_tokens` and a reasoning effort, and no temperature.
+pub(crate) fn is_reasoning_model(model: &str) -> bool {
+    // `openai/o3` on routers that prefix the vendor.
+    let model = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
+    let o_series = ["o1", "o3", "o4"]
+        .iter()
+        .any(|p| model == *p || model.starts_with(&format!("{p}-")));
+    o_series || (model.starts_with("gpt-5") && !model.contains("-chat"))
+}
+
 /// A call's id, or a stable stand-in for providers that gave none (Ollama), so an OpenAI- or
 /// Anthropic-shaped history still pairs each result with its call.
 fn call_id(call: &ToolCall, index: usize) -> String {

@@ -32,9 +32,8 @@ pub use mcp_servers::{
     MCP_SERVER_NAME_MAX, McpServerError, McpServerRecord, McpTransport, expand_header_values,
     mask_header_value, parse_mcp_header, stdio_server_env, validate_mcp_server_name,
 };
-pub use messages::{
-    ApprovalNote, ApprovalState, LeftOut, Message, MessageStatus, NewMessage, PlanBase, Role,
-};
+pub use messages::review::{ApprovalNote, ApprovalState, LeftOut, PlanBase};
+pub use messages::{Message, MessageStatus, NewMessage, Role};
 pub use model_profiles::{GenerationSettings, ModelProfile};
 pub use projects::{Project, ProjectSettings};
 pub use prompts::SavedPrompt;

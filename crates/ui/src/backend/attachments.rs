@@ -56,7 +56,7 @@ impl Backend {
         self.spawn("adding the file to the project", move |app, emit| {
             let proposal = app.propose_new_file(&project, chat_id, &attach)?;
             emit.send(Event::ChatsChanged(app.chats(project.id)?));
-            super::chats::reload_chat(&app, &emit, proposal.chat.id)
+            super::refresh::reload_chat(&app, &emit, proposal.chat.id)
         });
     }
 }

@@ -3,6 +3,7 @@
 
 use tokio::task::block_in_place;
 
+use super::refresh::{refresh_project, reload_chat};
 use super::{Backend, Emit, Event, Opened};
 use tandem_core::app::{App, SendOptions};
 use tandem_core::edits::Selection;
@@ -198,7 +199,7 @@ impl Backend {
                 message_id,
                 outcome,
             });
-            super::projects::refresh_project(&app, &emit, &project)?;
+            refresh_project(&app, &emit, &project)?;
             reload_chat(&app, &emit, chat_id)
         });
     }
@@ -237,11 +238,5 @@ async fn run_turn(
     })?;
     emit.send_async(Event::ChatLoaded(Box::new(loaded))).await;
     emit.send_async(Event::ChatsChanged(chats)).await;
-    Ok(())
-}
-
-/// Loads a chat with its messages and the review of its pending proposal, if any.
-pub(super) fn reload_chat(app: &App, emit: &Emit, chat_id: i64) -> anyhow::Result<()> {
-    emit.send(Event::ChatLoaded(Box::new(app.load_chat(chat_id)?)));
     Ok(())
 }

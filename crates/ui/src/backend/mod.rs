@@ -410,5 +410,6 @@ mod attachments;
 mod chats;
 mod gateway;
 mod projects;
+mod refresh;
 mod settings;
 mod workspaces;

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::refresh::{refresh_project, reload_chat};
 use super::{Backend, Emit, Event};
 use tandem_core::app::{App, SaveOutcome};
 use tandem_core::store::Project;
@@ -111,7 +112,7 @@ impl Backend {
             refresh_project(&app, &emit, &project)?;
             emit.send(Event::ChatsChanged(app.chats(project.id)?));
             if let Some(chat) = chat {
-                super::chats::reload_chat(&app, &emit, chat)?;
+                reload_chat(&app, &emit, chat)?;
             }
             Ok(())
         });
@@ -217,7 +218,7 @@ impl Backend {
             emit.send(Event::Restored(outcome));
             refresh_project(&app, &emit, &project)?;
             match chat_id {
-                Some(chat_id) => super::chats::reload_chat(&app, &emit, chat_id),
+                Some(chat_id) => reload_chat(&app, &emit, chat_id),
                 None => Ok(()),
             }
         });
@@ -229,7 +230,7 @@ impl Backend {
             emit.send(Event::Undone(outcome));
             refresh_project(&app, &emit, &project)?;
             match chat_id {
-                Some(chat_id) => super::chats::reload_chat(&app, &emit, chat_id),
+                Some(chat_id) => reload_chat(&app, &emit, chat_id),
                 None => Ok(()),
             }
         });
@@ -262,12 +263,5 @@ impl Backend {
 fn load_project(app: &App, emit: &Emit, project: Project) -> anyhow::Result<()> {
     let opened = app.open_project(project)?;
     emit.send(Event::ProjectOpened(Box::new(opened)));
-    Ok(())
-}
-
-/// Sends the project's files and history as they are now.
-pub(super) fn refresh_project(app: &App, emit: &Emit, project: &Project) -> anyhow::Result<()> {
-    emit.send(Event::Files(app.files(project)?));
-    emit.send(Event::History(app.recent_history(project)?));
     Ok(())
 }

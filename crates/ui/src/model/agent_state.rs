@@ -1,6 +1,7 @@
 //! Agent mode as plain data: the tool calls waiting for the person, the approval gateway's
 //! requests, and the Agent section of the settings window. Steps live with their message
-//! ([`crate::model::state::MessageView::steps`], [`crate::model::state::Streaming::steps`]). No egui here.
+//! ([`crate::model::chat_state::MessageView::steps`],
+//! [`crate::model::chat_state::Streaming::steps`]). No egui here.
 
 use std::collections::BTreeSet;
 

@@ -1,7 +1,7 @@
 //! The Findings panel's model: the security findings of the open chat's newest review (the
 //! last reply that has any), the levels shown, and the prompt that asks Build mode to fix one.
 
-use crate::model::state::ChatState;
+use crate::model::chat_state::ChatState;
 use tandem_core::app::{SecurityFinding, security_findings_in};
 use tandem_core::store::Role;
 

@@ -1,7 +1,7 @@
 //! The Problems panel's model: the last run of the project's check in the open chat, read
 //! from its step, and the prompt that asks the model to fix what it found.
 
-use crate::model::state::ChatState;
+use crate::model::chat_state::ChatState;
 use tandem_core::app::Problem;
 use tandem_core::store::StepKind;
 

@@ -7,12 +7,14 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use tandem_core::app::ContextBreakdown;
-use tandem_core::edits::{EditPlan, FileChange, Segment, StreamParser};
 use tandem_core::llm::ModelInfo;
-use tandem_core::store::{AgentStep, Chat, ChatMode, Message, Project, ProviderRecord};
+use tandem_core::store::{Chat, ChatMode, Project, ProviderRecord};
 use tandem_core::vcs::Version;
 
 use crate::model::file_tree::FileTree;
+use crate::model::review::Review;
+// `panels::context_meter` names the chat's view model from here.
+pub use crate::model::chat_state::ChatState;
 
 /// Remembered between runs (eframe storage): layout and choices, never data.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -153,7 +155,7 @@ pub struct AppState {
     /// A dirty tab (its path) the person asked to close: the dialog asks Save / Discard.
     pub closing: Option<String>,
     /// Unsaved buffers kept from the last run, put back when their file opens.
-    pub drafts: Vec<crate::unsaved::Draft>,
+    pub drafts: Vec<crate::model::unsaved::Draft>,
     /// Following the agent: the file (and line) to open next, set by its steps.
     pub follow: Option<(String, usize)>,
     /// An approval request arrived: the window asks for the person's attention if it is not
@@ -283,198 +285,6 @@ impl ProjectState {
             chat_requested: false,
             goto: None,
         }
-    }
-}
-
-pub struct ChatState {
-    pub chat: Chat,
-    pub messages: Vec<MessageView>,
-    pub streaming: Option<Streaming>,
-    pub review: Option<Review>,
-    pub breakdown: Option<ContextBreakdown>,
-    /// What older turns were compacted into, oldest first; the last one is sent now.
-    pub summaries: Vec<tandem_core::store::ChatSummary>,
-}
-
-impl ChatState {
-    /// The live view of the reply `message_id`, started if needed (with the steps already
-    /// loaded for it, when the chat was opened while it ran). `None` when the reply has
-    /// finished: its events can arrive after the reloaded chat (they travel separately).
-    pub fn live(&mut self, message_id: i64) -> Option<&mut Streaming> {
-        let view = self.messages.iter().find(|m| m.message.id == message_id);
-        if self.streaming.is_none()
-            && view
-                .is_some_and(|v| v.message.status != tandem_core::store::MessageStatus::Streaming)
-        {
-            return None;
-        }
-        Some(self.streaming.get_or_insert_with(|| {
-            let mut live = Streaming::new(message_id);
-            if let Some(view) = view {
-                live.steps = view.steps.clone();
-            }
-            live
-        }))
-    }
-}
-
-/// A message with its text parsed once (prose, tags, thinking) for rendering, and the steps
-/// of its agent turn.
-pub struct MessageView {
-    pub message: Message,
-    pub segments: Vec<Segment>,
-    pub steps: Vec<AgentStep>,
-    /// What the person attached (their messages only).
-    pub attachments: Vec<tandem_core::app::ShownAttachment>,
-}
-
-impl MessageView {
-    pub fn new(message: Message) -> Self {
-        Self::with_steps(message, Vec::new())
-    }
-
-    pub fn with_steps(message: Message, steps: Vec<AgentStep>) -> Self {
-        let segments = tandem_core::edits::parse(&message.content);
-        MessageView {
-            message,
-            segments,
-            steps,
-            attachments: Vec::new(),
-        }
-    }
-}
-
-/// The reply arriving now. Its text is parsed incrementally as deltas come.
-pub struct Streaming {
-    pub message_id: i64,
-    pub parser: StreamParser,
-    pub reasoning: String,
-    pub started: Instant,
-    pub first_token: Option<Instant>,
-    pub chars: usize,
-    /// Agent turns: the steps recorded so far.
-    pub steps: Vec<AgentStep>,
-}
-
-impl Streaming {
-    pub fn new(message_id: i64) -> Self {
-        Streaming {
-            message_id,
-            parser: StreamParser::new(),
-            reasoning: String::new(),
-            started: Instant::now(),
-            first_token: None,
-            chars: 0,
-            steps: Vec::new(),
-        }
-    }
-
-    /// Another round of the same reply starts (its edits failed and went back to the model):
-    /// the text so far goes, the steps stay.
-    pub fn restart(&mut self) {
-        self.parser = StreamParser::new();
-        self.reasoning.clear();
-        self.first_token = None;
-        self.chars = 0;
-    }
-
-    /// Tokens per second since the first token (≈ 4 characters a token).
-    pub fn tokens_per_second(&self) -> Option<f32> {
-        let first = self.first_token?;
-        let secs = first.elapsed().as_secs_f32();
-        (secs > 0.2).then(|| self.chars as f32 / 4.0 / secs)
-    }
-}
-
-/// The pending proposal under review: what is checked, where the cursor is.
-pub struct Review {
-    pub message_id: i64,
-    pub plan: EditPlan,
-    pub files: Vec<FileChoice>,
-    pub dependencies: bool,
-    /// (file, hunk) with keyboard focus.
-    pub cursor: (usize, usize),
-    /// Why the person leaves part (or all) of it out; told to the model on the next turn.
-    pub reason: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileChoice {
-    pub checked: bool,
-    pub hunks: Vec<bool>,
-    pub expanded: bool,
-}
-
-impl Review {
-    pub fn new(message_id: i64, plan: EditPlan) -> Self {
-        let files = plan
-            .files
-            .iter()
-            .map(|f| FileChoice {
-                checked: f.applicable(),
-                hunks: vec![f.applicable(); f.hunks.len()],
-                expanded: true,
-            })
-            .collect();
-        Review {
-            message_id,
-            dependencies: !plan.dependencies.is_empty(),
-            plan,
-            files,
-            cursor: (0, 0),
-            reason: String::new(),
-        }
-    }
-
-    pub fn file(&self, index: usize) -> Option<(&FileChange, &FileChoice)> {
-        Some((self.plan.files.get(index)?, self.files.get(index)?))
-    }
-
-    /// Whether anything is checked that can be applied.
-    pub fn anything_checked(&self) -> bool {
-        self.files.iter().zip(&self.plan.files).any(|(c, f)| {
-            c.checked && f.applicable() && (f.hunks.is_empty() || c.hunks.iter().any(|h| *h))
-        }) || (self.dependencies && !self.plan.dependencies.is_empty())
-    }
-
-    /// The selection to approve: checked, applicable files with their checked hunks.
-    pub fn selection(&self) -> tandem_core::edits::Selection {
-        let files = self
-            .plan
-            .files
-            .iter()
-            .zip(&self.files)
-            .filter(|(f, c)| c.checked && f.applicable())
-            .map(|(f, c)| tandem_core::edits::FileSelection {
-                path: f.path.clone(),
-                hunks: if c.hunks.iter().all(|h| *h) {
-                    None
-                } else {
-                    Some(
-                        c.hunks
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, h)| **h)
-                            .map(|(i, _)| i)
-                            .collect(),
-                    )
-                },
-            })
-            .collect();
-        tandem_core::edits::Selection {
-            files,
-            dependencies: self.dependencies,
-        }
-    }
-
-    /// All (file, hunk) positions in order, for n / p navigation.
-    pub fn positions(&self) -> Vec<(usize, usize)> {
-        self.plan
-            .files
-            .iter()
-            .enumerate()
-            .flat_map(|(f, file)| (0..file.hunks.len().max(1)).map(move |h| (f, h)))
-            .collect()
     }
 }
 

@@ -5,8 +5,9 @@ use egui_commonmark::CommonMarkCache;
 
 use crate::command::{AgentCommand, Command};
 use crate::model::agent_state::AgentView;
+use crate::model::chat_state::{ChatState, MessageView};
 use crate::model::outcomes::{Outcome, outcomes};
-use crate::model::state::{AppState, ChatState, MessageView};
+use crate::model::state::AppState;
 use crate::widgets::highlight::HighlightCache;
 use crate::widgets::theme;
 use tandem_core::edits::{OpStatus, Operation, Segment, Tag, TagKind};

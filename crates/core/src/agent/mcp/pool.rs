@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use futures_util::future::join_all;
 
-use super::{McpError, McpHub, Slot, Timing};
+use super::slot::{Slot, Timing};
+use super::{McpError, McpHub};
 use crate::store::McpServerRecord;
 
 /// The running MCP servers, per project id.

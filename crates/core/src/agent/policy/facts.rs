@@ -9,8 +9,8 @@ use serde_json::Value;
 
 use super::Risk::{self, High, Low, Medium};
 use super::options::scan;
-use super::rules::{Effects, RUNNERS, classify, is_download, subcommand, uses_network};
-use super::shell::{Cmd, Parser, among, program, unwrap, unwrap_all};
+use super::rules::{Effects, RUNNERS, classify, subcommand, uses_network};
+use super::shell::{Cmd, Parser, among, is_download, program, unwrap, unwrap_all};
 
 // Where paths lie: `Ctx::anchor`, `locate` and the read and write judgements.
 mod paths;
@@ -129,6 +129,24 @@ pub(super) struct Facts {
     pub(super) outside: Vec<String>,
     /// Why the `cwd` of a `run_shell` call is refused.
     pub(super) cwd_error: Option<String>,
+}
+
+/// The risk of a shell command run in `project_root`, its parts and the reasons per part.
+pub fn classify_shell(command: &str, project_root: &Path) -> (Risk, Vec<String>, Vec<String>) {
+    let mut ctx = Ctx::new(project_root, Kind::Shell);
+    ctx.run(command, 0, None);
+    let facts = ctx.finish();
+    let parts = facts.parts.into_iter().map(|p| p.text).collect();
+    (facts.risk, parts, facts.reasons)
+}
+
+/// The parts of a chained command in source order (an inner command after its holder).
+///
+/// This goes through the classifier, not just the lexer: only classifying finds the commands
+/// hidden in arguments (`sh -c`, `eval`, `find -exec`, `xargs`). The root does not change the
+/// parts, so any will do.
+pub fn split_command(command: &str) -> Vec<String> {
+    classify_shell(command, Path::new("/")).1
 }
 
 /// Collects the parts of one call; `cwd` follows `cd` so later paths are judged from there.

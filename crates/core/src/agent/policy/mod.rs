@@ -62,9 +62,8 @@ use serde_json::Value;
 use self::facts::{Ctx, Facts, Kind, Part};
 use self::patterns::fires;
 
+pub use self::facts::{classify_shell, split_command};
 pub use self::patterns::allow_pattern_for;
-pub use self::rules::classify_shell;
-pub use self::shell::split_command;
 pub use crate::trust::{Risk, Trust};
 
 use Risk::Low;

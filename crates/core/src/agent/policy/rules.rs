@@ -1,14 +1,11 @@
 //! What each program does: the risk table (`RULES`), the programs that need a closer look at
 //! their arguments (`sed`, `grep`, `cp`, `rm`, `find`, `dd`, shells, formatters, and the
-//! subcommands of git, cargo, npm, go and pip), and `classify_shell`, which judges a whole
-//! command line through `facts`.
-
-use std::path::Path;
+//! subcommands of git, cargo, npm, go and pip). `facts` asks it about each program of a
+//! command line.
 
 use super::Risk::{self, High, Low, Medium};
-use super::facts::{Ctx, Kind};
 use super::options::{CHECKED, Scan, scan};
-use super::shell::{Cmd, among, operands, option_value, program, quote, unwrap};
+use super::shell::{among, operands, option_value, program, quote};
 
 // `find`'s options, starting points and expression.
 mod find;
@@ -79,7 +76,6 @@ const SHELLS: &str = "sh bash zsh dash ksh fish csh tcsh";
 /// Programs that run the code they are given (on their input, too).
 pub(super) const RUNNERS: &str = "sh bash zsh dash ksh fish csh tcsh python python3 node ruby perl php deno \
                        lua eval source .";
-const DOWNLOADERS: &str = "curl wget aria2c http https fetch";
 const FORMATTERS: &str = "rustfmt prettier black gofmt isort clang-format ruff eslint biome";
 
 /// The reasons (from `RULES` and `classify`) of programs that need the network.
@@ -91,15 +87,6 @@ const NETWORK: &[&str] = &[
 ];
 
 const SHUTDOWN: &str = "shuts down or reboots the machine";
-
-/// The risk of a shell command run in `project_root`, its parts and the reasons per part.
-pub fn classify_shell(command: &str, project_root: &Path) -> (Risk, Vec<String>, Vec<String>) {
-    let mut ctx = Ctx::new(project_root, Kind::Shell);
-    ctx.run(command, 0, None);
-    let facts = ctx.finish();
-    let parts = facts.parts.into_iter().map(|p| p.text).collect();
-    (facts.risk, parts, facts.reasons)
-}
 
 /// What a program reads, writes (recursively or not), runs, or does that is never allowed.
 #[derive(Default)]
@@ -148,14 +135,6 @@ pub(super) fn uses_network(name: &str, args: &[String], why: &str) -> bool {
     let key = format!("{fam}:{sub}");
     let remote = fam == "git" && sub == "remote" && among(second, "update show prune");
     remote || rule(&key).is_some_and(|(_, why)| NETWORK.contains(&why))
-}
-
-/// Whether `cmd` runs a downloader (`curl`, `wget`…), even behind `sudo` or `env`.
-pub(super) fn is_download(cmd: &Cmd) -> bool {
-    let (at, _) = unwrap(&cmd.words);
-    cmd.words
-        .get(at)
-        .is_some_and(|w| among(program(w), DOWNLOADERS))
 }
 
 fn rule(key: &str) -> Option<(Risk, &'static str)> {

@@ -4,9 +4,6 @@
 //! and `env`, options, operands). It only parses: what a command does is `rules`' call.
 
 use std::mem::{replace, take};
-use std::path::Path;
-
-use super::rules::{classify_shell, is_download};
 
 // Brace expansion and arithmetic, as bash makes them before a program runs.
 mod expand;
@@ -14,21 +11,12 @@ mod expand;
 mod words;
 
 pub(super) use expand::literal_arithmetic;
-pub(super) use words::{operands, option_value, program, quote, unwrap, unwrap_all};
+pub(super) use words::{is_download, operands, option_value, program, quote, unwrap, unwrap_all};
 
 const RESERVED: &str = "{ } ! if then else elif fi do done while until esac";
 /// Subshells and substitutions nested deeper than this are not parsed (the command is then
 /// unknown, so high risk): the parser recurses, and input must not overflow the stack.
 const MAX_NESTING: usize = 12;
-
-/// The parts of a chained command in source order (an inner command after its holder).
-///
-/// This goes through the classifier, not just the lexer: only classifying finds the commands
-/// hidden in arguments (`sh -c`, `eval`, `find -exec`, `xargs`). The root does not change the
-/// parts, so any will do.
-pub fn split_command(command: &str) -> Vec<String> {
-    classify_shell(command, Path::new("/")).1
-}
 
 /// Whether `word` is in `list`, a space-separated table like the ones here and in `rules`.
 pub(super) fn among(word: &str, list: &str) -> bool {
@@ -399,52 +387,5 @@ impl<'a> Parser<'a> {
         let inner = self.out.get(mark..).unwrap_or_default();
         cur.sub_download |= inner.iter().any(is_download);
         w.push_str(&self.slice(open, self.i));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn split_command_respects_quotes_escapes_and_nesting() {
-        let cases: &[(&str, &[&str])] = &[
-            (
-                "cargo build && rm -rf target",
-                &["cargo build", "rm -rf target"],
-            ),
-            (
-                "a || b; c | d & e\nf |& g",
-                &["a", "b", "c", "d", "e", "f", "g"],
-            ),
-            ("echo \"a && b\" 'c; d'", &["echo \"a && b\" 'c; d'"]),
-            ("echo a\\&\\&b", &["echo a\\&\\&b"]),
-            ("echo $(curl x)", &["echo $(curl x)", "curl x"]),
-            ("echo `date`; ls", &["echo `date`", "date", "ls"]),
-            ("echo \"$(whoami)\"", &["echo \"$(whoami)\"", "whoami"]),
-            ("(cd src && ls) | wc -l", &["cd src", "ls", "wc -l"]),
-            (
-                "diff <(ls a) <(ls b)",
-                &["diff <(ls a) <(ls b)", "ls a", "ls b"],
-            ),
-            ("sh -c 'ls && pwd'", &["sh -c 'ls && pwd'", "ls", "pwd"]),
-            (
-                "find . -exec cat {} \\;",
-                &["find . -exec cat {} \\;", "cat ./{}"],
-            ),
-            ("if true; then ls; fi", &["true", "ls"]),
-            ("{ ls; pwd; }", &["ls", "pwd"]),
-            ("ls # && rm -rf /", &["ls"]),
-            (
-                "cat > f <<'EOF'\nrm -rf /\nEOF\necho done",
-                &["cat > f <<'EOF'", "echo done"],
-            ),
-            ("ls \\\n  -la", &["ls \\\n  -la"]),
-            ("", &[]),
-            ("   ;;  && ", &[]),
-        ];
-        for (command, parts) in cases {
-            assert_eq!(split_command(command), *parts, "{command:?}");
-        }
     }
 }

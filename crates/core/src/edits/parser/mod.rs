@@ -572,5 +572,4 @@ impl StreamParser {
 }
 
 #[cfg(test)]
-#[path = "tests.rs"]
 mod tests;

@@ -1,3 +1,4 @@
+use super::child::root::Op;
 use super::*;
 
 fn layout_for(c: &Confinement) -> Layout {

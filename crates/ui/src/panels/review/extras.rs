@@ -4,7 +4,7 @@
 use egui::{CornerRadius, Frame, Label, Margin, RichText, Ui};
 
 use crate::command::Command;
-use crate::model::state::Review;
+use crate::model::review::Review;
 use crate::widgets::diff_view::DiffStyle;
 use tandem_core::edits::OpKind;
 

@@ -10,7 +10,7 @@ use egui::{
 };
 
 use crate::command::Command;
-use crate::model::state::{FileChoice, Review};
+use crate::model::review::{FileChoice, Review};
 use crate::widgets::diff_view::{self, DiffStyle, LONG_HUNK_ROWS, Side, SplitRow, WordSpans};
 use tandem_core::edits::{DiffLine, FileChange, FileChangeKind, Hunk};
 

@@ -1,7 +1,10 @@
 //! The risk each program gets, judged through `classify_shell`; the precedence that turns
 //! risks into decisions is tested in `policy::tests`.
 
+use std::path::Path;
+
 use super::*;
+use crate::agent::policy::{classify_shell, split_command};
 
 const ROOT: &str = "/work/proj";
 
@@ -168,4 +171,46 @@ fn shell_commands_get_the_expected_risk() {
         })
         .collect();
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn split_command_respects_quotes_escapes_and_nesting() {
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "cargo build && rm -rf target",
+            &["cargo build", "rm -rf target"],
+        ),
+        (
+            "a || b; c | d & e\nf |& g",
+            &["a", "b", "c", "d", "e", "f", "g"],
+        ),
+        ("echo \"a && b\" 'c; d'", &["echo \"a && b\" 'c; d'"]),
+        ("echo a\\&\\&b", &["echo a\\&\\&b"]),
+        ("echo $(curl x)", &["echo $(curl x)", "curl x"]),
+        ("echo `date`; ls", &["echo `date`", "date", "ls"]),
+        ("echo \"$(whoami)\"", &["echo \"$(whoami)\"", "whoami"]),
+        ("(cd src && ls) | wc -l", &["cd src", "ls", "wc -l"]),
+        (
+            "diff <(ls a) <(ls b)",
+            &["diff <(ls a) <(ls b)", "ls a", "ls b"],
+        ),
+        ("sh -c 'ls && pwd'", &["sh -c 'ls && pwd'", "ls", "pwd"]),
+        (
+            "find . -exec cat {} \\;",
+            &["find . -exec cat {} \\;", "cat ./{}"],
+        ),
+        ("if true; then ls; fi", &["true", "ls"]),
+        ("{ ls; pwd; }", &["ls", "pwd"]),
+        ("ls # && rm -rf /", &["ls"]),
+        (
+            "cat > f <<'EOF'\nrm -rf /\nEOF\necho done",
+            &["cat > f <<'EOF'", "echo done"],
+        ),
+        ("ls \\\n  -la", &["ls \\\n  -la"]),
+        ("", &[]),
+        ("   ;;  && ", &[]),
+    ];
+    for (command, parts) in cases {
+        assert_eq!(split_command(command), *parts, "{command:?}");
+    }
 }

@@ -1,10 +1,12 @@
 //! Reading a simple command's words: the program a word names, the wrappers and assignments
 //! in front of it, operands and option values, and quoting a word back.
 
-use super::among;
+use super::{Cmd, among};
 use crate::agent::policy::Risk;
 use crate::agent::policy::options::{STRICT, Scan, scan};
 
+/// Programs that fetch from the network.
+const DOWNLOADERS: &str = "curl wget aria2c http https fetch";
 const BIN_DIRS: &str = "/bin /sbin /usr/bin /usr/sbin /usr/local/bin /usr/local/sbin \
                         /opt/homebrew/bin";
 
@@ -138,4 +140,12 @@ pub(in crate::agent) fn quote(word: &str) -> String {
         true => word.to_string(),
         false => format!("'{}'", word.replace('\'', r"'\''")),
     }
+}
+
+/// Whether `cmd` runs a downloader (`curl`, `wget`…), even behind `sudo` or `env`.
+pub(in crate::agent::policy) fn is_download(cmd: &Cmd) -> bool {
+    let (at, _) = unwrap(&cmd.words);
+    cmd.words
+        .get(at)
+        .is_some_and(|w| among(program(w), DOWNLOADERS))
 }

@@ -13,9 +13,7 @@
 //! tool will use. Numbers and booleans are accepted as text too (`"12"`, `"true"`), as the
 //! text protocol's `<parameter=…>` form can only give strings.
 
-#[path = "tools_search.rs"]
 mod search;
-#[path = "tools_specs.rs"]
 mod specs;
 
 use std::io::{BufRead, BufReader};
@@ -434,8 +432,6 @@ pub fn paths_read(tool: &str, args: &Value) -> Vec<String> {
 }
 
 #[cfg(test)]
-#[path = "tools_edit_tests.rs"]
 mod edit_tests;
 #[cfg(test)]
-#[path = "tools_tests.rs"]
 mod tests;

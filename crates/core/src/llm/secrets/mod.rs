@@ -458,5 +458,4 @@ pub fn fingerprint(key: &str) -> String {
 }
 
 #[cfg(all(test, unix))]
-#[path = "secrets_tests.rs"]
 mod tests;

@@ -187,5 +187,4 @@ fn join(lines: impl Iterator<Item = String>) -> String {
 }
 
 #[cfg(test)]
-#[path = "line_numbers_tests.rs"]
 mod tests;

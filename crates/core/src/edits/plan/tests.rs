@@ -273,7 +273,7 @@ fn security_findings_come_out_most_severe_first_with_their_place() {
 <tandem-security-finding title=\"Verbose errors\" level=\"Low\">Stack traces reach users.</tandem-security-finding>\n\
 <tandem-security-finding title=\"SQL injection\" level=\"critical\" path=\"src/db.rs\" lines=\"40-52\">\nUse parameters.\n</tandem-security-finding>\n\
 <tandem-security-finding>No title or level.</tandem-security-finding>";
-    let found = super::security_findings(reply);
+    let found = crate::edits::security_findings(reply);
     let summary: Vec<_> = found
         .iter()
         .map(|f| {
@@ -294,7 +294,7 @@ fn security_findings_come_out_most_severe_first_with_their_place() {
         ]
     );
     assert_eq!(found[0].body, "Use parameters.");
-    assert!(super::security_findings("nothing here").is_empty());
+    assert!(crate::edits::security_findings("nothing here").is_empty());
 }
 
 #[test]

@@ -23,9 +23,8 @@
 //! tends to replan instead of working; a step that turns out unnecessary is closed with
 //! `STEP_DONE` and a note saying so.
 
-#[path = "protocol_calls.rs"]
 mod calls;
-#[path = "protocol_scan.rs"]
+mod keywords;
 mod scan;
 
 use std::fmt::Write as _;
@@ -36,7 +35,7 @@ use serde_json::Value;
 use crate::llm::{ToolCall, ToolSpec};
 
 /// The protocol instructions; `{tools}` and `{max_steps}` are filled in by [`protocol_prompt`].
-const TEMPLATE: &str = include_str!("../../../../prompts/agent_protocol.md");
+const TEMPLATE: &str = include_str!("../../../../../prompts/agent_protocol.md");
 /// Longest tool description put in the prompt: MCP servers can ship essays.
 const MAX_DESCRIPTION_CHARS: usize = 400;
 
@@ -150,9 +149,9 @@ pub fn parse_turn(text: &str) -> Result<Directive, ProtocolError> {
 /// model repeating what it read, not asking, and does not count.
 pub fn parse_turn_after(text: &str, shown: &[&str]) -> Result<Directive, ProtocolError> {
     let text = scan::strip_think(text);
-    let keywords = scan::keyword_directives(&text);
-    let claimed: Vec<(usize, usize)> = keywords.found.iter().map(|f| (f.start, f.end)).collect();
-    let mut found = keywords.found;
+    let by_keyword = keywords::keyword_directives(&text);
+    let claimed: Vec<(usize, usize)> = by_keyword.found.iter().map(|f| (f.start, f.end)).collect();
+    let mut found = by_keyword.found;
     found.extend(calls::alternative_calls(&text, &claimed));
     // Quoted text (a fence around more than the directive, a `> ` line) is never a directive.
     let mut found = scan::drop_quoted(&text, found);
@@ -170,7 +169,7 @@ pub fn parse_turn_after(text: &str, shown: &[&str]) -> Result<Directive, Protoco
     }
     match unique.len() {
         0 => Err(
-            match (keywords.bare.first(), scan::unknown_keyword(&text)) {
+            match (by_keyword.bare.first(), keywords::unknown_keyword(&text)) {
                 (Some(keyword), _) => ProtocolError::MissingJson {
                     keyword: keyword.name(),
                 },
@@ -483,8 +482,6 @@ fn one_line(text: &str) -> String {
 }
 
 #[cfg(test)]
-#[path = "protocol_state_tests.rs"]
 mod state_tests;
 #[cfg(test)]
-#[path = "protocol_tests.rs"]
 mod tests;

@@ -5,11 +5,17 @@ use std::path::PathBuf;
 
 pub use crate::agent_commands::AgentCommand;
 use crate::backend::Backend;
-use crate::model::state::{AppState, BottomTab, Confirm, Palette, Review, SendKey, Theme};
-pub use crate::unsaved::CloseChoice;
+use crate::model::state::{AppState, BottomTab, Confirm, Palette, SendKey, Theme};
+use crate::model::unsaved::CloseChoice;
 pub use crate::workspace_commands::WorkspaceCommand;
 use tandem_core::app::SendOptions;
 use tandem_core::store::ChatMode;
+
+// The handlers of the review panel's and the Settings window's commands.
+mod review;
+mod settings;
+
+pub(crate) use settings::split_globs;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
@@ -153,6 +159,18 @@ pub enum Command {
     Workspace(WorkspaceCommand),
 }
 
+impl From<AgentCommand> for Command {
+    fn from(command: AgentCommand) -> Self {
+        Command::Agent(command)
+    }
+}
+
+impl From<WorkspaceCommand> for Command {
+    fn from(command: WorkspaceCommand) -> Self {
+        Command::Workspace(command)
+    }
+}
+
 impl AppState {
     pub fn apply(&mut self, command: Command, backend: &Backend) {
         match command {
@@ -223,57 +241,15 @@ impl AppState {
                     backend.cancel(chat.chat.id);
                 }
             }
-            Command::ToggleFile(file) => {
-                if let Some(choice) = self.review_mut().and_then(|r| r.files.get_mut(file)) {
-                    choice.checked = !choice.checked;
-                    let checked = choice.checked;
-                    choice.hunks.iter_mut().for_each(|h| *h = checked);
-                }
-            }
-            Command::ToggleHunk(file, hunk) => {
-                if let Some(choice) = self.review_mut().and_then(|r| r.files.get_mut(file)) {
-                    if let Some(h) = choice.hunks.get_mut(hunk) {
-                        *h = !*h;
-                    }
-                    choice.checked = choice.hunks.iter().any(|h| *h);
-                }
-            }
-            Command::ToggleDependencies => {
-                if let Some(review) = self.review_mut() {
-                    review.dependencies = !review.dependencies;
-                }
-            }
-            Command::SetReviewReason(reason) => {
-                if let Some(review) = self.review_mut() {
-                    review.reason = reason;
-                }
-            }
+            Command::ToggleFile(file) => self.toggle_file(file),
+            Command::ToggleHunk(file, hunk) => self.toggle_hunk(file, hunk),
+            Command::ToggleDependencies => self.toggle_dependencies(),
+            Command::SetReviewReason(reason) => self.set_review_reason(reason),
             Command::NextHunk => self.move_cursor(1),
             Command::PrevHunk => self.move_cursor(-1),
             Command::ToggleSideBySide => self.prefs.side_by_side = !self.prefs.side_by_side,
-            Command::Approve => {
-                let (Some(project), Some(review)) = (&self.project, self.review()) else {
-                    return;
-                };
-                if !review.anything_checked() {
-                    self.toast("Nothing is checked to apply", true);
-                    return;
-                }
-                if let Some(chat) = &project.chat {
-                    backend.approve(
-                        project.project.clone(),
-                        chat.chat.id,
-                        review.message_id,
-                        review.selection(),
-                        review.reason.clone(),
-                    );
-                }
-            }
-            Command::Reject => {
-                if let (Some(chat), Some(review)) = (self.chat(), self.review()) {
-                    backend.reject(chat.chat.id, review.message_id, review.reason.clone());
-                }
-            }
+            Command::Approve => self.approve(backend),
+            Command::Reject => self.reject(backend),
             Command::OpenFileAt { path, line } => {
                 if let Some(project) = &mut self.project {
                     project.goto = Some((path.clone(), line));
@@ -438,72 +414,12 @@ impl AppState {
                 backend.set_price(model, price, scope);
             }
             Command::ToggleBottom => self.prefs.show_bottom = !self.prefs.show_bottom,
-            Command::OpenSettings => {
-                self.settings_open = true;
-                // The price table comes with the usage report.
-                backend.usage(self.usage_scope());
-                backend.load_agent_settings();
-                backend.load_workspaces();
-                // Without a chosen model there is no profile to show (nor an error to make).
-                if self.model.is_some() {
-                    backend.model_profile(self.provider.clone(), self.model.clone(), false);
-                }
-                self.apply(Command::LoadProviderDetails, backend);
-            }
-            Command::LoadProviderDetails => {
-                for provider in &self.providers {
-                    match provider.kind.is_cli_agent() {
-                        true => backend.cli_agent_status(provider.name.clone()),
-                        false => backend.provider_keys(provider.name.clone()),
-                    }
-                }
-            }
+            Command::OpenSettings => self.open_settings(backend),
+            Command::LoadProviderDetails => self.load_provider_details(backend),
             Command::CheckModel => {
                 backend.model_profile(self.provider.clone(), self.model.clone(), true);
             }
-            Command::SaveModelSettings => {
-                let form = &self.settings;
-                let number = |text: &str, what: &str| -> Result<Option<u32>, String> {
-                    match text.trim() {
-                        "" => Ok(None),
-                        t => t
-                            .parse::<u32>()
-                            .ok()
-                            .filter(|n| *n > 0)
-                            .map(Some)
-                            .ok_or_else(|| format!("{what} must be a whole number above 0")),
-                    }
-                };
-                let temperature = match form.model_temperature.trim() {
-                    "" => Ok(None),
-                    t => t
-                        .parse::<f32>()
-                        .ok()
-                        .filter(|t| (0.0..=2.0).contains(t))
-                        .map(Some)
-                        .ok_or_else(|| "The temperature must be between 0 and 2".to_string()),
-                };
-                let parsed = (
-                    number(&form.model_context, "The context length"),
-                    temperature,
-                    number(&form.model_max_output, "The output limit"),
-                );
-                match parsed {
-                    (Ok(context_length), Ok(temperature), Ok(max_output_tokens)) => {
-                        backend.save_model_settings(
-                            self.provider.clone(),
-                            self.model.clone(),
-                            tandem_core::app::GenerationSettings {
-                                context_length,
-                                temperature,
-                                max_output_tokens,
-                                reasoning_effort: form.model_effort,
-                            },
-                        );
-                    }
-                    (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => self.toast(e, true),
-                }
-            }
+            Command::SaveModelSettings => self.save_model_settings(backend),
             Command::CloseSettings => self.settings_open = false,
             Command::SetTheme(theme) => self.prefs.theme = theme,
             Command::SetFontSize(size) => self.prefs.font_size = size.clamp(9.0, 28.0),
@@ -527,130 +443,23 @@ impl AppState {
                     tab.saved = disk;
                 }
             }
-            Command::EditProvider(id) => {
-                if let Some(p) = self.providers.iter().find(|p| p.id == id) {
-                    let form = &mut self.settings;
-                    form.editing = Some(id);
-                    form.name = p.name.clone();
-                    form.kind_index = tandem_core::llm::ProviderKind::ALL
-                        .iter()
-                        .position(|k| *k == p.kind)
-                        .unwrap_or(0);
-                    form.base_url = p.base_url.clone();
-                    form.model = p.settings.default_model.clone().unwrap_or_default();
-                    form.context_length = p
-                        .settings
-                        .context_length
-                        .map(|c| c.to_string())
-                        .unwrap_or_default();
-                }
-            }
-            Command::DeleteProvider(id) => {
-                if let Some(p) = self.providers.iter().find(|p| p.id == id) {
-                    backend.delete_provider(p.name.clone());
-                }
-            }
+            Command::EditProvider(id) => self.edit_provider(id),
+            Command::DeleteProvider(id) => self.delete_provider(id, backend),
             Command::TestProvider(name) => backend.refresh_models(name),
-            Command::SaveKey(provider) => {
-                let key = std::mem::take(&mut self.settings.key);
-                if !key.trim().is_empty() {
-                    backend.set_key(provider, key, self.settings.add_key);
-                }
-            }
+            Command::SaveKey(provider) => self.save_key(provider, backend),
             Command::RemoveKey {
                 provider,
                 fingerprint,
             } => backend.remove_key(provider, fingerprint),
-            Command::SaveHistoryTurns => {
-                match self.settings.history_turns.trim().parse::<usize>() {
-                    Ok(turns) => {
-                        backend.update_chat_settings(move |s| s.history_turns = Some(turns))
-                    }
-                    Err(_) => self.toast("History turns must be a whole number", true),
-                }
-            }
-            Command::SaveCheckCommand => {
-                if let Some(project) = &mut self.project {
-                    let command = self.settings.check_command.trim();
-                    project.project.settings.check_command =
-                        (!command.is_empty()).then(|| command.to_string());
-                    self.settings.check_edited = false;
-                    backend.save_project_settings(project.project.clone());
-                }
-            }
-            Command::SaveModeRules => {
-                if let Some(project) = &mut self.project {
-                    let mode = self.settings.rules_mode.as_str().to_string();
-                    let text = self.settings.rules_text.clone();
-                    let rules = &mut project.project.settings.mode_rules;
-                    match text.trim().is_empty() {
-                        true => rules.remove(&mode),
-                        false => rules.insert(mode, text),
-                    };
-                    self.settings.rules_edited = false;
-                    backend.save_project_settings(project.project.clone());
-                }
-            }
-            Command::WriteStarterRules => {
-                if let Some(project) = &self.project {
-                    backend.write_starter_rules(project.project.clone());
-                }
-            }
-            Command::SaveContextGlobs => {
-                if let Some(project) = &mut self.project {
-                    let split = split_globs;
-                    project.project.settings.context_include = split(&self.settings.include);
-                    project.project.settings.context_exclude = split(&self.settings.exclude);
-                    backend.save_project_settings(project.project.clone());
-                }
-            }
+            Command::SaveHistoryTurns => self.save_history_turns(backend),
+            Command::SaveCheckCommand => self.save_check_command(backend),
+            Command::SaveModeRules => self.save_mode_rules(backend),
+            Command::WriteStarterRules => self.write_starter_rules(backend),
+            Command::SaveContextGlobs => self.save_context_globs(backend),
             Command::ClosePalette => self.palette = None,
             Command::Agent(command) => self.apply_agent(command, backend),
             Command::Workspace(command) => self.apply_workspace(command, backend),
         }
-    }
-
-    fn save_provider(&mut self, backend: &Backend) {
-        let form = &self.settings;
-        let kind = tandem_core::llm::ProviderKind::ALL
-            .get(form.kind_index)
-            .copied()
-            .unwrap_or(tandem_core::llm::ProviderKind::Ollama);
-        let context_length = match form.context_length.trim() {
-            "" => None,
-            text => match text.parse::<u32>() {
-                Ok(n) => Some(n),
-                Err(_) => {
-                    self.toast("Context length must be a whole number of tokens", true);
-                    return;
-                }
-            },
-        };
-        let settings = tandem_core::store::ProviderSettings {
-            default_model: Some(form.model.trim().to_string()).filter(|m| !m.is_empty()),
-            context_length,
-        };
-        // Blank: the kind's usual URL (the application layer fills it in).
-        let base_url = form.base_url.trim().to_string();
-        if form.name.trim().is_empty() {
-            self.toast("A provider needs a name", true);
-            return;
-        }
-        match form
-            .editing
-            .and_then(|id| self.providers.iter().find(|p| p.id == id))
-        {
-            Some(existing) => {
-                let mut record = existing.clone();
-                record.name = form.name.trim().to_string();
-                record.kind = kind;
-                record.base_url = base_url;
-                record.settings = settings;
-                backend.update_provider(record);
-            }
-            None => backend.add_provider(form.name.trim().to_string(), kind, base_url, settings),
-        }
-        self.settings = crate::model::state::SettingsForm::default();
     }
 
     /// The project the Usage tab is about (`None`: every project).
@@ -708,25 +517,6 @@ impl AppState {
         }
     }
 
-    fn move_cursor(&mut self, step: isize) {
-        let Some(review) = self.review_mut() else {
-            return;
-        };
-        let positions = review.positions();
-        if positions.is_empty() {
-            return;
-        }
-        let current = positions
-            .iter()
-            .position(|p| *p == review.cursor)
-            .unwrap_or(0) as isize;
-        let next = (current + step).rem_euclid(positions.len() as isize) as usize;
-        review.cursor = positions[next];
-        if let Some(choice) = review.files.get_mut(review.cursor.0) {
-            choice.expanded = true;
-        }
-    }
-
     fn confirmed(&mut self, backend: &Backend) {
         let Some(confirm) = self.confirm.take() else {
             return;
@@ -741,23 +531,4 @@ impl AppState {
             Confirm::DeleteFile(path) => backend.delete_file(project.project.clone(), path),
         }
     }
-
-    /// Starts a fresh review of a plan (after a reply, or when a chat loads).
-    pub fn set_review(&mut self, review: Option<(i64, tandem_core::edits::EditPlan)>) {
-        if review.is_some() {
-            self.show_review = true;
-        }
-        if let Some(chat) = self.chat_mut() {
-            chat.review = review.map(|(id, plan)| Review::new(id, plan));
-        }
-    }
-}
-
-/// Globs as typed in settings: separated by commas or line breaks.
-pub fn split_globs(text: &str) -> Vec<String> {
-    text.split([',', '\n'])
-        .map(str::trim)
-        .filter(|g| !g.is_empty())
-        .map(str::to_string)
-        .collect()
 }

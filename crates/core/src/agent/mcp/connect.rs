@@ -1,0 +1,245 @@
+//! Starting one server: the stdio child in its own process group or an HTTP transport with
+//! the record's headers, the handshake and the tool listing, all within a time limit; and
+//! the tail of a stdio server's stderr, kept for error messages.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use reqwest::header::{HeaderName, HeaderValue};
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::RunningService;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::Value;
+use tokio::io::AsyncReadExt;
+use tokio::process::ChildStderr;
+use tokio_util::sync::CancellationToken;
+
+use super::{McpError, McpTool, SseClientTransport};
+use crate::process::group::GroupGuard;
+use crate::store::{McpServerRecord, McpTransport, stdio_server_env};
+
+/// How long stopping one server may take before its process group is killed.
+const STOP_TIMEOUT: Duration = Duration::from_secs(10);
+/// How much of a server's stderr is kept for error messages.
+const STDERR_TAIL_BYTES: usize = 2_000;
+
+/// The last [`STDERR_TAIL_BYTES`] of a server's stderr, kept by a task that drains the pipe
+/// (a full pipe would block the server).
+#[derive(Debug, Clone, Default)]
+pub(super) struct StderrTail {
+    text: Arc<Mutex<String>>,
+    /// Cancelled when the stream ends (at once for a server without one).
+    closed: CancellationToken,
+}
+
+impl StderrTail {
+    pub(super) fn drain(&self, stderr: Option<ChildStderr>) {
+        let (tail, closed) = (self.text.clone(), self.closed.clone());
+        tokio::spawn(async move {
+            // Chunks, not lines: endless text without a newline must not grow a line buffer.
+            if let Some(mut stderr) = stderr {
+                let mut chunk = [0; 4096];
+                while let Ok(n @ 1..) = stderr.read(&mut chunk).await {
+                    let mut tail = tail.lock().unwrap_or_else(|p| p.into_inner());
+                    tail.push_str(&String::from_utf8_lossy(&chunk[..n]));
+                    let mut cut = tail.len().saturating_sub(STDERR_TAIL_BYTES);
+                    while !tail.is_char_boundary(cut) {
+                        cut += 1;
+                    }
+                    tail.drain(..cut);
+                }
+            }
+            closed.cancel();
+        });
+    }
+
+    pub(super) fn get(&self) -> String {
+        self.text.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The tail once the stream has ended (or after half a second): a server that dies
+    /// usually says why on stderr just before, and its stdout may close first.
+    pub(super) async fn settled(&self) -> String {
+        let _ = tokio::time::timeout(Duration::from_millis(500), self.closed.cancelled()).await;
+        self.get()
+    }
+}
+
+/// One running connection to a server.
+pub(super) struct Server {
+    pub(super) client: RunningService<RoleClient, ClientConfig>,
+    pub(super) pid: Option<u32>,
+    pub(super) stderr: StderrTail,
+    /// A stdio server's process group: killed (grandchildren too) when the server stops.
+    group: GroupGuard,
+    /// Which start of the slot this is (a failure only retires its own connection).
+    pub(super) generation: u64,
+}
+
+impl Server {
+    pub(super) fn is_alive(&self) -> bool {
+        !self.client.is_closed() && !self.client.peer().is_transport_closed()
+    }
+
+    /// Closes the connection (a stdio server: stdin closed, SIGTERM, SIGKILL, waited for),
+    /// then kills whatever is left of its process group.
+    pub(super) async fn stop(mut self) {
+        let _ = tokio::time::timeout(STOP_TIMEOUT, self.client.close()).await;
+        self.group.kill_now();
+    }
+}
+
+/// Starts `record`'s server, giving the start, the handshake and the tool listing `timeout`.
+pub(super) async fn connect_within(
+    record: &McpServerRecord,
+    cwd: Option<&Path>,
+    timeout: Duration,
+    generation: u64,
+) -> Result<(Server, Vec<McpTool>), McpError> {
+    let stderr = StderrTail::default();
+    // On timeout the half-started server is dropped with the future, which kills its group.
+    let connecting = connect(record, cwd, stderr.clone(), generation);
+    let result = tokio::time::timeout(timeout, connecting).await;
+    result.unwrap_or_else(|_elapsed| {
+        Err(McpError::Handshake {
+            server: record.name.clone(),
+            reason: format!("no answer within {timeout:?}"),
+            stderr: stderr.get(),
+        })
+    })
+}
+
+/// The headers as rmcp's HTTP transport takes them (validated when stored; checked again).
+fn header_map(
+    server: &str,
+    headers: &BTreeMap<String, String>,
+) -> Result<HashMap<HeaderName, HeaderValue>, McpError> {
+    env_headers(server, headers)?
+        .iter()
+        .map(|(name, value)| {
+            let bad = || McpError::Handshake {
+                server: server.to_string(),
+                reason: format!("the header {name:?} cannot be sent: remove it and add it again"),
+                stderr: String::new(),
+            };
+            let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad())?;
+            let mut value = HeaderValue::from_str(value).map_err(|_| bad())?;
+            value.set_sensitive(true);
+            Ok((name, value))
+        })
+        .collect()
+}
+
+/// The headers with their `${NAME}`s filled in from the environment.
+fn env_headers(
+    server: &str,
+    headers: &BTreeMap<String, String>,
+) -> Result<BTreeMap<String, String>, McpError> {
+    crate::store::expand_header_values(headers, |name| std::env::var(name).ok()).map_err(|name| {
+        McpError::Handshake {
+            server: server.to_string(),
+            reason: format!(
+                "a header takes ${{{name}}} from the environment, and {name} is not set: set it \
+                 before starting tandem"
+            ),
+            stderr: String::new(),
+        }
+    })
+}
+
+async fn connect(
+    record: &McpServerRecord,
+    cwd: Option<&Path>,
+    stderr: StderrTail,
+    generation: u64,
+) -> Result<(Server, Vec<McpTool>), McpError> {
+    let name = record.name.clone();
+    let handshake = |reason: &dyn std::fmt::Display, stderr| McpError::Handshake {
+        server: name.clone(),
+        reason: reason.to_string(),
+        stderr,
+    };
+    let client_info = ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("tandem", env!("CARGO_PKG_VERSION")),
+    );
+    let mut pid = None;
+    // Armed as soon as there is a process: a failed handshake drops it, killing the group.
+    let mut group = GroupGuard(None);
+    let served = match &record.transport {
+        McpTransport::Stdio { command, args, env } => {
+            let mut cmd = tokio::process::Command::new(command);
+            cmd.args(args).env_clear().kill_on_drop(true);
+            cmd.envs(stdio_server_env(env, std::env::vars_os()));
+            if let Some(cwd) = cwd {
+                cmd.current_dir(cwd);
+            }
+            // Its own process group, so stopping it stops what it started too.
+            crate::process::in_own_group(cmd.as_std_mut());
+            let spawned = TokioChildProcess::builder(cmd)
+                .stderr(Stdio::piped())
+                .spawn();
+            let (process, pipe) = spawned.map_err(|source| McpError::Spawn {
+                server: name.clone(),
+                command: command.clone(),
+                source,
+            })?;
+            stderr.drain(pipe);
+            pid = process.id();
+            group = GroupGuard(pid);
+            client_info.serve(process).await.map_err(|e| e.to_string())
+        }
+        McpTransport::Http { url, headers } => {
+            crate::llm::init_tls();
+            stderr.drain(None);
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+            config.custom_headers = header_map(&name, headers)?;
+            let transport = StreamableHttpClientTransport::from_config(config);
+            client_info
+                .serve(transport)
+                .await
+                .map_err(|e| e.to_string())
+        }
+        McpTransport::Sse { url, headers } => {
+            stderr.drain(None);
+            let headers = env_headers(&name, headers)?;
+            let transport = SseClientTransport::connect(url, &headers)
+                .await
+                .map_err(|e| handshake(&e, String::new()))?;
+            client_info
+                .serve(transport)
+                .await
+                .map_err(|e| e.to_string())
+        }
+    };
+    let client = match served {
+        Ok(client) => client,
+        Err(e) => {
+            let stderr = stderr.settled().await;
+            return Err(handshake(&e, stderr));
+        }
+    };
+    let listed = client.peer().list_all_tools().await;
+    let listed =
+        listed.map_err(|e| handshake(&format_args!("listing tools failed: {e}"), stderr.get()))?;
+    let tools = listed.into_iter().map(|tool| McpTool {
+        server: name.clone(),
+        name: tool.name.into_owned(),
+        description: tool.description.map(|d| d.into_owned()).unwrap_or_default(),
+        input_schema: Value::Object((*tool.input_schema).clone()),
+    });
+    let tools = tools.collect();
+    let server = Server {
+        client,
+        pid,
+        stderr,
+        group,
+        generation,
+    };
+    Ok((server, tools))
+}
