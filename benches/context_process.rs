@@ -22,6 +22,9 @@ use std::time::{Duration, Instant};
 #[path = "support/mod.rs"]
 mod support;
 
+#[path = "support/ollama.rs"]
+mod ollama;
+
 const RUNS: usize = 21;
 
 fn rg() -> PathBuf {
@@ -68,41 +71,6 @@ fn timed(program: &Path, args: &[&str], dir: &Path) -> (Duration, String) {
 fn median(mut times: Vec<Duration>) -> Duration {
     times.sort();
     times[times.len() / 2]
-}
-
-/// A local Ollama that tells the model's window (`/api/show`) to whoever asks: the first
-/// `tandem context` asks and keeps the answer, as with a real server; later ones do not ask.
-fn ollama() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let port = listener.local_addr().expect("addr").port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            answer(stream);
-        }
-    });
-    port
-}
-
-fn answer(mut stream: std::net::TcpStream) {
-    use std::io::{BufRead, BufReader, Read, Write};
-    let mut reader = BufReader::new(&mut stream);
-    let mut length = 0;
-    let mut line = String::new();
-    while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
-        let lower = line.to_ascii_lowercase();
-        if let Some(value) = lower.strip_prefix("content-length:") {
-            length = value.trim().parse().unwrap_or(0);
-        }
-        line.clear();
-    }
-    let mut body = vec![0; length];
-    let _ = reader.read_exact(&mut body);
-    let reply = r#"{"model_info":{"bench.context_length":32768},"capabilities":["completion"]}"#;
-    let _ = write!(
-        stream,
-        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}",
-        reply.len()
-    );
 }
 
 fn git(root: &Path, args: &[&str]) {
@@ -184,7 +152,7 @@ fn main() {
     };
     let root_arg = s.root.to_str().expect("utf-8 path");
     let (import, _) = tandem(&["project", "add", root_arg]);
-    let url = format!("http://127.0.0.1:{}", ollama());
+    let url = format!("http://127.0.0.1:{}", ollama::serve(|_| 32768));
     tandem(&[
         "provider",
         "add",
