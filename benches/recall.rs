@@ -16,7 +16,7 @@
 //!   the path's segments, lower-cased; the files packed whole in score order into the tokens
 //!   Tandem had for file content in that run (the window less the reply's reserve, the system
 //!   prompt, the prompt and what the codebase section took besides file content: headings and
-//!   the list of paths), each file costing `tandem::tokens::estimate` of its text.
+//!   the list of paths), each file costing `tandem_core::tokens::estimate` of its text.
 //! - Recall: per commit (found / answer), its mean over commits, and micro-averaged (all found
 //!   / all answer files). "eligible" is the share of the answer Tandem considered at all (the
 //!   ceiling for both: hidden, ignored, binary and non-source files are never sent).

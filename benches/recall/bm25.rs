@@ -12,7 +12,7 @@ const B: f64 = 0.75;
 pub struct Doc {
     counts: HashMap<String, u32>,
     len: u32,
-    /// `tandem::tokens::estimate` of its text: what sending it whole costs.
+    /// `tandem_core::tokens::estimate` of its text: what sending it whole costs.
     pub tokens: usize,
 }
 
@@ -34,7 +34,7 @@ impl Doc {
         Some(Doc {
             counts,
             len,
-            tokens: tandem::tokens::estimate(&text),
+            tokens: tandem_core::tokens::estimate(&text),
         })
     }
 }

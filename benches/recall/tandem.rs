@@ -128,7 +128,7 @@ impl Tandem {
             }
         }
         let output = command
-            .env(tandem::environment::KEYCHAIN_ENV, "off")
+            .env(tandem_core::environment::KEYCHAIN_ENV, "off")
             .arg("--data-dir")
             .arg(&self.data)
             .args(args)
