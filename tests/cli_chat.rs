@@ -77,6 +77,42 @@ async fn setup() -> (tempfile::TempDir, std::path::PathBuf, Cli, FakeProvider) {
     (dir, root, cli, server)
 }
 
+/// `tandem context --json` names every file it packed, with its tokens, how it is sent and why:
+/// the `@`-mentioned file first ("mentioned"), then what fits ("room left").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn context_json_lists_each_included_file_with_how_and_why() {
+    let (_dir, root, cli, _server) = setup().await;
+    std::fs::write(root.join("src/zeta.rs"), "pub fn zeta() -> u32 { 26 }\n").unwrap();
+    let root_str = root.to_str().unwrap();
+    let context = cli
+        .json(&[
+            "context",
+            "--project",
+            root_str,
+            "--provider",
+            "fake",
+            "--prompt",
+            "change @src/zeta.rs",
+        ])
+        .await;
+    let b = &context["breakdown"];
+    let included = b["included"].as_array().unwrap();
+    assert_eq!(included.len(), 2, "{b}");
+    assert_eq!(b["files_included"], 2);
+    assert_eq!(included[0]["path"], "src/zeta.rs");
+    assert_eq!(included[0]["as"], "whole");
+    assert_eq!(included[0]["why"], "mentioned");
+    assert_eq!(included[1]["path"], "src/lib.rs");
+    assert_eq!(included[1]["as"], "whole");
+    assert!(!included[1]["why"].as_str().unwrap().is_empty(), "{b}");
+    // The tokens are the file's, as the codebase section counts them.
+    let tokens: u64 = included.iter().map(|f| f["tokens"].as_u64().unwrap()).sum();
+    assert!(
+        tokens > 0 && tokens < b["codebase"].as_u64().unwrap(),
+        "{b}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chat_json_then_show_chats_messages_and_context() {
     let (_dir, root, cli, server) = setup().await;

@@ -22,8 +22,8 @@ mod writer;
 pub use agent_turn::PendingApproval;
 pub use models::{ModelChoice, ensure_default_provider, model_profile, provider_config};
 pub use prompt::{
-    ContextBreakdown, HistoryTurn, PromptError, history, history_turns, strip_for_history,
-    system_prompt,
+    ContextBreakdown, HistoryTurn, IncludedFile, PromptError, history, history_turns,
+    strip_for_history, system_prompt,
 };
 pub use turn::TurnOutcome;
 pub use writer::{Coalescer, DB_FLUSH_INTERVAL, EVENT_INTERVAL, StreamWriter};

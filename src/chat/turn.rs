@@ -24,7 +24,14 @@ use crate::store::keys::{
 use crate::store::{
     Chat, ChatMode, ChatSummary, MessageStatus, NewMessage, NewStep, Project, Role, StepKind,
 };
-use crate::workspace::context::{ContextOptions, Walk, mentioned_paths};
+use crate::workspace::context::{ContextOptions, Priority, Walk, mentioned_paths};
+
+/// Why a file `@`-mentioned in the prompt is sent.
+const MENTIONED_WHY: &str = "mentioned";
+/// Why a file the prompt names without `@` is sent.
+const NAMED_WHY: &str = "named in the prompt";
+/// Why a file the last commits changed is sent.
+const RECENT_WHY: &str = "edited in the last commits";
 
 const DEFAULT_HISTORY_TURNS: usize = 10;
 
@@ -540,17 +547,21 @@ impl ChatService {
             let candidates: Vec<&str> = walk.paths().collect();
             // Files named with `@` first, in every mode; then files the prompt names
             // otherwise and the recently edited ones.
+            let because = |paths: Vec<String>, why: &'static str| {
+                paths.into_iter().map(move |p| Priority::new(p, why))
+            };
             let explicit = super::mentions::mentioned_files(&text, &candidates);
             if agent {
                 // The agent reads files through its tools: it gets the file list and the
                 // files the person put in, and the window stays free for tool results.
                 options.budget_tokens = if explicit.is_empty() { 0 } else { usize::MAX };
                 options.only_priority = true;
-                options.priority = explicit;
+                options.priority = because(explicit, MENTIONED_WHY).collect();
             } else {
-                options.priority = explicit;
-                options.priority.extend(mentioned_paths(&text, &candidates));
-                options.priority.extend(recent);
+                options.priority = because(explicit, MENTIONED_WHY).collect();
+                let named = mentioned_paths(&text, &candidates);
+                options.priority.extend(because(named, NAMED_WHY));
+                options.priority.extend(because(recent, RECENT_WHY));
             }
             let mut system = prompt::system_prompt(
                 mode,

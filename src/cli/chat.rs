@@ -9,7 +9,7 @@ use serde_json::json;
 
 use tandem::agent::display::{has_hidden, visible};
 use tandem::agent::runner::Answer;
-use tandem::app::{App, ChatEventKind, NewProvider, PendingApproval, SendOptions};
+use tandem::app::{App, ChatEventKind, NewProvider, PackedAs, PendingApproval, SendOptions};
 use tandem::llm::ProviderKind;
 use tandem::store::{AgentStep, ChatMode, MessageStatus, ProviderSettings, StepKind};
 use tandem::trust::Risk;
@@ -564,6 +564,16 @@ pub fn context(
         breakdown.files_listed.len(),
         breakdown.files_skipped.len()
     );
+    for file in &breakdown.included {
+        let how = match file.packed_as {
+            PackedAs::Whole => "whole",
+            PackedAs::Map => "map",
+        };
+        text.push_str(&format!(
+            "  {how} ({} tokens): {} ({})\n",
+            file.tokens, file.path, file.why
+        ));
+    }
     for path in &breakdown.files_listed {
         text.push_str("  by path only (over budget): ");
         text.push_str(path);

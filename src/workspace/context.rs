@@ -42,8 +42,9 @@ pub struct ContextOptions {
     pub max_file_bytes: u64,
     /// Tokens of file content (as [`estimate_tokens`] counts them) that fit in the prompt.
     pub budget_tokens: usize,
-    /// Relative paths packed first, in this order (mentioned in the prompt, recently edited).
-    pub priority: Vec<String>,
+    /// Relative paths packed first, in this order (mentioned in the prompt, recently edited),
+    /// each with why.
+    pub priority: Vec<Priority>,
     /// Only the `priority` files are read; every other file is listed by name.
     pub only_priority: bool,
     /// Tokens the names of the files not included may take; past it they become an outline
@@ -65,6 +66,49 @@ impl Default for ContextOptions {
     }
 }
 
+/// A file packed before the others, and why it was chosen (shown to the person).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Priority {
+    /// Relative to the root.
+    pub path: String,
+    pub why: String,
+}
+
+impl Priority {
+    pub fn new(path: impl Into<String>, why: impl Into<String>) -> Self {
+        Priority {
+            path: path.into(),
+            why: why.into(),
+        }
+    }
+}
+
+impl From<&str> for Priority {
+    fn from(path: &str) -> Self {
+        Priority::new(path, PRIORITY_WHY)
+    }
+}
+
+impl From<String> for Priority {
+    fn from(path: String) -> Self {
+        Priority::new(path, PRIORITY_WHY)
+    }
+}
+
+/// Why a priority file given without a reason was packed.
+const PRIORITY_WHY: &str = "asked for first";
+
+/// Why a file that no signal chose was packed: it came next in path order with room left.
+pub const ROOM_LEFT_WHY: &str = "room left (path order)";
+
+/// How a file is sent: its whole text, or its map (definitions with line numbers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PackedAs {
+    Whole,
+    Map,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContextFile {
     /// `/`-separated, relative to the root.
@@ -72,6 +116,9 @@ pub struct ContextFile {
     pub bytes: u64,
     pub tokens: usize,
     pub content: Arc<str>,
+    pub packed_as: PackedAs,
+    /// Why it was chosen, in a few words.
+    pub why: Arc<str>,
 }
 
 /// Why a file is not eligible at all. Ignored, hidden and symlinked files, named pipes,
@@ -182,10 +229,11 @@ impl ContextCache {
         let mut unclaimed = old.keys().filter(|path| path.starts_with(root)).count();
         let mut misses = 0;
         let wanted: HashSet<&str> = match options.only_priority {
-            true => options.priority.iter().map(String::as_str).collect(),
+            true => options.priority.iter().map(|p| p.path.as_str()).collect(),
             false => HashSet::new(),
         };
-        for found in walk.in_order(&options.priority) {
+        let room_left: Arc<str> = Arc::from(ROOM_LEFT_WHY);
+        for (found, why) in walk.in_order(&options.priority) {
             // Candidates are in packing order: past the priority files nothing more is read.
             if options.only_priority && !wanted.contains(&*found.rel) {
                 remaining = 0;
@@ -228,6 +276,8 @@ impl ContextCache {
                         bytes: content.len() as u64,
                         tokens,
                         content,
+                        packed_as: PackedAs::Whole,
+                        why: why.map_or_else(|| Arc::clone(&room_left), Arc::from),
                     });
                 }
                 Ok(_) => {
@@ -244,7 +294,7 @@ impl ContextCache {
 
         skipped.sort_by(|a, b| a.0.cmp(&b.0));
         let names: Vec<&str> = listed_only.iter().map(|(p, _)| &**p).collect();
-        let relevant: Vec<&str> = (options.priority.iter().map(String::as_str))
+        let relevant: Vec<&str> = (options.priority.iter().map(|p| p.path.as_str()))
             .chain(included.iter().map(|f| f.path.as_str()))
             .collect();
         let listing = super::outline::outline(&names, &relevant, options.listing_budget);

@@ -557,6 +557,8 @@ fn file(path: &str, content: &str) -> ContextFile {
         bytes: content.len() as u64,
         tokens: estimate_tokens(content),
         content: Arc::from(content),
+        packed_as: PackedAs::Whole,
+        why: Arc::from(ROOM_LEFT_WHY),
     }
 }
 
