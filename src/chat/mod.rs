@@ -161,6 +161,8 @@ pub struct ChatService {
     engine: Arc<Engine>,
     secrets: Secrets,
     cache: Arc<ContextCache>,
+    /// The code index of each project, ranking its files for a prompt.
+    indexes: Arc<crate::index::Indexes>,
     events: broadcast::Sender<ChatEvent>,
     active: Mutex<HashMap<i64, Active>>,
     approvals: agent_turn::Approvals,
@@ -186,6 +188,7 @@ impl ChatService {
             .parent()
             .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
         Arc::new(ChatService {
+            indexes: Arc::new(crate::index::Indexes::new(Some(&data_dir))),
             data_dir,
             engine,
             secrets,
@@ -223,6 +226,11 @@ impl ChatService {
 
     pub fn context_cache(&self) -> &ContextCache {
         &self.cache
+    }
+
+    /// The projects' code indexes.
+    pub fn indexes(&self) -> &Arc<crate::index::Indexes> {
+        &self.indexes
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<ChatEvent> {

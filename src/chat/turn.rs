@@ -30,8 +30,11 @@ use crate::workspace::context::{ContextOptions, Priority, Walk, mentioned_paths}
 const MENTIONED_WHY: &str = "mentioned";
 /// Why a file the prompt names without `@` is sent.
 const NAMED_WHY: &str = "named in the prompt";
-/// Why a file the last commits changed is sent.
-const RECENT_WHY: &str = "edited in the last commits";
+
+/// The most ranked files packed before the rest (in path order); the first
+/// [`MAPPED_FILES`] of them may go as their map when they do not fit whole.
+const RANKED_FILES: usize = 400;
+const MAPPED_FILES: usize = 120;
 
 const DEFAULT_HISTORY_TURNS: usize = 10;
 
@@ -509,6 +512,7 @@ impl ChatService {
         let settings = project.settings.clone();
         let text = text.to_string();
         let cache = Arc::clone(&self.cache);
+        let indexes = Arc::clone(&self.indexes);
         let whole_files = mode == ChatMode::Build && models::prefers_whole_files(&profile);
         let (messages, breakdown) = tokio::task::spawn_blocking(move || {
             // Rules files are read like any project file: only a regular one (a named pipe
@@ -558,10 +562,13 @@ impl ChatService {
                 options.only_priority = true;
                 options.priority = because(explicit, MENTIONED_WHY).collect();
             } else {
-                options.priority = because(explicit, MENTIONED_WHY).collect();
                 let named = mentioned_paths(&text, &candidates);
+                let ranked = rank_files(&indexes, &root, &walk, &text, &explicit, &named, &recent);
+                // Mentioned files lead even when the index cannot read them (too large).
+                options.priority = because(explicit, MENTIONED_WHY).collect();
                 options.priority.extend(because(named, NAMED_WHY));
-                options.priority.extend(because(recent, RECENT_WHY));
+                options.priority.extend(ranked);
+                options.mapper = Some(crate::index::map_of);
             }
             let mut system = prompt::system_prompt(
                 mode,
@@ -980,6 +987,37 @@ async fn generate_title(choice: &ModelChoice, window: Option<u32>, prompt: &str)
 
 /// Files the last few commits edited (see [`crate::vcs::recently_edited`]); none when the
 /// project is not a repository or its history cannot be read.
+/// The project's files ranked for the prompt by its code index (brought up to date with
+/// the walk first: only changed files are read), best first, each with why.
+fn rank_files(
+    indexes: &crate::index::Indexes,
+    root: &std::path::Path,
+    walk: &Walk,
+    prompt: &str,
+    mentioned: &[String],
+    named: &[String],
+    recent: &[String],
+) -> Vec<Priority> {
+    let project = indexes.project(root);
+    let mut project = crate::index::store::lock(&project);
+    project.refresh(root, walk.paths());
+    let signals = crate::index::Signals {
+        prompt,
+        mentioned,
+        named,
+        open: &[],
+        recent,
+    };
+    (project.index.rank(&signals).into_iter())
+        .take(RANKED_FILES)
+        .enumerate()
+        .map(|(i, ranked)| match i < MAPPED_FILES {
+            true => Priority::or_map(ranked.path, ranked.why),
+            false => Priority::new(ranked.path, ranked.why),
+        })
+        .collect()
+}
+
 fn recently_edited(root: &std::path::Path) -> Vec<String> {
     crate::vcs::open(root)
         .and_then(|repo| crate::vcs::recently_edited(&repo))

@@ -120,6 +120,17 @@ fn cut(text: &str, max: usize) -> &str {
     &text[..end]
 }
 
+/// The map of the file at `path` with `text`: its definitions, as [`file_map`] writes them.
+pub fn map_of(path: &str, text: &str) -> String {
+    let mut found = Extracted::default();
+    if let Some(lang) = Lang::of(path)
+        && text.len() <= MAX_PARSED_BYTES
+    {
+        tags(lang, text, &mut found);
+    }
+    file_map(&found.definitions)
+}
+
 /// The map of a file: each definition as `line: signature`, one a line; empty when the file
 /// has none.
 pub fn file_map(definitions: &[Definition]) -> String {

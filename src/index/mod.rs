@@ -10,14 +10,16 @@ mod extract;
 mod lang;
 pub mod rank;
 mod refresh;
+pub mod store;
 pub mod terms;
 
 use std::collections::HashMap;
 
-pub use extract::{Definition, Extracted, MAX_PARSED_BYTES, extract, file_map};
+pub use extract::{Definition, Extracted, MAX_PARSED_BYTES, extract, file_map, map_of};
 pub use lang::Lang;
 pub use rank::{Ranked, Signals};
 pub use refresh::{FileStamp, Refreshed};
+pub use store::{IndexStoreError, Indexes, ProjectIndex};
 
 /// An interned word or symbol name.
 pub(crate) type Id = u32;
@@ -85,8 +87,8 @@ pub struct Location {
 pub struct CodeIndex {
     pub(crate) interner: Interner,
     pub(crate) files: HashMap<Box<str>, FileEntry>,
-    /// Which files define each name, built when first asked after a change.
-    pub(crate) definers: Option<HashMap<Id, Vec<Box<str>>>>,
+    /// Which files define and how many use each name, built when first asked after a change.
+    pub(crate) graph: Option<Graph>,
 }
 
 impl CodeIndex {
@@ -137,13 +139,13 @@ impl CodeIndex {
             length,
         };
         self.files.insert(Box::from(path), entry);
-        self.definers = None;
+        self.graph = None;
     }
 
     /// Forgets the file `path`.
     pub fn remove(&mut self, path: &str) {
         if self.files.remove(path).is_some() {
-            self.definers = None;
+            self.graph = None;
         }
     }
 
@@ -192,21 +194,31 @@ impl CodeIndex {
     }
 
     /// Builds which files define each name, if a change made it stale.
-    pub(crate) fn ensure_definers(&mut self) {
-        if self.definers.is_some() {
+    pub(crate) fn ensure_graph(&mut self) {
+        if self.graph.is_some() {
             return;
         }
-        let mut map: HashMap<Id, Vec<Box<str>>> = HashMap::new();
+        let mut graph = Graph::default();
         for (path, entry) in &self.files {
             for def in &entry.defs {
-                let files = map.entry(def.name).or_default();
+                let files = graph.definers.entry(def.name).or_default();
                 if files.last() != Some(path) {
                     files.push(path.clone());
                 }
             }
+            for name in &entry.refs {
+                *graph.users.entry(*name).or_default() += 1;
+            }
         }
-        self.definers = Some(map);
+        self.graph = Some(graph);
     }
+}
+
+/// The reference graph: for each name, the files defining it and how many files use it.
+#[derive(Debug, Default)]
+pub(crate) struct Graph {
+    pub(crate) definers: HashMap<Id, Vec<Box<str>>>,
+    pub(crate) users: HashMap<Id, u32>,
 }
 
 #[cfg(test)]

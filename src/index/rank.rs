@@ -79,7 +79,7 @@ impl CodeIndex {
     /// The files worth sending for `signals`, best first; files nothing points to are left
     /// out. Mentioned files lead, in their order.
     pub fn rank(&mut self, signals: &Signals<'_>) -> Vec<Ranked> {
-        self.ensure_definers();
+        self.ensure_graph();
         let mut scored: HashMap<&str, Scored> = HashMap::new();
         for (i, path) in signals.mentioned.iter().enumerate() {
             let worth = MENTIONED - i as f32 * 0.01;
@@ -186,37 +186,49 @@ impl CodeIndex {
     }
 
     /// One step of personalised PageRank: each of the best files so far gives `GRAPH` of its
-    /// score to the files defining the names it uses (split evenly between them), and each
-    /// receiving file keeps its largest gift as its why.
+    /// score to the files defining the names it uses, in proportion to how telling each name
+    /// is (a name few files use says more than one every file uses) and split between the
+    /// files defining it. Each receiving file keeps its largest gift as its why.
     fn graph<'a>(&'a self, scored: &HashMap<&'a str, Scored>) -> HashMap<&'a str, (f32, String)> {
         let mut seeds: Vec<(&str, f32)> = scored.iter().map(|(p, s)| (*p, s.score)).collect();
         seeds.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
         seeds.truncate(SEEDS);
-        let definers = self.definers.as_ref();
         let mut out: HashMap<&str, (f32, String, f32)> = HashMap::new();
+        let Some(graph) = &self.graph else {
+            return HashMap::new();
+        };
+        let n = self.files.len() as f32;
         for (seed, score) in seeds {
             let Some(file) = self.files.get(seed) else {
                 continue;
             };
-            let edges: Vec<(Id, &str)> = (file.refs.iter())
-                .filter_map(|r| Some((*r, definers?.get(r)?)))
-                .filter(|(_, files)| files.len() <= MAX_DEFINERS)
-                .flat_map(|(r, files)| files.iter().map(move |f| (r, &**f)))
-                .filter(|(_, f)| *f != seed)
+            // (name, how telling it is, the files defining it), the seed itself left out.
+            let edges: Vec<(Id, f32, &[Box<str>])> = (file.refs.iter())
+                .filter_map(|r| {
+                    let files = graph.definers.get(r)?;
+                    let users = graph.users.get(r).copied().unwrap_or(1) as f32;
+                    let telling = (n / users).ln().max(0.0);
+                    let elsewhere = files.iter().any(|f| **f != *seed);
+                    (files.len() <= MAX_DEFINERS && elsewhere && telling > 0.0).then_some((
+                        *r,
+                        telling,
+                        files.as_slice(),
+                    ))
+                })
                 .collect();
-            if edges.is_empty() {
+            let total: f32 = edges.iter().map(|e| e.1).sum();
+            if total <= 0.0 {
                 continue;
             }
-            let share = GRAPH * score / edges.len() as f32;
-            for (name, target) in edges {
-                // Names defined in several files give each a part.
-                let parts = definers.and_then(|d| d.get(&name)).map_or(1, Vec::len);
-                let gift = share / parts as f32;
-                let entry = out.entry(target).or_insert((0.0, String::new(), 0.0));
-                entry.0 += gift;
-                if gift > entry.2 {
-                    entry.2 = gift;
-                    entry.1 = format!("defines `{}` used by {seed}", self.interner.name(name));
+            for (name, telling, files) in edges {
+                let gift = GRAPH * score * telling / total / files.len() as f32;
+                for target in files.iter().filter(|f| ***f != *seed) {
+                    let entry = out.entry(target).or_insert((0.0, String::new(), 0.0));
+                    entry.0 += gift;
+                    if gift > entry.2 {
+                        entry.2 = gift;
+                        entry.1 = format!("defines `{}` used by {seed}", self.interner.name(name));
+                    }
                 }
             }
         }

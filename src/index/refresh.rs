@@ -61,7 +61,7 @@ impl CodeIndex {
         self.files.retain(|path, _| wanted.contains(&**path));
         done.removed = before - self.files.len();
         if done.removed > 0 {
-            self.definers = None;
+            self.graph = None;
         }
         let stale: Vec<&str> = paths
             .iter()
@@ -85,7 +85,7 @@ impl CodeIndex {
                 }
                 None => {
                     if self.files.remove(*path).is_some() {
-                        self.definers = None;
+                        self.graph = None;
                         done.removed += 1;
                     }
                 }

@@ -136,12 +136,12 @@ impl Walk {
             && self.max_file_bytes == options.max_file_bytes
     }
 
-    /// The candidates in packing order: the `priority` files first (in their order, with
-    /// their why; a path given twice keeps its first), then the rest by path (no why).
+    /// The candidates in packing order: the `priority` files first (in their order, each
+    /// with its entry; a path given twice keeps its first), then the rest by path.
     pub(super) fn in_order<'a>(
         &'a self,
         priority: &'a [Priority],
-    ) -> impl Iterator<Item = (&'a Candidate, Option<&'a str>)> + 'a {
+    ) -> impl Iterator<Item = (&'a Candidate, Option<&'a Priority>)> + 'a {
         let mut first = Vec::new();
         let mut chosen = vec![false; self.candidates.len()];
         for wanted in priority {
@@ -152,7 +152,7 @@ impl Walk {
             if let Ok(i) = at
                 && !std::mem::replace(&mut chosen[i], true)
             {
-                first.push((i, Some(wanted.why.as_str())));
+                first.push((i, Some(wanted)));
             }
         }
         let rest = (0..self.candidates.len())
