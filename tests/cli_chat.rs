@@ -77,6 +77,119 @@ async fn setup() -> (tempfile::TempDir, std::path::PathBuf, Cli, FakeProvider) {
     (dir, root, cli, server)
 }
 
+/// `tandem context --json` names every file it packed, with its tokens, how it is sent and why:
+/// the `@`-mentioned file first ("mentioned"), then what fits ("room left").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn context_json_lists_each_included_file_with_how_and_why() {
+    let (_dir, root, cli, _server) = setup().await;
+    std::fs::write(root.join("src/zeta.rs"), "pub fn zeta() -> u32 { 26 }\n").unwrap();
+    let root_str = root.to_str().unwrap();
+    let context = cli
+        .json(&[
+            "context",
+            "--project",
+            root_str,
+            "--provider",
+            "fake",
+            "--prompt",
+            "change @src/zeta.rs",
+        ])
+        .await;
+    let b = &context["breakdown"];
+    let included = b["included"].as_array().unwrap();
+    assert_eq!(included.len(), 2, "{b}");
+    assert_eq!(b["files_included"], 2);
+    assert_eq!(included[0]["path"], "src/zeta.rs");
+    assert_eq!(included[0]["as"], "whole");
+    assert_eq!(included[0]["why"], "mentioned");
+    assert_eq!(included[1]["path"], "src/lib.rs");
+    assert_eq!(included[1]["as"], "whole");
+    assert!(!included[1]["why"].as_str().unwrap().is_empty(), "{b}");
+    // The tokens are the file's, as the codebase section counts them.
+    let tokens: u64 = included.iter().map(|f| f["tokens"].as_u64().unwrap()).sum();
+    assert!(
+        tokens > 0 && tokens < b["codebase"].as_u64().unwrap(),
+        "{b}"
+    );
+}
+
+/// The prompt's words find the file that defines them, sent whole; what it uses comes next,
+/// and a file too big to send whole goes as its map (definitions with line numbers); each
+/// says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn context_ranks_the_prompts_files_first_and_maps_what_does_not_fit() {
+    let (_dir, root, cli, _server) = setup().await;
+    let write = |rel: &str, text: &str| {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    // Unrelated files first in path order, enough to fill the window many times over.
+    for i in 0..40 {
+        let body = format!("pub fn unrelated_{i}() -> u32 {{ {i} }}\n").repeat(60);
+        write(&format!("src/aaa/filler_{i:02}.rs"), &body);
+    }
+    write(
+        "src/zz/parser.rs",
+        "use crate::zz::lexer::tokenize;\npub fn parse_expression(text: &str) -> u32 {\n    tokenize(text) + evaluate_tree(text)\n}\n",
+    );
+    write(
+        "src/zz/lexer.rs",
+        "pub fn tokenize(text: &str) -> u32 { text.len() as u32 }\n",
+    );
+    let body = "    let x = x + 1;\n".repeat(12);
+    let tree: String =
+        std::iter::once("pub fn evaluate_tree(text: &str) -> u32 { 1 }\n".to_string())
+            .chain(
+                (0..150).map(|i| format!("pub fn tree_helper_{i}(x: u32) -> u32 {{\n{body}}}\n")),
+            )
+            .collect();
+    write("src/zz/tree.rs", &tree);
+    let root_str = root.to_str().unwrap();
+    let context = cli
+        .json(&[
+            "context",
+            "--project",
+            root_str,
+            "--provider",
+            "fake",
+            "--prompt",
+            "parse_expression gives the wrong answer",
+        ])
+        .await;
+    let included = context["breakdown"]["included"].as_array().unwrap();
+    let find = |path: &str| {
+        (included.iter().find(|f| f["path"] == path))
+            .unwrap_or_else(|| panic!("{path} not included: {included:#?}"))
+    };
+    assert_eq!(included[0]["path"], "src/zz/parser.rs", "{included:#?}");
+    assert_eq!(included[0]["as"], "whole");
+    assert!(
+        included[0]["why"]
+            .as_str()
+            .unwrap()
+            .starts_with("matches: parse"),
+        "{included:#?}"
+    );
+    let lexer = find("src/zz/lexer.rs");
+    assert_eq!(lexer["as"], "whole");
+    assert_eq!(lexer["why"], "defines `tokenize` used by src/zz/parser.rs");
+    let tree = find("src/zz/tree.rs");
+    assert_eq!(tree["as"], "map", "{included:#?}");
+    assert_eq!(
+        tree["why"],
+        "defines `evaluate_tree` used by src/zz/parser.rs"
+    );
+    // The map is a fraction of the file.
+    let whole = tandem_core::tokens::estimate(
+        &std::fs::read_to_string(root.join("src/zz/tree.rs")).unwrap(),
+    );
+    assert!(
+        tree["tokens"].as_u64().unwrap() * 5 < whole as u64,
+        "{tree} of {whole}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chat_json_then_show_chats_messages_and_context() {
     let (_dir, root, cli, server) = setup().await;

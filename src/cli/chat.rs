@@ -9,7 +9,7 @@ use serde_json::json;
 
 use tandem_core::agent::display::{has_hidden, visible};
 use tandem_core::agent::runner::Answer;
-use tandem_core::app::{App, ChatEventKind, PendingApproval, SendOptions};
+use tandem_core::app::{App, ChatEventKind, PackedAs, PendingApproval, SendOptions};
 use tandem_core::store::{AgentStep, ChatMode, MessageStatus, StepKind};
 use tandem_core::trust::Risk;
 
@@ -312,6 +312,16 @@ pub fn context(
         breakdown.files_listed.len(),
         breakdown.files_skipped.len()
     );
+    for file in &breakdown.included {
+        let how = match file.packed_as {
+            PackedAs::Whole => "whole",
+            PackedAs::Map => "map",
+        };
+        text.push_str(&format!(
+            "  {how} ({} tokens): {} ({})\n",
+            file.tokens, file.path, file.why
+        ));
+    }
     for path in &breakdown.files_listed {
         text.push_str("  by path only (over budget): ");
         text.push_str(path);

@@ -6,6 +6,8 @@
 //! - [`workspace`] — safe paths inside a project and atomic file I/O
 //! - [`edits`] — the edit-tag protocol, edit plans with review diffs, atomic apply
 //! - [`vcs`] — git (commits, history, restore, revert)
+//! - [`index`] — the code index: definitions, references and words per file, and the ranking
+//!   of files for a prompt
 //! - [`engine`] — projects, proposals and versions, tying the above together
 //! - [`lockfile`] — locks between processes (a project's changes, a workspace in use)
 //! - [`sandbox`] — the kernel sandbox for every command Tandem runs for a model
@@ -52,6 +54,7 @@ pub mod engine;
 pub mod environment;
 pub mod external;
 pub mod failpoint;
+pub mod index;
 pub mod layer;
 pub mod llm;
 pub mod lockfile;

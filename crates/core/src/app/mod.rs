@@ -60,8 +60,8 @@ pub use crate::agent::gateway::ApproverStatus;
 pub use crate::chat::attachments::{Attach, image_type};
 pub use crate::chat::mentions::at_mentions;
 pub use crate::chat::{
-    ChatEvent, ChatEventKind, ContextBreakdown, PendingApproval, SendOptions, TurnOutcome,
-    strip_for_history,
+    ChatEvent, ChatEventKind, ContextBreakdown, IncludedFile, PendingApproval, SendOptions,
+    TurnOutcome, strip_for_history,
 };
 /// The git blob hash of file content: what a save checks the disk against.
 pub use crate::checks::{CheckRun, Problem, Severity};
@@ -74,7 +74,7 @@ pub use crate::store::{
     DayTokens, GenerationSettings, McpServerRecord, McpTransport, MessageHit, ModelProfile,
     ModelTokens, Price, Prices, SavedPrompt, mask_header_value, parse_mcp_header,
 };
-pub use crate::workspace::context::code_fence;
+pub use crate::workspace::context::{PackedAs, code_fence};
 pub use crate::workspace::search::{SearchMatch, SearchQuery, SearchResult};
 pub use crate::workspace::watch::{Changed, Watch};
 pub use crate::workspace::{blob_hash, normalize_relative};

@@ -22,8 +22,8 @@ mod writer;
 pub use agent_turn::PendingApproval;
 pub use models::{ModelChoice, ensure_default_provider, model_profile, provider_config};
 pub use prompt::{
-    ContextBreakdown, HistoryTurn, PromptError, history, history_turns, strip_for_history,
-    system_prompt,
+    ContextBreakdown, HistoryTurn, IncludedFile, PromptError, history, history_turns,
+    strip_for_history, system_prompt,
 };
 pub use turn::TurnOutcome;
 pub use writer::{Coalescer, DB_FLUSH_INTERVAL, EVENT_INTERVAL, StreamWriter};
@@ -161,6 +161,8 @@ pub struct ChatService {
     engine: Arc<Engine>,
     secrets: Secrets,
     cache: Arc<ContextCache>,
+    /// The code index of each project, ranking its files for a prompt.
+    indexes: Arc<crate::index::Indexes>,
     events: broadcast::Sender<ChatEvent>,
     active: Mutex<HashMap<i64, Active>>,
     approvals: agent_turn::Approvals,
@@ -186,6 +188,7 @@ impl ChatService {
             .parent()
             .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
         Arc::new(ChatService {
+            indexes: Arc::new(crate::index::Indexes::new(Some(&data_dir))),
             data_dir,
             engine,
             secrets,
@@ -223,6 +226,11 @@ impl ChatService {
 
     pub fn context_cache(&self) -> &ContextCache {
         &self.cache
+    }
+
+    /// The projects' code indexes.
+    pub fn indexes(&self) -> &Arc<crate::index::Indexes> {
+        &self.indexes
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<ChatEvent> {

@@ -14,7 +14,7 @@ use crate::llm::{ChatMessage, ChatRole};
 use crate::store::{ApprovalState, ChatMode, Message, MessageStatus, Role};
 use crate::tokens::{MESSAGE_OVERHEAD, estimate as estimate_tokens};
 use crate::workspace::context::{
-    CodebaseContext, ContextCache, ContextError, ContextOptions, SkipReason, Walk, render,
+    CodebaseContext, ContextCache, ContextError, ContextOptions, PackedAs, SkipReason, Walk, render,
 };
 
 pub const BUILD_PROMPT: &str = include_str!("../../../../prompts/build.md");
@@ -37,11 +37,24 @@ pub struct ContextBreakdown {
     pub history: usize,
     pub prompt: usize,
     pub files_included: usize,
+    /// The files sent, in the order they are in the prompt: how many tokens each takes, how
+    /// (whole, or its map of definitions) and why it was chosen.
+    pub included: Vec<IncludedFile>,
     /// Files that did not fit, sent by path only.
     pub files_listed: Vec<String>,
     pub files_skipped: Vec<(String, SkipReason)>,
     /// History turns left out to fit.
     pub turns_dropped: usize,
+}
+
+/// One file sent with the prompt, as the breakdown reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IncludedFile {
+    pub path: String,
+    pub tokens: usize,
+    #[serde(rename = "as")]
+    pub packed_as: PackedAs,
+    pub why: String,
 }
 
 impl ContextBreakdown {
@@ -277,6 +290,14 @@ pub fn assemble(
     let rendered = render(&codebase);
     breakdown.codebase = rendered_tokens(&rendered);
     breakdown.files_included = codebase.included.len();
+    breakdown.included = (codebase.included.iter())
+        .map(|f| IncludedFile {
+            path: f.path.clone(),
+            tokens: f.tokens,
+            packed_as: f.packed_as,
+            why: f.why.to_string(),
+        })
+        .collect();
     breakdown.files_listed = (codebase.listed_only.iter())
         .map(|(p, _)| p.to_string())
         .collect();

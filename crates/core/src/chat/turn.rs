@@ -24,7 +24,17 @@ use crate::store::keys::{
 use crate::store::{
     Chat, ChatMode, ChatSummary, MessageStatus, NewMessage, NewStep, Project, Role, StepKind,
 };
-use crate::workspace::context::{ContextOptions, Walk, mentioned_paths};
+use crate::workspace::context::{ContextOptions, Priority, Walk, mentioned_paths};
+
+/// Why a file `@`-mentioned in the prompt is sent.
+const MENTIONED_WHY: &str = "mentioned";
+/// Why a file the prompt names without `@` is sent.
+const NAMED_WHY: &str = "named in the prompt";
+
+/// The most ranked files packed before the rest (in path order); the first
+/// [`MAPPED_FILES`] of them may go as their map when they do not fit whole.
+const RANKED_FILES: usize = 400;
+const MAPPED_FILES: usize = 120;
 
 const DEFAULT_HISTORY_TURNS: usize = 10;
 
@@ -502,6 +512,7 @@ impl ChatService {
         let settings = project.settings.clone();
         let text = text.to_string();
         let cache = Arc::clone(&self.cache);
+        let indexes = Arc::clone(&self.indexes);
         let whole_files = mode == ChatMode::Build && models::prefers_whole_files(&profile);
         let (messages, breakdown) = tokio::task::spawn_blocking(move || {
             // Rules files are read like any project file: only a regular one (a named pipe
@@ -540,17 +551,24 @@ impl ChatService {
             let candidates: Vec<&str> = walk.paths().collect();
             // Files named with `@` first, in every mode; then files the prompt names
             // otherwise and the recently edited ones.
+            let because = |paths: Vec<String>, why: &'static str| {
+                paths.into_iter().map(move |p| Priority::new(p, why))
+            };
             let explicit = super::mentions::mentioned_files(&text, &candidates);
             if agent {
                 // The agent reads files through its tools: it gets the file list and the
                 // files the person put in, and the window stays free for tool results.
                 options.budget_tokens = if explicit.is_empty() { 0 } else { usize::MAX };
                 options.only_priority = true;
-                options.priority = explicit;
+                options.priority = because(explicit, MENTIONED_WHY).collect();
             } else {
-                options.priority = explicit;
-                options.priority.extend(mentioned_paths(&text, &candidates));
-                options.priority.extend(recent);
+                let named = mentioned_paths(&text, &candidates);
+                let ranked = rank_files(&indexes, &root, &walk, &text, &explicit, &named, &recent);
+                // Mentioned files lead even when the index cannot read them (too large).
+                options.priority = because(explicit, MENTIONED_WHY).collect();
+                options.priority.extend(because(named, NAMED_WHY));
+                options.priority.extend(ranked);
+                options.mapper = Some(crate::index::map_of);
             }
             let mut system = prompt::system_prompt(
                 mode,
@@ -969,6 +987,37 @@ async fn generate_title(choice: &ModelChoice, window: Option<u32>, prompt: &str)
 
 /// Files the last few commits edited (see [`crate::vcs::recently_edited`]); none when the
 /// project is not a repository or its history cannot be read.
+/// The project's files ranked for the prompt by its code index (brought up to date with
+/// the walk first: only changed files are read), best first, each with why.
+fn rank_files(
+    indexes: &crate::index::Indexes,
+    root: &std::path::Path,
+    walk: &Walk,
+    prompt: &str,
+    mentioned: &[String],
+    named: &[String],
+    recent: &[String],
+) -> Vec<Priority> {
+    let project = indexes.project(root);
+    let mut project = crate::index::store::lock(&project);
+    project.refresh(root, walk.paths());
+    let signals = crate::index::Signals {
+        prompt,
+        mentioned,
+        named,
+        open: &[],
+        recent,
+    };
+    (project.index.rank(&signals).into_iter())
+        .take(RANKED_FILES)
+        .enumerate()
+        .map(|(i, ranked)| match i < MAPPED_FILES {
+            true => Priority::or_map(ranked.path, ranked.why),
+            false => Priority::new(ranked.path, ranked.why),
+        })
+        .collect()
+}
+
 fn recently_edited(root: &std::path::Path) -> Vec<String> {
     crate::vcs::open(root)
         .and_then(|repo| crate::vcs::recently_edited(&repo))

@@ -31,9 +31,17 @@ pub enum ContextError {
     Root { path: String, message: String },
 }
 
+/// Makes the map of a file from its path and text: its definitions with their line numbers,
+/// sent instead of the whole file when that does not fit (empty when the file has none).
+pub type Mapper = fn(&str, &str) -> String;
+
+/// The share of the budget kept for maps when some priority files may be sent as one: a
+/// quarter is twenty-odd maps of a 32k window's codebase.
+const MAP_SHARE: usize = 4;
+
 /// What to send. Globs are matched against `/`-separated paths relative to the root; `*` stays
 /// within one directory (`*.rs` is top-level only), `**` crosses them (`**/*.rs`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct ContextOptions {
     /// Only files matching one of these are eligible; empty means every eligible file.
     pub include: Vec<String>,
@@ -42,13 +50,16 @@ pub struct ContextOptions {
     pub max_file_bytes: u64,
     /// Tokens of file content (as [`estimate_tokens`] counts them) that fit in the prompt.
     pub budget_tokens: usize,
-    /// Relative paths packed first, in this order (mentioned in the prompt, recently edited).
-    pub priority: Vec<String>,
+    /// Relative paths packed first, in this order (mentioned in the prompt, recently edited),
+    /// each with why.
+    pub priority: Vec<Priority>,
     /// Only the `priority` files are read; every other file is listed by name.
     pub only_priority: bool,
     /// Tokens the names of the files not included may take; past it they become an outline
     /// of folders with file counts (see [`super::outline`]).
     pub listing_budget: usize,
+    /// Makes the maps of the priority files that may go as one ([`Priority::map`]).
+    pub mapper: Option<Mapper>,
 }
 
 impl Default for ContextOptions {
@@ -61,8 +72,63 @@ impl Default for ContextOptions {
             priority: Vec::new(),
             only_priority: false,
             listing_budget: usize::MAX,
+            mapper: None,
         }
     }
+}
+
+/// A file packed before the others, and why it was chosen (shown to the person).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Priority {
+    /// Relative to the root.
+    pub path: String,
+    pub why: String,
+    /// When the whole file does not fit, its map may go instead (see [`Mapper`]).
+    pub map: bool,
+}
+
+impl Priority {
+    pub fn new(path: impl Into<String>, why: impl Into<String>) -> Self {
+        Priority {
+            path: path.into(),
+            why: why.into(),
+            map: false,
+        }
+    }
+
+    /// As [`Self::new`], sent as its map when it does not fit whole.
+    pub fn or_map(path: impl Into<String>, why: impl Into<String>) -> Self {
+        Priority {
+            map: true,
+            ..Priority::new(path, why)
+        }
+    }
+}
+
+impl From<&str> for Priority {
+    fn from(path: &str) -> Self {
+        Priority::new(path, PRIORITY_WHY)
+    }
+}
+
+impl From<String> for Priority {
+    fn from(path: String) -> Self {
+        Priority::new(path, PRIORITY_WHY)
+    }
+}
+
+/// Why a priority file given without a reason was packed.
+const PRIORITY_WHY: &str = "asked for first";
+
+/// Why a file that no signal chose was packed: it came next in path order with room left.
+pub const ROOM_LEFT_WHY: &str = "room left (path order)";
+
+/// How a file is sent: its whole text, or its map (definitions with line numbers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PackedAs {
+    Whole,
+    Map,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,6 +138,9 @@ pub struct ContextFile {
     pub bytes: u64,
     pub tokens: usize,
     pub content: Arc<str>,
+    pub packed_as: PackedAs,
+    /// Why it was chosen, in a few words.
+    pub why: Arc<str>,
 }
 
 /// Why a file is not eligible at all. Ignored, hidden and symlinked files, named pipes,
@@ -174,7 +243,15 @@ impl ContextCache {
         // Entries move from `old` to the state as files are read again or listed; the rest
         // under this root is dropped.
         let mut old = std::mem::take(&mut state.entries);
-        let mut remaining = options.budget_tokens;
+        let mapper = options
+            .mapper
+            .filter(|_| options.priority.iter().any(|p| p.map));
+        // Whole files take what maps leave: the best files whole, the next ones as maps.
+        let mut map_room = match mapper {
+            Some(_) => options.budget_tokens / MAP_SHARE,
+            None => 0,
+        };
+        let mut remaining = options.budget_tokens - map_room;
         let mut included = Vec::new();
         let mut listed_only = Vec::new();
         // Earlier entries under this root not yet carried over: once none is left, files
@@ -182,16 +259,21 @@ impl ContextCache {
         let mut unclaimed = old.keys().filter(|path| path.starts_with(root)).count();
         let mut misses = 0;
         let wanted: HashSet<&str> = match options.only_priority {
-            true => options.priority.iter().map(String::as_str).collect(),
+            true => options.priority.iter().map(|p| p.path.as_str()).collect(),
             false => HashSet::new(),
         };
-        for found in walk.in_order(&options.priority) {
+        let room_left: Arc<str> = Arc::from(ROOM_LEFT_WHY);
+        for (found, chosen) in walk.in_order(&options.priority) {
             // Candidates are in packing order: past the priority files nothing more is read.
             if options.only_priority && !wanted.contains(&*found.rel) {
                 remaining = 0;
+                map_room = 0;
             }
+            let mapper =
+                mapper.filter(|_| chosen.is_some_and(|c| c.map) && remaining + map_room > 0);
             let mut seen = found.seen;
-            if seen.is_none() && remaining > 0 && misses < STAT_MISSES {
+            let may_fit = remaining > 0 || mapper.is_some();
+            if seen.is_none() && may_fit && misses < STAT_MISSES {
                 match found.stat(root, options.max_file_bytes) {
                     Ok(now) => seen = Some(now),
                     Err(reason) => {
@@ -201,8 +283,9 @@ impl ContextCache {
                 }
             }
             // No text of `bytes` bytes estimates below a token per 4 bytes: a file whose
-            // size alone is over the budget (or not known, as nothing more fits) is listed.
-            let fits = seen.filter(|s| s.bytes.div_ceil(4) <= remaining as u64);
+            // size alone is over the budget (or not known, as nothing more fits) is listed,
+            // unless its map may go instead.
+            let fits = seen.filter(|s| mapper.is_some() || s.bytes.div_ceil(4) <= remaining as u64);
             let Some(seen) = fits else {
                 misses += usize::from(seen.is_some());
                 if unclaimed > 0 {
@@ -219,6 +302,8 @@ impl ContextCache {
             let abs = found.abs(root);
             let loaded = state.load(&mut old, &abs, seen.stamp, options.max_file_bytes);
             unclaimed -= before - old.len();
+            let why =
+                || chosen.map_or_else(|| Arc::clone(&room_left), |c| Arc::from(c.why.as_str()));
             match loaded {
                 Ok((content, tokens)) if tokens <= remaining => {
                     remaining -= tokens;
@@ -228,11 +313,32 @@ impl ContextCache {
                         bytes: content.len() as u64,
                         tokens,
                         content,
+                        packed_as: PackedAs::Whole,
+                        why: why(),
                     });
                 }
-                Ok(_) => {
-                    misses += 1;
-                    listed_only.push((Arc::clone(&found.rel), ListedReason::OverBudget));
+                Ok((content, _)) => {
+                    let map = mapper
+                        .map(|make| make(&found.rel, &content))
+                        .unwrap_or_default();
+                    let tokens = estimate_tokens(&map);
+                    if map.is_empty() || tokens > remaining + map_room {
+                        misses += 1;
+                        listed_only.push((Arc::clone(&found.rel), ListedReason::OverBudget));
+                        continue;
+                    }
+                    // Maps spend their share first, then what whole files left.
+                    let from_share = tokens.min(map_room);
+                    map_room -= from_share;
+                    remaining -= tokens - from_share;
+                    included.push(ContextFile {
+                        path: found.rel.to_string(),
+                        bytes: map.len() as u64,
+                        tokens,
+                        content: Arc::from(map),
+                        packed_as: PackedAs::Map,
+                        why: why(),
+                    });
                 }
                 Err(reason) => skipped.push((found.rel.to_string(), reason)),
             }
@@ -244,7 +350,7 @@ impl ContextCache {
 
         skipped.sort_by(|a, b| a.0.cmp(&b.0));
         let names: Vec<&str> = listed_only.iter().map(|(p, _)| &**p).collect();
-        let relevant: Vec<&str> = (options.priority.iter().map(String::as_str))
+        let relevant: Vec<&str> = (options.priority.iter().map(|p| p.path.as_str()))
             .chain(included.iter().map(|f| f.path.as_str()))
             .collect();
         let listing = super::outline::outline(&names, &relevant, options.listing_budget);
@@ -341,6 +447,17 @@ pub fn render(context: &CodebaseContext) -> String {
     let mut out = String::new();
     for file in &context.included {
         let fence = code_fence(&file.content);
+        if file.packed_as == PackedAs::Map {
+            out.push_str(&format!(
+                "{} (not sent whole: its definitions, by line)\n{fence}\n{}",
+                file.path, file.content
+            ));
+            if !file.content.ends_with('\n') {
+                out.push('\n');
+            }
+            out.push_str(&format!("{fence}\n\n"));
+            continue;
+        }
         let lang = match file_name(&file.path).rsplit_once('.') {
             Some((_, ext)) if ext.chars().all(|c| c.is_ascii_alphanumeric()) => ext,
             _ => "",

@@ -557,6 +557,8 @@ fn file(path: &str, content: &str) -> ContextFile {
         bytes: content.len() as u64,
         tokens: estimate_tokens(content),
         content: Arc::from(content),
+        packed_as: PackedAs::Whole,
+        why: Arc::from(ROOM_LEFT_WHY),
     }
 }
 
@@ -636,4 +638,65 @@ fn mentioned_paths_by_full_path_and_unique_name() {
     // Duplicated candidates are reported once.
     let twice = ["a.rs".to_string(), "a.rs".to_string()];
     assert_eq!(mentioned_paths("edit a.rs and a.rs", &twice), ["a.rs"]);
+}
+
+/// A map of the first line of every `fn`.
+fn first_lines(_path: &str, text: &str) -> String {
+    (text.lines().enumerate())
+        .filter(|(_, l)| l.starts_with("fn "))
+        .map(|(i, l)| format!("{}: {l}\n", i + 1))
+        .collect()
+}
+
+#[test]
+fn a_priority_file_too_big_whole_goes_as_its_map_with_its_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let big: String = (0..200)
+        .map(|i| format!("fn f{i}() {{\n    body();\n}}\n"))
+        .collect();
+    write(root, "big.rs", &big);
+    write(root, "small.rs", "fn small() {}\n");
+    write(root, "other.rs", "fn other() {}\n");
+    let options = ContextOptions {
+        budget_tokens: 1_000,
+        priority: vec![
+            Priority::or_map("small.rs", "matches: small"),
+            Priority::or_map("big.rs", "defines `f1` used by small.rs"),
+        ],
+        mapper: Some(first_lines),
+        ..ContextOptions::default()
+    };
+    let context = collect(root, &options);
+    let sent: Vec<(&str, PackedAs, &str)> = (context.included.iter())
+        .map(|f| (f.path.as_str(), f.packed_as, &*f.why))
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            ("small.rs", PackedAs::Whole, "matches: small"),
+            ("big.rs", PackedAs::Map, "defines `f1` used by small.rs"),
+            ("other.rs", PackedAs::Whole, ROOM_LEFT_WHY),
+        ]
+    );
+    let map = &context.included[1];
+    assert!(
+        map.content.starts_with("1: fn f0() {\n4: fn f1() {\n"),
+        "{}",
+        map.content
+    );
+    assert_eq!(map.tokens, estimate_tokens(&map.content));
+    assert!(
+        render(&context)
+            .contains("big.rs (not sent whole: its definitions, by line)\n```\n1: fn f0() {\n")
+    );
+
+    // Without a mapper (or for a file not marked), the same file is listed by path.
+    let plain = ContextOptions {
+        mapper: None,
+        ..options.clone()
+    };
+    let context = collect(root, &plain);
+    assert_eq!(paths(&context), ["small.rs", "other.rs"]);
+    assert_eq!(context.listed_only[0].0.as_ref(), "big.rs");
 }

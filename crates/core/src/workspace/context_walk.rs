@@ -10,7 +10,7 @@ use std::sync::{Arc, LazyLock};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
-use super::context::{ContextError, ContextOptions, SkipReason, Stamp, file_name};
+use super::context::{ContextError, ContextOptions, Priority, SkipReason, Stamp, file_name};
 
 /// Directories never walked, even when no ignore file mentions them: dependencies, build output
 /// and virtual environments would drown the real code.
@@ -136,30 +136,32 @@ impl Walk {
             && self.max_file_bytes == options.max_file_bytes
     }
 
-    /// The candidates in packing order: the `priority` files first (in their order), then the
-    /// rest by path.
+    /// The candidates in packing order: the `priority` files first (in their order, each
+    /// with its entry; a path given twice keeps its first), then the rest by path.
     pub(super) fn in_order<'a>(
         &'a self,
-        priority: &[String],
-    ) -> impl Iterator<Item = &'a Candidate> + 'a {
+        priority: &'a [Priority],
+    ) -> impl Iterator<Item = (&'a Candidate, Option<&'a Priority>)> + 'a {
         let mut first = Vec::new();
         let mut chosen = vec![false; self.candidates.len()];
-        for raw in priority {
-            let Ok(path) = super::normalize_relative(raw) else {
+        for wanted in priority {
+            let Ok(path) = super::normalize_relative(&wanted.path) else {
                 continue;
             };
             let at = self.candidates.binary_search_by(|c| (*c.rel).cmp(&path));
             if let Ok(i) = at
                 && !std::mem::replace(&mut chosen[i], true)
             {
-                first.push(i);
+                first.push((i, Some(wanted)));
             }
         }
-        let rest = (0..self.candidates.len()).filter(move |&i| !chosen[i]);
+        let rest = (0..self.candidates.len())
+            .filter(move |&i| !chosen[i])
+            .map(|i| (i, None));
         first
             .into_iter()
             .chain(rest)
-            .map(move |i| &self.candidates[i])
+            .map(move |(i, why)| (&self.candidates[i], why))
     }
 }
 

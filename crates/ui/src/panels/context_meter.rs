@@ -53,7 +53,7 @@ pub fn show(
             text.union(bar)
         })
         .inner;
-    response.on_hover_text(format!(
+    let mut hover = format!(
         "Sent to the model: {} tokens\n  system {}\n  codebase {} ({} files, {} by path only)\n  history {} ({} turns left out)\n  prompt {}\nReserved for the reply: {} tokens\nThe model's window: {} tokens\nSent + reserved take {:.0}% of the window (estimated)",
         b.total(),
         b.system,
@@ -66,7 +66,9 @@ pub fn show(
         b.reply_reserve,
         b.window,
         (b.used_fraction() * 100.0).round()
-    ));
+    );
+    hover.push_str(&files_sent(b));
+    response.on_hover_text(hover);
     if b.turns_dropped > 0 || !b.files_listed.is_empty() {
         ui.colored_label(
             theme::WARN,
@@ -77,4 +79,33 @@ pub fn show(
             ),
         );
     }
+}
+
+/// The most files the hover lists with why they were sent.
+const HOVER_FILES: usize = 20;
+
+/// The files sent, each with its tokens, whether whole or as its map, and why; past
+/// [`HOVER_FILES`], how many more.
+fn files_sent(b: &tandem_core::app::ContextBreakdown) -> String {
+    let mut out = String::new();
+    if !b.included.is_empty() {
+        out.push_str("\nFiles sent, and why:");
+    }
+    for file in b.included.iter().take(HOVER_FILES) {
+        let how = match file.packed_as {
+            tandem_core::app::PackedAs::Whole => "",
+            tandem_core::app::PackedAs::Map => ", map",
+        };
+        out.push_str(&format!(
+            "\n  {} ({} tokens{how}): {}",
+            file.path, file.tokens, file.why
+        ));
+    }
+    if b.included.len() > HOVER_FILES {
+        out.push_str(&format!(
+            "\n  … and {} more",
+            b.included.len() - HOVER_FILES
+        ));
+    }
+    out
 }

@@ -1,0 +1,146 @@
+use super::*;
+
+/// The (name, kind, line) of each definition.
+fn defs(path: &str, text: &str) -> Vec<(String, String, u32)> {
+    extract(path, text)
+        .definitions
+        .into_iter()
+        .map(|d| (d.name, d.kind, d.line))
+        .collect()
+}
+
+fn has_def(path: &str, text: &str, name: &str, kind: &str, line: u32) {
+    let found = defs(path, text);
+    assert!(
+        found.contains(&(name.to_string(), kind.to_string(), line)),
+        "{path}: no {kind} {name} at line {line} in {found:?}"
+    );
+}
+
+fn has_ref(path: &str, text: &str, name: &str) {
+    let found = extract(path, text).references;
+    assert!(
+        found.iter().any(|r| r == name),
+        "{path}: no reference to {name} in {found:?}"
+    );
+}
+
+#[test]
+fn rust_definitions_references_and_signatures() {
+    let text = "struct Parser {\n    pos: usize,\n}\n\nimpl Parser {\n    pub fn next_token(&mut self) -> Token {\n        scan(self.pos)\n    }\n}\n\ntrait Lexer {}\n";
+    has_def("src/parse.rs", text, "Parser", "class", 1);
+    has_def("src/parse.rs", text, "next_token", "method", 6);
+    has_def("src/parse.rs", text, "Lexer", "interface", 11);
+    has_ref("src/parse.rs", text, "scan");
+    // An `impl` is a reference to its type, not a definition.
+    has_ref("src/parse.rs", text, "Parser");
+    let extracted = extract("src/parse.rs", text);
+    let method = extracted
+        .definitions
+        .iter()
+        .find(|d| d.name == "next_token");
+    assert_eq!(
+        method.map(|d| d.signature.as_str()),
+        Some("pub fn next_token(&mut self) -> Token {")
+    );
+    assert_eq!(
+        file_map(&extracted.definitions),
+        "1: struct Parser {\n6: pub fn next_token(&mut self) -> Token {\n11: trait Lexer {}\n"
+    );
+}
+
+#[test]
+fn typescript_and_tsx_definitions_and_references() {
+    let text = "export interface Options {\n  root: string\n}\n\nexport function resolveConfig(o: Options): Config {\n  return loadFile(o.root)\n}\n\nclass Server {\n  listen(port: number) {}\n}\n";
+    has_def("src/config.ts", text, "Options", "interface", 1);
+    has_def("src/config.ts", text, "resolveConfig", "function", 5);
+    has_def("src/config.ts", text, "Server", "class", 9);
+    has_def("src/config.ts", text, "listen", "method", 10);
+    has_ref("src/config.ts", text, "loadFile");
+    has_ref("src/config.ts", text, "Options");
+    let tsx = "export function App(props: Props) {\n  return <div>{render(props)}</div>\n}\n";
+    has_def("src/App.tsx", tsx, "App", "function", 1);
+    has_ref("src/App.tsx", tsx, "render");
+}
+
+#[test]
+fn javascript_and_jsx_definitions_and_references() {
+    let text = "function createServer(config) {\n  return http.listen(config)\n}\nclass Watcher {\n  close() {}\n}\nconst view = () => <Panel />\n";
+    has_def("lib/server.js", text, "createServer", "function", 1);
+    has_def("lib/server.js", text, "Watcher", "class", 4);
+    has_def("lib/server.js", text, "close", "method", 5);
+    has_ref("lib/server.js", text, "listen");
+    has_def("lib/view.jsx", text, "createServer", "function", 1);
+}
+
+#[test]
+fn python_definitions_and_references() {
+    let text = "class Blueprint:\n    def register(self, app):\n        app.add_url_rule(self.name)\n\n\ndef make_response(rv):\n    return Response(rv)\n";
+    has_def("flask/app.py", text, "Blueprint", "class", 1);
+    has_def("flask/app.py", text, "register", "function", 2);
+    has_def("flask/app.py", text, "make_response", "function", 6);
+    has_ref("flask/app.py", text, "Response");
+    has_ref("flask/app.py", text, "add_url_rule");
+}
+
+#[test]
+fn go_definitions_and_references() {
+    let text = "package search\n\ntype Searcher struct {\n\tpattern string\n}\n\nfunc (s *Searcher) Run() error {\n\treturn compile(s.pattern)\n}\n\nfunc New() *Searcher { return nil }\n";
+    has_def("search/search.go", text, "Searcher", "type", 3);
+    has_def("search/search.go", text, "Run", "method", 7);
+    has_def("search/search.go", text, "New", "function", 11);
+    has_ref("search/search.go", text, "compile");
+}
+
+#[test]
+fn java_definitions_and_references() {
+    let text = "package a;\n\npublic class Registry implements Store {\n    public void put(String key) {\n        validate(key);\n    }\n}\n\ninterface Store {}\n";
+    has_def("src/Registry.java", text, "Registry", "class", 3);
+    has_def("src/Registry.java", text, "put", "method", 4);
+    has_def("src/Registry.java", text, "Store", "interface", 9);
+    has_ref("src/Registry.java", text, "validate");
+}
+
+#[test]
+fn c_and_cpp_definitions_and_references() {
+    let c = "struct buffer {\n  int len;\n};\n\nint buffer_grow(struct buffer *b) {\n  return realloc_array(b);\n}\n";
+    has_def("src/buf.c", c, "buffer", "class", 1);
+    has_def("src/buf.c", c, "buffer_grow", "function", 5);
+    has_ref("src/buf.c", c, "realloc_array");
+    let cpp = "namespace io {\nclass Reader {\n public:\n  int read(Buffer& b);\n};\n}\n\nint Reader::read(Buffer& b) {\n  return detail::fill(b);\n}\n";
+    has_def("src/reader.cpp", cpp, "Reader", "class", 2);
+    has_def("src/reader.cpp", cpp, "read", "function", 4);
+    has_def("src/reader.cpp", cpp, "read", "method", 8);
+    has_ref("src/reader.cpp", cpp, "fill");
+    has_ref("src/reader.cpp", cpp, "Buffer");
+    // Headers are read with the C++ grammar.
+    has_def("include/reader.h", cpp, "Reader", "class", 2);
+}
+
+#[test]
+fn every_text_file_gets_words_from_its_path_names_and_text() {
+    let extracted = extract("docs/release-notes.md", "The parser now streams tokens.\n");
+    assert!(extracted.definitions.is_empty());
+    let count = |w: &str| extracted.words.get(w).copied().unwrap_or(0);
+    assert_eq!(count("parser"), 1);
+    assert_eq!(count("token"), 1);
+    // Path words count more than a word of the text.
+    assert_eq!(count("release"), PATH_WEIGHT);
+    assert_eq!(count("note"), PATH_WEIGHT);
+    assert_eq!(count("the"), 0);
+    // Definition names count on top of their text.
+    let rust = extract("a.rs", "fn tokenize() {}\n");
+    assert_eq!(
+        rust.words.get("tokenize").copied(),
+        Some(1 + DEFINITION_WEIGHT)
+    );
+}
+
+#[test]
+fn a_huge_file_is_indexed_by_its_words_only() {
+    let mut text = String::from("fn giant() {}\n");
+    text.push_str(&"// filler words\n".repeat(MAX_PARSED_BYTES / 16 + 1));
+    let extracted = extract("big.rs", &text);
+    assert!(extracted.definitions.is_empty());
+    assert!(extracted.words.contains_key("giant"));
+}

@@ -1,0 +1,131 @@
+use super::*;
+use crate::index::{FileStamp, extract};
+
+fn index(files: &[(&str, &str)]) -> CodeIndex {
+    let mut index = CodeIndex::new();
+    for (path, text) in files {
+        index.insert(path, FileStamp::default(), &extract(path, text));
+    }
+    index
+}
+
+fn position(ranked: &[Ranked], path: &str) -> Option<usize> {
+    ranked.iter().position(|r| r.path == path)
+}
+
+fn project() -> CodeIndex {
+    index(&[
+        (
+            "src/lexer.rs",
+            "pub struct Token { pub kind: u8 }\npub fn tokenize(text: &str) -> Vec<Token> {\n    Vec::new()\n}\n",
+        ),
+        (
+            "src/parser.rs",
+            "use crate::lexer::tokenize;\npub fn parse_expression(text: &str) -> Expr {\n    let tokens = tokenize(text);\n    build_tree(tokens)\n}\n",
+        ),
+        (
+            "src/tree.rs",
+            "pub struct Expr;\npub fn build_tree(tokens: Vec<Token>) -> Expr { Expr }\n",
+        ),
+        (
+            "src/http/server.rs",
+            "pub fn listen(port: u16) {\n    accept_connections(port)\n}\n",
+        ),
+        (
+            "src/http/client.rs",
+            "pub fn request(url: &str) -> Response { fetch(url) }\n",
+        ),
+        (
+            "docs/guide.md",
+            "How to configure the server and its port.\n",
+        ),
+    ])
+}
+
+#[test]
+fn the_file_defining_the_prompts_identifiers_ranks_above_unrelated_files() {
+    let mut index = project();
+    let ranked = index.rank(&Signals {
+        prompt: "parse_expression returns the wrong Expr for nested parentheses",
+        ..Signals::default()
+    });
+    assert_eq!(ranked[0].path, "src/parser.rs", "{ranked:#?}");
+    assert!(ranked[0].why.contains("matches: "), "{}", ranked[0].why);
+    assert!(ranked[0].why.contains("parse"), "{}", ranked[0].why);
+    // Unrelated files are not ranked at all, or below.
+    let parser = position(&ranked, "src/parser.rs");
+    for unrelated in ["src/http/server.rs", "src/http/client.rs"] {
+        assert!(
+            position(&ranked, unrelated).is_none_or(|p| Some(p) > parser),
+            "{ranked:#?}"
+        );
+    }
+}
+
+#[test]
+fn files_defining_what_the_relevant_file_uses_come_next_and_say_so() {
+    let mut index = project();
+    let ranked = index.rank(&Signals {
+        prompt: "parse_expression is slow",
+        ..Signals::default()
+    });
+    // `tokenize` and `build_tree` are used by the parser: their files follow it, above the
+    // HTTP files the prompt has nothing to do with.
+    let lexer = position(&ranked, "src/lexer.rs").expect("lexer ranked");
+    let tree = position(&ranked, "src/tree.rs").expect("tree ranked");
+    assert!(lexer > 0 && tree > 0, "{ranked:#?}");
+    assert!(
+        position(&ranked, "src/http/server.rs").is_none(),
+        "{ranked:#?}"
+    );
+    assert_eq!(
+        ranked[lexer].why, "defines `tokenize` used by src/parser.rs",
+        "{ranked:#?}"
+    );
+    assert_eq!(
+        ranked[tree].why,
+        "defines `build_tree` used by src/parser.rs"
+    );
+}
+
+#[test]
+fn the_persons_signals_lead_with_their_reasons() {
+    let mut index = project();
+    let mentioned = vec!["src/http/client.rs".to_string()];
+    let recent = vec!["docs/guide.md".to_string()];
+    let open = vec!["src/tree.rs".to_string()];
+    let ranked = index.rank(&Signals {
+        prompt: "tokenize",
+        mentioned: &mentioned,
+        recent: &recent,
+        open: &open,
+        ..Signals::default()
+    });
+    assert_eq!(ranked[0].path, "src/http/client.rs");
+    assert_eq!(ranked[0].why, "mentioned");
+    let guide = position(&ranked, "docs/guide.md").expect("recent ranked");
+    assert!(ranked[guide].why.contains("edited in the last commits"));
+    let tree = position(&ranked, "src/tree.rs").expect("open ranked");
+    assert!(
+        ranked[tree].why.starts_with("open in the editor"),
+        "{ranked:#?}"
+    );
+    // A file gone from the index is not ranked, however it was signalled.
+    let gone = vec!["src/deleted.rs".to_string()];
+    let ranked = index.rank(&Signals {
+        mentioned: &gone,
+        ..Signals::default()
+    });
+    assert!(ranked.is_empty(), "{ranked:#?}");
+}
+
+#[test]
+fn path_words_match_a_prompt_about_the_folder() {
+    let mut index = project();
+    let ranked = index.rank(&Signals {
+        prompt: "the http client times out",
+        ..Signals::default()
+    });
+    assert_eq!(ranked[0].path, "src/http/client.rs", "{ranked:#?}");
+    assert_eq!(ranked[1].path, "src/http/server.rs", "{ranked:#?}");
+}

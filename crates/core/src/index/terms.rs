@@ -1,0 +1,127 @@
+//! Words for lexical matching: identifiers split at `camelCase`, `snake_case`, `kebab-case`
+//! and digits, lower-cased, with a plural `s` dropped, so that a prompt's "token parsers"
+//! meets `TokenParser`, `token_parser.rs` and `parse_tokens`'s `tokens` alike.
+
+/// English words too common in prompts to tell files apart.
+#[rustfmt::skip]
+const STOP_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "do", "for", "from", "has", "have",
+    "if", "in", "into", "is", "it", "its", "not", "of", "on", "or", "so", "that", "the", "then",
+    "this", "to", "was", "when", "with", "we", "can", "all", "no", "use", "make", "add", "fix",
+    "chore", "feat", "refactor", "should", "now", "also", "only", "more", "new",
+];
+
+/// The longest word kept: longer ones are hashes, base64 or data.
+const MAX_WORD: usize = 40;
+
+/// Calls `found` with every word of `text`: each identifier's parts (see the module), and,
+/// when it has several, the whole identifier lower-cased too (an exact name is the strongest
+/// match).
+pub fn for_each_word(text: &str, mut found: impl FnMut(&str)) {
+    let mut word = String::new();
+    for ident in identifiers(text) {
+        let mut parts = 0;
+        split_identifier(ident, |part| {
+            parts += 1;
+            normalise(part, &mut word);
+            if keep(&word) {
+                found(&word);
+            }
+        });
+        if parts > 1 {
+            normalise(ident, &mut word);
+            word.retain(|c| c != '_' && c != '-');
+            if keep(&word) {
+                found(&word);
+            }
+        }
+    }
+}
+
+/// The words of `text`, each once, in order of first appearance.
+pub fn words(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for_each_word(text, |w| {
+        if !out.iter().any(|seen| seen == w) {
+            out.push(w.to_string());
+        }
+    });
+    out
+}
+
+fn keep(word: &str) -> bool {
+    word.len() >= 2 && word.len() <= MAX_WORD && !STOP_WORDS.contains(&word)
+}
+
+/// `part` lower-cased into `out`, with a plural `s` dropped (`files` → `file`, but `class`
+/// and `is` stay).
+fn normalise(part: &str, out: &mut String) {
+    out.clear();
+    out.extend(part.chars().map(|c| c.to_ascii_lowercase()));
+    if out.len() > 3 && out.ends_with('s') && !out.ends_with("ss") {
+        out.pop();
+    }
+}
+
+/// The runs of ASCII letters, digits, `_` and `-` that start with a letter or `_`: the
+/// identifiers of most languages, and the words of prose.
+fn identifiers(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .map(|run| run.trim_matches(|c: char| c == '-' || c.is_ascii_digit()))
+        .filter(|run| !run.is_empty())
+}
+
+/// Calls `part` with each part of one identifier: split at `_`, `-`, lower-to-upper changes
+/// (`parseHTTPResponse` → parse, HTTP, Response) and letter-digit changes kept together
+/// (`utf8` stays whole).
+fn split_identifier(ident: &str, mut part: impl FnMut(&str)) {
+    for piece in ident.split(['_', '-']).filter(|p| !p.is_empty()) {
+        let bytes = piece.as_bytes();
+        let mut start = 0;
+        for i in 1..bytes.len() {
+            let (prev, cur) = (bytes[i - 1], bytes[i]);
+            let next_lower = bytes.get(i + 1).is_some_and(u8::is_ascii_lowercase);
+            let boundary = (prev.is_ascii_lowercase() && cur.is_ascii_uppercase())
+                || (prev.is_ascii_uppercase() && cur.is_ascii_uppercase() && next_lower);
+            if boundary {
+                part(&piece[start..i]);
+                start = i;
+            }
+        }
+        part(&piece[start..]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_split_at_case_underscores_and_acronyms() {
+        assert_eq!(
+            words("parseHTTPResponse token_parsers utf8-decode"),
+            [
+                "parse",
+                "http",
+                "response",
+                "parsehttpresponse",
+                "token",
+                "parser",
+                "tokenparser",
+                "utf8",
+                "decode",
+                "utf8decode",
+            ]
+        );
+    }
+
+    #[test]
+    fn prose_loses_its_stop_words_and_plurals() {
+        assert_eq!(
+            words("Fix the crash when the config files are missing"),
+            ["crash", "config", "file", "missing"]
+        );
+        // A double s is not a plural.
+        assert_eq!(words("class process"), ["class", "process"]);
+    }
+}
