@@ -25,7 +25,8 @@ enum Mark {
         mtime_ns: i128,
         ino: u64,
     },
-    /// Deleted in the overlay (a whiteout).
+    /// Deleted in the overlay (a whiteout: overlays exist only on Linux).
+    #[cfg_attr(not(unix), allow(dead_code))]
     Gone,
     /// A directory that hides what is below it in the project (made anew).
     Opaque,

@@ -13,20 +13,26 @@
 //! The holder is `/bin/sh` reading its standard input, which Tandem holds: when the view is
 //! dropped, or Tandem dies, the pipe closes and the holder exits, and the mount with it.
 
+#[cfg(target_os = "linux")]
 use std::io;
+#[cfg(unix)]
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use super::SandboxError;
 
-/// The namespaces a command joins to see a view (its holder's).
+/// The namespaces a command joins to see a view (its holder's). Only Linux mounts views: on
+/// other systems there is never one to join.
 #[derive(Debug)]
 pub struct Namespaces {
+    #[cfg(unix)]
     pub(super) user: OwnedFd,
+    #[cfg(unix)]
     pub(super) mount: OwnedFd,
 }
 
+#[cfg(unix)]
 impl Namespaces {
     /// The user and mount namespaces' descriptors.
     pub(crate) fn raw(&self) -> (std::os::fd::RawFd, std::os::fd::RawFd) {
