@@ -419,6 +419,19 @@ fn a_change_left_half_landed_is_put_back_at_the_next_start() {
     // The record is gone: nothing more to do.
     assert_eq!(landing::recover(&repo).unwrap(), None);
 
+    // Killed between making the folders of an added file and writing it: the folders go;
+    // an empty folder the person had before the landing stays.
+    std::fs::create_dir_all(root.join("kept/empty")).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    landing::begin(&repo, target).unwrap();
+    std::fs::create_dir_all(root.join("new")).unwrap();
+    std::fs::write(root.join("new/.tandem-a1b2.tmp"), "half").unwrap();
+    let recovered = landing::recover(&repo).unwrap().unwrap();
+    assert!(recovered.restored.is_empty(), "{recovered:?}");
+    assert!(!root.join("new").exists(), "the landing's empty folder stayed");
+    assert!(root.join("kept/empty").is_dir());
+    std::fs::remove_dir_all(root.join("kept")).unwrap();
+
     // Landed (HEAD moved) but the record stayed: the index is brought up to date, files
     // are left as they are.
     std::fs::write(root.join("b.txt"), "b\n").unwrap();

@@ -76,6 +76,10 @@ pub fn recover(repo: &Repository) -> Result<Option<Recovered>> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(io_error(&path)(e)),
     };
+    // Folders changed since the record was written were made (or emptied) by the landing.
+    let begun = fs::metadata(&path)
+        .and_then(|m| m.modified())
+        .map_err(io_error(&path))?;
     let target = Oid::from_str(text.trim())
         .ok()
         .and_then(|oid| repo.find_commit(oid).ok());
@@ -119,6 +123,10 @@ pub fn recover(repo: &Repository) -> Result<Option<Recovered>> {
         let old_id = old.exists().then(|| old.id());
         let new_id = new.exists().then(|| new.id());
         if current == old_id {
+            if old_id.is_none() {
+                // Killed between making the folders of an added file and writing it.
+                remove_emptied_since(&abs, &workdir, begun);
+            }
             continue;
         }
         let regular = |mode: FileMode| matches!(mode, FileMode::Blob | FileMode::BlobExecutable);
@@ -161,6 +169,21 @@ fn blob_id(abs: &Path) -> Result<Option<Oid>> {
         Err(OpenError::NotRegular(_)) => Ok(None),
         Err(OpenError::Io(e)) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(OpenError::Io(e)) => Err(io_error(abs)(e)),
+    }
+}
+
+/// Removes the empty folders above `path`, up to `root`, that changed after `begun`: the
+/// ones the landing made. An empty folder that was there before is left alone.
+fn remove_emptied_since(path: &Path, root: &Path, begun: std::time::SystemTime) {
+    let mut dir = path.parent();
+    while let Some(d) = dir.filter(|d| *d != root && d.starts_with(root)) {
+        let made_since = fs::symlink_metadata(d)
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t >= begun);
+        if !made_since || fs::remove_dir(d).is_err() {
+            break;
+        }
+        dir = d.parent();
     }
 }
 
