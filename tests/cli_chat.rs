@@ -190,6 +190,72 @@ async fn context_ranks_the_prompts_files_first_and_maps_what_does_not_fit() {
     );
 }
 
+/// `project add` builds the code index in the data directory; every later process uses it
+/// and reads only what changed: a function written after the import is found by the next
+/// `context`, and one deleted is no longer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_index_built_at_import_follows_the_files_across_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("project");
+    // Names without digits (the words of an identifier drop trailing digits): `zqaa` ...
+    let name = |i: u8| format!("zq{}{}", (b'a' + i / 26) as char, (b'a' + i % 26) as char);
+    let files: Vec<(String, String)> = (0..30)
+        .map(|i| {
+            let text = format!("pub fn filler_{}() -> u32 {{ {i} }}\n", name(i)).repeat(40);
+            (format!("src/a/f{i:02}.rs"), text)
+        })
+        .collect();
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    common::repo_with(&root, &files);
+    let cli = Cli {
+        data: dir.path().join("data"),
+    };
+    let root_str = root.to_str().unwrap();
+    let added = cli.json(&["project", "add", root_str]).await;
+    assert_eq!(added["indexed_files"], 30, "{added}");
+    let server = FakeProvider::start().await;
+    let provider = common::fake_provider_args(&server.url());
+    let provider: Vec<&str> = provider.iter().map(String::as_str).collect();
+    cli.json(&provider).await;
+    let first = |prompt: &'static str| {
+        let cli = &cli;
+        async move {
+            let args = [
+                "context",
+                "--project",
+                root_str,
+                "--provider",
+                "fake",
+                "--prompt",
+                prompt,
+            ];
+            let context = cli.json(&args).await;
+            context["breakdown"]["included"][0].clone()
+        }
+    };
+    let top = first("filler_zqar is wrong").await;
+    assert_eq!(top["path"], "src/a/f17.rs", "{top}");
+
+    std::fs::write(
+        root.join("src/a/f03.rs"),
+        "pub fn quaternion_slerp() -> u32 { 3 }\n",
+    )
+    .unwrap();
+    let top = first("quaternion_slerp overshoots").await;
+    assert_eq!(top["path"], "src/a/f03.rs", "{top}");
+    assert!(
+        top["why"].as_str().unwrap().starts_with("matches: "),
+        "{top}"
+    );
+
+    std::fs::remove_file(root.join("src/a/f17.rs")).unwrap();
+    let top = first("filler_zqar is wrong").await;
+    assert_ne!(top["path"], "src/a/f17.rs", "{top}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chat_json_then_show_chats_messages_and_context() {
     let (_dir, root, cli, server) = setup().await;

@@ -299,10 +299,14 @@ fn run(data_dir: Option<PathBuf>, json: bool, command: Command) -> Result<ExitCo
                 (false, true) => " (initialised a git repository with an initial commit)",
                 (false, false) => "",
             };
+            // The code index is built now, while the person waits for the import anyway, so
+            // that the first turn does not.
+            let indexed = app.index_project(p)?;
+            let files = indexed.extracted + indexed.unchanged;
             out(
-                json!({"project_id": p.id, "name": p.name, "path": p.path, "initialized_git": added.initialized_git}),
+                json!({"project_id": p.id, "name": p.name, "path": p.path, "initialized_git": added.initialized_git, "indexed_files": files}),
                 format!(
-                    "project {} {} at {}{note}\n",
+                    "project {} {} at {}{note}; {files} files in its code index\n",
                     p.id,
                     p.name,
                     p.path.display()

@@ -109,6 +109,8 @@ pub enum AppError {
     Workspace(#[from] WorkspaceError),
     #[error(transparent)]
     Watch(#[from] crate::workspace::watch::WatchError),
+    #[error(transparent)]
+    Index(#[from] crate::index::IndexError),
     #[error("no provider named {0:?}; `tandem provider list` shows them")]
     UnknownProvider(String),
     #[error("chat {chat} belongs to another project")]

@@ -93,12 +93,15 @@ impl App {
     }
 
     /// Marks the project as the latest opened and reads its chats, files and history. The
-    /// window shows one project: the MCP servers of the others are stopped (in the background).
+    /// window shows one project: the MCP servers of the others are stopped, and its code index
+    /// is brought up to date (both in the background).
     pub fn open_project(&self, project: Project) -> Result<OpenedProject> {
         self.store().touch_project(project.id)?;
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let (chat, keep) = (self.chat.clone(), project.id);
             runtime.spawn(async move { chat.mcp_pool().close_other_projects(keep).await });
+            let (chat, indexed) = (self.chat.clone(), project.clone());
+            runtime.spawn_blocking(move || index_project(&chat, &indexed));
         }
         Ok(OpenedProject {
             chats: self.store().chats(project.id)?,
@@ -106,6 +109,13 @@ impl App {
             history: self.history(&project, HISTORY_SHOWN)?,
             project,
         })
+    }
+
+    /// Brings the project's code index up to date with its files (those the context walks,
+    /// its include and exclude settings applied): new and changed files are read, the gone
+    /// dropped. Done in short rounds, so that a turn meanwhile waits for one round at most.
+    pub fn index_project(&self, project: &Project) -> Result<crate::index::Refreshed> {
+        index_project(&self.chat, project)
     }
 
     /// Watches the project for changes made outside this process (a `tandem` command, `git`,
@@ -330,5 +340,41 @@ fn check_glob(list: &str, glob: &str) -> Result<()> {
             "the {list} glob {glob:?} is invalid: {}",
             e.kind()
         ))),
+    }
+}
+
+/// See [`App::index_project`].
+fn index_project(
+    chat: &crate::chat::ChatService,
+    project: &Project,
+) -> Result<crate::index::Refreshed> {
+    let options = ContextOptions {
+        include: project.settings.context_include.clone(),
+        exclude: project.settings.context_exclude.clone(),
+        ..ContextOptions::default()
+    };
+    let walk = crate::workspace::context::Walk::new(&project.path, &options)?;
+    let index = chat.indexes().project(&project.path)?;
+    let mut done = crate::index::Refreshed::default();
+    let mut round_time = std::time::Duration::from_millis(250);
+    loop {
+        let deadline = std::time::Instant::now() + round_time;
+        let files = walk.paths().map(|p| (p, None));
+        let round =
+            crate::index::lock(&index).refresh_until(&project.path, files, Some(deadline))?;
+        if done == crate::index::Refreshed::default() {
+            done.unchanged = round.unchanged;
+        }
+        done.extracted += round.extracted;
+        done.removed += round.removed;
+        let stuck = round.left > 0 && round.left == done.left;
+        done.left = round.left;
+        if round.left == 0 {
+            return Ok(done);
+        }
+        if stuck {
+            // The stat of every file alone outlasted the round: rounds get longer.
+            round_time *= 2;
+        }
     }
 }

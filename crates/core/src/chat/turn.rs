@@ -35,6 +35,8 @@ const NAMED_WHY: &str = "named in the prompt";
 /// [`MAPPED_FILES`] of them may go as their map when they do not fit whole.
 const RANKED_FILES: usize = 400;
 const MAPPED_FILES: usize = 120;
+/// The longest a turn spends bringing the code index up to date.
+const INDEX_BUDGET: std::time::Duration = std::time::Duration::from_millis(300);
 
 const DEFAULT_HISTORY_TURNS: usize = 10;
 
@@ -543,7 +545,11 @@ impl ChatService {
                     budget_tokens: window,
                     ..options.clone()
                 };
-                let walk = Walk::new(&root, &walk_options);
+                // The code index compares every file's stamp: asked on the walker's threads.
+                let walk = match agent {
+                    true => Walk::new(&root, &walk_options),
+                    false => Walk::stamped(&root, &walk_options),
+                };
                 let recent = recent.map(|r| r.join().unwrap_or_default());
                 (walk, recent.unwrap_or_default())
             });
@@ -985,10 +991,11 @@ async fn generate_title(choice: &ModelChoice, window: Option<u32>, prompt: &str)
     (!line.is_empty()).then(|| truncate(line.trim(), TITLE_CHARS))
 }
 
-/// Files the last few commits edited (see [`crate::vcs::recently_edited`]); none when the
-/// project is not a repository or its history cannot be read.
-/// The project's files ranked for the prompt by its code index (brought up to date with
-/// the walk first: only changed files are read), best first, each with why.
+/// The project's files ranked for the prompt by its code index, best first, each with why.
+/// The index is brought up to date with the walk first: only changed files are read, for at
+/// most [`INDEX_BUDGET`] (a project met for the first time is indexed over several turns, or
+/// in the background); files not indexed yet are still packed, by path. An index that cannot
+/// be used ranks nothing: the context is packed as without it.
 fn rank_files(
     indexes: &crate::index::Indexes,
     root: &std::path::Path,
@@ -998,18 +1005,27 @@ fn rank_files(
     named: &[String],
     recent: &[String],
 ) -> Vec<Priority> {
-    let project = indexes.project(root);
-    let mut project = crate::index::store::lock(&project);
-    project.refresh(root, walk.paths());
-    let signals = crate::index::Signals {
-        prompt,
-        mentioned,
-        named,
-        open: &[],
-        recent,
+    let ranked = || -> crate::index::Result<Vec<crate::index::Ranked>> {
+        let t0 = std::time::Instant::now();
+        let project = indexes.project(root)?;
+        let mut project = crate::index::lock(&project);
+        let t1 = t0.elapsed();
+        let deadline = std::time::Instant::now() + INDEX_BUDGET;
+        project.refresh_until(root, walk.stamped_paths(), Some(deadline))?;
+        let t2 = t0.elapsed();
+        let signals = crate::index::Signals {
+            prompt,
+            mentioned,
+            named,
+            open: &[],
+            recent,
+        };
+        let r = project.rank(&signals, RANKED_FILES);
+        eprintln!("TIMING open {t1:?} refresh {t2:?} rank {:?}", t0.elapsed());
+        r
     };
-    (project.index.rank(&signals).into_iter())
-        .take(RANKED_FILES)
+    let ranked = ranked().unwrap_or_default();
+    (ranked.into_iter())
         .enumerate()
         .map(|(i, ranked)| match i < MAPPED_FILES {
             true => Priority::or_map(ranked.path, ranked.why),
@@ -1018,6 +1034,8 @@ fn rank_files(
         .collect()
 }
 
+/// Files the last few commits edited (see [`crate::vcs::recently_edited`]); none when the
+/// project is not a repository or its history cannot be read.
 fn recently_edited(root: &std::path::Path) -> Vec<String> {
     crate::vcs::open(root)
         .and_then(|repo| crate::vcs::recently_edited(&repo))

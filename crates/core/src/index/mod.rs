@@ -1,8 +1,10 @@
 //! The code index of a project: per file, its definitions and references (tree-sitter
 //! grammars, see [`lang`]) and the words of its path, names and text (see [`terms`]). Files
-//! are re-read only when their `(mtime, length, inode)` stamp changed ([`CodeIndex::refresh`]);
-//! the index is kept in the data directory between runs ([`store`]). [`rank`] orders the
-//! files for a prompt.
+//! are re-read only when their `(mtime, length, inode)` stamp changed ([`CodeIndex::refresh`]).
+//! The index lives in SQLite ([`tables`]), in the data directory between runs ([`store`]),
+//! and every question reads only the rows it needs: a prompt's ranking reads its own words'
+//! postings and the names of its best files, never the whole index. [`rank`] orders the files
+//! for a prompt.
 //!
 //! Core: it uses the workspace's safe reads and nothing above it.
 
@@ -11,67 +13,29 @@ mod lang;
 pub mod rank;
 mod refresh;
 pub mod store;
+mod tables;
 pub mod terms;
 
-use std::collections::HashMap;
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension};
 
 pub use extract::{Definition, Extracted, MAX_PARSED_BYTES, extract, file_map, map_of};
 pub use lang::Lang;
 pub use rank::{Ranked, Signals};
 pub use refresh::{FileStamp, Refreshed};
-pub use store::{IndexStoreError, Indexes, ProjectIndex};
+pub use store::{Indexes, lock};
 
-/// An interned word or symbol name.
-pub(crate) type Id = u32;
-
-/// Words and names, each stored once.
-#[derive(Debug, Default)]
-pub(crate) struct Interner {
-    ids: HashMap<Box<str>, Id>,
-    names: Vec<Box<str>>,
+/// The index cannot be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error("the code index cannot be used: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("the code index folder cannot be created: {0}")]
+    Io(#[from] std::io::Error),
 }
 
-impl Interner {
-    pub(crate) fn intern(&mut self, name: &str) -> Id {
-        if let Some(&id) = self.ids.get(name) {
-            return id;
-        }
-        let id = Id::try_from(self.names.len()).unwrap_or(Id::MAX);
-        self.names.push(Box::from(name));
-        self.ids.insert(Box::from(name), id);
-        id
-    }
-
-    pub(crate) fn get(&self, name: &str) -> Option<Id> {
-        self.ids.get(name).copied()
-    }
-
-    pub(crate) fn name(&self, id: Id) -> &str {
-        self.names.get(id as usize).map_or("", |n| n)
-    }
-}
-
-/// A definition as the index keeps it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Def {
-    pub(crate) name: Id,
-    pub(crate) kind: Id,
-    pub(crate) line: u32,
-}
-
-/// One file of the index.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct FileEntry {
-    pub(crate) stamp: FileStamp,
-    pub(crate) defs: Vec<Def>,
-    /// Sorted, each once.
-    pub(crate) refs: Vec<Id>,
-    /// Sorted, each once; `counts` holds each one's weight.
-    pub(crate) words: Vec<Id>,
-    pub(crate) counts: Vec<u16>,
-    /// The sum of `counts`: the file's length for BM25.
-    pub(crate) length: u32,
-}
+pub type Result<T, E = IndexError> = std::result::Result<T, E>;
 
 /// A place a name is defined.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,145 +44,175 @@ pub struct Location {
     /// 1-based.
     pub line: u32,
     pub kind: String,
+    /// The definition's first line, trimmed.
+    pub signature: String,
 }
 
-/// The index of one project. Files are kept by relative, `/`-separated path.
-#[derive(Debug, Default)]
+/// The index of one project, in SQLite (see [`tables`]): on disk in the data directory, or in
+/// memory. Files are kept by relative, `/`-separated path.
 pub struct CodeIndex {
-    pub(crate) interner: Interner,
-    pub(crate) files: HashMap<Box<str>, FileEntry>,
-    /// Which files define and how many use each name, built when first asked after a change.
-    pub(crate) graph: Option<Graph>,
+    pub(crate) db: Connection,
+}
+
+impl std::fmt::Debug for CodeIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CodeIndex").finish_non_exhaustive()
+    }
 }
 
 impl CodeIndex {
-    pub fn new() -> Self {
-        Self::default()
+    /// An index in memory, for one process.
+    pub fn in_memory() -> Result<Self> {
+        let db = Connection::open_in_memory()?;
+        tables::prepare(&db)?;
+        Ok(CodeIndex { db })
+    }
+
+    /// The index stored at `path`, created when missing.
+    pub fn open(path: &Path) -> Result<Self> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let db = Connection::open(path)?;
+        tables::prepare(&db)?;
+        Ok(CodeIndex { db })
     }
 
     /// How many files are indexed.
-    pub fn len(&self) -> usize {
-        self.files.len()
+    pub fn len(&self) -> Result<usize> {
+        Ok(self.totals()?.0 as usize)
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.files.is_empty()
+    pub fn is_empty(&self) -> Result<bool> {
+        Ok(self.len()? == 0)
     }
 
     /// Whether `path` is indexed.
-    pub fn contains(&self, path: &str) -> bool {
-        self.files.contains_key(path)
+    pub fn contains(&self, path: &str) -> Result<bool> {
+        Ok(self.id_of(path)?.is_some())
     }
 
     /// Puts what `extracted` holds in the index as the file `path`, replacing what it held.
-    pub fn insert(&mut self, path: &str, stamp: FileStamp, extracted: &Extracted) {
-        let interner = &mut self.interner;
-        let defs = (extracted.definitions.iter())
-            .map(|d| Def {
-                name: interner.intern(&d.name),
-                kind: interner.intern(&d.kind),
-                line: d.line,
-            })
-            .collect();
-        let mut refs: Vec<Id> = (extracted.references.iter())
-            .map(|r| interner.intern(r))
-            .collect();
-        refs.sort_unstable();
-        refs.dedup();
-        let mut words: Vec<(Id, u16)> = (extracted.words.iter())
-            .map(|(w, &c)| (interner.intern(w), c))
-            .collect();
-        words.sort_unstable();
-        let length = words.iter().map(|&(_, c)| u32::from(c)).sum();
-        let entry = FileEntry {
-            stamp,
-            defs,
-            refs,
-            words: words.iter().map(|&(w, _)| w).collect(),
-            counts: words.iter().map(|&(_, c)| c).collect(),
-            length,
-        };
-        self.files.insert(Box::from(path), entry);
-        self.graph = None;
+    pub fn insert(&mut self, path: &str, stamp: FileStamp, extracted: &Extracted) -> Result<()> {
+        tables::write(
+            &mut self.db,
+            &[(path, tables::Change::Indexed(stamp, extracted))],
+        )?;
+        Ok(())
     }
 
     /// Forgets the file `path`.
-    pub fn remove(&mut self, path: &str) {
-        if self.files.remove(path).is_some() {
-            self.graph = None;
-        }
+    pub fn remove(&mut self, path: &str) -> Result<()> {
+        tables::write(&mut self.db, &[(path, tables::Change::Gone)])?;
+        Ok(())
     }
 
     /// Where `name` is defined, by path then line.
-    pub fn definitions_of(&self, name: &str) -> Vec<Location> {
-        let Some(id) = self.interner.get(name) else {
-            return Vec::new();
+    pub fn definitions_of(&self, name: &str) -> Result<Vec<Location>> {
+        let Some((definers, _)) = self.name(name)? else {
+            return Ok(Vec::new());
         };
-        let mut out: Vec<Location> = (self.files.iter())
-            .flat_map(|(path, entry)| {
-                (entry.defs.iter().filter(|d| d.name == id)).map(|d| Location {
-                    path: path.to_string(),
-                    line: d.line,
-                    kind: self.interner.name(d.kind).to_string(),
-                })
-            })
-            .collect();
+        let mut out = Vec::new();
+        for id in definers {
+            let Some((path, defs)) = self.file_defs(id)? else {
+                continue;
+            };
+            out.extend(
+                defs.into_iter()
+                    .filter(|d| d.name == name)
+                    .map(|d| Location {
+                        path: path.clone(),
+                        line: d.line,
+                        kind: d.kind,
+                        signature: d.signature,
+                    }),
+            );
+        }
         out.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
-        out
+        Ok(out)
     }
 
     /// The files that use `name` (call it, name its type, ...), by path.
-    pub fn references_to(&self, name: &str) -> Vec<String> {
-        let Some(id) = self.interner.get(name) else {
-            return Vec::new();
+    pub fn references_to(&self, name: &str) -> Result<Vec<String>> {
+        let Some((_, users)) = self.name(name)? else {
+            return Ok(Vec::new());
         };
-        let mut out: Vec<String> = (self.files.iter())
-            .filter(|(_, entry)| entry.refs.binary_search(&id).is_ok())
-            .map(|(path, _)| path.to_string())
-            .collect();
+        let mut out = Vec::new();
+        for id in users {
+            out.extend(self.path_of(id)?);
+        }
         out.sort();
-        out
+        Ok(out)
     }
 
-    /// The definitions of the file `path` as (name, kind, line), by line.
-    pub fn symbols_in(&self, path: &str) -> Vec<(String, String, u32)> {
-        let Some(entry) = self.files.get(path) else {
-            return Vec::new();
-        };
-        (entry.defs.iter())
-            .map(|d| {
-                let name = self.interner.name(d.name).to_string();
-                (name, self.interner.name(d.kind).to_string(), d.line)
-            })
-            .collect()
+    /// The definitions of the file `path`, by line.
+    pub fn symbols_in(&self, path: &str) -> Result<Vec<Definition>> {
+        let defs: Option<String> = (self.db)
+            .prepare_cached("SELECT defs FROM files WHERE path = ?1")?
+            .query_row([path], |r| r.get(0))
+            .optional()?;
+        Ok(defs.as_deref().map(tables::decode_defs).unwrap_or_default())
     }
 
-    /// Builds which files define each name, if a change made it stale.
-    pub(crate) fn ensure_graph(&mut self) {
-        if self.graph.is_some() {
-            return;
-        }
-        let mut graph = Graph::default();
-        for (path, entry) in &self.files {
-            for def in &entry.defs {
-                let files = graph.definers.entry(def.name).or_default();
-                if files.last() != Some(path) {
-                    files.push(path.clone());
-                }
-            }
-            for name in &entry.refs {
-                *graph.users.entry(*name).or_default() += 1;
-            }
-        }
-        self.graph = Some(graph);
+    /// (files, summed length).
+    pub(crate) fn totals(&self) -> Result<(u32, u64)> {
+        let (files, length): (i64, i64) = (self.db)
+            .prepare_cached("SELECT files, length FROM totals")?
+            .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok((files.max(0) as u32, length.max(0) as u64))
     }
-}
 
-/// The reference graph: for each name, the files defining it and how many files use it.
-#[derive(Debug, Default)]
-pub(crate) struct Graph {
-    pub(crate) definers: HashMap<Id, Vec<Box<str>>>,
-    pub(crate) users: HashMap<Id, u32>,
+    pub(crate) fn id_of(&self, path: &str) -> Result<Option<u32>> {
+        Ok((self.db)
+            .prepare_cached("SELECT id FROM files WHERE path = ?1 AND NOT skipped")?
+            .query_row([path], |r| r.get(0))
+            .optional()?)
+    }
+
+    pub(crate) fn path_of(&self, id: u32) -> Result<Option<String>> {
+        Ok((self.db)
+            .prepare_cached("SELECT path FROM files WHERE id = ?1")?
+            .query_row([id], |r| r.get(0))
+            .optional()?)
+    }
+
+    /// The names the file `id` uses.
+    pub(crate) fn refs_of(&self, id: u32) -> Result<Vec<String>> {
+        let refs: Option<String> = (self.db)
+            .prepare_cached("SELECT refs FROM files WHERE id = ?1")?
+            .query_row([id], |r| r.get(0))
+            .optional()?;
+        Ok(refs.map_or_else(Vec::new, |r| r.lines().map(str::to_string).collect()))
+    }
+
+    fn file_defs(&self, id: u32) -> Result<Option<(String, Vec<Definition>)>> {
+        let row: Option<(String, String)> = (self.db)
+            .prepare_cached("SELECT path, defs FROM files WHERE id = ?1")?
+            .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        Ok(row.map(|(path, defs)| (path, tables::decode_defs(&defs))))
+    }
+
+    /// The files having `word`, with its count there and their length.
+    pub(crate) fn postings(&self, word: &str) -> Result<Vec<tables::Posting>> {
+        let blob: Option<Vec<u8>> = (self.db)
+            .prepare_cached("SELECT postings FROM words WHERE word = ?1")?
+            .query_row([word], |r| r.get(0))
+            .optional()?;
+        Ok(blob
+            .as_deref()
+            .map(tables::decode_postings)
+            .unwrap_or_default())
+    }
+
+    /// The files defining `name` and the files using it.
+    pub(crate) fn name(&self, name: &str) -> Result<Option<(Vec<u32>, Vec<u32>)>> {
+        let row: Option<(Vec<u8>, Vec<u8>)> = (self.db)
+            .prepare_cached("SELECT definers, users FROM names WHERE name = ?1")?
+            .query_row([name], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        Ok(row.map(|(d, u)| (tables::decode_ids(&d), tables::decode_ids(&u))))
+    }
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use super::{CodeIndex, Id, terms};
+use super::{CodeIndex, Result, terms};
 
 /// BM25's term-frequency saturation and length normalisation.
 const K1: f32 = 1.2;
@@ -76,89 +76,88 @@ impl Scored {
 }
 
 impl CodeIndex {
-    /// The files worth sending for `signals`, best first; files nothing points to are left
-    /// out. Mentioned files lead, in their order.
-    pub fn rank(&mut self, signals: &Signals<'_>) -> Vec<Ranked> {
-        self.ensure_graph();
-        let mut scored: HashMap<&str, Scored> = HashMap::new();
+    /// The `limit` files most worth sending for `signals`, best first; files nothing points
+    /// to are left out. Mentioned files lead, in their order. Reads the prompt's words'
+    /// postings, the names the best files use and the paths of those returned, nothing else.
+    pub fn rank(&self, signals: &Signals<'_>, limit: usize) -> Result<Vec<Ranked>> {
+        let mut scored: HashMap<u32, Scored> = HashMap::new();
+        let mut paths: HashMap<u32, String> = HashMap::new();
+        let mut signal = |path: &String, worth: f32, why: &str| -> Result<()> {
+            if let Some(id) = self.id_of(path)? {
+                paths.insert(id, path.clone());
+                scored.entry(id).or_default().add(worth, why);
+            }
+            Ok(())
+        };
         for (i, path) in signals.mentioned.iter().enumerate() {
-            let worth = MENTIONED - i as f32 * 0.01;
-            scored.entry(path).or_default().add(worth, "mentioned");
+            signal(path, MENTIONED - i as f32 * 0.01, "mentioned")?;
         }
         for path in signals.named {
-            scored
-                .entry(path)
-                .or_default()
-                .add(NAMED, "named in the prompt");
+            signal(path, NAMED, "named in the prompt")?;
         }
         for (i, path) in signals.open.iter().enumerate() {
-            let worth = OPEN / (1.0 + i as f32 * 0.2);
-            scored
-                .entry(path)
-                .or_default()
-                .add(worth, "open in the editor");
+            signal(path, OPEN / (1.0 + i as f32 * 0.2), "open in the editor")?;
         }
         for path in signals.recent {
-            let entry = scored.entry(path).or_default();
-            entry.add(RECENT, "edited in the last commits");
+            signal(path, RECENT, "edited in the last commits")?;
         }
-        for (path, score, matched) in self.bm25(signals.prompt) {
+        for (id, score, matched) in self.bm25(signals.prompt)? {
             let text = format!("matches: {} (bm25 {:.1})", matched.join(", "), score.0);
-            scored.entry(path).or_default().add(score.1, text);
+            scored.entry(id).or_default().add(score.1, text);
         }
-        let graph = self.graph(&scored);
-        for (path, (worth, text)) in graph {
-            scored.entry(path).or_default().add(worth, text);
+        for (id, (worth, text)) in self.graph(&scored, &mut paths)? {
+            scored.entry(id).or_default().add(worth, text);
         }
-        let mut ranked: Vec<Ranked> = scored
-            .into_iter()
-            .filter(|(path, s)| s.score > 0.0 && self.files.contains_key(*path))
-            .map(|(path, mut s)| {
-                s.reasons.sort_by(|a, b| b.worth.total_cmp(&a.worth));
-                let why: Vec<&str> = s.reasons.iter().map(|r| r.text.as_str()).collect();
-                Ranked {
-                    path: path.to_string(),
-                    score: s.score,
-                    why: why.join("; "),
-                }
-            })
-            .collect();
+        let mut best: Vec<(u32, Scored)> =
+            scored.into_iter().filter(|(_, s)| s.score > 0.0).collect();
+        best.sort_by(|a, b| b.1.score.total_cmp(&a.1.score).then(a.0.cmp(&b.0)));
+        best.truncate(limit);
+        let mut ranked = Vec::new();
+        for (id, mut s) in best {
+            let path = match paths.remove(&id) {
+                Some(path) => path,
+                None => match self.path_of(id)? {
+                    Some(path) => path,
+                    None => continue,
+                },
+            };
+            s.reasons.sort_by(|a, b| b.worth.total_cmp(&a.worth));
+            let why: Vec<&str> = s.reasons.iter().map(|r| r.text.as_str()).collect();
+            ranked.push(Ranked {
+                path,
+                score: s.score,
+                why: why.join("; "),
+            });
+        }
         ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
-        ranked
+        Ok(ranked)
     }
 
-    /// BM25 of the prompt's words for every file that has one: (path, (raw, normalised to the
+    /// BM25 of the prompt's words for every file that has one: (file, (raw, normalised to the
     /// best file's 1), the words that matched most).
-    fn bm25(&self, prompt: &str) -> Vec<(&str, Bm25Score, Vec<String>)> {
-        let query: Vec<Id> = (terms::words(prompt).iter())
-            .filter_map(|w| self.interner.get(w))
-            .collect();
-        if query.is_empty() || self.files.is_empty() {
-            return Vec::new();
+    fn bm25(&self, prompt: &str) -> Result<Vec<(u32, Bm25Score, Vec<String>)>> {
+        let (n, total_length) = self.totals()?;
+        if n == 0 {
+            return Ok(Vec::new());
         }
-        let n = self.files.len() as f32;
-        let average = (self.files.values().map(|f| f.length as f32).sum::<f32>() / n).max(1.0);
-        // Each file's count of each query word, found by binary search in its sorted words.
-        let mut hits: Vec<(&str, u32, Found)> = Vec::new();
-        let mut df = vec![0u32; query.len()];
-        for (path, file) in &self.files {
-            let mut found = Vec::new();
-            for (q, word) in query.iter().enumerate() {
-                if let Ok(at) = file.words.binary_search(word) {
-                    found.push((q, file.counts[at]));
-                    df[q] += 1;
-                }
-            }
-            if !found.is_empty() {
-                hits.push((path, file.length, found));
+        let n = n as f32;
+        let average = (total_length as f32 / n).max(1.0);
+        let query = terms::words(prompt);
+        // Each file's count of each query word, and its length.
+        let mut hits: HashMap<u32, (u32, Found)> = HashMap::new();
+        let mut idf = Vec::with_capacity(query.len());
+        for (q, word) in query.iter().enumerate() {
+            let postings = self.postings(word)?;
+            let df = postings.len() as f32;
+            idf.push(((n - df + 0.5) / (df + 0.5) + 1.0).ln());
+            for p in postings {
+                let hit = hits.entry(p.file).or_insert_with(|| (p.length, Vec::new()));
+                hit.1.push((q, p.count));
             }
         }
-        let idf: Vec<f32> = (df.iter())
-            .map(|&d| ((n - d as f32 + 0.5) / (d as f32 + 0.5) + 1.0).ln())
-            .collect();
-        let mut out: Vec<(&str, Bm25Score, Vec<String>)> = hits
+        let mut out: Vec<(u32, Bm25Score, Vec<String>)> = hits
             .into_iter()
-            .map(|(path, length, found)| {
+            .map(|(id, (length, found))| {
                 let norm = K1 * (1.0 - B + B * length as f32 / average);
                 let mut parts: Vec<(f32, usize)> = (found.iter())
                     .map(|&(q, tf)| {
@@ -169,9 +168,9 @@ impl CodeIndex {
                 let total = parts.iter().map(|p| p.0).sum();
                 parts.sort_by(|a, b| b.0.total_cmp(&a.0));
                 let words = (parts.iter().take(WHY_WORDS))
-                    .map(|&(_, q)| self.interner.name(query[q]).to_string())
+                    .map(|&(_, q)| query[q].clone())
                     .collect();
-                (path, (total, 0.0), words)
+                (id, (total, 0.0), words)
             })
             .collect();
         let best = out
@@ -182,59 +181,76 @@ impl CodeIndex {
         for o in &mut out {
             o.1.1 = o.1.0 / best;
         }
-        out
+        Ok(out)
     }
 
     /// One step of personalised PageRank: each of the best files so far gives `GRAPH` of its
     /// score to the files defining the names it uses, in proportion to how telling each name
     /// is (a name few files use says more than one every file uses) and split between the
-    /// files defining it. Each receiving file keeps its largest gift as its why.
-    fn graph<'a>(&'a self, scored: &HashMap<&'a str, Scored>) -> HashMap<&'a str, (f32, String)> {
-        let mut seeds: Vec<(&str, f32)> = scored.iter().map(|(p, s)| (*p, s.score)).collect();
-        seeds.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+    /// files defining it. Each receiving file keeps its largest gift as its why. `paths`
+    /// gains the seeds' paths.
+    fn graph(
+        &self,
+        scored: &HashMap<u32, Scored>,
+        paths: &mut HashMap<u32, String>,
+    ) -> Result<HashMap<u32, (f32, String)>> {
+        let mut seeds: Vec<(u32, f32)> = scored.iter().map(|(id, s)| (*id, s.score)).collect();
+        seeds.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         seeds.truncate(SEEDS);
-        let mut out: HashMap<&str, (f32, String, f32)> = HashMap::new();
-        let Some(graph) = &self.graph else {
-            return HashMap::new();
-        };
-        let n = self.files.len() as f32;
+        let n = self.totals()?.0 as f32;
+        let mut out: HashMap<u32, (f32, String, f32)> = HashMap::new();
+        // Names asked once, whichever seeds use them: (definers, how telling).
+        let mut names: HashMap<String, Option<(Vec<u32>, f32)>> = HashMap::new();
         for (seed, score) in seeds {
-            let Some(file) = self.files.get(seed) else {
-                continue;
+            let seed_path = match paths.get(&seed) {
+                Some(path) => path.clone(),
+                None => match self.path_of(seed)? {
+                    Some(path) => {
+                        paths.insert(seed, path.clone());
+                        path
+                    }
+                    None => continue,
+                },
             };
             // (name, how telling it is, the files defining it), the seed itself left out.
-            let edges: Vec<(Id, f32, &[Box<str>])> = (file.refs.iter())
-                .filter_map(|r| {
-                    let files = graph.definers.get(r)?;
-                    let users = graph.users.get(r).copied().unwrap_or(1) as f32;
-                    let telling = (n / users).ln().max(0.0);
-                    let elsewhere = files.iter().any(|f| **f != *seed);
-                    (files.len() <= MAX_DEFINERS && elsewhere && telling > 0.0).then_some((
-                        *r,
-                        telling,
-                        files.as_slice(),
-                    ))
-                })
-                .collect();
+            let mut edges: Vec<(String, f32, Vec<u32>)> = Vec::new();
+            for name in self.refs_of(seed)? {
+                if !names.contains_key(&name) {
+                    let found = self.name(&name)?.and_then(|(definers, users)| {
+                        let telling = (n / users.len().max(1) as f32).ln().max(0.0);
+                        let useful = definers.len() <= MAX_DEFINERS && telling > 0.0;
+                        useful.then_some((definers, telling))
+                    });
+                    names.insert(name.clone(), found);
+                }
+                if let Some(Some((definers, telling))) = names.get(&name) {
+                    let elsewhere: Vec<u32> =
+                        definers.iter().copied().filter(|f| *f != seed).collect();
+                    if !elsewhere.is_empty() {
+                        edges.push((name, *telling, definers.clone()));
+                    }
+                }
+            }
             let total: f32 = edges.iter().map(|e| e.1).sum();
             if total <= 0.0 {
                 continue;
             }
             for (name, telling, files) in edges {
                 let gift = GRAPH * score * telling / total / files.len() as f32;
-                for target in files.iter().filter(|f| ***f != *seed) {
+                for target in files.into_iter().filter(|f| *f != seed) {
                     let entry = out.entry(target).or_insert((0.0, String::new(), 0.0));
                     entry.0 += gift;
                     if gift > entry.2 {
                         entry.2 = gift;
-                        entry.1 = format!("defines `{}` used by {seed}", self.interner.name(name));
+                        entry.1 = format!("defines `{name}` used by {seed_path}");
                     }
                 }
             }
         }
-        out.into_iter()
-            .map(|(p, (w, why, _))| (p, (w, why)))
-            .collect()
+        Ok(out
+            .into_iter()
+            .map(|(id, (w, why, _))| (id, (w, why)))
+            .collect())
     }
 }
 

@@ -2,9 +2,9 @@ use super::*;
 use crate::index::{FileStamp, extract};
 
 fn index(files: &[(&str, &str)]) -> CodeIndex {
-    let mut index = CodeIndex::new();
+    let mut index = CodeIndex::in_memory().unwrap();
     for (path, text) in files {
-        index.insert(path, FileStamp::default(), &extract(path, text));
+        (index.insert(path, FileStamp::default(), &extract(path, text))).unwrap();
     }
     index
 }
@@ -44,11 +44,16 @@ fn project() -> CodeIndex {
 
 #[test]
 fn the_file_defining_the_prompts_identifiers_ranks_above_unrelated_files() {
-    let mut index = project();
-    let ranked = index.rank(&Signals {
-        prompt: "parse_expression returns the wrong Expr for nested parentheses",
-        ..Signals::default()
-    });
+    let index = project();
+    let ranked = index
+        .rank(
+            &Signals {
+                prompt: "parse_expression returns the wrong Expr for nested parentheses",
+                ..Signals::default()
+            },
+            400,
+        )
+        .unwrap();
     assert_eq!(ranked[0].path, "src/parser.rs", "{ranked:#?}");
     assert!(ranked[0].why.contains("matches: "), "{}", ranked[0].why);
     assert!(ranked[0].why.contains("parse"), "{}", ranked[0].why);
@@ -64,11 +69,16 @@ fn the_file_defining_the_prompts_identifiers_ranks_above_unrelated_files() {
 
 #[test]
 fn files_defining_what_the_relevant_file_uses_come_next_and_say_so() {
-    let mut index = project();
-    let ranked = index.rank(&Signals {
-        prompt: "parse_expression is slow",
-        ..Signals::default()
-    });
+    let index = project();
+    let ranked = index
+        .rank(
+            &Signals {
+                prompt: "parse_expression is slow",
+                ..Signals::default()
+            },
+            400,
+        )
+        .unwrap();
     // `tokenize` and `build_tree` are used by the parser: their files follow it, above the
     // HTTP files the prompt has nothing to do with.
     let lexer = position(&ranked, "src/lexer.rs").expect("lexer ranked");
@@ -90,17 +100,22 @@ fn files_defining_what_the_relevant_file_uses_come_next_and_say_so() {
 
 #[test]
 fn the_persons_signals_lead_with_their_reasons() {
-    let mut index = project();
+    let index = project();
     let mentioned = vec!["src/http/client.rs".to_string()];
     let recent = vec!["docs/guide.md".to_string()];
     let open = vec!["src/tree.rs".to_string()];
-    let ranked = index.rank(&Signals {
-        prompt: "tokenize",
-        mentioned: &mentioned,
-        recent: &recent,
-        open: &open,
-        ..Signals::default()
-    });
+    let ranked = index
+        .rank(
+            &Signals {
+                prompt: "tokenize",
+                mentioned: &mentioned,
+                recent: &recent,
+                open: &open,
+                ..Signals::default()
+            },
+            400,
+        )
+        .unwrap();
     assert_eq!(ranked[0].path, "src/http/client.rs");
     assert_eq!(ranked[0].why, "mentioned");
     let guide = position(&ranked, "docs/guide.md").expect("recent ranked");
@@ -112,20 +127,30 @@ fn the_persons_signals_lead_with_their_reasons() {
     );
     // A file gone from the index is not ranked, however it was signalled.
     let gone = vec!["src/deleted.rs".to_string()];
-    let ranked = index.rank(&Signals {
-        mentioned: &gone,
-        ..Signals::default()
-    });
+    let ranked = index
+        .rank(
+            &Signals {
+                mentioned: &gone,
+                ..Signals::default()
+            },
+            400,
+        )
+        .unwrap();
     assert!(ranked.is_empty(), "{ranked:#?}");
 }
 
 #[test]
 fn path_words_match_a_prompt_about_the_folder() {
-    let mut index = project();
-    let ranked = index.rank(&Signals {
-        prompt: "the http client times out",
-        ..Signals::default()
-    });
+    let index = project();
+    let ranked = index
+        .rank(
+            &Signals {
+                prompt: "the http client times out",
+                ..Signals::default()
+            },
+            400,
+        )
+        .unwrap();
     assert_eq!(ranked[0].path, "src/http/client.rs", "{ranked:#?}");
     assert_eq!(ranked[1].path, "src/http/server.rs", "{ranked:#?}");
 }

@@ -10,7 +10,6 @@ use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::SystemTime;
 
 use super::context_walk::SOURCE_NAMES;
 pub use super::context_walk::Walk;
@@ -188,11 +187,12 @@ pub struct CodebaseContext {
 /// the budget is a crumb, and the rest is listed by name.
 const STAT_MISSES: usize = 64;
 
-/// Identity of a file version as `stat` sees it: (mtime, length, inode). The inode is there
-/// because atomic writes (Tandem's own included) replace the file, so even a same-length edit
-/// within one timestamp tick is seen. Only an in-place, same-length rewrite within one tick
-/// (a few milliseconds; seconds on coarse file systems) can go unnoticed, as it does for git.
-pub(super) type Stamp = (SystemTime, u64, u64);
+/// Identity of a file version as `stat` sees it (see [`super::FileStamp`]). The inode is
+/// there because atomic writes (Tandem's own included) replace the file, so even a
+/// same-length edit within one timestamp tick is seen. Only an in-place, same-length rewrite
+/// within one tick (a few milliseconds; seconds on coarse file systems) can go unnoticed, as it
+/// does for git.
+pub(super) type Stamp = super::FileStamp;
 
 /// What a read found. Binary files are cached too, so they are not re-read every turn.
 type Loaded = Result<(Arc<str>, usize), SkipReason>;

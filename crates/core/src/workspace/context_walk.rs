@@ -79,11 +79,20 @@ impl Walk {
     /// walker's threads only when the budget is so large that nearly everything will be read;
     /// otherwise packing asks them one file at a time, and only while something may still fit.
     pub fn new(root: &Path, options: &ContextOptions) -> Result<Walk, ContextError> {
+        Walk::walk(root, options, options.budget_tokens >= STAT_ALL_BUDGET)
+    }
+
+    /// [`Walk::new`] with every file's size and stamp asked on the walker's threads (for the
+    /// code index, which compares every stamp with the one it stored).
+    pub fn stamped(root: &Path, options: &ContextOptions) -> Result<Walk, ContextError> {
+        Walk::walk(root, options, true)
+    }
+
+    fn walk(root: &Path, options: &ContextOptions, sized: bool) -> Result<Walk, ContextError> {
         let include = glob_set("include", &options.include)?;
         let exclude = glob_set("exclude", &options.exclude)?;
         let root = open_root(root)?;
         let filters = (&include, &exclude, options.max_file_bytes);
-        let sized = options.budget_tokens >= STAT_ALL_BUDGET;
         let walked = super::walk::parallel(&walker(&root), |item| {
             let entry = match item {
                 Ok(entry) => entry,
@@ -127,6 +136,11 @@ impl Walk {
     /// The eligible files, `/`-separated relative paths in order.
     pub fn paths(&self) -> impl Iterator<Item = &str> {
         self.candidates.iter().map(|c| &*c.rel)
+    }
+
+    /// The eligible files with their stamps when the walk asked them (see [`Walk::stamped`]).
+    pub fn stamped_paths(&self) -> impl Iterator<Item = (&str, Option<super::FileStamp>)> {
+        (self.candidates.iter()).map(|c| (&*c.rel, c.seen.and_then(|s| s.stamp)))
     }
 
     /// Whether `options` choose files as this walk did (same globs, same size limit).
@@ -184,10 +198,7 @@ pub(super) struct Seen {
 
 impl Seen {
     fn of(meta: &fs::Metadata) -> Self {
-        let stamp = meta
-            .modified()
-            .ok()
-            .map(|mtime| (mtime, meta.len(), super::platform::identity(meta)));
+        let stamp = meta.modified().ok().map(|_| super::FileStamp::of(meta));
         Seen {
             bytes: meta.len(),
             stamp,

@@ -23,4 +23,4 @@ pub use paths::{PathError, ResolvedPath, is_view, normalize_relative, resolve, r
 #[cfg(all(test, unix))]
 pub(crate) use regular::test_support;
 pub use regular::{FileKind, OpenError, RegularFile, open_regular, read_regular};
-pub use stamp::{Stamp, stamp};
+pub use stamp::{FileStamp, Stamp, stamp};

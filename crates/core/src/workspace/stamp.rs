@@ -5,7 +5,29 @@
 //! goes unseen, as it does for git.
 
 use std::path::Path;
-use std::time::SystemTime;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// A file version as `stat` sees it, in a form that is stored (the code index keeps one per
+/// file): modification time in nanoseconds, length and identity (the inode on Unix).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FileStamp {
+    pub mtime_ns: i64,
+    pub len: u64,
+    pub inode: u64,
+}
+
+impl FileStamp {
+    pub fn of(meta: &std::fs::Metadata) -> FileStamp {
+        let mtime_ns = (meta.modified().ok())
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+        FileStamp {
+            mtime_ns,
+            len: meta.len(),
+            inode: super::platform::identity(meta),
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stamp {

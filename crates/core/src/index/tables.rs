@@ -1,0 +1,364 @@
+//! The index's tables in SQLite, and the one write that changes them.
+//!
+//! - `files`: one row per file: its stamp, length (for BM25), definitions, references and
+//!   words (kept so that a change can take the file's old words back out). A file that is not
+//!   indexed (binary, too large, not UTF-8) is kept as `skipped` with its stamp, so that it is
+//!   not read again until it changes.
+//! - `words`: per word, its postings: each file having it, with the word's count there and
+//!   the file's length, so a prompt's ranking reads only its own words' rows.
+//! - `names`: per name, the files defining it and the files using it: the reference graph.
+//! - `totals`: how many files, and their summed length.
+//!
+//! A query reads only the rows it needs; nothing is loaded whole.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
+
+use super::{Definition, Extracted, FileStamp};
+
+/// The layout's version; an index written by another layout is dropped and rebuilt (it is
+/// derived from the files, nothing is lost).
+const VERSION: i64 = 2;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS files (
+    id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE,
+    mtime_ns INTEGER NOT NULL, len INTEGER NOT NULL, inode INTEGER NOT NULL,
+    length INTEGER NOT NULL, defs TEXT NOT NULL, refs TEXT NOT NULL, words TEXT NOT NULL,
+    skipped INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS files_stamps ON files (path, mtime_ns, len, inode, skipped);
+CREATE TABLE IF NOT EXISTS words (word TEXT PRIMARY KEY, postings BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS names (
+    name TEXT PRIMARY KEY, definers BLOB NOT NULL, users BLOB NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS totals (
+    one INTEGER PRIMARY KEY CHECK (one = 1), files INTEGER NOT NULL, length INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO totals VALUES (1, 0, 0);
+";
+
+/// Readies `conn` for the index: the tables, written ahead (so that a second process reads
+/// while one writes) and waiting for a writer rather than failing.
+pub(super) fn prepare(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(Duration::from_secs(5))?;
+    conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if version != VERSION {
+        conn.execute_batch(
+            "DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS words;
+             DROP TABLE IF EXISTS names; DROP TABLE IF EXISTS totals;",
+        )?;
+    }
+    conn.execute_batch(SCHEMA)?;
+    conn.pragma_update(None, "user_version", VERSION)?;
+    Ok(())
+}
+
+/// One file having a word.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Posting {
+    pub(crate) file: u32,
+    pub(crate) count: u16,
+    /// The file's length (the sum of its words' counts).
+    pub(crate) length: u32,
+}
+
+const POSTING: usize = 10;
+
+fn encode_postings(postings: &[Posting]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(postings.len() * POSTING);
+    for p in postings {
+        out.extend_from_slice(&p.file.to_le_bytes());
+        out.extend_from_slice(&p.count.to_le_bytes());
+        out.extend_from_slice(&p.length.to_le_bytes());
+    }
+    out
+}
+
+pub(super) fn decode_postings(bytes: &[u8]) -> Vec<Posting> {
+    (bytes.chunks_exact(POSTING))
+        .map(|c| Posting {
+            file: u32::from_le_bytes([c[0], c[1], c[2], c[3]]),
+            count: u16::from_le_bytes([c[4], c[5]]),
+            length: u32::from_le_bytes([c[6], c[7], c[8], c[9]]),
+        })
+        .collect()
+}
+
+fn encode_ids(ids: &[u32]) -> Vec<u8> {
+    ids.iter().flat_map(|id| id.to_le_bytes()).collect()
+}
+
+pub(super) fn decode_ids(bytes: &[u8]) -> Vec<u32> {
+    (bytes.chunks_exact(4))
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// Text stored in a tab- and newline-separated column: names and words holding either are
+/// not stored.
+fn clean(s: &str) -> bool {
+    !s.contains(['\t', '\n'])
+}
+
+/// A file's definitions as stored: `name kind line signature`, tab-separated, one a line.
+fn encode_defs(definitions: &[Definition]) -> String {
+    let mut out = String::new();
+    for d in definitions
+        .iter()
+        .filter(|d| clean(&d.name) && clean(&d.kind))
+    {
+        let signature = d.signature.replace(['\t', '\n'], " ");
+        out.push_str(&format!(
+            "{}\t{}\t{}\t{signature}\n",
+            d.name, d.kind, d.line
+        ));
+    }
+    out
+}
+
+pub(super) fn decode_defs(text: &str) -> Vec<Definition> {
+    (text.lines())
+        .filter_map(|line| {
+            let mut parts = line.splitn(4, '\t');
+            let (name, kind, at) = (parts.next()?, parts.next()?, parts.next()?);
+            Some(Definition {
+                name: name.to_string(),
+                kind: kind.to_string(),
+                line: at.parse().ok()?,
+                signature: parts.next().unwrap_or_default().to_string(),
+            })
+        })
+        .collect()
+}
+
+/// What changes for one word or name in a write: files taken out, entries put in.
+#[derive(Default)]
+struct Edit<T> {
+    gone: HashSet<u32>,
+    added: Vec<T>,
+}
+
+/// What a file now is, for [`write`].
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Change<'a> {
+    /// Indexed with this content.
+    Indexed(FileStamp, &'a Extracted),
+    /// There, but not indexed (binary, too large, not UTF-8).
+    Skipped(FileStamp),
+    /// Gone from the project.
+    Gone,
+}
+
+/// Puts `changes` in the index, in one transaction: each changed file's old words and names
+/// are taken out of their rows and its new ones put in. Returns how many files it wrote or
+/// removed.
+pub(super) fn write(
+    conn: &mut Connection,
+    changes: &[(&str, Change<'_>)],
+) -> rusqlite::Result<usize> {
+    let tx = conn.transaction()?;
+    let mut words: HashMap<String, Edit<Posting>> = HashMap::new();
+    let mut definers: HashMap<String, Edit<u32>> = HashMap::new();
+    let mut users: HashMap<String, Edit<u32>> = HashMap::new();
+    let (mut files_delta, mut length_delta) = (0i64, 0i64);
+    let mut written = 0;
+    let mut insert = tx.prepare_cached(
+        "INSERT OR REPLACE INTO files
+         (id, path, mtime_ns, len, inode, length, defs, refs, words, skipped)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?;
+    for &(path, change) in changes {
+        let old = take_out(&tx, path, &mut words, &mut definers, &mut users)?;
+        if let Some(old) = old
+            && !old.skipped
+        {
+            files_delta -= 1;
+            length_delta -= old.length;
+        }
+        let (stamp, extracted) = match change {
+            Change::Gone => {
+                if let Some(old) = old {
+                    tx.execute("DELETE FROM files WHERE id = ?1", [old.id])?;
+                    written += 1;
+                }
+                continue;
+            }
+            Change::Skipped(stamp) => (stamp, None),
+            Change::Indexed(stamp, extracted) => (stamp, Some(extracted)),
+        };
+        let empty = Extracted::default();
+        let extracted = extracted.unwrap_or(&empty);
+        let mut counted: Vec<(&str, u16)> = (extracted.words.iter())
+            .filter(|(w, _)| clean(w))
+            .map(|(w, &c)| (w.as_str(), c))
+            .collect();
+        counted.sort_unstable();
+        let length: u32 = counted.iter().map(|&(_, c)| u32::from(c)).sum();
+        let mut word_text = String::new();
+        for (w, c) in &counted {
+            word_text.push_str(&format!("{w}\t{c}\n"));
+        }
+        let refs: Vec<&str> = (extracted.references.iter())
+            .map(String::as_str)
+            .filter(|r| clean(r))
+            .collect();
+        insert.execute(params![
+            old.map(|o| o.id),
+            path,
+            stamp.mtime_ns,
+            i64::try_from(stamp.len).unwrap_or(i64::MAX),
+            stamp.inode as i64,
+            length,
+            encode_defs(&extracted.definitions),
+            refs.join("\n"),
+            word_text,
+            matches!(change, Change::Skipped(_)),
+        ])?;
+        written += 1;
+        if matches!(change, Change::Skipped(_)) {
+            continue;
+        }
+        let id = match old {
+            Some(old) => old.id,
+            None => u32::try_from(tx.last_insert_rowid()).unwrap_or(u32::MAX),
+        };
+        for &(word, count) in &counted {
+            let posting = Posting {
+                file: id,
+                count,
+                length,
+            };
+            words
+                .entry(word.to_string())
+                .or_default()
+                .added
+                .push(posting);
+        }
+        let mut defined: Vec<&str> = (extracted.definitions.iter())
+            .map(|d| d.name.as_str())
+            .filter(|n| clean(n))
+            .collect();
+        defined.sort_unstable();
+        defined.dedup();
+        for name in defined {
+            definers.entry(name.to_string()).or_default().added.push(id);
+        }
+        for name in refs {
+            users.entry(name.to_string()).or_default().added.push(id);
+        }
+        files_delta += 1;
+        length_delta += i64::from(length);
+    }
+    drop(insert);
+    write_words(&tx, words)?;
+    write_names(&tx, definers, users)?;
+    tx.execute(
+        "UPDATE totals SET files = files + ?1, length = length + ?2",
+        params![files_delta, length_delta],
+    )?;
+    tx.commit()?;
+    Ok(written)
+}
+
+/// A file's row as it was before a write.
+#[derive(Debug, Clone, Copy)]
+struct Stored {
+    id: u32,
+    length: i64,
+    skipped: bool,
+}
+
+/// Notes what the stored version of `path` put in the word and name rows, to be taken out.
+fn take_out(
+    tx: &Transaction<'_>,
+    path: &str,
+    words: &mut HashMap<String, Edit<Posting>>,
+    definers: &mut HashMap<String, Edit<u32>>,
+    users: &mut HashMap<String, Edit<u32>>,
+) -> rusqlite::Result<Option<Stored>> {
+    let old = tx
+        .prepare_cached("SELECT id, length, skipped, defs, refs, words FROM files WHERE path = ?1")?
+        .query_row([path], |r| {
+            let stored = Stored {
+                id: r.get(0)?,
+                length: r.get(1)?,
+                skipped: r.get(2)?,
+            };
+            let text: (String, String, String) = (r.get(3)?, r.get(4)?, r.get(5)?);
+            Ok((stored, text))
+        })
+        .optional()?;
+    let Some((stored, (defs, refs, word_text))) = old else {
+        return Ok(None);
+    };
+    let id = stored.id;
+    for line in word_text.lines() {
+        let word = line.split('\t').next().unwrap_or_default();
+        words.entry(word.to_string()).or_default().gone.insert(id);
+    }
+    for d in decode_defs(&defs) {
+        definers.entry(d.name).or_default().gone.insert(id);
+    }
+    for name in refs.lines() {
+        users.entry(name.to_string()).or_default().gone.insert(id);
+    }
+    Ok(Some(stored))
+}
+
+fn write_words(
+    tx: &Transaction<'_>,
+    words: HashMap<String, Edit<Posting>>,
+) -> rusqlite::Result<()> {
+    let mut read = tx.prepare_cached("SELECT postings FROM words WHERE word = ?1")?;
+    let mut put = tx.prepare_cached("INSERT OR REPLACE INTO words VALUES (?1, ?2)")?;
+    let mut delete = tx.prepare_cached("DELETE FROM words WHERE word = ?1")?;
+    for (word, edit) in words {
+        let stored: Option<Vec<u8>> = read.query_row([&word], |r| r.get(0)).optional()?;
+        let mut postings = stored.as_deref().map(decode_postings).unwrap_or_default();
+        postings.retain(|p| !edit.gone.contains(&p.file));
+        postings.extend(edit.added);
+        match postings.is_empty() {
+            true => delete.execute([&word])?,
+            false => put.execute(params![word, encode_postings(&postings)])?,
+        };
+    }
+    Ok(())
+}
+
+fn write_names(
+    tx: &Transaction<'_>,
+    mut definers: HashMap<String, Edit<u32>>,
+    mut users: HashMap<String, Edit<u32>>,
+) -> rusqlite::Result<()> {
+    let mut read = tx.prepare_cached("SELECT definers, users FROM names WHERE name = ?1")?;
+    let mut put = tx.prepare_cached("INSERT OR REPLACE INTO names VALUES (?1, ?2, ?3)")?;
+    let mut delete = tx.prepare_cached("DELETE FROM names WHERE name = ?1")?;
+    let names: HashSet<String> = definers.keys().chain(users.keys()).cloned().collect();
+    for name in names {
+        let stored: Option<(Vec<u8>, Vec<u8>)> = read
+            .query_row([&name], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        let (mut defining, mut using) = stored
+            .map(|(d, u)| (decode_ids(&d), decode_ids(&u)))
+            .unwrap_or_default();
+        for (ids, edit) in [
+            (&mut defining, definers.remove(&name)),
+            (&mut using, users.remove(&name)),
+        ] {
+            if let Some(edit) = edit {
+                ids.retain(|id| !edit.gone.contains(id));
+                ids.extend(edit.added);
+            }
+        }
+        match defining.is_empty() && using.is_empty() {
+            true => delete.execute([&name])?,
+            false => put.execute(params![name, encode_ids(&defining), encode_ids(&using)])?,
+        };
+    }
+    Ok(())
+}
