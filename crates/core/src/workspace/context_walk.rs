@@ -79,16 +79,16 @@ impl Walk {
     /// walker's threads only when the budget is so large that nearly everything will be read;
     /// otherwise packing asks them one file at a time, and only while something may still fit.
     pub fn new(root: &Path, options: &ContextOptions) -> Result<Walk, ContextError> {
-        Walk::walk(root, options, options.budget_tokens >= STAT_ALL_BUDGET)
+        Walk::with_sizes(root, options, options.budget_tokens >= STAT_ALL_BUDGET)
     }
 
     /// [`Walk::new`] with every file's size and stamp asked on the walker's threads (for the
     /// code index, which compares every stamp with the one it stored).
     pub fn stamped(root: &Path, options: &ContextOptions) -> Result<Walk, ContextError> {
-        Walk::walk(root, options, true)
+        Walk::with_sizes(root, options, true)
     }
 
-    fn walk(root: &Path, options: &ContextOptions, sized: bool) -> Result<Walk, ContextError> {
+    fn with_sizes(root: &Path, options: &ContextOptions, sized: bool) -> Result<Walk, ContextError> {
         let include = glob_set("include", &options.include)?;
         let exclude = glob_set("exclude", &options.exclude)?;
         let root = open_root(root)?;
