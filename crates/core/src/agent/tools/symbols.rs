@@ -132,26 +132,15 @@ pub fn find_definitions(code: &CodeView<'_>, args: &Value) -> Result<String, Too
     let args = Args::new(args)?;
     let (name, note) = name_arg(&args)?;
     let indexed = code.ask(|index| index.definitions_of(&name))?;
-    // path, line, kind, signature
-    let mut found: Vec<(String, u32, String, String)> = Vec::new();
-    let mut texts: HashMap<String, Option<String>> = HashMap::new();
-    for place in indexed {
-        if code.changed.contains(&place.path) {
-            continue;
-        }
-        // The index keeps no signatures: the line is read from the view.
-        let text = texts
-            .entry(place.path.clone())
-            .or_insert_with(|| read_text(code.view, &place.path, MAX_READ_FILE_BYTES).ok());
-        let line = (text.as_deref())
-            .and_then(|t| t.lines().nth(place.line.saturating_sub(1) as usize))
-            .map(shown)
-            .unwrap_or_default();
-        found.push((place.path, place.line, place.kind, line));
-    }
+    // (path, line, kind, first line): the index keeps no first lines; they are read from
+    // the view below, for the places shown only.
+    let mut found: Vec<(String, u32, String, Option<String>)> = (indexed.into_iter())
+        .filter(|place| !code.changed.contains(&place.path))
+        .map(|place| (place.path, place.line, place.kind, None))
+        .collect();
     for (path, extracted) in code.changed_files() {
         for d in extracted.definitions.into_iter().filter(|d| d.name == name) {
-            found.push((path.to_string(), d.line, d.kind, shown(&d.signature)));
+            found.push((path.to_string(), d.line, d.kind, Some(d.signature)));
         }
     }
     found.sort();
@@ -165,11 +154,24 @@ pub fn find_definitions(code: &CodeView<'_>, args: &Value) -> Result<String, Too
         return Ok(out);
     }
     let more = found.len().saturating_sub(MAX_DEFINITIONS);
+    let mut texts: HashMap<&str, Option<String>> = HashMap::new();
     for (path, line, kind, signature) in found.iter().take(MAX_DEFINITIONS) {
+        let signature = match signature {
+            Some(signature) => shown(signature),
+            None => (texts.entry(path.as_str()))
+                .or_insert_with(|| read_text(code.view, path, MAX_READ_FILE_BYTES).ok())
+                .as_deref()
+                .and_then(|text| text.lines().nth(line.saturating_sub(1) as usize))
+                .map(shown)
+                .unwrap_or_default(),
+        };
         let _ = writeln!(out, "{path}:{line} {kind} {signature}");
     }
     if more > 0 {
-        let _ = writeln!(out, "[… and {more} more definitions not shown]");
+        let _ = writeln!(
+            out,
+            "[… and {more} more definitions not shown: use grep with a \"path\" to narrow]"
+        );
     }
     Ok(out)
 }

@@ -410,3 +410,21 @@ fn hostile_paths_and_names_get_clear_errors() {
         assert!(out.unwrap().starts_with("No references"), "{n}");
     }
 }
+
+#[test]
+fn find_definitions_is_capped_and_says_so() {
+    let many = "def f():\n    pass\n".repeat(MAX_DEFINITIONS + 20);
+    let (_dir, root) = project(&[("many.py", &many)]);
+    let root = root.canonicalize().unwrap();
+    let indexes = Indexes::new(None);
+    let out = defs(&root, &indexes, "f");
+    let shown = lines(&out);
+    assert_eq!(shown.len(), MAX_DEFINITIONS + 1, "{out}");
+    assert_eq!(shown[0], "many.py:1 function def f():");
+    assert_eq!(shown[1], "many.py:3 function def f():");
+    assert!(
+        shown[MAX_DEFINITIONS].starts_with("[… and 20 more definitions not shown"),
+        "{}",
+        shown[MAX_DEFINITIONS]
+    );
+}
