@@ -13,6 +13,8 @@ mod workspace;
 
 #[path = "agent/batch.rs"]
 mod batch;
+#[path = "agent/symbols.rs"]
+mod symbols;
 
 use std::time::Duration;
 

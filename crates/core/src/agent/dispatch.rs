@@ -14,6 +14,7 @@ use super::policy;
 use super::tools;
 use crate::edits::Action;
 use crate::edits::plan::EditChecker;
+use crate::index::Indexes;
 use crate::layer::Change;
 use crate::layer::Tracker;
 use crate::process::{self, Sandbox, ShellRequest};
@@ -36,6 +37,8 @@ pub struct Context<'a> {
     /// The chat's workspace, when the agent works in one: tools read and write its view,
     /// commands run in it, and what they change joins the proposal.
     pub workspace: Option<&'a Arc<Tracker>>,
+    /// The code indexes the symbol tools ask.
+    pub indexes: &'a Arc<Indexes>,
 }
 
 /// How one `run_shell` call runs.
@@ -81,12 +84,33 @@ pub async fn run(context: &Context<'_>, tool: &str, arguments: &Value) -> Dispat
     let root = reading_root(context);
     let args = arguments.clone();
     match tool {
-        "list_files" | "read_file" | "grep" => {
+        "list_files" | "read_file" | "grep" | "find_definitions" | "find_references"
+        | "outline" => {
             let name = tool.to_string();
+            let project = context.root.to_path_buf();
+            let indexes = Arc::clone(context.indexes);
+            let tracker = context.workspace.cloned();
             let result = tokio::task::spawn_blocking(move || match name.as_str() {
                 "list_files" => tools::list_files(&root, &args),
                 "read_file" => tools::read_file(&root, &args),
-                _ => tools::grep(&root, &args),
+                "grep" => tools::grep(&root, &args),
+                "outline" => tools::outline(&root, &args),
+                _ => {
+                    // What the workspace changed overrides the index of the person's tree.
+                    let changed = tracker
+                        .map(|t| t.workspace().layer().bases().into_keys().collect())
+                        .unwrap_or_default();
+                    let code = tools::CodeView {
+                        project: &project,
+                        view: &root,
+                        changed: &changed,
+                        indexes: &indexes,
+                    };
+                    match name.as_str() {
+                        "find_definitions" => tools::find_definitions(&code, &args),
+                        _ => tools::find_references(&code, &args),
+                    }
+                }
             })
             .await;
             match result {

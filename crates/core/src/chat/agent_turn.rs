@@ -139,6 +139,7 @@ impl ChatService {
         }
         let config = AgentConfig {
             workspace: workspace.clone(),
+            indexes: runner::CodeIndexes(std::sync::Arc::clone(&self.indexes)),
             root: turn.project.path.clone(),
             mode: match turn.chat.mode {
                 ChatMode::Plan => AgentMode::Plan,

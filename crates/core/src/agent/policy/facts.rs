@@ -45,7 +45,8 @@ pub(super) enum Kind {
 impl Kind {
     pub(super) fn of(tool: &str) -> Kind {
         match tool {
-            "list_files" | "read_file" | "grep" => Kind::Read,
+            "list_files" | "read_file" | "grep" | "find_definitions" | "find_references"
+            | "outline" => Kind::Read,
             "write_file" | "search_replace" | "rename_file" | "delete_file" => Kind::Edit,
             "run_shell" => Kind::Shell,
             "fetch_url" => Kind::Web,

@@ -370,6 +370,30 @@ fn every_tool_kind_under_every_trust() {
             ["ask", "ask", "ask"],
         ),
         (
+            "find_definitions",
+            json!({ "name": "parse" }),
+            Low,
+            ["allow", "allow", "allow"],
+        ),
+        (
+            "find_references",
+            json!({ "name": "parse" }),
+            Low,
+            ["allow", "allow", "allow"],
+        ),
+        (
+            "outline",
+            json!({ "path": "src/main.rs" }),
+            Low,
+            ["allow", "allow", "allow"],
+        ),
+        (
+            "outline",
+            json!({ "path": "../secret.rs" }),
+            Medium,
+            ["ask", "ask", "ask"],
+        ),
+        (
             "write_file",
             json!({ "path": "src/x.rs", "content": "" }),
             Medium,
@@ -642,8 +666,9 @@ proptest! {
     #[test]
     fn assess_never_panics(
         tool in prop::sample::select(vec![
-            "list_files", "read_file", "grep", "write_file", "search_replace", "rename_file",
-            "delete_file", "run_shell", "a/b", "", "???",
+            "list_files", "read_file", "grep", "find_definitions", "find_references", "outline",
+            "write_file", "search_replace", "rename_file", "delete_file", "run_shell", "a/b", "",
+            "???",
         ]),
         text in "\\PC{0,60}",
         key in prop::sample::select(vec!["path", "command", "from", "to", "paths", "cwd"]),

@@ -129,6 +129,7 @@ impl<H: Host> State<'_, H> {
             edits: &self.edits,
             checker: &self.checker,
             workspace: self.config.workspace.as_ref(),
+            indexes: &self.config.indexes.0,
         };
         let Dispatched {
             text,
@@ -146,6 +147,9 @@ impl<H: Host> State<'_, H> {
             "list_files"
                 | "read_file"
                 | "grep"
+                | "find_definitions"
+                | "find_references"
+                | "outline"
                 | "write_file"
                 | "search_replace"
                 | "rename_file"

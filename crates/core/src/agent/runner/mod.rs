@@ -55,6 +55,19 @@ pub struct AgentConfig {
     pub check_rounds: usize,
     /// The chat's workspace, when the agent works in one (see [`crate::layer`]).
     pub workspace: Option<std::sync::Arc<crate::layer::Tracker>>,
+    /// The code indexes the symbol tools ask (the chat service's).
+    pub indexes: CodeIndexes,
+}
+
+/// The code indexes of the process, shared with the chat service (`Indexes` is not `Debug`:
+/// it holds whole indexes, which no debug print should show).
+#[derive(Clone)]
+pub struct CodeIndexes(pub std::sync::Arc<crate::index::Indexes>);
+
+impl std::fmt::Debug for CodeIndexes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CodeIndexes")
+    }
 }
 
 /// One model reply: its text and the tool calls it made natively.

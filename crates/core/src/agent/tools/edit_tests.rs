@@ -245,6 +245,11 @@ fn paths_read_names_what_the_model_sees() {
     );
     assert_eq!(paths_read("read_file", &json!({"file_path": "b"})), ["b"]);
     assert_eq!(
+        paths_read("outline", &json!({"path": "./src/a.rs"})),
+        ["src/a.rs"]
+    );
+    assert!(paths_read("find_definitions", &json!({"name": "a"})).is_empty());
+    assert_eq!(
         paths_read("grep", &json!({"pattern": "x", "path": "src"})),
         ["src"]
     );

@@ -1,5 +1,6 @@
 //! The built-in agent tools: their specs for the model, the read-only ones (`list_files`,
-//! `read_file`, `grep`), and the edit ones turned into [`Action`]s that go through the same
+//! `read_file`, `grep`, and the code-index lookups `find_definitions`, `find_references`,
+//! `outline`), and the edit ones turned into [`Action`]s that go through the same
 //! review and apply path as edit tags. `run_shell` is only specified here; it runs elsewhere.
 //!
 //! Everything here is synchronous (the agent loop calls it inside `spawn_blocking`) and every
@@ -15,6 +16,7 @@
 
 mod search;
 mod specs;
+mod symbols;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -30,6 +32,7 @@ use crate::workspace::{
 
 pub use search::{grep, list_files};
 pub use specs::builtin_specs;
+pub use symbols::{CodeView, find_definitions, find_references, outline};
 
 /// Which tools the model gets.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -76,6 +79,11 @@ pub enum ToolError {
     NotADirectory { path: String },
     #[error("{path} is {kind}, not a regular file; it was not read")]
     NotRegular { path: String, kind: FileKind },
+    #[error(
+        "{path} is not in a language the code index reads (Rust, JavaScript, TypeScript, \
+         Python, Go, Java, C, C++); use read_file or grep"
+    )]
+    NotParsed { path: String },
     #[error("{path} is a binary file; only text files can be read")]
     Binary { path: String },
     #[error("{what} is too large ({size} bytes; the limit is {limit} bytes)")]
@@ -414,15 +422,15 @@ fn refuse_markers(field: &'static str, text: &str, divider_too: bool) -> Result<
     }
 }
 
-/// The project paths a call reads, for the UI's "files read": `read_file`'s file and
-/// `grep`'s `path` when given. Listing names files without reading them, and edit tools
+/// The project paths a call reads, for the UI's "files read": `read_file`'s and `outline`'s
+/// file and `grep`'s `path` when given. Listing names files without reading them, and edit tools
 /// count as edits. Refused paths are left out.
 pub fn paths_read(tool: &str, args: &Value) -> Vec<String> {
     let Ok(args) = Args::new(args) else {
         return Vec::new();
     };
     let raw = match tool {
-        "read_file" => args.opt_str(&PATH_KEYS, "").ok().flatten(),
+        "read_file" | "outline" => args.opt_str(&PATH_KEYS, "").ok().flatten(),
         "grep" => args.start_path().ok().flatten(),
         _ => None,
     };

@@ -11,6 +11,7 @@ use crate::llm::ToolSpec;
 /// [`AgentMode::Agent`].
 pub fn builtin_specs(mode: AgentMode) -> Vec<ToolSpec> {
     let path = |what: &str| json!({"type": "string", "description": what});
+    let symbol = |what: &str| json!({"type": "string", "description": what});
     let description = json!({"type": "string",
         "description": "One short sentence for the reviewer: what the change does and why."});
     let spec = |name: &str, description: &str, properties: Value, required: &[&str]| ToolSpec {
@@ -54,6 +55,27 @@ pub fn builtin_specs(mode: AgentMode) -> Vec<ToolSpec> {
                 "case_insensitive": {"type": "boolean", "description": "Ignore letter case. Default false."},
             }),
             &["pattern"],
+        ),
+        spec(
+            "find_definitions",
+            "Find where a function, type, class, method or constant is defined, from the \
+             code index. Each result is path:line kind first-line. Faster than grep for a name.",
+            json!({"name": symbol("The name to find, such as \"parse_args\" or \"Config\".")}),
+            &["name"],
+        ),
+        spec(
+            "find_references",
+            "Find the lines that use a name (calls, type uses), from the code index. Each \
+             result is path:line: text. Comments and strings are not searched; use grep for them.",
+            json!({"name": symbol("The name to look for, such as \"parse_args\".")}),
+            &["name"],
+        ),
+        spec(
+            "outline",
+            "List a source file's definitions (functions, types, classes, methods), each as \
+             line: first line. Read it before read_file to find the part you need.",
+            json!({"path": path("The file to outline, relative to the project root.")}),
+            &["path"],
         ),
         spec(
             "fetch_url",

@@ -40,6 +40,9 @@ fn specs_are_json_schema_objects_with_consistent_required_fields() {
             "list_files",
             "read_file",
             "grep",
+            "find_definitions",
+            "find_references",
+            "outline",
             "fetch_url",
             "write_file",
             "search_replace",
@@ -74,11 +77,14 @@ fn specs_are_json_schema_objects_with_consistent_required_fields() {
             );
         }
     }
-    let shell = &agent[8].parameters;
+    let shell = &agent[11].parameters;
     assert_eq!(shell["required"], json!(["command"]));
     assert_eq!(shell["properties"]["timeout_secs"]["type"], "integer");
     assert_eq!(agent[1].parameters["required"], json!(["path"]));
     assert_eq!(agent[2].parameters["required"], json!(["pattern"]));
+    assert_eq!(agent[3].parameters["required"], json!(["name"]));
+    assert_eq!(agent[4].parameters["required"], json!(["name"]));
+    assert_eq!(agent[5].parameters["required"], json!(["path"]));
 }
 
 #[test]
@@ -87,8 +93,19 @@ fn plan_mode_offers_only_reading_tools() {
         .into_iter()
         .map(|s| s.name)
         .collect();
-    // Reading the project, and the web (each fetch asked).
-    assert_eq!(names, ["list_files", "read_file", "grep", "fetch_url"]);
+    // Reading the project (its files and its code index), and the web (each fetch asked).
+    assert_eq!(
+        names,
+        [
+            "list_files",
+            "read_file",
+            "grep",
+            "find_definitions",
+            "find_references",
+            "outline",
+            "fetch_url"
+        ]
+    );
 }
 
 // ---- list_files ----------------------------------------------------------------------------

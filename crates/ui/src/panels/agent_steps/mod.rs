@@ -238,6 +238,7 @@ fn essential_whole(tool: &str, args: &Value) -> Option<String> {
         }),
         "rename_file" => Some(format!("{} ➡ {}", text("from")?, text("to")?)),
         "list_files" => Some(text("path").or(text("glob")).unwrap_or(".").to_string()),
+        "find_definitions" | "find_references" => text("name").map(str::to_string),
         "read_file" => text("path").map(|p| match (line("start_line"), line("end_line")) {
             (Some(a), Some(b)) => format!("{p}:{a}-{b}"),
             (Some(a), None) => format!("{p}:{a}-"),
@@ -354,10 +355,13 @@ fn summary(ui: &mut egui::Ui, tool: &str, is_error: bool, result: &str) {
         .lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('[') && !l.starts_with('…'))
         .count();
-    let none = result.starts_with("No files") || result.starts_with("No matches");
+    let none = ["No files", "No matches", "No definition", "No references"]
+        .iter()
+        .any(|no| result.starts_with(no));
     match tool {
         "list_files" if !none => ui.weak(format!("{counted} files listed")),
-        "grep" if !none => ui.weak(format!("{counted} matching lines")),
+        "grep" | "find_references" if !none => ui.weak(format!("{counted} matching lines")),
+        "find_definitions" if !none => ui.weak(format!("{counted} definitions")),
         _ => ui.weak(first_line(result)),
     };
 }
@@ -479,6 +483,14 @@ mod tests {
         assert_eq!(
             essential("grep", &json!({"pattern": "fn main", "glob": "*.rs"})).as_deref(),
             Some("fn main   in *.rs")
+        );
+        assert_eq!(
+            essential("find_definitions", &json!({"name": "parse_args"})).as_deref(),
+            Some("parse_args")
+        );
+        assert_eq!(
+            essential("outline", &json!({"path": "src/lib.rs"})).as_deref(),
+            Some("src/lib.rs")
         );
         assert_eq!(essential("github/search", &json!({})), None);
         let long = "x".repeat(400);
