@@ -88,7 +88,11 @@ impl Walk {
         Walk::with_sizes(root, options, true)
     }
 
-    fn with_sizes(root: &Path, options: &ContextOptions, sized: bool) -> Result<Walk, ContextError> {
+    fn with_sizes(
+        root: &Path,
+        options: &ContextOptions,
+        sized: bool,
+    ) -> Result<Walk, ContextError> {
         let include = glob_set("include", &options.include)?;
         let exclude = glob_set("exclude", &options.exclude)?;
         let root = open_root(root)?;

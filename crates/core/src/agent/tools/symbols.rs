@@ -46,19 +46,21 @@ pub struct CodeView<'a> {
 impl CodeView<'_> {
     /// Asks the project's index, brought up to date with the person's tree first (only the
     /// files that changed since are read again).
-    fn ask<T>(&self, query: impl FnOnce(&CodeIndex) -> T) -> Result<T, ToolError> {
+    fn ask<T>(&self, query: impl FnOnce(&CodeIndex) -> index::Result<T>) -> Result<T, ToolError> {
+        let failed = |e: &dyn std::fmt::Display| ToolError::Io {
+            path: "the code index".into(),
+            message: e.to_string(),
+        };
         let options = ContextOptions {
             budget_tokens: 0,
             ..ContextOptions::default()
         };
-        let walk = Walk::new(self.project, &options).map_err(|e| ToolError::Io {
-            path: "the project".into(),
-            message: e.to_string(),
-        })?;
-        let project = self.indexes.project(self.project);
-        let mut project = index::store::lock(&project);
-        project.refresh(self.project, walk.paths());
-        Ok(query(&project.index))
+        let walk = Walk::stamped(self.project, &options).map_err(|e| failed(&e))?;
+        let project = self.indexes.project(self.project).map_err(|e| failed(&e))?;
+        let mut project = index::lock(&project);
+        (project.refresh_until(self.project, walk.stamped_paths(), None))
+            .map_err(|e| failed(&e))?;
+        query(&project).map_err(|e| failed(&e))
     }
 
     /// What each file the workspace changed holds now (deleted or unreadable ones left out).
