@@ -34,6 +34,10 @@ fn rust_definitions_references_and_signatures() {
     has_ref("src/parse.rs", text, "scan");
     // An `impl` is a reference to its type, not a definition.
     has_ref("src/parse.rs", text, "Parser");
+    // A path-qualified call names what it calls.
+    let qualified = "fn main() { util::helper(1); Config::load(); }\n";
+    has_ref("src/main.rs", qualified, "helper");
+    has_ref("src/main.rs", qualified, "load");
     let extracted = extract("src/parse.rs", text);
     let method = extracted
         .definitions

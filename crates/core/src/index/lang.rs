@@ -27,6 +27,12 @@ const C_REFERENCES: &str = r#"
 ((type_identifier) @name @reference.type)
 "#;
 
+/// Path-qualified calls in Rust (`util::helper()`, `Config::load()`), which its tags query
+/// does not name.
+const RUST_REFERENCES: &str = r#"
+(call_expression function: (scoped_identifier name: (identifier) @name)) @reference.call
+"#;
+
 const CPP_REFERENCES: &str = r#"
 (call_expression function: (qualified_identifier name: (identifier) @name)) @reference.call
 "#;
@@ -57,7 +63,7 @@ impl Lang {
         static RUST: LazyLock<Option<TagsConfiguration>> = LazyLock::new(|| {
             config(
                 tree_sitter_rust::LANGUAGE.into(),
-                &[tree_sitter_rust::TAGS_QUERY],
+                &[tree_sitter_rust::TAGS_QUERY, RUST_REFERENCES],
             )
         });
         static JS: LazyLock<Option<TagsConfiguration>> = LazyLock::new(|| {
