@@ -428,7 +428,10 @@ fn a_change_left_half_landed_is_put_back_at_the_next_start() {
     std::fs::write(root.join("new/.tandem-a1b2.tmp"), "half").unwrap();
     let recovered = landing::recover(&repo).unwrap().unwrap();
     assert!(recovered.restored.is_empty(), "{recovered:?}");
-    assert!(!root.join("new").exists(), "the landing's empty folder stayed");
+    assert!(
+        !root.join("new").exists(),
+        "the landing's empty folder stayed"
+    );
     assert!(root.join("kept/empty").is_dir());
     std::fs::remove_dir_all(root.join("kept")).unwrap();
 
