@@ -114,3 +114,27 @@ fn f12_on_a_name_defined_nowhere_says_so() {
     });
     assert_eq!(active(app(&harness)).unwrap().path, "src/main.rs");
 }
+
+#[test]
+fn the_file_filter_lists_symbols_and_opens_one_at_its_line() {
+    let (world, prefs) = world();
+    let mut harness = harness(&world.data, prefs);
+    wait_until(&mut harness, "the project", |a| a.state.project.is_some());
+    let field = |n: &egui_kittest::kittest::AccessKitNode<'_>| {
+        n.role() == Role::TextInput && n.placeholder() == Some("Filter files and symbols")
+    };
+    harness.get_by(field).focus();
+    harness.step();
+    harness.get_by(field).type_text("HELP");
+    wait_until(&mut harness, "the symbols", |a| {
+        a.state
+            .project
+            .as_ref()
+            .is_some_and(|p| !(p.symbols.matches_for(&p.files.filter)).is_empty())
+    });
+    harness.run_steps(2);
+    // No file is named so: the symbol is listed all the same.
+    assert!(harness.query_by_label("No file matches").is_none());
+    harness.get_by_label("helper — src/util.rs:4").click();
+    wait_at_helper(&mut harness, "src/util.rs");
+}
