@@ -14,8 +14,8 @@ use gui_harness::{H, World, app, harness, wait_until};
 use tandem_ui::command::Command;
 use tandem_ui::model::state::Prefs;
 
-const MAIN: &str =
-    "mod util;\nuse util::helper;\n\nfn main() {\n    println!(\"{}\", helper(41));\n}\n";
+/// (The call is outside the macro: the Rust tags query sees no call inside one.)
+const MAIN: &str = "mod util;\nuse util::helper;\n\nfn main() {\n    let n = helper(41);\n    println!(\"{n}\");\n}\n";
 const UTIL: &str =
     "// Small tools.\n\n/// Adds one.\npub fn helper(n: u32) -> u32 {\n    n + 1\n}\n";
 /// Where `helper` is defined in UTIL (1-based) and the character that line starts at.
@@ -113,6 +113,48 @@ fn f12_on_a_name_defined_nowhere_says_so() {
         (a.state.toasts.iter()).any(|t| t.text == "No definition of println found in the project")
     });
     assert_eq!(active(app(&harness)).unwrap().path, "src/main.rs");
+}
+
+#[test]
+fn shift_f12_lists_the_references_and_one_opens_at_its_line() {
+    let (world, prefs) = world();
+    let mut harness = harness(&world.data, prefs);
+    open(&mut harness, "src/util.rs");
+    // On `helper` in its own definition.
+    put_cursor(&mut harness, "src/util.rs", "// Small tools", HELPER_AT + 8);
+    harness.key_press_modifiers(egui::Modifiers::SHIFT, egui::Key::F12);
+    wait_until(&mut harness, "the references", |a| {
+        let project = a.state.project.as_ref().unwrap();
+        project.symbols.picker.is_some()
+    });
+    harness.run_steps(2);
+    // Shift+F12 is not F12: the definition did not open in place of the list.
+    assert_eq!(active(app(&harness)).unwrap().path, "src/util.rs");
+    let picker = app(&harness)
+        .state
+        .project
+        .as_ref()
+        .unwrap()
+        .symbols
+        .picker
+        .clone();
+    assert_eq!(picker.unwrap().title, "3 references to helper in 2 file(s)");
+    assert!(
+        harness
+            .query_by_label_contains("3 references to helper")
+            .is_some()
+    );
+    harness
+        .get_by_label("src/main.rs:5  let n = helper(41);")
+        .click();
+    wait_until(&mut harness, "the reference open at its line", |a| {
+        let call_line = MAIN.find("    let n").unwrap();
+        a.state
+            .project
+            .as_ref()
+            .is_some_and(|p| p.goto.is_none() && p.symbols.picker.is_none())
+            && active(a).is_some_and(|t| t.path == "src/main.rs" && t.cursor == Some(call_line))
+    });
 }
 
 #[test]
