@@ -73,6 +73,9 @@ fn wait_at_helper(harness: &mut H, path: &str) {
     });
     harness.run_steps(2);
     assert_eq!(cursor_in(harness, path), Some(HELPER_AT));
+    // The keyboard is there too: typing goes on at the definition.
+    let id = egui::Id::unique(("tandem-editor", path));
+    assert!(harness.ctx.memory(|m| m.has_focus(id)));
     let text = &active(app(harness)).unwrap().text;
     let line = text[..HELPER_AT].matches('\n').count() + 1;
     assert_eq!(line, HELPER_LINE);

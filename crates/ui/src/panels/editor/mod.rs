@@ -81,6 +81,11 @@ pub fn show(
     if goto.is_some() {
         project.goto = None;
     }
+    // A line opened while another field has the keyboard (following the agent while typing
+    // a prompt) gets the cursor, not the keyboard.
+    let focus = ui.memory(|m| m.focused());
+    let typing_elsewhere =
+        focus.is_some_and(|id| !project.tabs.iter().any(|t| editor_id(&t.path) == id));
     let Some(tab) = project.active_tab.and_then(|i| project.tabs.get_mut(i)) else {
         ui.centered_and_justified(|ui| ui.weak("Open a file from the tree"));
         return;
@@ -129,7 +134,7 @@ pub fn show(
     view.reveal = false;
     if let Some(line) = goto {
         let range = line_range(&tab.text, line);
-        place_cursor(ui, tab, range.start);
+        place_cursor(ui, tab, range.start, !typing_elsewhere);
         reveal = Some(range);
     }
     let (color, current_color) = mark_colors(dark);
@@ -224,15 +229,18 @@ fn tab_bar(
     ui.separator();
 }
 
-/// Puts the editor's cursor at byte `at` of the tab's text, with the keyboard on it.
-fn place_cursor(ui: &egui::Ui, tab: &mut Tab, at: usize) {
+/// Puts the editor's cursor at byte `at` of the tab's text (and the keyboard on it, if
+/// `focus`).
+fn place_cursor(ui: &egui::Ui, tab: &mut Tab, at: usize, focus: bool) {
     let id = editor_id(&tab.path);
     let chars = tab.text.get(..at).map_or(0, |s| s.chars().count());
     let mut state = egui::text_edit::TextEditState::load(ui.ctx(), id).unwrap_or_default();
     let cursor = egui::text::CCursorRange::one(CCursor::new(chars));
     state.cursor.set_char_range(Some(cursor));
     state.store(ui.ctx(), id);
-    ui.memory_mut(|m| m.request_focus(id));
+    if focus {
+        ui.memory_mut(|m| m.request_focus(id));
+    }
     tab.cursor = Some(chars);
 }
 
