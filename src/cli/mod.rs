@@ -23,6 +23,7 @@ mod output;
 mod prompts;
 mod providers;
 mod search;
+mod symbols;
 mod usage;
 mod workspace;
 
@@ -122,6 +123,26 @@ enum Command {
     },
     /// Search the project's files (literal; --regex for a regular expression).
     Search(search::SearchArgs),
+    /// Where a name is defined, from the project's code index (the editor's F12).
+    Definition {
+        #[arg(long)]
+        project: String,
+        name: String,
+    },
+    /// The lines using a name as a whole word, in the files the code index says use it.
+    References {
+        #[arg(long)]
+        project: String,
+        name: String,
+    },
+    /// The definitions whose names contain QUERY, best first (the file filter's symbols).
+    Symbols {
+        #[arg(long)]
+        project: String,
+        #[arg(long, default_value_t = 50)]
+        max: usize,
+        query: String,
+    },
     /// Tokens in and out per model (and cost, where `usage.prices` knows the model).
     Usage {
         /// Only this project (id or folder); default: all projects.
@@ -483,6 +504,13 @@ fn run(data_dir: Option<PathBuf>, json: bool, command: Command) -> Result<ExitCo
         Command::Mcp(command) => mcp::run(&ctx, command)?,
         Command::Usage { project } => usage::run(&ctx, project.as_deref())?,
         Command::Search(args) => search::run(&ctx, args)?,
+        Command::Definition { project, name } => symbols::definition(&ctx, &project, &name)?,
+        Command::References { project, name } => symbols::references(&ctx, &project, &name)?,
+        Command::Symbols {
+            project,
+            max,
+            query,
+        } => symbols::symbols(&ctx, &project, &query, max)?,
         Command::Messages { chat: chat_id } => chats::messages(&ctx, chat_id)?,
         Command::Workspace(command) => workspace::workspace(&ctx, command)?,
         Command::Run(args) => return workspace::run(&ctx, args),

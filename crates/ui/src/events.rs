@@ -201,6 +201,9 @@ impl AppState {
             },
             Event::Rejected(_) => self.toast("Proposal rejected; nothing changed", false),
             Event::FileOpened { path, content } => self.open_tab(path, content),
+            Event::Definitions { name, result } => self.definitions_found(name, result),
+            Event::References { name, result } => self.references_found(name, result),
+            Event::SymbolMatches { query, result } => self.symbols_matched(query, result),
             Event::FileChangedOnDisk { path, text } => {
                 let Some(project) = &mut self.project else {
                     return;

@@ -3,7 +3,7 @@
 
 use egui::{Key, KeyboardShortcut, Modifiers};
 
-use crate::command::{AgentCommand, Command, WorkspaceCommand};
+use crate::command::{AgentCommand, Command, SymbolCommand, WorkspaceCommand};
 use crate::model::state::{AppState, BottomTab, Theme};
 use tandem_core::agent::runner::Answer;
 use tandem_core::store::ChatMode;
@@ -47,6 +47,8 @@ impl Command {
             Command::Save => "Save file",
             Command::CloseActiveTab => "Close tab",
             Command::ToggleFind => "Find in file",
+            Command::Symbol(SymbolCommand::GoToDefinition) => "Go to definition",
+            Command::Symbol(SymbolCommand::FindReferences) => "Find references",
             Command::Undo => "Undo last AI change",
             Command::SetMode(ChatMode::Build) => "Mode: Build",
             Command::SetMode(ChatMode::Ask) => "Mode: Ask",
@@ -114,6 +116,12 @@ impl Command {
             Command::Save => (key(CTRL, Key::S), Editor),
             Command::ToggleFind => (key(CTRL, Key::F), Editor),
             Command::CloseActiveTab => (key(CTRL, Key::W), Editor),
+            Command::Symbol(SymbolCommand::GoToDefinition) => {
+                (key(Modifiers::NONE, Key::F12), Editor)
+            }
+            Command::Symbol(SymbolCommand::FindReferences) => {
+                (key(Modifiers::SHIFT, Key::F12), Editor)
+            }
             _ => return None,
         })
     }
@@ -134,6 +142,8 @@ impl Command {
             Command::Save,
             Command::CloseActiveTab,
             Command::ToggleFind,
+            SymbolCommand::GoToDefinition.into(),
+            SymbolCommand::FindReferences.into(),
             Command::Undo,
             WorkspaceCommand::Run.into(),
         ];

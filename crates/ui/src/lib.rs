@@ -14,6 +14,7 @@ mod keymap;
 pub mod unsaved;
 
 mod agent_commands;
+mod symbol_commands;
 mod workspace_commands;
 
 pub mod model;
@@ -304,6 +305,7 @@ impl TandemApp {
         self.ask_for_context_estimate(ctx, now);
         self.ask_for_chat_search(ctx, now);
         self.ask_for_project_search(ctx, now);
+        self.ask_for_symbol_matches(ctx, now);
         self.ask_for_glob_counts(ctx, now);
         // Every 2 s (and after an outside change), look for open files changed on disk (by another editor, git, a formatter).
         if now.duration_since(self.last_disk_check) >= DISK_CHECK_EVERY {

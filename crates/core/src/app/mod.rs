@@ -14,6 +14,7 @@
 //! - gateway — the approval gateway for external executors
 //! - approver — the approval client: the same requests, from an executor we connect to
 //! - workspaces — the chats' workspaces: listing, cleaning, the person's own run in one
+//! - symbols — go to definition, find references, definitions matching a filter
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -33,6 +34,7 @@ mod projects;
 mod prompts;
 mod providers;
 mod settings;
+mod symbols;
 mod usage;
 mod workspaces;
 
@@ -50,6 +52,9 @@ pub use projects::{
 pub use prompts::MAX_PROMPT_BYTES;
 pub use providers::{KeyInfo, KeySource, KeyStored, NewProvider, ProviderModels, ProviderRow};
 pub use settings::{AgentSettings, ChatSettings, Settings};
+pub use symbols::{
+    MAX_REFERENCES, REFERENCE_TEXT_CHARS, Reference, SymbolAt, identifier_at, is_identifier,
+};
 pub use usage::{ModelUsage, USAGE_DAYS, UsageReport, price_of};
 pub use workspaces::{
     CleanScope, Cleaned, RUN_OUTPUT_CAP, WorkspaceError, WorkspaceInfo, WorkspaceRun, human_bytes,

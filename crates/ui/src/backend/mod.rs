@@ -178,6 +178,21 @@ pub enum Event {
     Workspaces(Vec<tandem_core::app::WorkspaceInfo>),
     /// What a clean removed.
     WorkspacesCleaned(tandem_core::app::Cleaned),
+    /// Where `name` is defined (go to definition).
+    Definitions {
+        name: String,
+        result: Result<Vec<tandem_core::app::SymbolAt>, String>,
+    },
+    /// Where `name` is used (find references).
+    References {
+        name: String,
+        result: Result<Vec<tandem_core::app::Reference>, String>,
+    },
+    /// The definitions matching the file tree's filter `query`.
+    SymbolMatches {
+        query: String,
+        result: Result<Vec<tandem_core::app::SymbolAt>, String>,
+    },
 }
 
 pub struct Backend {
@@ -412,4 +427,7 @@ mod gateway;
 mod projects;
 mod refresh;
 mod settings;
+mod symbols;
 mod workspaces;
+
+pub use symbols::SYMBOL_MATCHES_SHOWN;

@@ -7,6 +7,7 @@ pub use crate::agent_commands::AgentCommand;
 use crate::backend::Backend;
 use crate::model::state::{AppState, BottomTab, Confirm, Palette, SendKey, Theme};
 use crate::model::unsaved::CloseChoice;
+pub use crate::symbol_commands::SymbolCommand;
 pub use crate::workspace_commands::WorkspaceCommand;
 use tandem_core::app::SendOptions;
 use tandem_core::store::ChatMode;
@@ -157,11 +158,19 @@ pub enum Command {
     Agent(AgentCommand),
     /// The chats' workspaces: the review's Run panel, the list in Settings.
     Workspace(WorkspaceCommand),
+    /// Go to definition, find references.
+    Symbol(SymbolCommand),
 }
 
 impl From<AgentCommand> for Command {
     fn from(command: AgentCommand) -> Self {
         Command::Agent(command)
+    }
+}
+
+impl From<SymbolCommand> for Command {
+    fn from(command: SymbolCommand) -> Self {
+        Command::Symbol(command)
     }
 }
 
@@ -459,6 +468,7 @@ impl AppState {
             Command::ClosePalette => self.palette = None,
             Command::Agent(command) => self.apply_agent(command, backend),
             Command::Workspace(command) => self.apply_workspace(command, backend),
+            Command::Symbol(command) => self.apply_symbol(command, backend),
         }
     }
 

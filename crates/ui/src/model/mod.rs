@@ -11,5 +11,6 @@ pub mod problems;
 pub mod review;
 pub mod selection;
 pub mod state;
+pub mod symbols;
 pub mod unsaved;
 pub mod workspaces;

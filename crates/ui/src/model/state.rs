@@ -156,7 +156,8 @@ pub struct AppState {
     pub closing: Option<String>,
     /// Unsaved buffers kept from the last run, put back when their file opens.
     pub drafts: Vec<crate::model::unsaved::Draft>,
-    /// Following the agent: the file (and line) to open next, set by its steps.
+    /// The file (and line) to open next: set by the agent's steps when following it, and by
+    /// a go to definition with one answer.
     pub follow: Option<(String, usize)>,
     /// An approval request arrived: the window asks for the person's attention if it is not
     /// focused (taken each frame).
@@ -255,6 +256,8 @@ pub struct ProjectState {
     pub chat_requested: bool,
     /// A line to bring into view in a file once its tab is showing: (path, 1-based line).
     pub goto: Option<(String, usize)>,
+    /// Go to definition, find references, the filter's symbols.
+    pub symbols: crate::model::symbols::Symbols,
 }
 
 impl ProjectState {
@@ -284,6 +287,7 @@ impl ProjectState {
             renaming_file: None,
             chat_requested: false,
             goto: None,
+            symbols: Default::default(),
         }
     }
 }
@@ -305,6 +309,9 @@ pub struct Tab {
     pub save_refused: Option<Option<String>>,
     /// Close the tab once this text is saved (the close dialog's "Save").
     pub close_after_save: bool,
+    /// Where the editor's cursor is (a character index), as last drawn; `None` in the
+    /// virtualised view of a large file.
+    pub cursor: Option<usize>,
 }
 
 impl Tab {
@@ -319,6 +326,7 @@ impl Tab {
             disk_changed: None,
             save_refused: None,
             close_after_save: false,
+            cursor: None,
         }
     }
 }

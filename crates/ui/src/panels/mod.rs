@@ -18,6 +18,7 @@ pub mod review;
 pub(crate) mod search;
 pub(crate) mod settings;
 pub(crate) mod sidebar;
+pub(crate) mod symbols;
 pub(crate) mod top_bar;
 pub(crate) mod usage;
 pub(crate) mod welcome;

@@ -62,11 +62,14 @@ pub fn show(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>
             commands.push(Command::CreateFile(name.trim().to_string()));
         }
     }
-    ui.add(
+    let filter = ui.add(
         egui::TextEdit::singleline(&mut project.files.filter)
-            .hint_text("Filter files")
+            .hint_text("Filter files and symbols")
             .desired_width(f32::INFINITY),
     );
+    if filter.changed() {
+        project.symbols.filter_edited = Some(std::time::Instant::now());
+    }
     if project.files.is_filtered() {
         matches(ui, project, &proposed, commands);
     } else {
@@ -74,25 +77,50 @@ pub fn show(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>
     }
 }
 
-/// The filter's matches as a flat list of paths; only the rows in view are laid out.
+/// The filter's matches as a flat list: the paths, then (once typing pauses) the symbols
+/// whose names match; only the rows in view are laid out.
 fn matches(
     ui: &mut egui::Ui,
     project: &mut ProjectState,
     proposed: &BTreeSet<String>,
     commands: &mut Vec<Command>,
 ) {
-    let count = project.files.matches().len();
-    if count == 0 {
+    let files = project.files.matches().len();
+    let symbols = project.symbols.matches_for(&project.files.filter).len();
+    if files == 0 && symbols == 0 {
         ui.weak("No file matches");
         return;
     }
+    // The symbols follow the files under a heading row.
+    let count = files + if symbols > 0 { symbols + 1 } else { 0 };
     let row = ui.spacing().interact_size.y;
     egui::ScrollArea::vertical()
         .id_salt("file-matches")
         .auto_shrink([false, false])
         .show_rows(ui, row, count, |ui, range| {
-            let shown = project.files.matches()[range].to_vec();
-            for index in shown {
+            for at in range {
+                if at == files {
+                    ui.weak(format!("Symbols ({symbols})"));
+                    continue;
+                }
+                if at > files {
+                    let found = project.symbols.matches_for(&project.files.filter);
+                    if let Some(symbol) = found.get(at - files - 1) {
+                        let label = crate::panels::symbols::match_label(symbol);
+                        if ui
+                            .selectable_label(false, label)
+                            .on_hover_text(&symbol.kind)
+                            .clicked()
+                        {
+                            let (path, line) = (symbol.path.clone(), symbol.line as usize);
+                            commands.push(Command::OpenFileAt { path, line });
+                        }
+                    }
+                    continue;
+                }
+                let Some(&index) = project.files.matches().get(at) else {
+                    continue;
+                };
                 let Some(path) = project.files.path(index) else {
                     continue;
                 };

@@ -65,6 +65,13 @@ pub fn show(
     highlighter.set_repaint_context(ui.ctx());
     highlighter.retain(|path| project.tabs.iter().any(|t| t.path == path));
     tab_bar(ui, project, proposed, commands);
+    crate::panels::symbols::picker(ui.ctx(), project, commands);
+    if let Some(name) = &project.symbols.looking_for {
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.weak(format!("Looking for {name}…"));
+        });
+    }
     // A line asked for (a problem clicked) comes into view once its file is the one showing.
     let active = project.active_tab.and_then(|i| project.tabs.get(i));
     let goto = match (&project.goto, active) {
@@ -74,6 +81,11 @@ pub fn show(
     if goto.is_some() {
         project.goto = None;
     }
+    // A line opened while another field has the keyboard (following the agent while typing
+    // a prompt) gets the cursor, not the keyboard.
+    let focus = ui.memory(|m| m.focused());
+    let typing_elsewhere =
+        focus.is_some_and(|id| !project.tabs.iter().any(|t| editor_id(&t.path) == id));
     let Some(tab) = project.active_tab.and_then(|i| project.tabs.get_mut(i)) else {
         ui.centered_and_justified(|ui| ui.weak("Open a file from the tree"));
         return;
@@ -121,7 +133,9 @@ pub fn show(
     view.find_was_open = tab.find.is_some();
     view.reveal = false;
     if let Some(line) = goto {
-        reveal = Some(line_range(&tab.text, line));
+        let range = line_range(&tab.text, line);
+        place_cursor(ui, tab, range.start, !typing_elsewhere);
+        reveal = Some(range);
     }
     let (color, current_color) = mark_colors(dark);
     let marks = query.as_deref().map(|query| FindMarks {
@@ -136,6 +150,7 @@ pub fn show(
         selection_bar(ui, tab, commands);
     }
     if highlighter.line_count(&tab.path) > LARGE_FILE_LINES {
+        tab.cursor = None;
         large_view(ui, tab, highlighter, &font, marks, reveal, &mut view);
     } else {
         small_view(ui, tab, highlighter, &font, marks, reveal);
@@ -214,8 +229,32 @@ fn tab_bar(
     ui.separator();
 }
 
+/// Puts the editor's cursor at byte `at` of the tab's text (and the keyboard on it, if
+/// `focus`).
+fn place_cursor(ui: &egui::Ui, tab: &mut Tab, at: usize, focus: bool) {
+    let id = editor_id(&tab.path);
+    let chars = tab.text.get(..at).map_or(0, |s| s.chars().count());
+    let mut state = egui::text_edit::TextEditState::load(ui.ctx(), id).unwrap_or_default();
+    let cursor = egui::text::CCursorRange::one(CCursor::new(chars));
+    state.cursor.set_char_range(Some(cursor));
+    state.store(ui.ctx(), id);
+    if focus {
+        ui.memory_mut(|m| m.request_focus(id));
+    }
+    tab.cursor = Some(chars);
+}
+
 fn shortcuts(ui: &egui::Ui, tab: &Tab, find_id: Id, commands: &mut Vec<Command>) {
+    use crate::command::SymbolCommand;
     use crate::keymap::editor_shortcut;
+    // Shift+F12 first: F12 alone would take it too (egui ignores an extra Shift).
+    for symbol in [SymbolCommand::FindReferences, SymbolCommand::GoToDefinition] {
+        let command = Command::Symbol(symbol);
+        if editor_shortcut(ui, &command) {
+            commands.push(command);
+            break;
+        }
+    }
     let save = editor_shortcut(ui, &Command::Save);
     let find = editor_shortcut(ui, &Command::ToggleFind);
     let close = editor_shortcut(ui, &Command::CloseActiveTab);
@@ -438,6 +477,7 @@ fn small_view(
         text,
         revision,
         read_only,
+        cursor,
         ..
     } = tab;
     let shared_revision = Cell::new(*revision);
@@ -477,6 +517,9 @@ fn small_view(
                     .layouter(&mut layouter)
                     .show(ui);
                 name_for_screen_readers(ui, editor_id(path), path);
+                if let Some(range) = output.cursor_range {
+                    *cursor = Some(range.primary.index.0);
+                }
                 // Line numbers for the visible rows only (no wrapping: one row per line).
                 let (galley, origin) = (&output.galley, output.galley_pos);
                 let clip = ui.clip_rect();
