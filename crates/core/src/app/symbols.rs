@@ -7,7 +7,7 @@
 use std::sync::{Arc, Mutex};
 
 use super::{App, AppError, Result};
-use crate::index::ProjectIndex;
+use crate::index::CodeIndex;
 use crate::store::Project;
 use crate::workspace::context::{ContextOptions, Walk};
 
@@ -42,9 +42,9 @@ pub const MAX_REFERENCES: usize = 2_000;
 impl App {
     /// Where `name` is defined in the project, by path then line.
     pub fn definitions(&self, project: &Project, name: &str) -> Result<Vec<SymbolAt>> {
-        let (index, _) = self.refreshed_index(project)?;
-        let index = crate::index::store::lock(&index);
-        Ok((index.index.definitions_of(name).into_iter())
+        let index = self.refreshed_index(project)?;
+        let index = crate::index::lock(&index);
+        Ok((index.definitions_of(name)?.into_iter())
             .map(|l| SymbolAt {
                 name: name.to_string(),
                 path: l.path,
@@ -60,11 +60,11 @@ impl App {
         if !is_identifier(name) {
             return Err(AppError::Invalid(format!("{name:?} is not a name")));
         }
-        let (index, _) = self.refreshed_index(project)?;
+        let index = self.refreshed_index(project)?;
         let mut paths = {
-            let index = crate::index::store::lock(&index);
-            let mut paths = index.index.references_to(name);
-            paths.extend(index.index.definitions_of(name).into_iter().map(|l| l.path));
+            let index = crate::index::lock(&index);
+            let mut paths = index.references_to(name)?;
+            paths.extend(index.definitions_of(name)?.into_iter().map(|l| l.path));
             paths
         };
         paths.sort();
@@ -109,65 +109,48 @@ impl App {
         if query.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
-        let (index, paths) = self.refreshed_index(project)?;
-        let index = crate::index::store::lock(&index);
-        let mut found: Vec<(u8, SymbolAt)> = Vec::new();
-        for path in &paths {
-            for (name, kind, line) in index.index.symbols_in(path) {
-                let lower = name.to_lowercase();
-                let rank = if lower == query {
-                    0
-                } else if lower.starts_with(&query) {
-                    1
-                } else if lower.contains(&query) {
-                    2
-                } else {
-                    continue;
-                };
-                let path = path.clone();
-                found.push((
-                    rank,
-                    SymbolAt {
-                        name,
-                        path,
-                        line,
-                        kind,
-                    },
-                ));
+        let index = self.refreshed_index(project)?;
+        let index = crate::index::lock(&index);
+        let rank = |name: &str| {
+            let lower = name.to_lowercase();
+            match (lower == query, lower.starts_with(&query)) {
+                (true, _) => 0u8,
+                (false, true) => 1,
+                (false, false) => 2,
+            }
+        };
+        let mut names = index.names_containing(&query)?;
+        names.sort_by(|a, b| (rank(a), a.len(), a).cmp(&(rank(b), b.len(), b)));
+        let mut found = Vec::new();
+        for name in names {
+            if found.len() >= limit {
+                break;
+            }
+            for place in index.definitions_of(&name)? {
+                found.push(SymbolAt {
+                    name: name.clone(),
+                    path: place.path,
+                    line: place.line,
+                    kind: place.kind,
+                });
             }
         }
-        drop(index);
-        found.sort_by(|(ra, a), (rb, b)| {
-            (ra, a.name.len(), &a.name, &a.path, a.line).cmp(&(
-                rb,
-                b.name.len(),
-                &b.name,
-                &b.path,
-                b.line,
-            ))
-        });
         found.truncate(limit);
-        Ok(found.into_iter().map(|(_, s)| s).collect())
+        Ok(found)
     }
 
     /// The project's index, brought up to date with the files a turn sees (the same walk, so
-    /// the two never undo each other's refresh), and those files.
-    fn refreshed_index(
-        &self,
-        project: &Project,
-    ) -> Result<(Arc<Mutex<ProjectIndex>>, Vec<String>)> {
+    /// the two never undo each other's refresh).
+    fn refreshed_index(&self, project: &Project) -> Result<Arc<Mutex<CodeIndex>>> {
         let options = ContextOptions {
             include: project.settings.context_include.clone(),
             exclude: project.settings.context_exclude.clone(),
-            // No sizes asked while walking: as a turn with an ordinary window walks.
-            budget_tokens: 0,
             ..ContextOptions::default()
         };
-        let walk = Walk::new(&project.path, &options)?;
-        let paths: Vec<String> = walk.paths().map(str::to_string).collect();
-        let index = self.chat.indexes().project(&project.path);
-        crate::index::store::lock(&index).refresh(&project.path, paths.iter().map(String::as_str));
-        Ok((index, paths))
+        let walk = Walk::stamped(&project.path, &options)?;
+        let index = self.chat.indexes().project(&project.path)?;
+        crate::index::lock(&index).refresh_until(&project.path, walk.stamped_paths(), None)?;
+        Ok(index)
     }
 }
 

@@ -154,6 +154,15 @@ impl CodeIndex {
         Ok(defs.as_deref().map(tables::decode_defs).unwrap_or_default())
     }
 
+    /// The defined names containing `query` (lower-case), in no order.
+    pub fn names_containing(&self, query: &str) -> Result<Vec<String>> {
+        let mut statement = (self.db).prepare_cached(
+            "SELECT name FROM names WHERE length(definers) > 0 AND instr(lower(name), ?1) > 0",
+        )?;
+        let names = statement.query_map([query], |r| r.get(0))?;
+        Ok(names.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// (files, summed length).
     pub(crate) fn totals(&self) -> Result<(u32, u64)> {
         let (files, length): (i64, i64) = (self.db)
