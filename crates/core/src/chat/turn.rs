@@ -1005,30 +1005,43 @@ fn rank_files(
     named: &[String],
     recent: &[String],
 ) -> Vec<Priority> {
-    let ranked = || -> crate::index::Result<Vec<crate::index::Ranked>> {
-        let t0 = std::time::Instant::now();
-        let project = indexes.project(root)?;
-        let mut project = crate::index::lock(&project);
-        let t1 = t0.elapsed();
-        let deadline = std::time::Instant::now() + INDEX_BUDGET;
-        project.refresh_until(root, walk.stamped_paths(), Some(deadline))?;
-        let t2 = t0.elapsed();
-        let signals = crate::index::Signals {
-            prompt,
-            mentioned,
-            named,
-            open: &[],
-            recent,
+    #[allow(clippy::type_complexity)]
+    let ranked =
+        || -> crate::index::Result<Vec<(crate::index::Ranked, Option<std::sync::Arc<str>>)>> {
+            let project = indexes.project(root)?;
+            let mut project = crate::index::lock(&project);
+            let deadline = std::time::Instant::now() + INDEX_BUDGET;
+            project.refresh_until(root, walk.stamped_paths(), Some(deadline))?;
+            let signals = crate::index::Signals {
+                prompt,
+                mentioned,
+                named,
+                open: &[],
+                recent,
+            };
+            // The maps of those that may go as one, from the definitions the index keeps (a
+            // file is not parsed again to be mapped).
+            let ranked = project.rank(&signals, RANKED_FILES)?;
+            let mut out = Vec::with_capacity(ranked.len());
+            for (i, ranked) in ranked.into_iter().enumerate() {
+                let known = match i < MAPPED_FILES && project.contains(&ranked.path)? {
+                    true => Some(std::sync::Arc::from(crate::index::file_map(
+                        &project.symbols_in(&ranked.path)?,
+                    ))),
+                    false => None,
+                };
+                out.push((ranked, known));
+            }
+            Ok(out)
         };
-        let r = project.rank(&signals, RANKED_FILES);
-        eprintln!("TIMING open {t1:?} refresh {t2:?} rank {:?}", t0.elapsed());
-        r
-    };
     let ranked = ranked().unwrap_or_default();
     (ranked.into_iter())
         .enumerate()
-        .map(|(i, ranked)| match i < MAPPED_FILES {
-            true => Priority::or_map(ranked.path, ranked.why),
+        .map(|(i, (ranked, known_map))| match i < MAPPED_FILES {
+            true => Priority {
+                known_map,
+                ..Priority::or_map(ranked.path, ranked.why)
+            },
             false => Priority::new(ranked.path, ranked.why),
         })
         .collect()

@@ -84,6 +84,9 @@ pub struct Priority {
     pub why: String,
     /// When the whole file does not fit, its map may go instead (see [`Mapper`]).
     pub map: bool,
+    /// Its map as already known (the code index keeps every file's definitions): then the
+    /// mapper is not asked.
+    pub known_map: Option<Arc<str>>,
 }
 
 impl Priority {
@@ -92,6 +95,7 @@ impl Priority {
             path: path.into(),
             why: why.into(),
             map: false,
+            known_map: None,
         }
     }
 
@@ -318,9 +322,12 @@ impl ContextCache {
                     });
                 }
                 Ok((content, _)) => {
-                    let map = mapper
-                        .map(|make| make(&found.rel, &content))
-                        .unwrap_or_default();
+                    let known = chosen.and_then(|c| c.known_map.as_deref());
+                    let map = match (known, mapper) {
+                        (Some(known), _) => known.to_string(),
+                        (None, Some(make)) => make(&found.rel, &content),
+                        (None, None) => String::new(),
+                    };
                     let tokens = estimate_tokens(&map);
                     if map.is_empty() || tokens > remaining + map_room {
                         misses += 1;
