@@ -19,8 +19,11 @@ const MENTIONED: f32 = 10.0;
 const NAMED: f32 = 8.0;
 const OPEN: f32 = 0.8;
 const RECENT: f32 = 0.3;
-/// How much of a file's score flows to the files defining what it uses.
-const GRAPH: f32 = 0.6;
+/// How much of a file's score flows to the files defining what it uses. Measured on the
+/// recall bench (three real repositories, 75 commits): 0.6 cost 3–6 points of recall against
+/// no graph at all; 0.15 costs 1–2 and still ranks a definer of what the best files use
+/// above files nothing points to.
+const GRAPH: f32 = 0.15;
 /// Files whose score spreads along the graph (the best ones).
 const SEEDS: usize = 40;
 /// A name defined in more files than this (`new`, `get`, `main`) says little about which one
