@@ -100,3 +100,39 @@ fn without_a_data_directory_the_index_lives_in_memory() {
     assert_eq!(project.refresh(&root, ["src/a.rs"]).unwrap().extracted, 1);
     assert!(!dir.path().join("data").exists());
 }
+
+/// Two processes (here: two connections on two threads) refreshing one stored index at once
+/// both succeed, and the index ends whole: a write reads what it takes out under the write
+/// lock, never from a snapshot another writer has moved past.
+#[test]
+fn two_writers_on_one_store_both_succeed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("project");
+    fs::create_dir_all(&root).unwrap();
+    let names: Vec<String> = (0..200).map(|i| format!("f{i}.rs")).collect();
+    let db = dir.path().join("index.sqlite");
+    CodeIndex::open(&db).unwrap();
+    for round in 0..6 {
+        for (i, name) in names.iter().enumerate() {
+            fs::write(root.join(name), format!("fn f{i}_r{round}() {{}}\n")).unwrap();
+        }
+        let results: Vec<_> = std::thread::scope(|s| {
+            let writers: Vec<_> = (0..2)
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut index = CodeIndex::open(&db)?;
+                        index.refresh(&root, names.iter().map(String::as_str))
+                    })
+                })
+                .collect();
+            writers.into_iter().map(|w| w.join().unwrap()).collect()
+        });
+        for result in results {
+            assert!(result.is_ok(), "round {round}: {result:?}");
+        }
+        let index = CodeIndex::open(&db).unwrap();
+        assert_eq!(index.len().unwrap(), 200);
+        let found = index.definitions_of(&format!("f7_r{round}")).unwrap();
+        assert_eq!(found.len(), 1, "round {round}: {found:?}");
+    }
+}

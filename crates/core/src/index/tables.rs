@@ -161,7 +161,10 @@ pub(super) fn write(
     conn: &mut Connection,
     changes: &[(&str, Change<'_>)],
 ) -> rusqlite::Result<usize> {
-    let tx = conn.transaction()?;
+    // Immediate: the write lock first, so what is taken out is read under it (a deferred
+    // transaction reading first could not take the lock once another writer committed, and
+    // would fail at once rather than wait).
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let mut words: HashMap<String, Edit<Posting>> = HashMap::new();
     let mut definers: HashMap<String, Edit<u32>> = HashMap::new();
     let mut users: HashMap<String, Edit<u32>> = HashMap::new();
