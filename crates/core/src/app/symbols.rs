@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use super::{App, AppError, Result};
 use crate::index::CodeIndex;
+use crate::index::terms::{find_name, is_name_char};
 use crate::store::Project;
 use crate::workspace::context::{ContextOptions, Walk};
 
@@ -160,19 +161,15 @@ pub fn is_identifier(name: &str) -> bool {
     let mut chars = name.chars();
     chars
         .next()
-        .is_some_and(|c| is_word_char(c) && !c.is_ascii_digit())
-        && chars.all(is_word_char)
-}
-
-fn is_word_char(c: char) -> bool {
-    c.is_alphanumeric() || c == '_' || c == '$'
+        .is_some_and(|c| is_name_char(c) && !c.is_ascii_digit())
+        && chars.all(is_name_char)
 }
 
 /// The identifier around character `at` of `text` (the one the cursor touches: just after
 /// it counts too), if any.
 pub fn identifier_at(text: &str, at: usize) -> Option<String> {
     let chars: Vec<(usize, char)> = text.char_indices().collect();
-    let touching = |i: usize| chars.get(i).is_some_and(|&(_, c)| is_word_char(c));
+    let touching = |i: usize| chars.get(i).is_some_and(|&(_, c)| is_name_char(c));
     let start_char = if touching(at) {
         at
     } else if at > 0 && touching(at - 1) {
@@ -199,7 +196,7 @@ pub fn identifier_at(text: &str, at: usize) -> Option<String> {
 fn whole_word_lines(text: &str, name: &str) -> Vec<(u32, u32, String)> {
     let mut out = Vec::new();
     for (number, line) in text.lines().enumerate() {
-        let Some(at) = whole_word_in(line, name) else {
+        let Some(at) = find_name(line, name) else {
             continue;
         };
         let column = line[..at].chars().count() + 1;
@@ -208,22 +205,6 @@ fn whole_word_lines(text: &str, name: &str) -> Vec<(u32, u32, String)> {
         out.push((number, u32::try_from(column).unwrap_or(u32::MAX), shown));
     }
     out
-}
-
-/// The byte offset of the first whole-word `name` in `line`.
-fn whole_word_in(line: &str, name: &str) -> Option<usize> {
-    let mut from = 0;
-    while let Some(found) = line[from..].find(name) {
-        let at = from + found;
-        let end = at + name.len();
-        let before = line[..at].chars().next_back();
-        let after = line[end..].chars().next();
-        if !before.is_some_and(is_word_char) && !after.is_some_and(is_word_char) {
-            return Some(at);
-        }
-        from = at + line[at..].chars().next().map_or(1, char::len_utf8);
-    }
-    None
 }
 
 #[cfg(test)]

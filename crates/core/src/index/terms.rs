@@ -92,6 +92,29 @@ fn split_identifier(ident: &str, mut part: impl FnMut(&str)) {
     }
 }
 
+/// Whether `c` may be part of a name as the editor and the agent's tools look names up:
+/// letters, digits, `_` and `$` (JavaScript's).
+pub fn is_name_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || c == '$'
+}
+
+/// The byte offset of the first place `name` occurs in `line` as a whole name (no name
+/// character on either side).
+pub fn find_name(line: &str, name: &str) -> Option<usize> {
+    let mut from = 0;
+    while let Some(found) = line[from..].find(name) {
+        let at = from + found;
+        let end = at + name.len();
+        let before = line[..at].chars().next_back();
+        let after = line[end..].chars().next();
+        if !before.is_some_and(is_name_char) && !after.is_some_and(is_name_char) {
+            return Some(at);
+        }
+        from = at + line[at..].chars().next().map_or(1, char::len_utf8);
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

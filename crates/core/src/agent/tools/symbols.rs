@@ -178,16 +178,6 @@ pub fn find_definitions(code: &CodeView<'_>, args: &Value) -> Result<String, Too
     Ok(out)
 }
 
-/// Whether `name` occurs in `line` as a whole identifier.
-fn has_word(line: &str, name: &str) -> bool {
-    let ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
-    line.match_indices(name).any(|(at, _)| {
-        let before = line[..at].chars().next_back();
-        let after = line[at + name.len()..].chars().next();
-        !before.is_some_and(ident) && !after.is_some_and(ident)
-    })
-}
-
 /// The lines that use `name`, as `path:line: text`, in the files the index says use it
 /// (those the workspace changed judged by their workspace text); capped like `grep`.
 pub fn find_references(code: &CodeView<'_>, args: &Value) -> Result<String, ToolError> {
@@ -212,7 +202,7 @@ pub fn find_references(code: &CodeView<'_>, args: &Value) -> Result<String, Tool
             continue;
         };
         for (n, line) in text.lines().enumerate() {
-            if !has_word(line, &name) {
+            if index::terms::find_name(line, &name).is_none() {
                 continue;
             }
             if lines >= MAX_REFERENCE_LINES || out.len() >= MAX_REFERENCE_OUTPUT {
