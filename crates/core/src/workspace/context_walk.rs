@@ -239,13 +239,16 @@ fn candidate(
     let seen = match sized {
         false => None,
         true => {
-            let Ok(meta) = entry.metadata() else {
+            let Ok(stamp) = super::platform::file_stamp(entry.path()) else {
                 return Err((rel.to_string(), SkipReason::Unreadable));
             };
-            if meta.len() > max_bytes {
+            if stamp.len > max_bytes {
                 return Err((rel.to_string(), SkipReason::TooLarge));
             }
-            Some(Seen::of(&meta))
+            Some(Seen {
+                bytes: stamp.len,
+                stamp: Some(stamp),
+            })
         }
     };
     Ok(Candidate {
