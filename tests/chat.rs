@@ -12,7 +12,9 @@ mod attachments;
 use std::time::Duration;
 
 use fake_provider::setup::{add_provider, setup};
-use fake_provider::{Chunk, End, FakeProvider, Reply, ollama_stream, openai_stream};
+use fake_provider::{
+    Chunk, End, FakeProvider, Reply, ollama_stream, ollama_stream_counted, openai_stream,
+};
 use tandem_core::chat::{ChatEventKind, SendOptions};
 use tandem_core::llm::ProviderKind;
 use tandem_core::store::{ApprovalState, ChatMode, MessageStatus, ProviderSettings};
@@ -1267,4 +1269,65 @@ async fn older_turns_are_summarized_not_dropped_and_a_new_chat_can_start_from_it
     let last = s.chat_requests().pop().unwrap();
     let system = last.body["messages"][0]["content"].as_str().unwrap();
     assert!(system.contains("SUM-ALL: tabs everywhere."), "{system}");
+}
+
+/// A server whose tokenizer counts more than Tandem estimates (a small model's vocabulary):
+/// the count its reply reports is learnt, and the next request keeps that much free and asks
+/// Ollama for a context that holds the prompt as the server counts it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_counting_more_tokens_than_estimated_gets_room_in_the_next_requests() {
+    let s = setup(ProviderKind::Ollama).await;
+    let prompt = "please add a greeting to the program and explain each step ".repeat(60);
+    let options = SendOptions::default();
+    let before = s
+        .service
+        .preview(&s.project, &prompt, &options)
+        .await
+        .unwrap();
+    assert_eq!(before.margin, 0);
+    // The server counts twice what Tandem estimated for the whole request.
+    let counted = 2 * before.total() as u64;
+    for _ in 0..2 {
+        s.server
+            .push("POST", "/api/chat", ollama_stream_counted(&REPLY, counted));
+    }
+    let mut num_ctx = Vec::new();
+    for turn in 0..2 {
+        let chat = s.chat(ChatMode::Build);
+        let handle = s
+            .service
+            .send(chat, &prompt, options.clone())
+            .await
+            .unwrap();
+        let outcome = tokio::time::timeout(BOUND, handle.outcome)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            outcome.status,
+            MessageStatus::Complete,
+            "{:?}",
+            outcome.error
+        );
+        let request = &s.chat_requests()[turn];
+        num_ctx.push(request.body["options"]["num_ctx"].as_u64().unwrap());
+    }
+    // Learnt: the meter keeps the difference free and says so.
+    let after = s
+        .service
+        .preview(&s.project, &prompt, &options)
+        .await
+        .unwrap();
+    let room = after.window - after.reply_reserve;
+    assert!(
+        after.margin * 3 >= room,
+        "about half the room kept free: {after:?}"
+    );
+    assert!(after.fits(), "{after:?}");
+    assert!(after.meter().contains("kept free"), "{}", after.meter());
+    // The second request asked for a context holding the prompt as the server counts it.
+    assert!(
+        num_ctx[1] >= counted * 9 / 10 + 8192 && num_ctx[1] > num_ctx[0],
+        "num_ctx {num_ctx:?} for a prompt counted at {counted}"
+    );
 }

@@ -87,6 +87,7 @@ fn request() -> ChatRequest {
         temperature: None,
         tools: Vec::new(),
         reasoning_effort: None,
+        estimate_scale: 1.0,
     }
 }
 

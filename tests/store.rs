@@ -127,6 +127,10 @@ const SEEDS: &[(usize, &str)] = &[
              VALUES ('remote', 'sse', 'https://mcp.example/sse', '{\"Authorization\": \"Bearer t\"}', 14);",
     ),
     (15, "UPDATE messages SET undoing = 'beef15' WHERE id = 2;"),
+    (
+        16,
+        "UPDATE model_profiles SET token_ratio = 1.25 WHERE provider_id = 1 AND model = 'qwen';",
+    ),
 ];
 
 /// A database at schema `version` holding the rows of every version up to it, each block
@@ -270,6 +274,8 @@ fn check_seeded(store: &Store, version: usize) {
         assert_eq!(qwen.settings.temperature, Some(0.5));
         assert_eq!(qwen.settings.max_output_tokens, Some(2048));
         assert_eq!((qwen.edit_blocks, qwen.edit_failures), (10, 3));
+        let ratio = if version >= 16 { Some(1.25) } else { None };
+        assert_eq!(qwen.token_ratio, ratio, "from v{version}");
     }
     if version >= 10 {
         let summary = store.latest_chat_summary(1).unwrap().expect("kept");

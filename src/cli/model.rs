@@ -131,10 +131,16 @@ fn describe(p: &ModelProfile) -> String {
         0 => "none yet".to_string(),
         n => format!("{} of {n} search-replace blocks failed", p.edit_failures),
     };
+    let tokens = match p.token_ratio {
+        Some(r) => {
+            format!("its server counts {r:.2}× Tandem's estimate (kept free in each request)")
+        }
+        None => "as estimated".to_string(),
+    };
     format!(
         "model        {}\nwindow       {window}\nnative tools {tools}\nimages       {}\n\
          checked      {checked}\ntemperature  {}\nmax output   {}\nreasoning    {}\n\
-         edits        {edits}\n",
+         edits        {edits}\ntokens       {tokens}\n",
         p.info.id,
         yes_no(p.info.supports_images),
         opt(p.settings.temperature.map(|t| t.to_string())),

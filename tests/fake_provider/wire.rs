@@ -52,6 +52,18 @@ fn ollama_done() -> Vec<u8> {
     }))
 }
 
+/// An Ollama reply whose server counted `prompt_tokens` in the prompt (`prompt_eval_count`).
+pub fn ollama_stream_counted(pieces: &[&str], prompt_tokens: u64) -> Reply {
+    let mut chunks: Vec<Vec<u8>> = pieces.iter().map(|p| ollama_piece(p, None)).collect();
+    chunks.push(ndjson_line(&json!({
+        "model": MODEL, "created_at": "2025-01-01T00:00:00Z",
+        "message": { "role": "assistant", "content": "" },
+        "done": true, "done_reason": "stop",
+        "prompt_eval_count": prompt_tokens, "eval_count": OUTPUT_TOKENS,
+    })));
+    stream("application/x-ndjson", chunks, Duration::from_millis(5))
+}
+
 pub fn ollama_stream(pieces: &[&str], delay: Duration) -> Reply {
     ollama_thinking_stream(&[], pieces, delay)
 }

@@ -157,7 +157,9 @@ impl ChatService {
             sandbox: self.sandbox_settings(),
             request_budget: request
                 .context_window
-                .map(|window| (window as usize).saturating_sub(request.reply_reserve())),
+                .map(|window| (window as usize).saturating_sub(request.reply_reserve()))
+                // The budget is in estimated tokens: what the server counts more is kept free.
+                .map(|room| (room as f64 / request.estimate_scale.max(1.0)) as usize),
             check_rounds: store
                 .setting::<usize>(REPAIR_ROUNDS)
                 .ok()
@@ -300,6 +302,7 @@ impl<'s> AgentHost<'s> {
                 Some(Some(Ok(StreamEvent::Reasoning(text)))) => deltas.reasoning.push_str(&text),
                 Some(Some(Ok(StreamEvent::ToolCall(call)))) => reply.calls.push(call),
                 Some(Some(Ok(StreamEvent::Usage(usage)))) => {
+                    self.service.learn_prompt_count(self.turn, &request, &usage);
                     let mut s = self.streamed();
                     if warns && let Some(warning) = request.truncation_warning(&usage) {
                         let note = format!("\n\n> **Context overflow:** {warning}\n");

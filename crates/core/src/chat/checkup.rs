@@ -54,6 +54,7 @@ pub async fn probe_tools(choice: &ModelChoice) -> Option<bool> {
         temperature: Some(0.0),
         tools: vec![probe_tool()],
         reasoning_effort: None,
+        estimate_scale: 1.0,
     };
     let mut stream = choice.provider.stream(request);
     let answer = tokio::time::timeout(PROBE_TIMEOUT, async {

@@ -61,6 +61,7 @@ pub async fn summarize(
         temperature: Some(0.2),
         tools: Vec::new(),
         reasoning_effort: None,
+        estimate_scale: 1.0,
     };
     let mut stream = choice.provider.stream(request);
     let mut summary = String::new();

@@ -149,6 +149,7 @@ pub async fn model_profile(store: &Store, choice: &ModelChoice) -> ModelProfile 
                 settings: GenerationSettings::default(),
                 edit_blocks: 0,
                 edit_failures: 0,
+                token_ratio: None,
             });
             match choice.provider.model_info(&choice.model).await {
                 Ok(info) => {

@@ -32,6 +32,10 @@ pub const SUMMARY_PROMPT: &str = include_str!("../../../../prompts/summary.md");
 pub struct ContextBreakdown {
     pub window: usize,
     pub reply_reserve: usize,
+    /// Kept free because the model's server counts more tokens than Tandem estimates (what
+    /// its replies reported): the estimate of what is sent, times that, fits with the reply's
+    /// room. 0 for a model never seen counting more.
+    pub margin: usize,
     pub system: usize,
     pub codebase: usize,
     pub history: usize,
@@ -64,20 +68,24 @@ impl ContextBreakdown {
 
     /// Whether the request and the reply reserve fit the window.
     pub fn fits(&self) -> bool {
-        self.total() + self.reply_reserve <= self.window
+        self.total() + self.reply_reserve + self.margin <= self.window
     }
 
     /// The share of the window the request and the reply reserve take (over 1 when they do
     /// not fit).
     pub fn used_fraction(&self) -> f64 {
-        (self.total() + self.reply_reserve) as f64 / self.window.max(1) as f64
+        (self.total() + self.reply_reserve + self.margin) as f64 / self.window.max(1) as f64
     }
 
     /// The meter's line, in the window and the CLI alike: what is sent, what is reserved for
     /// the reply, of what window, and the share of it those two take.
     pub fn meter(&self) -> String {
+        let margin = match self.margin {
+            0 => String::new(),
+            m => format!(" + {m} kept free (this model counts more tokens than estimated)"),
+        };
         format!(
-            "{} sent + {} reserved for the reply, of {} tokens ({}%)",
+            "{} sent + {} reserved for the reply{margin}, of {} tokens ({}%)",
             self.total(),
             self.reply_reserve,
             self.window,
@@ -233,6 +241,9 @@ pub struct PromptInputs<'a> {
     pub prompt: &'a str,
     pub window: usize,
     pub reply_reserve: usize,
+    /// What the model's server counts per estimated token (at least 1; see
+    /// [`crate::store::ModelProfile::estimate_scale`]).
+    pub estimate_scale: f64,
     /// The project's files, walked with `context`'s globs (packed here, as often as fitting
     /// takes).
     pub walk: &'a Walk,
@@ -244,10 +255,17 @@ pub fn assemble(
     mut inputs: PromptInputs<'_>,
     cache: &ContextCache,
 ) -> Result<(Vec<ChatMessage>, ContextBreakdown), PromptError> {
-    let available = inputs.window.saturating_sub(inputs.reply_reserve);
+    let room = inputs.window.saturating_sub(inputs.reply_reserve);
+    // The estimate of what is sent, times the scale, must fit the room: the rest is kept free.
+    let scale = match inputs.estimate_scale {
+        s if s.is_finite() && s > 1.0 => s,
+        _ => 1.0,
+    };
+    let available = (room as f64 / scale).floor() as usize;
     let mut breakdown = ContextBreakdown {
         window: inputs.window,
         reply_reserve: inputs.reply_reserve,
+        margin: room - available.min(room),
         system: estimate_tokens(&inputs.system) + MESSAGE_OVERHEAD,
         prompt: estimate_tokens(inputs.prompt) + MESSAGE_OVERHEAD,
         ..ContextBreakdown::default()

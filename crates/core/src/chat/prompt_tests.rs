@@ -146,6 +146,7 @@ fn everything_fits_in_a_large_window() {
             prompt: "do it",
             window: 100_000,
             reply_reserve: 4_000,
+            estimate_scale: 1.0,
             walk: &walk(dir.path()),
             context: ContextOptions::default(),
         },
@@ -178,6 +179,7 @@ fn a_tight_window_drops_old_history_then_lists_files_by_path() {
             prompt: "fix it",
             window: 2_500,
             reply_reserve: 500,
+            estimate_scale: 1.0,
             walk: &walk(dir.path()),
             context: ContextOptions::default(),
         },
@@ -211,6 +213,7 @@ fn a_prompt_larger_than_the_window_is_a_clear_error() {
             prompt: &prompt,
             window: 4_096,
             reply_reserve: 1_024,
+            estimate_scale: 1.0,
             walk: &walk(dir.path()),
             context: ContextOptions::default(),
         },
@@ -242,6 +245,7 @@ fn thousands_of_paths_become_an_outline_that_fits_a_small_window() {
                 prompt: "fix src/module_42/file_07.rs",
                 window: 8192,
                 reply_reserve: 2048,
+                estimate_scale: 1.0,
                 walk: &walk(dir.path()),
                 context: ContextOptions {
                     budget_tokens: mode_budget,
@@ -307,4 +311,57 @@ fn the_meter_counts_what_is_sent_and_the_reply_reserve_against_the_window() {
         over.meter(),
         "700 sent + 500 reserved for the reply, of 1000 tokens (120%)"
     );
+}
+
+#[test]
+fn a_model_that_counts_more_gets_a_margin_and_the_meter_says_so() {
+    let body = "fn helper() -> u32 { 42 }\n".repeat(400);
+    let files: Vec<(String, String)> = (0..40)
+        .map(|i| (format!("src/f{i:02}.rs"), body.clone()))
+        .collect();
+    let refs: Vec<(&str, String)> = files.iter().map(|(p, b)| (p.as_str(), b.clone())).collect();
+    let dir = project(&refs);
+    let cache = ContextCache::default();
+    let packed = |scale: f64| {
+        assemble(
+            PromptInputs {
+                system: "SYSTEM".into(),
+                history: Vec::new(),
+                prompt: "do it",
+                window: 32_768,
+                reply_reserve: 8_192,
+                estimate_scale: scale,
+                walk: &walk(dir.path()),
+                context: ContextOptions::default(),
+            },
+            &cache,
+        )
+        .unwrap()
+        .1
+    };
+    let plain = packed(1.0);
+    assert_eq!(plain.margin, 0);
+    assert!(plain.fits());
+    // A server that counted 1.25 tokens per estimated one: the sent estimate times 1.25
+    // fits the window with the reply's room, and the rest of the room is kept free.
+    let counted = packed(1.25);
+    let room = 32_768 - 8_192;
+    assert_eq!(counted.margin, room - (room as f64 / 1.25).floor() as usize);
+    assert!(counted.total() as f64 * 1.25 <= room as f64, "{counted:?}");
+    assert!(
+        counted.files_included < plain.files_included,
+        "fewer files fit"
+    );
+    assert!(counted.fits());
+    assert!(
+        counted.meter().contains(&format!(
+            "+ {} kept free (this model counts more tokens than estimated)",
+            counted.margin
+        )),
+        "{}",
+        counted.meter()
+    );
+    // A scale under 1 (or not a number) is no scale.
+    assert_eq!(packed(0.5).margin, 0);
+    assert_eq!(packed(f64::NAN).margin, 0);
 }

@@ -63,7 +63,7 @@ pub fn follow_up(request: &ChatRequest, reply: &str, feedback: &str) -> Option<C
         .push(ChatMessage::new(ChatRole::User, feedback.to_string()));
     let fits = next
         .context_window
-        .is_none_or(|window| next.estimated_tokens() + next.reply_reserve() <= window as usize);
+        .is_none_or(|window| next.counted_tokens() + next.reply_reserve() <= window as usize);
     fits.then_some(next)
 }
 
@@ -83,6 +83,7 @@ mod tests {
             temperature: None,
             tools: Vec::new(),
             reasoning_effort: None,
+            estimate_scale: 1.0,
         }
     }
 

@@ -510,6 +510,8 @@ impl ChatService {
             .settings
             .max_output_tokens
             .map_or_else(|| crate::llm::reply_reserve_for(window), |n| n as usize);
+        // A server that counted more tokens than Tandem estimated gets the difference kept free.
+        let estimate_scale = profile.estimate_scale();
         let root = project.path.clone();
         let settings = project.settings.clone();
         let text = text.to_string();
@@ -599,6 +601,7 @@ impl ChatService {
                     prompt: &text,
                     window,
                     reply_reserve,
+                    estimate_scale,
                     walk: &walk,
                     context: options,
                 },
@@ -616,6 +619,7 @@ impl ChatService {
             temperature: profile.settings.temperature,
             tools: Vec::new(),
             reasoning_effort: profile.settings.reasoning_effort,
+            estimate_scale,
         };
         Ok((request, breakdown))
     }
@@ -653,7 +657,10 @@ impl ChatService {
                     content.push_str(&text);
                     deltas.reasoning.push_str(&text);
                 }
-                Some(Some(Ok(StreamEvent::Usage(usage)))) => outcome.usage = Some(usage),
+                Some(Some(Ok(StreamEvent::Usage(usage)))) => {
+                    self.learn_prompt_count(turn, &request, &usage);
+                    outcome.usage = Some(usage);
+                }
                 Some(Some(Ok(StreamEvent::ToolCall(_)))) => {}
                 Some(Some(Ok(StreamEvent::Done { .. }))) | Some(None) => {
                     break MessageStatus::Complete;
@@ -716,6 +723,24 @@ impl ChatService {
                 i64::try_from(usage.output_tokens).unwrap_or(i64::MAX),
             );
         }
+    }
+
+    /// Keeps how the model's server counted this request's prompt against Tandem's estimate
+    /// (see [`crate::store::Store::record_prompt_count`]): the next requests keep the
+    /// difference free.
+    pub(super) fn learn_prompt_count(
+        &self,
+        turn: &Turn,
+        request: &ChatRequest,
+        usage: &crate::llm::Usage,
+    ) {
+        let estimated = u64::try_from(request.estimated_tokens()).unwrap_or(u64::MAX);
+        let _ = self.engine.store().record_prompt_count(
+            turn.choice.record.id,
+            &turn.choice.model,
+            estimated,
+            usage.input_tokens,
+        );
     }
 
     /// Plans a complete reply (recording its proposal for review).
@@ -975,6 +1000,7 @@ async fn generate_title(choice: &ModelChoice, window: Option<u32>, prompt: &str)
         temperature: Some(0.2),
         tools: Vec::new(),
         reasoning_effort: None,
+        estimate_scale: 1.0,
     };
     let mut stream = choice.provider.stream(request);
     let mut text = String::new();

@@ -295,6 +295,7 @@ mod tests {
             temperature: None,
             tools: Vec::new(),
             reasoning_effort: None,
+            estimate_scale: 1.0,
         };
         let body = chat_body(&request);
         assert_eq!(

@@ -26,7 +26,7 @@ mod window;
 mod wire;
 
 pub use http::key_in_use;
-pub use window::{estimate_tokens, reply_reserve_for};
+pub use window::{estimate_tokens, reply_reserve_for, scaled};
 
 /// Default idle time allowed between two chunks of a streaming reply.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
@@ -175,6 +175,11 @@ pub struct ChatRequest {
     /// How hard a reasoning model thinks, where the API takes it (OpenAI's reasoning
     /// models); `None` leaves the server's default.
     pub reasoning_effort: Option<ReasoningEffort>,
+    /// What Tandem's token estimates of this request are multiplied by to count as the
+    /// model's server does (see [`crate::store::ModelProfile::estimate_scale`]); 1 when it
+    /// never counted more.
+    #[serde(skip)]
+    pub estimate_scale: f64,
 }
 
 /// How much a reasoning model may think before answering (OpenAI's `reasoning.effort` /

@@ -276,6 +276,7 @@ mod tests {
             temperature: None,
             tools: Vec::new(),
             reasoning_effort: None,
+            estimate_scale: 1.0,
         };
         assert!(chat_body(&request).get("options").is_none());
         request.context_window = Some(8192);

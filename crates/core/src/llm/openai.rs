@@ -452,6 +452,7 @@ mod tests {
             temperature: Some(0.5),
             tools: Vec::new(),
             reasoning_effort: Some(super::super::ReasoningEffort::Low),
+            estimate_scale: 1.0,
         };
         let body = chat_body(&request);
         assert_eq!(body["max_completion_tokens"], 500);

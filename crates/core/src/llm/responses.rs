@@ -487,6 +487,7 @@ mod tests {
             temperature: Some(0.3),
             tools: Vec::new(),
             reasoning_effort: Some(super::super::ReasoningEffort::High),
+            estimate_scale: 1.0,
         };
         let sent = body(&request, true);
         assert_eq!(sent["reasoning"]["effort"], "high");

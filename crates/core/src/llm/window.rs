@@ -23,6 +23,14 @@ pub fn estimate_tokens(messages: &[ChatMessage], tools: &[ToolSpec]) -> usize {
     messages + tools
 }
 
+/// `tokens` estimated, times `scale` (a model's server that counts more), rounded up.
+pub fn scaled(tokens: usize, scale: f64) -> usize {
+    if scale <= 1.0 || !scale.is_finite() {
+        return tokens;
+    }
+    (tokens as f64 * scale).ceil() as usize
+}
+
 /// The reply's room in a window of `window` tokens when nothing else says: a quarter of it,
 /// at least 256 tokens, at most 8,192.
 pub fn reply_reserve_for(window: usize) -> usize {
@@ -33,6 +41,12 @@ impl ChatRequest {
     /// Tokens the request takes as sent (see [`estimate_tokens`]).
     pub fn estimated_tokens(&self) -> usize {
         estimate_tokens(&self.messages, &self.tools)
+    }
+
+    /// Tokens the request takes as the model's server counts them: the estimate times what
+    /// its counts showed ([`ChatRequest::estimate_scale`]).
+    pub fn counted_tokens(&self) -> usize {
+        scaled(self.estimated_tokens(), self.estimate_scale)
     }
 
     /// The room the reply is given: its own limit when the request sets one, otherwise a
@@ -68,7 +82,7 @@ impl ChatRequest {
     pub fn num_ctx(&self) -> Option<u32> {
         let window = self.context_window? as usize;
         let wanted =
-            (self.estimated_tokens() + self.reply_reserve()).div_ceil(WINDOW_STEP) * WINDOW_STEP;
+            (self.counted_tokens() + self.reply_reserve()).div_ceil(WINDOW_STEP) * WINDOW_STEP;
         Some(u32::try_from(wanted.min(window)).unwrap_or(u32::MAX))
     }
 }
@@ -90,6 +104,7 @@ mod tests {
             temperature: None,
             tools: Vec::new(),
             reasoning_effort: None,
+            estimate_scale: 1.0,
         }
     }
 
@@ -108,6 +123,29 @@ mod tests {
         assert_eq!(huge.num_ctx(), Some(32_768));
         // Unknown window: nothing is asked.
         assert_eq!(request("hi", None).num_ctx(), None);
+    }
+
+    #[test]
+    fn a_server_that_counts_more_is_asked_for_more_context() {
+        let mut sent = request(&"x".repeat(48_000), Some(65_536));
+        let estimated = sent.estimated_tokens();
+        assert_eq!(sent.counted_tokens(), estimated);
+        let as_estimated = sent.num_ctx().unwrap();
+        // Its server counted a quarter more than the estimate: the context it is asked to
+        // allocate holds the prompt as it counts it, and the reply's room on top.
+        sent.estimate_scale = 1.25;
+        assert_eq!(
+            sent.counted_tokens(),
+            (estimated as f64 * 1.25).ceil() as usize
+        );
+        let wanted = (sent.counted_tokens() + sent.reply_reserve()).div_ceil(1024) * 1024;
+        assert_eq!(sent.num_ctx(), Some(wanted as u32));
+        assert!(sent.num_ctx().unwrap() > as_estimated);
+        // Scales under 1 (or not numbers) never shrink an estimate.
+        sent.estimate_scale = 0.5;
+        assert_eq!(sent.counted_tokens(), estimated);
+        sent.estimate_scale = f64::NAN;
+        assert_eq!(sent.counted_tokens(), estimated);
     }
 
     #[test]

@@ -323,6 +323,7 @@ mod tests {
                 parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
             }],
             reasoning_effort: None,
+            estimate_scale: 1.0,
         }
     }
 

@@ -65,6 +65,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../../../migrations/013_reasoning_effort.sql"),
     include_str!("../../../../migrations/014_mcp_headers.sql"),
     include_str!("../../../../migrations/015_undoing.sql"),
+    include_str!("../../../../migrations/016_token_ratio.sql"),
 ];
 
 /// The file name of the database inside the data directory.

@@ -32,6 +32,9 @@ pub struct ModelProfile {
     /// Search-replace blocks this model wrote in real turns, and how many failed to apply.
     pub edit_blocks: u32,
     pub edit_failures: u32,
+    /// How the model's server counts a prompt against Tandem's estimate (see
+    /// [`Store::record_prompt_count`]); `None` until a reply's count came out above it.
+    pub token_ratio: Option<f64>,
 }
 
 impl ModelProfile {
@@ -39,11 +42,27 @@ impl ModelProfile {
     pub fn context_length(&self) -> Option<u32> {
         self.settings.context_length.or(self.info.context_length)
     }
+
+    /// What Tandem's token estimates are multiplied by for this model: how much more its
+    /// server counted (1 when it never counted more).
+    pub fn estimate_scale(&self) -> f64 {
+        self.token_ratio
+            .map_or(1.0, |r| r.clamp(1.0, MAX_TOKEN_RATIO))
+    }
 }
+
+/// The highest ratio believed: beyond it the count is something else (a server counting
+/// images or a cache in its own way), not the tokenizer.
+const MAX_TOKEN_RATIO: f64 = 4.0;
+
+/// Prompts estimated under this many tokens tell little about a tokenizer (the fixed
+/// overheads of a chat template weigh too much in them).
+const MIN_ESTIMATE_FOR_RATIO: u64 = 512;
 
 const COLUMNS: &str = "provider_id, model, context_length, supports_tools, supports_images, \
      supports_reasoning, context_source, checked_at, tools_probe, context_override, \
-     temperature, max_output_tokens, edit_blocks, edit_failures, reasoning_effort";
+     temperature, max_output_tokens, edit_blocks, edit_failures, reasoning_effort, \
+     token_ratio";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<ModelProfile> {
     Ok(ModelProfile {
@@ -69,6 +88,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<ModelProfile> {
         },
         edit_blocks: row.get(12)?,
         edit_failures: row.get(13)?,
+        token_ratio: row.get(15)?,
     })
 }
 
@@ -160,6 +180,33 @@ impl Store {
         Ok(())
     }
 
+    /// Learns from a reply how the model's server counts prompts: `counted` tokens (the
+    /// server's own count) for a request Tandem estimated at `estimated`. A count above the
+    /// estimate raises the ratio at once (the next request must fit as the server counts it);
+    /// a lower one, down to the estimate, brings it down a tenth of the way. A count below the
+    /// estimate says nothing: servers that reuse a cached prefix count only the rest.
+    pub fn record_prompt_count(
+        &self,
+        provider_id: i64,
+        model: &str,
+        estimated: u64,
+        counted: u64,
+    ) -> Result<()> {
+        if estimated < MIN_ESTIMATE_FOR_RATIO || counted <= estimated {
+            return Ok(());
+        }
+        let seen = (counted as f64 / estimated as f64).min(MAX_TOKEN_RATIO);
+        self.ensure_profile(provider_id, model)?;
+        self.conn().execute(
+            "UPDATE model_profiles SET token_ratio = CASE
+                 WHEN token_ratio IS NULL OR ?3 >= token_ratio THEN ?3
+                 ELSE token_ratio * 0.9 + ?3 * 0.1 END
+             WHERE provider_id = ?1 AND model = ?2",
+            params![provider_id, model, seen],
+        )?;
+        Ok(())
+    }
+
     pub fn model_profile(&self, provider_id: i64, model: &str) -> Result<Option<ModelProfile>> {
         Ok(self
             .conn()
@@ -241,5 +288,50 @@ mod tests {
         assert!(profile.checked_at.is_some());
         assert_eq!((profile.edit_blocks, profile.edit_failures), (6, 3));
         assert_eq!(store.model_profiles(provider.id).unwrap(), vec![profile]);
+    }
+
+    #[test]
+    fn the_servers_prompt_counts_set_how_estimates_are_scaled() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_dir(dir.path()).unwrap();
+        let id = store
+            .insert_provider(
+                "local",
+                ProviderKind::Ollama,
+                "http://localhost:11434",
+                None,
+                &ProviderSettings::default(),
+            )
+            .unwrap()
+            .id;
+        let scale = |store: &Store| {
+            store
+                .model_profile(id, "m")
+                .unwrap()
+                .unwrap()
+                .estimate_scale()
+        };
+        // Nothing learnt: estimates as they are. Counts at or under the estimate (a cached
+        // prefix) and small prompts teach nothing.
+        store.record_prompt_count(id, "m", 6000, 5000).unwrap();
+        store.record_prompt_count(id, "m", 6000, 6000).unwrap();
+        store.record_prompt_count(id, "m", 100, 400).unwrap();
+        assert_eq!(store.model_profile(id, "m").unwrap(), None);
+        // A server that counted 7,430 tokens of a prompt estimated at 6,115: raised at once.
+        store.record_prompt_count(id, "m", 6115, 7430).unwrap();
+        let learnt = scale(&store);
+        assert!((learnt - 7430.0 / 6115.0).abs() < 1e-9, "{learnt}");
+        // A lower count (still above the estimate) brings it down a tenth of the way.
+        store.record_prompt_count(id, "m", 1000, 1100).unwrap();
+        let lowered = scale(&store);
+        assert!(
+            (lowered - (learnt * 0.9 + 1.1 * 0.1)).abs() < 1e-9,
+            "{lowered}"
+        );
+        // A count past belief is held at the cap; a cached count does not lower it.
+        store.record_prompt_count(id, "m", 1000, 50_000).unwrap();
+        assert_eq!(scale(&store), 4.0);
+        store.record_prompt_count(id, "m", 1000, 10).unwrap();
+        assert_eq!(scale(&store), 4.0);
     }
 }

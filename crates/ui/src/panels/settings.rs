@@ -330,6 +330,15 @@ fn model(ui: &mut egui::Ui, state: &mut AppState, commands: &mut Vec<Command>) {
                     "no"
                 });
                 ui.end_row();
+                if let Some(ratio) = profile.token_ratio {
+                    ui.label("Tokens");
+                    ui.label(format!("its server counts {ratio:.2}× Tandem's estimate"))
+                        .on_hover_text(
+                            "Each request keeps the difference free, so the prompt fits the \
+                             window as the server counts it.",
+                        );
+                    ui.end_row();
+                }
                 if profile.edit_blocks > 0 {
                     ui.label("Search-replace edits");
                     ui.label(format!(
