@@ -1331,3 +1331,77 @@ async fn a_server_counting_more_tokens_than_estimated_gets_room_in_the_next_requ
         "num_ctx {num_ctx:?} for a prompt counted at {counted}"
     );
 }
+
+/// A server that refuses a request as longer than the model's window (as OpenAI and
+/// llama.cpp word it, with its count of the prompt): the count is learnt, the request packed
+/// again to fit it and sent once more, and the turn completes. Refused again: the error is
+/// shown, and nothing loops.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_refused_as_too_long_is_packed_again_from_the_servers_count_once() {
+    let s = setup(ProviderKind::Openai).await;
+    let prompt = "please add a greeting to the program and explain each step ".repeat(60);
+    let options = SendOptions::default();
+    let before = s
+        .service
+        .preview(&s.project, &prompt, &options)
+        .await
+        .unwrap();
+    let counted = 2 * before.total();
+    let refusal = Reply::json(
+        400,
+        serde_json::json!({"error": {
+            "message": format!("This model's maximum context length is 32768 tokens. However, \
+                you requested {} tokens ({counted} in the messages, 8192 in the completion). \
+                Please reduce the length of the messages or completion.", counted + 8192),
+            "type": "invalid_request_error", "param": "messages",
+            "code": "context_length_exceeded"}}),
+    );
+    let path = "/v1/chat/completions";
+    s.server.push("POST", path, refusal.clone());
+    s.server.push(
+        "POST",
+        path,
+        openai_stream(&REPLY, Duration::from_millis(5)),
+    );
+    let chat = s.chat(ChatMode::Build);
+    let handle = s
+        .service
+        .send(chat, &prompt, options.clone())
+        .await
+        .unwrap();
+    let outcome = tokio::time::timeout(BOUND, handle.outcome)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        outcome.status,
+        MessageStatus::Complete,
+        "{:?}",
+        outcome.error
+    );
+    assert_eq!(outcome.content, REPLY.concat());
+    assert_eq!(s.chat_requests().len(), 2, "sent again once");
+    let packed = outcome.breakdown.expect("the breakdown of what was sent");
+    assert!(packed.margin > 0 && packed.fits(), "{packed:?}");
+
+    // Refused again (a count that says nothing new): one retry at most, the error shown.
+    s.server.push("POST", path, refusal.clone());
+    s.server.push("POST", path, refusal);
+    let chat = s.chat(ChatMode::Build);
+    let handle = s.service.send(chat, &prompt, options).await.unwrap();
+    let outcome = tokio::time::timeout(BOUND, handle.outcome)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(outcome.status, MessageStatus::Error);
+    let error = outcome.error.unwrap_or_default();
+    assert!(
+        error.contains("longer than the model's window") && error.contains(&counted.to_string()),
+        "{error}"
+    );
+    assert_eq!(
+        s.chat_requests().len(),
+        3,
+        "not sent again: the count taught nothing new"
+    );
+}

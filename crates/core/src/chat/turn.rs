@@ -233,7 +233,20 @@ impl ChatService {
                         if turn.chat.mode == ChatMode::Build {
                             sent = Some(request.clone());
                         }
-                        self.stream(&turn, request, &mut outcome).await
+                        let refused = self.stream(&turn, request, &mut outcome).await;
+                        // Refused as longer than the window, with the server's count learnt:
+                        // packed again to fit it, and sent once more.
+                        if refused
+                            && !turn.cancel.is_cancelled()
+                            && let Ok((request, breakdown)) = self.prepare_turn(&turn).await
+                        {
+                            outcome.error = None;
+                            outcome.breakdown = Some(breakdown);
+                            if turn.chat.mode == ChatMode::Build {
+                                sent = Some(request.clone());
+                            }
+                            self.stream(&turn, request, &mut outcome).await;
+                        }
                     }
                 }
             }
@@ -625,7 +638,12 @@ impl ChatService {
     }
 
     /// Streams the reply into `outcome`, persisting and publishing as it goes.
-    async fn stream(&self, turn: &Turn, request: ChatRequest, outcome: &mut TurnOutcome) {
+    ///
+    /// Returns whether the server refused the request as too long before any reply, with a
+    /// count of its prompt that teaches a larger scale than the request was packed with (so
+    /// packing it again fits better).
+    async fn stream(&self, turn: &Turn, request: ChatRequest, outcome: &mut TurnOutcome) -> bool {
+        let mut refused = false;
         let store = self.engine.store();
         let mut writer = StreamWriter::new(store, turn.message_id, DB_FLUSH_INTERVAL);
         let mut deltas = Coalescer::new(EVENT_INTERVAL);
@@ -666,6 +684,18 @@ impl ChatService {
                     break MessageStatus::Complete;
                 }
                 Some(Some(Err(e))) => {
+                    if let crate::llm::LlmError::TooLong {
+                        counted: Some(counted),
+                        ..
+                    } = &e
+                        && content.is_empty()
+                    {
+                        let usage = crate::llm::Usage {
+                            input_tokens: *counted,
+                            output_tokens: 0,
+                        };
+                        refused = self.learn_prompt_count(turn, &request, &usage);
+                    }
                     outcome.error = Some(e.to_string());
                     break MessageStatus::Error;
                 }
@@ -694,6 +724,7 @@ impl ChatService {
         if let Some((text, reasoning)) = deltas.take(true) {
             self.event(turn, ChatEventKind::Delta { text, reasoning });
         }
+        refused
     }
 
     /// Saves the reply's final text and status (deleting the turns in `replaced` once it is
@@ -727,20 +758,22 @@ impl ChatService {
 
     /// Keeps how the model's server counted this request's prompt against Tandem's estimate
     /// (see [`crate::store::Store::record_prompt_count`]): the next requests keep the
-    /// difference free.
+    /// difference free. Returns whether that raised the scale this request was packed with.
     pub(super) fn learn_prompt_count(
         &self,
         turn: &Turn,
         request: &ChatRequest,
         usage: &crate::llm::Usage,
-    ) {
+    ) -> bool {
         let estimated = u64::try_from(request.estimated_tokens()).unwrap_or(u64::MAX);
-        let _ = self.engine.store().record_prompt_count(
-            turn.choice.record.id,
-            &turn.choice.model,
-            estimated,
-            usage.input_tokens,
-        );
+        let store = self.engine.store();
+        let (provider, model) = (turn.choice.record.id, &turn.choice.model);
+        let _ = store.record_prompt_count(provider, model, estimated, usage.input_tokens);
+        store
+            .model_profile(provider, model)
+            .ok()
+            .flatten()
+            .is_some_and(|p| p.estimate_scale() > request.estimate_scale)
     }
 
     /// Plans a complete reply (recording its proposal for review).

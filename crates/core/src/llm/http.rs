@@ -463,6 +463,46 @@ pub(crate) fn error_message(body: &str) -> String {
     }
 }
 
+/// Whether a server's error message says the request is longer than the model's window, as
+/// OpenAI (and the servers copying it), llama.cpp, Anthropic and Gemini word it.
+fn too_long(lower: &str) -> bool {
+    [
+        "context_length_exceeded",
+        "maximum context length",
+        "exceeds the available context",
+        "exceed_context_size",
+        "prompt is too long",
+        "input token count",
+    ]
+    .iter()
+    .any(|words| lower.contains(words))
+}
+
+/// The prompt tokens a too-long error says the server counted (messages only, where it tells
+/// them from the reply's), from its message or, for llama.cpp, the body's `n_prompt_tokens`.
+fn prompt_count(message: &str, body: &str) -> Option<u64> {
+    static PATTERNS: std::sync::LazyLock<Vec<regex::Regex>> = std::sync::LazyLock::new(|| {
+        [
+            // OpenAI: "you requested 10036 tokens (10031 in the messages, 5 in the completion)"
+            r"(\d+) in the messages",
+            // Anthropic: "prompt is too long: 210000 tokens > 200000 maximum"
+            r"prompt is too long: (\d+) tokens",
+            // Gemini: "The input token count (1200000) exceeds the maximum ..."
+            r"input token count \((\d+)\)",
+            // llama.cpp: `"n_prompt_tokens": 7430` beside its message
+            r#""n_prompt_tokens"\s*:\s*(\d+)"#,
+        ]
+        .iter()
+        .filter_map(|p| regex::Regex::new(p).ok())
+        .collect()
+    });
+    [message, body].iter().find_map(|text| {
+        PATTERNS
+            .iter()
+            .find_map(|re| re.captures(text)?.get(1)?.as_str().parse().ok())
+    })
+}
+
 /// Maps an HTTP error status (and its body) to the error a person can act on.
 pub(crate) fn status_error(
     kind: ProviderKind,
@@ -501,6 +541,13 @@ pub(crate) fn status_error(
             message,
         };
     }
+    if (400..500).contains(&status) && too_long(&lower) {
+        return LlmError::TooLong {
+            provider,
+            counted: prompt_count(&message, body),
+            message,
+        };
+    }
     if status == 400 && (lower.contains("does not support") || lower.contains("not supported")) {
         return LlmError::Unsupported(message);
     }
@@ -514,6 +561,38 @@ pub(crate) fn status_error(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_longer_than_the_window_is_told_apart_with_the_servers_count() {
+        let openai = r#"{"error":{"message":"This model's maximum context length is 8192 tokens. However, you requested 10036 tokens (10031 in the messages, 5 in the completion). Please reduce the length of the messages or completion.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
+        let llama = r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":7430,"n_ctx":8192}}"#;
+        let anthropic = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#;
+        let gemini = r#"{"error":{"code":400,"message":"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}"#;
+        let cases = [
+            (ProviderKind::Openai, openai, Some(10_031)),
+            (ProviderKind::Openai, llama, Some(7430)),
+            (ProviderKind::Anthropic, anthropic, Some(210_000)),
+            (ProviderKind::Gemini, gemini, Some(1_200_000)),
+        ];
+        for (kind, body, count) in cases {
+            match status_error(kind, "p", 400, body, Some("m")) {
+                LlmError::TooLong { counted, .. } => assert_eq!(counted, count, "{body}"),
+                other => panic!("{body}: {other:?}"),
+            }
+        }
+        // Said without a count: still too long, the count unknown.
+        let bare = r#"{"error":{"message":"maximum context length exceeded"}}"#;
+        assert!(matches!(
+            status_error(ProviderKind::Openai, "p", 400, bare, None),
+            LlmError::TooLong { counted: None, .. }
+        ));
+        // Another 400 is not.
+        let other = r#"{"error":{"message":"temperature must be at most 2"}}"#;
+        assert!(matches!(
+            status_error(ProviderKind::Openai, "p", 400, other, None),
+            LlmError::Http { .. }
+        ));
+    }
 
     #[test]
     fn statuses_map_to_actionable_errors() {

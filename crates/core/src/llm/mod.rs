@@ -308,6 +308,15 @@ pub enum LlmError {
         status: u16,
         message: String,
     },
+    /// The server refused the request as longer than the model's window, before any reply.
+    #[error("{provider} refused the request as longer than the model's window{}: {message}",
+        counted.map(|n| format!(" (it counted {n} prompt tokens)")).unwrap_or_default())]
+    TooLong {
+        provider: String,
+        /// The prompt tokens the server counted, when its message says.
+        counted: Option<u64>,
+        message: String,
+    },
     #[error("{provider} answered HTTP {status}: {message}")]
     Http {
         provider: String,
