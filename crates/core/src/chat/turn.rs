@@ -1018,6 +1018,7 @@ fn rank_files(
                 named,
                 open: &[],
                 recent,
+                ..crate::index::Signals::default()
             };
             // The maps of those that may go as one, from the definitions the index keeps (a
             // file is not parsed again to be mapped).
