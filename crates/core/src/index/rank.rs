@@ -25,6 +25,9 @@ const SELECTED: f32 = 1.0;
 const SELECTION_WORDS: f32 = 0.4;
 /// The most words of a selection asked of the index (a big selection is mostly repetition).
 const SELECTION_TERMS: usize = 64;
+/// The IDF of a word in half the files: a selection's words more common than this are the
+/// language's (`fn`, `self`, `return`), not what it is about.
+const COMMON_IDF: f32 = std::f32::consts::LN_2;
 const RECENT: f32 = 0.3;
 /// How much of a file's score flows to the files defining what it uses. Measured on the
 /// recall bench (three real repositories, 75 commits): 0.6 cost 3–6 points of recall against
@@ -118,12 +121,12 @@ impl CodeIndex {
             signal(path, RECENT, "edited in the last commits")?;
         }
         let prompt = terms::words(signals.prompt);
-        for (id, score, matched) in self.bm25(&prompt)? {
+        for (id, score, matched) in self.bm25(&prompt, 0.0)? {
             let text = format!("matches: {} (bm25 {:.1})", matched.join(", "), score.0);
             scored.entry(id).or_default().add(score.1, text);
         }
         let selection = selection_words(signals.selection, &prompt);
-        for (id, score, matched) in self.bm25(&selection)? {
+        for (id, score, matched) in self.bm25(&selection, COMMON_IDF)? {
             let text = format!(
                 "selection uses: {} (bm25 {:.1})",
                 matched.join(", "),
@@ -163,8 +166,9 @@ impl CodeIndex {
     }
 
     /// BM25 of the query's words for every file that has one: (file, (raw, normalised to the
-    /// best file's 1), the words that matched most).
-    fn bm25(&self, query: &[String]) -> Result<Vec<(u32, Bm25Score, Vec<String>)>> {
+    /// best file's 1), the words that matched most). Words whose IDF is below `min_idf` are
+    /// left out.
+    fn bm25(&self, query: &[String], min_idf: f32) -> Result<Vec<(u32, Bm25Score, Vec<String>)>> {
         if query.is_empty() {
             return Ok(Vec::new());
         }
@@ -181,6 +185,9 @@ impl CodeIndex {
             let postings = self.postings(word)?;
             let df = postings.len() as f32;
             idf.push(((n - df + 0.5) / (df + 0.5) + 1.0).ln());
+            if idf[q] < min_idf {
+                continue;
+            }
             for p in postings {
                 let hit = hits.entry(p.file).or_insert_with(|| (p.length, Vec::new()));
                 hit.1.push((q, p.count));

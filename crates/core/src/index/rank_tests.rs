@@ -243,3 +243,19 @@ fn the_selections_identifiers_find_their_files_below_the_prompts_own_words() {
     );
     assert!(server < lexer, "{ranked:#?}");
 }
+
+#[test]
+fn a_selections_keywords_found_in_most_files_rank_nothing() {
+    let index = project();
+    // `pub` and `fn` are in five files of six: they say nothing of what the selection is.
+    let ranked = index
+        .rank(
+            &Signals {
+                selection: "pub fn",
+                ..Signals::default()
+            },
+            400,
+        )
+        .unwrap();
+    assert!(ranked.is_empty(), "{ranked:#?}");
+}
