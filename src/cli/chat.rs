@@ -118,6 +118,7 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
         auto_approve: args.approve.then_some(true),
         allow_risk: args.allow_risk,
         attachments,
+        editor: Default::default(),
     };
     let json = ctx.json;
     let mut interrupts = {

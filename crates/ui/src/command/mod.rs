@@ -524,6 +524,7 @@ impl AppState {
             auto_approve: Some(self.auto_approve),
             allow_risk: None,
             attachments: Vec::new(),
+            editor: Default::default(),
         }
     }
 
