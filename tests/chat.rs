@@ -8,6 +8,8 @@ mod fake_provider;
 
 #[path = "chat/attachments.rs"]
 mod attachments;
+#[path = "chat/editor.rs"]
+mod editor;
 
 use std::time::Duration;
 

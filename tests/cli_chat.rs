@@ -4,6 +4,8 @@
 
 mod cli_agents;
 mod common;
+#[path = "cli_chat/editor.rs"]
+mod editor;
 mod fake_provider;
 #[path = "cli_chat/seal.rs"]
 mod seal;

@@ -9,7 +9,9 @@ use serde_json::json;
 
 use tandem_core::agent::display::{has_hidden, visible};
 use tandem_core::agent::runner::Answer;
-use tandem_core::app::{App, ChatEventKind, PackedAs, PendingApproval, SendOptions};
+use tandem_core::app::{
+    App, ChatEventKind, EditorFocus, EditorSelection, PackedAs, PendingApproval, SendOptions,
+};
 use tandem_core::store::{AgentStep, ChatMode, MessageStatus, StepKind};
 use tandem_core::trust::Risk;
 
@@ -66,7 +68,52 @@ pub struct ChatArgs {
     /// provider's image format, a text file as context.
     #[arg(long, value_name = "FILE")]
     pub attach: Vec<std::path::PathBuf>,
+    #[command(flatten)]
+    pub editor: EditorArgs,
     pub prompt: String,
+}
+
+/// What the editor would show as the prompt is sent, given on the command line: the files
+/// open in it and the lines selected (the window sends its own).
+#[derive(clap::Args)]
+pub struct EditorArgs {
+    /// A file open in the editor (repeat; the first is the active tab): ranked above files
+    /// nothing points to ("open in the editor"). Paths that are not project files are passed
+    /// over.
+    #[arg(long = "open", value_name = "PATH")]
+    pub open: Vec<String>,
+    /// Lines selected in the editor, as they are on disk: sent after the prompt, their file
+    /// ranked ("selected in the editor") and their words searched.
+    #[arg(long, value_name = "PATH:START-END", value_parser = parse_selection)]
+    pub selection: Option<EditorSelection>,
+}
+
+impl EditorArgs {
+    fn focus(self) -> EditorFocus {
+        EditorFocus {
+            open: self.open,
+            selection: self.selection,
+        }
+    }
+}
+
+/// `PATH:START-END` or `PATH:LINE` (lines from 1) as a selection of the file's lines on disk.
+fn parse_selection(text: &str) -> Result<EditorSelection, String> {
+    let usage = || format!("{text:?}: expected PATH:START-END or PATH:LINE (lines from 1)");
+    let (path, lines) = text.rsplit_once(':').ok_or_else(usage)?;
+    let (first, last) = lines.split_once('-').unwrap_or((lines, lines));
+    let line = |n: &str| n.trim().parse::<usize>().ok().filter(|n| *n > 0);
+    match (line(first), line(last)) {
+        (Some(first_line), Some(last_line)) if first_line <= last_line && !path.is_empty() => {
+            Ok(EditorSelection {
+                path: path.to_string(),
+                first_line,
+                last_line,
+                text: None,
+            })
+        }
+        _ => Err(usage()),
+    }
 }
 
 /// A Security reply's findings: `[{"title", "level", "path", "lines", "description"}]`, most
@@ -118,6 +165,7 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
         auto_approve: args.approve.then_some(true),
         allow_risk: args.allow_risk,
         attachments,
+        editor: args.editor.focus(),
     };
     let json = ctx.json;
     let mut interrupts = {
@@ -285,11 +333,13 @@ pub fn context(
     prompt: &str,
     provider_name: Option<String>,
     model: Option<String>,
+    editor: EditorArgs,
 ) -> Result<()> {
     let project = ctx.app.project(project)?;
     let options = SendOptions {
         provider: provider_name,
         model,
+        editor: editor.focus(),
         ..SendOptions::default()
     };
     let breakdown = runtime()?.block_on(ctx.app.preview(&project, None, prompt, &options))?;
@@ -312,6 +362,12 @@ pub fn context(
         breakdown.files_listed.len(),
         breakdown.files_skipped.len()
     );
+    if let Some(s) = &breakdown.selection {
+        text.push_str(&format!(
+            "selection sent with the prompt ({} tokens): {} lines {}-{}\n",
+            s.tokens, s.path, s.first_line, s.last_line
+        ));
+    }
     for file in &breakdown.included {
         let how = match file.packed_as {
             PackedAs::Whole => "whole",

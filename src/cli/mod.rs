@@ -95,6 +95,8 @@ enum Command {
         provider: Option<String>,
         #[arg(long)]
         model: Option<String>,
+        #[command(flatten)]
+        editor: chat::EditorArgs,
     },
     /// Show one message.
     Show { message_id: i64 },
@@ -495,7 +497,8 @@ fn run(data_dir: Option<PathBuf>, json: bool, command: Command) -> Result<ExitCo
             prompt,
             provider,
             model,
-        } => chat::context(&ctx, &project, &prompt, provider, model)?,
+            editor,
+        } => chat::context(&ctx, &project, &prompt, provider, model, editor)?,
         Command::Show { message_id } => chat::show(&ctx, message_id)?,
         Command::Chats { project, archived } => chats::list(&ctx, &project, archived)?,
         Command::Archive { chat, undo } => chats::archive(&ctx, chat, undo)?,

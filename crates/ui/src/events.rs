@@ -322,7 +322,14 @@ impl AppState {
                 self.toast(format!("Error {action}: {message}"), true);
             }
             Event::Log(line) => self.log.push(line),
-            Event::ContextPreview { prompt, breakdown } => self.preview = Some((prompt, breakdown)),
+            Event::ContextPreview {
+                prompt,
+                focus,
+                breakdown,
+            } => {
+                self.preview = Some((prompt, breakdown));
+                self.preview_focus = focus;
+            }
             Event::ContextCounts {
                 include,
                 exclude,

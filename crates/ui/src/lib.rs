@@ -156,8 +156,16 @@ impl TandemApp {
         }
     }
 
-    /// Asks for the composer's context estimate once typing pauses for [`ESTIMATE_AFTER`].
+    /// Asks for the composer's context estimate once typing pauses for [`ESTIMATE_AFTER`],
+    /// and again when the editor's tabs or selection change (the estimate packs them too).
     fn ask_for_context_estimate(&mut self, ctx: &egui::Context, now: std::time::Instant) {
+        let focus = (self.state.project.as_ref()).map_or(0, model::selection::focus_key);
+        if focus != self.state.focus_key {
+            self.state.focus_key = focus;
+            if !self.state.composer.trim().is_empty() {
+                self.state.composer_edited = Some(now);
+            }
+        }
         if !typing_paused(&mut self.state.composer_edited, ctx, now) {
             return;
         }
@@ -170,8 +178,13 @@ impl TandemApp {
         }
         let chat = self.state.chat().map(|c| c.chat.id);
         let options = self.state.send_options();
-        self.backend
-            .preview_context(project.project.clone(), chat, prompt, options);
+        self.backend.preview_context(
+            project.project.clone(),
+            chat,
+            prompt,
+            options,
+            self.state.focus_key,
+        );
     }
 
     /// The open project changed outside the window: its tree, history and chats are read

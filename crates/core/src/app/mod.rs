@@ -65,8 +65,9 @@ pub use crate::agent::gateway::ApproverStatus;
 pub use crate::chat::attachments::{Attach, image_type};
 pub use crate::chat::mentions::at_mentions;
 pub use crate::chat::{
-    ChatEvent, ChatEventKind, ContextBreakdown, IncludedFile, PendingApproval, SendOptions,
-    TurnOutcome, strip_for_history,
+    ChatEvent, ChatEventKind, ContextBreakdown, EditorFocus, EditorSelection, IncludedFile,
+    MAX_SELECTION_CHARS, PendingApproval, SendOptions, SentSelection, TurnOutcome,
+    strip_for_history,
 };
 /// The git blob hash of file content: what a save checks the disk against.
 pub use crate::checks::{CheckRun, Problem, Severity};

@@ -11,15 +11,18 @@ pub mod attachments;
 pub mod checkup;
 mod cli_turn;
 mod compact;
+mod focus;
 pub mod mentions;
 mod models;
 mod prompt;
+mod ranking;
 pub mod repair;
 mod turn;
 mod workspace;
 mod writer;
 
 pub use agent_turn::PendingApproval;
+pub use focus::{EditorFocus, EditorSelection, MAX_OPEN_TABS, MAX_SELECTION_CHARS, SentSelection};
 pub use models::{ModelChoice, ensure_default_provider, model_profile, provider_config};
 pub use prompt::{
     ContextBreakdown, HistoryTurn, IncludedFile, PromptError, history, history_turns,
@@ -148,6 +151,9 @@ pub struct SendOptions {
     pub allow_risk: Option<crate::agent::policy::Risk>,
     /// Files and images sent with the prompt (kept with it).
     pub attachments: Vec<attachments::Attach>,
+    /// The editor's open tabs and selection: they steer which files are packed, and the
+    /// selection goes with the prompt (not kept with it).
+    pub editor: EditorFocus,
 }
 
 struct Active {

@@ -49,6 +49,8 @@ pub struct ContextBreakdown {
     pub files_skipped: Vec<(String, SkipReason)>,
     /// History turns left out to fit.
     pub turns_dropped: usize,
+    /// The editor's selection, sent after the prompt (its tokens are in `prompt`).
+    pub selection: Option<super::focus::SentSelection>,
 }
 
 /// One file sent with the prompt, as the breakdown reports it.

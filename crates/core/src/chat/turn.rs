@@ -10,8 +10,10 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::compact;
+use super::focus::{EditorFocus, SentSelection};
 use super::models::{self, FALLBACK_CONTEXT, ModelChoice};
-use super::prompt::{self, ContextBreakdown, HistoryTurn, PromptInputs};
+use super::prompt::{self, ContextBreakdown, HistoryTurn, PromptError, PromptInputs};
+use super::ranking::{editor_files, rank_files, recently_edited};
 use super::repair;
 use super::writer::{Coalescer, DB_FLUSH_INTERVAL, EVENT_INTERVAL, StreamWriter};
 use super::{Active, ChatError, ChatEvent, ChatEventKind, ChatService, SendOptions, TurnHandle};
@@ -30,13 +32,6 @@ use crate::workspace::context::{ContextOptions, Priority, Walk, mentioned_paths}
 const MENTIONED_WHY: &str = "mentioned";
 /// Why a file the prompt names without `@` is sent.
 const NAMED_WHY: &str = "named in the prompt";
-
-/// The most ranked files packed before the rest (in path order); the first
-/// [`MAPPED_FILES`] of them may go as their map when they do not fit whole.
-const RANKED_FILES: usize = 400;
-const MAPPED_FILES: usize = 120;
-/// The longest a turn spends bringing the code index up to date.
-const INDEX_BUDGET: std::time::Duration = std::time::Duration::from_millis(300);
 
 const DEFAULT_HISTORY_TURNS: usize = 10;
 
@@ -73,6 +68,15 @@ pub(super) struct Turn {
     pub(super) cancel: CancellationToken,
     auto_approve: bool,
     pub(super) allow_risk: Option<crate::agent::policy::Risk>,
+    /// What the person was looking at in the editor when they sent.
+    editor: EditorFocus,
+}
+
+/// What the person sends: the prompt's text (with its attached files), and the editor's
+/// tabs and selection.
+struct Asked<'a> {
+    text: &'a str,
+    editor: &'a EditorFocus,
 }
 
 /// What a redo's new turn replaces.
@@ -139,6 +143,7 @@ impl ChatService {
             cancel,
             auto_approve,
             allow_risk: options.allow_risk,
+            editor: options.editor,
         };
         let service = Arc::clone(self);
         let outcome = tokio::spawn(async move {
@@ -351,6 +356,10 @@ impl ChatService {
         let attached = self.engine.store().attachments(turn.history_before)?;
         let (files, images) = super::attachments::load(self.engine.store(), &attached);
         let text = &format!("{}{files}", turn.prompt);
+        let asked = &Asked {
+            text,
+            editor: &turn.editor,
+        };
         let (project, mode, choice) = (&turn.project, turn.chat.mode, &turn.choice);
         let with_images = |(mut request, mut breakdown): (ChatRequest, ContextBreakdown)| {
             if let Some(last) = request.messages.last_mut()
@@ -363,7 +372,7 @@ impl ChatService {
             (request, breakdown)
         };
         let first = with_images(
-            self.prepare(project, mode, kept, summary.as_ref(), choice, text)
+            self.prepare(project, mode, kept, summary.as_ref(), choice, asked)
                 .await?,
         );
         let dropped = first.1.turns_dropped.min(kept.len());
@@ -395,7 +404,7 @@ impl ChatService {
             },
         );
         Ok(with_images(
-            self.prepare(project, mode, &kept[dropped..], Some(&new), choice, text)
+            self.prepare(project, mode, &kept[dropped..], Some(&new), choice, asked)
                 .await?,
         ))
     }
@@ -410,8 +419,12 @@ impl ChatService {
         let choice = self.choose(options)?;
         // An unfinished `@prompt:` name while typing is counted as typed.
         let prompt = &self.expand(prompt).unwrap_or_else(|_| prompt.to_string());
+        let asked = &Asked {
+            text: prompt,
+            editor: &options.editor,
+        };
         let (_, breakdown) = self
-            .prepare(project, ChatMode::Build, &[], None, &choice, prompt)
+            .prepare(project, ChatMode::Build, &[], None, &choice, asked)
             .await?;
         Ok(breakdown)
     }
@@ -431,6 +444,10 @@ impl ChatService {
         let prompt = &self.expand(prompt).unwrap_or_else(|_| prompt.to_string());
         let (summary, turns) = self.history_before(chat.id, None)?;
         let keep = turns.len().saturating_sub(self.history_setting()?);
+        let asked = &Asked {
+            text: prompt,
+            editor: &options.editor,
+        };
         let (_, breakdown) = self
             .prepare(
                 &project,
@@ -438,7 +455,7 @@ impl ChatService {
                 &turns[keep..],
                 summary.as_ref(),
                 &choice,
-                prompt,
+                asked,
             )
             .await?;
         Ok(breakdown)
@@ -501,7 +518,8 @@ impl ChatService {
             .unwrap_or(DEFAULT_HISTORY_TURNS))
     }
 
-    /// Builds the request: model window, system prompt and rules, history, codebase.
+    /// Builds the request: model window, system prompt and rules, history, codebase, the
+    /// prompt with the editor's selection.
     async fn prepare(
         &self,
         project: &Project,
@@ -509,7 +527,7 @@ impl ChatService {
         history: &[HistoryTurn],
         summary: Option<&ChatSummary>,
         choice: &ModelChoice,
-        text: &str,
+        asked: &Asked<'_>,
     ) -> Result<(ChatRequest, ContextBreakdown), ChatError> {
         let history: Vec<_> = history
             .iter()
@@ -527,7 +545,8 @@ impl ChatService {
         let estimate_scale = profile.estimate_scale();
         let root = project.path.clone();
         let settings = project.settings.clone();
-        let text = text.to_string();
+        let text = asked.text.to_string();
+        let editor = asked.editor.clone();
         let cache = Arc::clone(&self.cache);
         let indexes = Arc::clone(&self.indexes);
         let whole_files = mode == ChatMode::Build && models::prefers_whole_files(&profile);
@@ -570,6 +589,8 @@ impl ChatService {
             });
             let walk = walk?;
             let candidates: Vec<&str> = walk.paths().collect();
+            let focus = editor.resolve(&root, &candidates);
+            let excerpt = focus.selection.as_ref().map(|s| s.render());
             // Files named with `@` first, in every mode; then files the prompt names
             // otherwise and the recently edited ones.
             let because = |paths: Vec<String>, why: &'static str| {
@@ -584,11 +605,22 @@ impl ChatService {
                 options.priority = because(explicit, MENTIONED_WHY).collect();
             } else {
                 let named = mentioned_paths(&text, &candidates);
-                let ranked = rank_files(&indexes, &root, &walk, &text, &explicit, &named, &recent);
+                let selected = focus.selection.as_ref();
+                let signals = crate::index::Signals {
+                    prompt: &text,
+                    mentioned: &explicit,
+                    named: &named,
+                    open: &focus.open,
+                    selected: selected.map(|s| s.path.as_str()),
+                    selection: selected.map_or("", |s| s.text.as_str()),
+                    recent: &recent,
+                };
+                let ranked = rank_files(&indexes, &root, &walk, &signals);
                 // Mentioned files lead even when the index cannot read them (too large).
                 options.priority = because(explicit, MENTIONED_WHY).collect();
                 options.priority.extend(because(named, NAMED_WHY));
                 options.priority.extend(ranked);
+                options.priority.extend(editor_files(&focus));
                 options.mapper = Some(crate::index::map_of);
             }
             let mut system = prompt::system_prompt(
@@ -607,11 +639,16 @@ impl ChatService {
                 system.push_str("\n\n");
                 system.push_str(prompt::WHOLE_FILES_PROMPT);
             }
-            prompt::assemble(
+            // The selection follows the prompt, counted with it.
+            let sent = match &excerpt {
+                Some(excerpt) => format!("{text}{excerpt}"),
+                None => text,
+            };
+            let (messages, mut breakdown) = prompt::assemble(
                 PromptInputs {
                     system,
                     history,
-                    prompt: &text,
+                    prompt: &sent,
                     window,
                     reply_reserve,
                     estimate_scale,
@@ -619,7 +656,15 @@ impl ChatService {
                     context: options,
                 },
                 &cache,
-            )
+            )?;
+            breakdown.selection =
+                (focus.selection.zip(excerpt)).map(|(s, excerpt)| SentSelection {
+                    path: s.path,
+                    first_line: s.first_line,
+                    last_line: s.last_line,
+                    tokens: crate::tokens::estimate(&excerpt),
+                });
+            Ok::<_, PromptError>((messages, breakdown))
         })
         .await
         .map_err(|e| ChatError::Task(e.to_string()))??;
@@ -1048,70 +1093,6 @@ async fn generate_title(choice: &ModelChoice, window: Option<u32>, prompt: &str)
     let line = title.lines().map(str::trim).find(|l| !l.is_empty())?;
     let line = line.trim_matches(|c: char| c == '"' || c == '\'' || c == '.' || c == '#');
     (!line.is_empty()).then(|| truncate(line.trim(), TITLE_CHARS))
-}
-
-/// The project's files ranked for the prompt by its code index, best first, each with why.
-/// The index is brought up to date with the walk first: only changed files are read, for at
-/// most [`INDEX_BUDGET`] (a project met for the first time is indexed over several turns, or
-/// in the background); files not indexed yet are still packed, by path. An index that cannot
-/// be used ranks nothing: the context is packed as without it.
-fn rank_files(
-    indexes: &crate::index::Indexes,
-    root: &std::path::Path,
-    walk: &Walk,
-    prompt: &str,
-    mentioned: &[String],
-    named: &[String],
-    recent: &[String],
-) -> Vec<Priority> {
-    #[allow(clippy::type_complexity)]
-    let ranked =
-        || -> crate::index::Result<Vec<(crate::index::Ranked, Option<std::sync::Arc<str>>)>> {
-            let project = indexes.project(root)?;
-            let mut project = crate::index::lock(&project);
-            let deadline = std::time::Instant::now() + INDEX_BUDGET;
-            project.refresh_until(root, walk.stamped_paths(), Some(deadline))?;
-            let signals = crate::index::Signals {
-                prompt,
-                mentioned,
-                named,
-                open: &[],
-                recent,
-            };
-            // The maps of those that may go as one, from the definitions the index keeps (a
-            // file is not parsed again to be mapped).
-            let ranked = project.rank(&signals, RANKED_FILES)?;
-            let mut out = Vec::with_capacity(ranked.len());
-            for (i, ranked) in ranked.into_iter().enumerate() {
-                let known = match i < MAPPED_FILES && project.contains(&ranked.path)? {
-                    true => Some(std::sync::Arc::from(crate::index::file_map(
-                        &project.symbols_in(&ranked.path)?,
-                    ))),
-                    false => None,
-                };
-                out.push((ranked, known));
-            }
-            Ok(out)
-        };
-    let ranked = ranked().unwrap_or_default();
-    (ranked.into_iter())
-        .enumerate()
-        .map(|(i, (ranked, known_map))| match i < MAPPED_FILES {
-            true => Priority {
-                known_map,
-                ..Priority::or_map(ranked.path, ranked.why)
-            },
-            false => Priority::new(ranked.path, ranked.why),
-        })
-        .collect()
-}
-
-/// Files the last few commits edited (see [`crate::vcs::recently_edited`]); none when the
-/// project is not a repository or its history cannot be read.
-fn recently_edited(root: &std::path::Path) -> Vec<String> {
-    crate::vcs::open(root)
-        .and_then(|repo| crate::vcs::recently_edited(&repo))
-        .unwrap_or_default()
 }
 
 pub(super) async fn sleep_until(at: Option<std::time::Instant>) {

@@ -1,12 +1,13 @@
 //! Which files matter for a prompt, best first, each with why:
 //! - lexical relevance: BM25 of the prompt's words (see [`super::terms`]) over each file's
 //!   path, definition names and text;
-//! - the person's signals: files mentioned or named in the prompt, open in the editor, edited
-//!   in the last commits;
+//! - the person's signals: files mentioned or named in the prompt, open in the editor (the
+//!   selection's file above them), edited in the last commits;
+//! - the selected text's words, as a second, lighter query;
 //! - the reference graph: one step of personalised PageRank from those files, so that a file
 //!   defining what the relevant files use ranks next to them.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::{CodeIndex, Result, terms};
 
@@ -18,6 +19,15 @@ const B: f32 = 0.75;
 const MENTIONED: f32 = 10.0;
 const NAMED: f32 = 8.0;
 const OPEN: f32 = 0.8;
+/// The selection's file: at least the active tab's worth.
+const SELECTED: f32 = 1.0;
+/// The selected text's words, against the prompt's own (1).
+const SELECTION_WORDS: f32 = 0.4;
+/// The most words of a selection asked of the index (a big selection is mostly repetition).
+const SELECTION_TERMS: usize = 64;
+/// The IDF of a word in half the files: a selection's words more common than this are the
+/// language's (`fn`, `self`, `return`), not what it is about.
+const COMMON_IDF: f32 = std::f32::consts::LN_2;
 const RECENT: f32 = 0.3;
 /// How much of a file's score flows to the files defining what it uses. Measured on the
 /// recall bench (three real repositories, 75 commits): 0.6 cost 3–6 points of recall against
@@ -40,8 +50,11 @@ pub struct Signals<'a> {
     pub mentioned: &'a [String],
     /// Files the prompt names without `@`.
     pub named: &'a [String],
-    /// Files open in the editor (the selected one first).
+    /// Files open in the editor (the active tab first).
     pub open: &'a [String],
+    /// The file holding the editor's selection, and the selected text.
+    pub selected: Option<&'a str>,
+    pub selection: &'a str,
     /// Files the last commits changed.
     pub recent: &'a [String],
 }
@@ -85,9 +98,9 @@ impl CodeIndex {
     pub fn rank(&self, signals: &Signals<'_>, limit: usize) -> Result<Vec<Ranked>> {
         let mut scored: HashMap<u32, Scored> = HashMap::new();
         let mut paths: HashMap<u32, String> = HashMap::new();
-        let mut signal = |path: &String, worth: f32, why: &str| -> Result<()> {
+        let mut signal = |path: &str, worth: f32, why: &str| -> Result<()> {
             if let Some(id) = self.id_of(path)? {
-                paths.insert(id, path.clone());
+                paths.insert(id, path.to_string());
                 scored.entry(id).or_default().add(worth, why);
             }
             Ok(())
@@ -98,15 +111,31 @@ impl CodeIndex {
         for path in signals.named {
             signal(path, NAMED, "named in the prompt")?;
         }
+        if let Some(path) = signals.selected {
+            signal(path, SELECTED, "selected in the editor")?;
+        }
         for (i, path) in signals.open.iter().enumerate() {
             signal(path, OPEN / (1.0 + i as f32 * 0.2), "open in the editor")?;
         }
         for path in signals.recent {
             signal(path, RECENT, "edited in the last commits")?;
         }
-        for (id, score, matched) in self.bm25(signals.prompt)? {
+        let prompt = terms::words(signals.prompt);
+        for (id, score, matched) in self.bm25(&prompt, 0.0)? {
             let text = format!("matches: {} (bm25 {:.1})", matched.join(", "), score.0);
             scored.entry(id).or_default().add(score.1, text);
+        }
+        let selection = selection_words(signals.selection, &prompt);
+        for (id, score, matched) in self.bm25(&selection, COMMON_IDF)? {
+            let text = format!(
+                "selection uses: {} (bm25 {:.1})",
+                matched.join(", "),
+                score.0
+            );
+            scored
+                .entry(id)
+                .or_default()
+                .add(SELECTION_WORDS * score.1, text);
         }
         for (id, (worth, text)) in self.graph(&scored, &mut paths)? {
             scored.entry(id).or_default().add(worth, text);
@@ -136,16 +165,19 @@ impl CodeIndex {
         Ok(ranked)
     }
 
-    /// BM25 of the prompt's words for every file that has one: (file, (raw, normalised to the
-    /// best file's 1), the words that matched most).
-    fn bm25(&self, prompt: &str) -> Result<Vec<(u32, Bm25Score, Vec<String>)>> {
+    /// BM25 of the query's words for every file that has one: (file, (raw, normalised to the
+    /// best file's 1), the words that matched most). Words whose IDF is below `min_idf` are
+    /// left out.
+    fn bm25(&self, query: &[String], min_idf: f32) -> Result<Vec<(u32, Bm25Score, Vec<String>)>> {
+        if query.is_empty() {
+            return Ok(Vec::new());
+        }
         let (n, total_length) = self.totals()?;
         if n == 0 {
             return Ok(Vec::new());
         }
         let n = n as f32;
         let average = (total_length as f32 / n).max(1.0);
-        let query = terms::words(prompt);
         // Each file's count of each query word, and its length.
         let mut hits: HashMap<u32, (u32, Found)> = HashMap::new();
         let mut idf = Vec::with_capacity(query.len());
@@ -153,6 +185,9 @@ impl CodeIndex {
             let postings = self.postings(word)?;
             let df = postings.len() as f32;
             idf.push(((n - df + 0.5) / (df + 0.5) + 1.0).ln());
+            if idf[q] < min_idf {
+                continue;
+            }
             for p in postings {
                 let hit = hits.entry(p.file).or_insert_with(|| (p.length, Vec::new()));
                 hit.1.push((q, p.count));
@@ -255,6 +290,20 @@ impl CodeIndex {
             .map(|(id, (w, why, _))| (id, (w, why)))
             .collect())
     }
+}
+
+/// The selected text's words that the prompt does not already ask, each once, in order, at
+/// most [`SELECTION_TERMS`] (one pass, a set of those seen).
+fn selection_words(selection: &str, prompt: &[String]) -> Vec<String> {
+    let mut seen: HashSet<String> = prompt.iter().cloned().collect();
+    let mut out = Vec::new();
+    terms::for_each_word(selection, |word| {
+        if out.len() < SELECTION_TERMS && !seen.contains(word) {
+            seen.insert(word.to_string());
+            out.push(word.to_string());
+        }
+    });
+    out
 }
 
 /// Which query words (by position) a file has, and its count of each.

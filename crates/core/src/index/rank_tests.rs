@@ -154,3 +154,108 @@ fn path_words_match_a_prompt_about_the_folder() {
     assert_eq!(ranked[0].path, "src/http/client.rs", "{ranked:#?}");
     assert_eq!(ranked[1].path, "src/http/server.rs", "{ranked:#?}");
 }
+
+#[test]
+fn open_tabs_rank_in_their_order_and_the_selection_at_least_as_high_as_the_active_tab() {
+    let index = project();
+    // The active tab first; paths the editor can hold that are not indexed project files
+    // (gone, absolute, outside) are passed over without error.
+    let open: Vec<String> = [
+        "docs/guide.md",
+        "src/http/server.rs",
+        "src/deleted.rs",
+        "/etc/passwd",
+        "../elsewhere/lib.rs",
+    ]
+    .map(String::from)
+    .to_vec();
+    let ranked = index
+        .rank(
+            &Signals {
+                open: &open,
+                // The selection is in the second tab.
+                selected: Some("src/http/server.rs"),
+                ..Signals::default()
+            },
+            400,
+        )
+        .unwrap();
+    let paths: Vec<&str> = ranked.iter().map(|r| r.path.as_str()).collect();
+    assert_eq!(
+        paths[..2],
+        ["src/http/server.rs", "docs/guide.md"],
+        "{ranked:#?}"
+    );
+    assert!(
+        ranked[0]
+            .why
+            .starts_with("selected in the editor; open in the editor"),
+        "{ranked:#?}"
+    );
+    assert_eq!(ranked[1].why, "open in the editor", "{ranked:#?}");
+    for unknown in ["src/deleted.rs", "/etc/passwd", "../elsewhere/lib.rs"] {
+        assert!(position(&ranked, unknown).is_none(), "{ranked:#?}");
+    }
+    // Without the signals neither file ranks at all.
+    let none = index.rank(&Signals::default(), 400).unwrap();
+    assert!(none.is_empty(), "{none:#?}");
+}
+
+#[test]
+fn the_selections_identifiers_find_their_files_below_the_prompts_own_words() {
+    let index = project();
+    let selection = "    let tokens = tokenize(text);\n";
+    let ranked = index
+        .rank(
+            &Signals {
+                selected: Some("src/parser.rs"),
+                selection,
+                ..Signals::default()
+            },
+            400,
+        )
+        .unwrap();
+    assert_eq!(ranked[0].path, "src/parser.rs", "{ranked:#?}");
+    // The file defining what the selection uses rises, and says why.
+    let lexer = position(&ranked, "src/lexer.rs").expect("lexer ranked");
+    assert!(
+        ranked[lexer].why.contains("selection uses: tokenize"),
+        "{ranked:#?}"
+    );
+    for unrelated in ["src/http/server.rs", "src/http/client.rs", "docs/guide.md"] {
+        assert!(position(&ranked, unrelated).is_none(), "{ranked:#?}");
+    }
+    // The prompt's own words weigh more than the selection's.
+    let ranked = index
+        .rank(
+            &Signals {
+                prompt: "the server's port",
+                selected: Some("src/parser.rs"),
+                selection,
+                ..Signals::default()
+            },
+            400,
+        )
+        .unwrap();
+    let (server, lexer) = (
+        position(&ranked, "src/http/server.rs").expect("server ranked"),
+        position(&ranked, "src/lexer.rs").expect("lexer ranked"),
+    );
+    assert!(server < lexer, "{ranked:#?}");
+}
+
+#[test]
+fn a_selections_keywords_found_in_most_files_rank_nothing() {
+    let index = project();
+    // `pub` and `fn` are in five files of six: they say nothing of what the selection is.
+    let ranked = index
+        .rank(
+            &Signals {
+                selection: "pub fn",
+                ..Signals::default()
+            },
+            400,
+        )
+        .unwrap();
+    assert!(ranked.is_empty(), "{ranked:#?}");
+}

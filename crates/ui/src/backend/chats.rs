@@ -148,21 +148,27 @@ impl Backend {
         });
     }
 
-    /// Estimates the context a send of `prompt` would use (in the chat, else a new one).
+    /// Estimates the context a send of `prompt` would use (in the chat, else a new one), with
+    /// the editor's state in `options` (whose fingerprint is `focus`).
     pub fn preview_context(
         &self,
         project: Project,
         chat_id: Option<i64>,
         prompt: String,
         options: SendOptions,
+        focus: u64,
     ) {
         self.spawn_async("estimating the context", move |app, emit| async move {
             let breakdown = app
                 .preview(&project, chat_id, &prompt, &options)
                 .await
                 .map_err(|e| e.to_string());
-            emit.send_async(Event::ContextPreview { prompt, breakdown })
-                .await;
+            emit.send_async(Event::ContextPreview {
+                prompt,
+                focus,
+                breakdown,
+            })
+            .await;
             Ok(())
         });
     }

@@ -73,6 +73,8 @@ pub enum Event {
     /// The live context estimate for the composer's text (`Err`: why there is none).
     ContextPreview {
         prompt: String,
+        /// The editor's tabs and selection it was made for (`model::selection::focus_key`).
+        focus: u64,
         breakdown: Result<ContextBreakdown, String>,
     },
     ChatLoaded(Box<LoadedChat>),

@@ -515,8 +515,9 @@ impl AppState {
         }
     }
 
-    /// The model and auto-approve choices for a send. The GUI never pre-approves agent calls
-    /// by risk: the policy and the person decide.
+    /// The model and auto-approve choices for a send, and what the editor shows (its tabs and
+    /// selection). The GUI never pre-approves agent calls by risk: the policy and the person
+    /// decide.
     pub(super) fn send_options(&self) -> SendOptions {
         SendOptions {
             provider: self.provider.clone(),
@@ -524,6 +525,9 @@ impl AppState {
             auto_approve: Some(self.auto_approve),
             allow_risk: None,
             attachments: Vec::new(),
+            editor: (self.project.as_ref())
+                .map(crate::model::selection::focus)
+                .unwrap_or_default(),
         }
     }
 

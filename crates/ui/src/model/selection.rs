@@ -1,5 +1,48 @@
 //! From the editor to the chat: the selected lines of a file as the start of a prompt, with
-//! the path and line numbers, either to ask about them or to have exactly them changed.
+//! the path and line numbers, either to ask about them or to have exactly them changed; and
+//! what the editor shows (its tabs, the selection) as every send and estimate carry it.
+
+use std::hash::{Hash, Hasher};
+
+use tandem_core::app::{EditorFocus, EditorSelection};
+
+use crate::model::state::ProjectState;
+
+/// What the editor shows, for a send or an estimate: the open tabs (the active one first)
+/// and the lines selected in the active tab, as its buffer has them.
+pub fn focus(project: &ProjectState) -> EditorFocus {
+    let active = project.active_tab.and_then(|i| project.tabs.get(i));
+    let others = (project.tabs.iter().enumerate())
+        .filter(|(i, _)| Some(*i) != project.active_tab)
+        .map(|(_, tab)| tab);
+    let open = active.into_iter().chain(others).map(|t| t.path.clone());
+    let selection = active.and_then(|tab| {
+        let (first, last) = tab.selection?;
+        let lines = selected_lines(&tab.text, first, last);
+        Some(EditorSelection::new(tab.path.clone(), first, last, &lines))
+    });
+    EditorFocus {
+        open: open.collect(),
+        selection,
+    }
+}
+
+/// A fingerprint of [`focus`], cheap enough for every frame (the paths, which tab is active,
+/// its selection and the buffer's revision under it): when it changes, the context estimate
+/// is asked again.
+pub fn focus_key(project: &ProjectState) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    for tab in &project.tabs {
+        tab.path.hash(&mut hasher);
+    }
+    project.active_tab.hash(&mut hasher);
+    if let Some(tab) = project.active_tab.and_then(|i| project.tabs.get(i))
+        && tab.selection.is_some()
+    {
+        (tab.selection, tab.revision).hash(&mut hasher);
+    }
+    hasher.finish()
+}
 
 /// The lines (1-based, inclusive) a character range of `text` covers.
 pub fn lines_of(text: &str, start: usize, end: usize) -> (usize, usize) {

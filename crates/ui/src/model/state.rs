@@ -136,6 +136,10 @@ pub struct AppState {
     pub composer_edited: Option<Instant>,
     /// The context estimate for the composer's text (the prompt it was made for).
     pub preview: Option<(String, Result<ContextBreakdown, String>)>,
+    /// The editor's tabs and selection the estimate was made for, and as they are now (see
+    /// [`crate::model::selection::focus_key`]): the meter shows an estimate made for both.
+    pub preview_focus: u64,
+    pub focus_key: u64,
     pub mode: ChatMode,
     pub toasts: Vec<Toast>,
     pub log: Vec<String>,
@@ -312,6 +316,9 @@ pub struct Tab {
     /// Where the editor's cursor is (a character index), as last drawn; `None` in the
     /// virtualised view of a large file.
     pub cursor: Option<usize>,
+    /// The lines selected (1-based, inclusive), as the selection bar last showed them;
+    /// `None` when nothing is, and in the virtualised view of a large file.
+    pub selection: Option<(usize, usize)>,
 }
 
 impl Tab {
@@ -327,6 +334,7 @@ impl Tab {
             save_refused: None,
             close_after_save: false,
             cursor: None,
+            selection: None,
         }
     }
 }
@@ -354,6 +362,8 @@ impl AppState {
             composer: String::new(),
             composer_edited: None,
             preview: None,
+            preview_focus: 0,
+            focus_key: 0,
             mode: ChatMode::Build,
             toasts: Vec::new(),
             log: Vec::new(),

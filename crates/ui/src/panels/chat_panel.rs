@@ -55,10 +55,12 @@ pub fn show(
         },
     );
     let typed = state.composer.trim();
+    // An estimate for this text and for what the editor shows now (tabs, selection).
     let estimate = state
         .preview
         .as_ref()
         .filter(|(prompt, _)| !typed.is_empty() && prompt == typed)
+        .filter(|_| state.preview_focus == state.focus_key)
         .map(|(_, estimate)| estimate);
     super::context_meter::show(ui, chat, estimate);
     ui.separator();

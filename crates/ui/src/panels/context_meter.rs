@@ -67,6 +67,12 @@ pub fn show(
         b.window,
         (b.used_fraction() * 100.0).round()
     );
+    if let Some(s) = &b.selection {
+        hover.push_str(&format!(
+            "\nSelected in the editor, sent with the prompt: {} lines {}-{} ({} tokens)",
+            s.path, s.first_line, s.last_line, s.tokens
+        ));
+    }
     hover.push_str(&files_sent(b));
     response.on_hover_text(hover);
     if b.turns_dropped > 0 || !b.files_listed.is_empty() {

@@ -151,6 +151,7 @@ pub fn show(
     }
     if highlighter.line_count(&tab.path) > LARGE_FILE_LINES {
         tab.cursor = None;
+        tab.selection = None;
         large_view(ui, tab, highlighter, &font, marks, reveal, &mut view);
     } else {
         small_view(ui, tab, highlighter, &font, marks, reveal);
@@ -296,8 +297,9 @@ fn escape_pressed(ui: &egui::Ui) -> bool {
 }
 
 /// With lines selected in the editor: "Ask about this" and "Change this" put them, with the
-/// path and line numbers, at the start of the prompt.
-fn selection_bar(ui: &mut egui::Ui, tab: &Tab, commands: &mut Vec<Command>) {
+/// path and line numbers, at the start of the prompt. The lines it shows are the tab's
+/// selection, which every send carries (see `model::selection::focus`).
+fn selection_bar(ui: &mut egui::Ui, tab: &mut Tab, commands: &mut Vec<Command>) {
     let id = editor_id(&tab.path);
     let selected = egui::text_edit::TextEditState::load(ui.ctx(), id)
         .and_then(|s| s.cursor.char_range())
@@ -305,6 +307,7 @@ fn selection_bar(ui: &mut egui::Ui, tab: &Tab, commands: &mut Vec<Command>) {
         .map(|r| {
             crate::model::selection::lines_of(&tab.text, r.primary.index.0, r.secondary.index.0)
         });
+    tab.selection = selected;
     // The row is always there (buttons off without a selection), so selecting never moves
     // the text under the pointer.
     ui.horizontal(|ui| {

@@ -1,0 +1,84 @@
+//! Which project files a turn packs first: the code index's ranking of the person's signals
+//! (mentions, names in the prompt, the editor's tabs and selection, the last commits) and
+//! the prompt's words, each with why.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::focus::Focus;
+use crate::index::{Indexes, Ranked, Signals};
+use crate::workspace::context::{Priority, Walk};
+
+/// The most ranked files packed before the rest (in path order); the first
+/// [`MAPPED_FILES`] of them may go as their map when they do not fit whole.
+const RANKED_FILES: usize = 400;
+const MAPPED_FILES: usize = 120;
+/// The longest a turn spends bringing the code index up to date.
+const INDEX_BUDGET: std::time::Duration = std::time::Duration::from_millis(300);
+
+/// Why a file open in the editor is packed when the index could not rank it (see
+/// `index::rank`, which says the same).
+const OPEN_WHY: &str = "open in the editor";
+/// Why the selection's file is packed when the index could not rank it.
+const SELECTED_WHY: &str = "selected in the editor";
+
+/// The project's files ranked for `signals` by its code index, best first, each with why.
+/// The index is brought up to date with the walk first: only changed files are read, for at
+/// most [`INDEX_BUDGET`] (a project met for the first time is indexed over several turns, or
+/// in the background); files not indexed yet are still packed, by path. An index that cannot
+/// be used ranks nothing: the context is packed as without it.
+pub(super) fn rank_files(
+    indexes: &Indexes,
+    root: &Path,
+    walk: &Walk,
+    signals: &Signals<'_>,
+) -> Vec<Priority> {
+    let ranked = || -> crate::index::Result<Vec<(Ranked, Option<Arc<str>>)>> {
+        let project = indexes.project(root)?;
+        let mut project = crate::index::lock(&project);
+        let deadline = std::time::Instant::now() + INDEX_BUDGET;
+        project.refresh_until(root, walk.stamped_paths(), Some(deadline))?;
+        // The maps of those that may go as one, from the definitions the index keeps (a
+        // file is not parsed again to be mapped).
+        let ranked = project.rank(signals, RANKED_FILES)?;
+        let mut out = Vec::with_capacity(ranked.len());
+        for (i, ranked) in ranked.into_iter().enumerate() {
+            let known = match i < MAPPED_FILES && project.contains(&ranked.path)? {
+                true => Some(Arc::from(crate::index::file_map(
+                    &project.symbols_in(&ranked.path)?,
+                ))),
+                false => None,
+            };
+            out.push((ranked, known));
+        }
+        Ok(out)
+    };
+    let ranked = ranked().unwrap_or_default();
+    (ranked.into_iter())
+        .enumerate()
+        .map(|(i, (ranked, known_map))| match i < MAPPED_FILES {
+            true => Priority {
+                known_map,
+                ..Priority::or_map(ranked.path, ranked.why)
+            },
+            false => Priority::new(ranked.path, ranked.why),
+        })
+        .collect()
+}
+
+/// The editor's files, to follow the ranked ones: the selection's, then the open tabs. Those
+/// the index ranked are already in the list (a file given twice keeps its first place and
+/// why); the others (not indexed yet) are still packed.
+pub(super) fn editor_files(focus: &Focus) -> impl Iterator<Item = Priority> + '_ {
+    let selected = (focus.selection.iter()).map(|s| Priority::or_map(s.path.clone(), SELECTED_WHY));
+    let open = (focus.open.iter()).map(|path| Priority::or_map(path.clone(), OPEN_WHY));
+    selected.chain(open)
+}
+
+/// Files the last few commits edited (see [`crate::vcs::recently_edited`]); none when the
+/// project is not a repository or its history cannot be read.
+pub(super) fn recently_edited(root: &Path) -> Vec<String> {
+    crate::vcs::open(root)
+        .and_then(|repo| crate::vcs::recently_edited(&repo))
+        .unwrap_or_default()
+}
