@@ -1407,3 +1407,55 @@ async fn a_request_refused_as_too_long_is_packed_again_from_the_servers_count_on
         "not sent again: the count taught nothing new"
     );
 }
+
+/// A server that answers 200 and then breaks off before the first word (llama-cpp-python
+/// with a prompt longer than its context says why only in its log): when the request filled
+/// the window, the error says what to try.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_broken_off_before_its_first_word_with_a_full_window_says_what_to_try() {
+    let s = setup(ProviderKind::Openai).await;
+    let path = "/v1/chat/completions";
+    let send = |prompt: String| {
+        let s = &s;
+        async move {
+            s.server.push(
+                "POST",
+                path,
+                faulty(
+                    openai_stream(&REPLY, Duration::from_millis(5)),
+                    0,
+                    End::Disconnect,
+                ),
+            );
+            let chat = s.chat(ChatMode::Ask);
+            let handle = s
+                .service
+                .send(chat, &prompt, SendOptions::default())
+                .await
+                .unwrap();
+            let outcome = tokio::time::timeout(BOUND, handle.outcome)
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(outcome.status, MessageStatus::Error);
+            outcome.error.unwrap_or_default()
+        }
+    };
+    // A prompt of about 22,000 estimated tokens: with the reply's 8,192, over 90% of 32,768.
+    let full = "abcd".repeat(22_000);
+    let preview = s
+        .service
+        .preview(&s.project, &full, &SendOptions::default())
+        .await
+        .unwrap();
+    assert!(preview.used_fraction() >= 0.9, "{}", preview.meter());
+    let error = send(full).await;
+    assert!(error.contains("broke mid-reply"), "{error}");
+    assert!(error.contains("tandem model set --context"), "{error}");
+    // A small request that broke off is only a broken connection.
+    let error = send("hello".into()).await;
+    assert!(
+        error.contains("broke mid-reply") && !error.contains("model set"),
+        "{error}"
+    );
+}

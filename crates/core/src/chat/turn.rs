@@ -741,7 +741,12 @@ impl ChatService {
                         };
                         refused = self.learn_prompt_count(turn, &request, &usage);
                     }
-                    outcome.error = Some(e.to_string());
+                    let mut error = e.to_string();
+                    if matches!(e, crate::llm::LlmError::Disconnected { .. }) && content.is_empty()
+                    {
+                        error.push_str(&full_window_hint(&request));
+                    }
+                    outcome.error = Some(error);
                     break MessageStatus::Error;
                 }
             }
@@ -1093,6 +1098,25 @@ async fn generate_title(choice: &ModelChoice, window: Option<u32>, prompt: &str)
     let line = title.lines().map(str::trim).find(|l| !l.is_empty())?;
     let line = line.trim_matches(|c: char| c == '"' || c == '\'' || c == '.' || c == '#');
     (!line.is_empty()).then(|| truncate(line.trim(), TITLE_CHARS))
+}
+
+/// Why a reply may have broken off before its first word when the request filled the model's
+/// window: some servers (llama-cpp-python) fail a prompt longer than their context after
+/// answering 200, and say why only in their log.
+fn full_window_hint(request: &ChatRequest) -> String {
+    let Some(window) = request.context_window.map(|w| w as usize) else {
+        return String::new();
+    };
+    let used = request.counted_tokens() + request.reply_reserve();
+    match used * 10 >= window * 9 {
+        true => format!(
+            ". The request filled the model's window ({used} of {window} tokens with the \
+             reply's room, as Tandem estimates them): if the server's log says the prompt is \
+             longer than its context, its tokenizer counts more than Tandem's estimate; set a \
+             smaller window for this model (`tandem model set --context`, or Settings)"
+        ),
+        false => String::new(),
+    }
 }
 
 pub(super) async fn sleep_until(at: Option<std::time::Instant>) {
