@@ -13,7 +13,8 @@ use futures_util::future::BoxFuture;
 use serde::Serialize;
 use tokio::sync::oneshot;
 
-use super::turn::{Turn, TurnOutcome, sleep_until};
+use super::stream::sleep_until;
+use super::turn::{Turn, TurnOutcome};
 use super::writer::{Coalescer, DB_FLUSH_INTERVAL, EVENT_INTERVAL, StreamWriter};
 use super::{ChatEventKind, ChatService};
 use crate::agent::policy::{PolicySettings, Risk, Trust};

@@ -6,7 +6,8 @@
 
 use std::collections::HashMap;
 
-use super::turn::{Turn, TurnOutcome, sleep_until};
+use super::stream::sleep_until;
+use super::turn::{Turn, TurnOutcome};
 use super::writer::{Coalescer, DB_FLUSH_INTERVAL, EVENT_INTERVAL, StreamWriter};
 use super::{ChatEventKind, ChatService};
 use crate::external::{self, Access, Action, AgentEvent, CliAgent, PlanItem, RunSpec};

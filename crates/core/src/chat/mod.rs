@@ -8,15 +8,19 @@
 
 mod agent_turn;
 pub mod attachments;
+mod checks;
 pub mod checkup;
 mod cli_turn;
 mod compact;
 mod focus;
 pub mod mentions;
 mod models;
+mod prepare;
 mod prompt;
 mod ranking;
 pub mod repair;
+mod review;
+mod stream;
 mod turn;
 mod workspace;
 mod writer;
