@@ -1296,3 +1296,40 @@ async fn named_pipes_turn() {
     assert!(first.contains("fn main() {}"), "{first}");
     assert!(!first.contains("Always use tabs"), "{first}");
 }
+
+/// A step refused as longer than the model's window, with the server's count: the turn ends
+/// with the refusal and says the count was learnt; the next turn is sized by it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_refused_as_too_long_teaches_the_servers_count_for_the_next_turn() {
+    let s = setup(ProviderKind::Openai).await;
+    s.tool_calling("native");
+    let refusal = Reply::json(
+        400,
+        json!({"error": {
+            "message": "This model's maximum context length is 32768 tokens. However, you \
+                requested 38192 tokens (30000 in the messages, 8192 in the completion).",
+            "type": "invalid_request_error", "code": "context_length_exceeded"}}),
+    );
+    s.script("/v1/chat/completions", vec![refusal]);
+    let (outcome, _) = s
+        .turn(
+            ChatMode::Agent,
+            "look around",
+            SendOptions::default(),
+            &[],
+            false,
+        )
+        .await;
+    assert_eq!(outcome.status, MessageStatus::Error, "{}", outcome.content);
+    let error = outcome.error.unwrap_or_default();
+    assert!(
+        error.contains("it counted 30000 prompt tokens") && error.contains("send again"),
+        "{error}"
+    );
+    let provider = s.engine.store().provider_by_name("fake").unwrap().unwrap();
+    let profile = (s.engine.store())
+        .model_profile(provider.id, "test-model")
+        .unwrap()
+        .expect("learnt");
+    assert!(profile.estimate_scale() > 1.5, "{profile:?}");
+}

@@ -315,7 +315,27 @@ impl<'s> AgentHost<'s> {
                     total.output_tokens += usage.output_tokens;
                 }
                 Some(Some(Ok(StreamEvent::Done { .. }))) | Some(None) => break,
-                Some(Some(Err(e))) => return Err(e.to_string()),
+                Some(Some(Err(e))) => {
+                    // Refused as longer than the window, with the server's count: learnt, so
+                    // the next turn is packed and trimmed to fit it (this one ends here).
+                    if let crate::llm::LlmError::TooLong {
+                        counted: Some(counted),
+                        ..
+                    } = &e
+                    {
+                        let usage = Usage {
+                            input_tokens: *counted,
+                            output_tokens: 0,
+                        };
+                        if self.service.learn_prompt_count(self.turn, &request, &usage) {
+                            return Err(format!(
+                                "{e}. Tandem now keeps room for how this model counts tokens: \
+                                 send again to go on"
+                            ));
+                        }
+                    }
+                    return Err(e.to_string());
+                }
             }
             {
                 let mut guard = self.streamed();
