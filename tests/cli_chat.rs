@@ -1311,3 +1311,42 @@ async fn a_page_mentioned_with_an_at_is_fetched_and_sent_with_the_prompt() {
         .count();
     assert_eq!(before, after);
 }
+
+/// A model whose server counts more tokens than Tandem estimates: both lines of `tandem
+/// context` say how much of the window is kept free for it, and `--json` gives it as
+/// `breakdown.margin`, with the sent estimate times the ratio within the room.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn context_says_what_is_kept_free_for_a_model_that_counts_more() {
+    let (_dir, root, cli, _server) = setup().await;
+    let root_str = root.to_str().unwrap();
+    let args = ["context", "--project", root_str, "--provider", "fake"];
+    assert_eq!(cli.json(&args).await["breakdown"]["margin"], 0);
+    // What the replies of the fake's model taught: 1.5 tokens counted per token estimated.
+    let db = rusqlite::Connection::open(cli.data.join("tandem.db")).unwrap();
+    db.execute(
+        "INSERT INTO model_profiles (provider_id, model, updated_at, token_ratio)
+             SELECT id, 'tiny', 0, 1.5 FROM providers WHERE name = 'fake'",
+        [],
+    )
+    .unwrap();
+    drop(db);
+    let b = cli.json(&args).await["breakdown"].clone();
+    let n = |key: &str| b[key].as_u64().unwrap();
+    let room = n("window") - n("reply_reserve");
+    assert_eq!(n("margin"), room - room * 2 / 3, "{b}");
+    let sent = n("system") + n("codebase") + n("history") + n("prompt");
+    assert!(sent * 3 / 2 <= room, "{b}");
+    let text = cli.command(&args).output().await.unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    let mut lines = text.lines();
+    let meter = lines.next().unwrap();
+    assert!(
+        meter.contains(&format!("+ {} kept free", n("margin"))),
+        "{meter}"
+    );
+    let parts = lines.next().unwrap();
+    assert!(
+        parts.contains(&format!("{} kept free", n("margin"))),
+        "{parts}"
+    );
+}

@@ -349,7 +349,7 @@ pub fn context(
         return Ok(());
     }
     let mut text = format!(
-        "{}\nwindow {}: system {} + codebase {} + history {} + prompt {} = {} tokens sent, {} reserved for the reply\nfiles: {} included, {} listed by path only, {} skipped\n",
+        "{}\nwindow {}: system {} + codebase {} + history {} + prompt {} = {} tokens sent, {} reserved for the reply{}\nfiles: {} included, {} listed by path only, {} skipped\n",
         breakdown.meter(),
         breakdown.window,
         breakdown.system,
@@ -358,6 +358,10 @@ pub fn context(
         breakdown.prompt,
         breakdown.total(),
         breakdown.reply_reserve,
+        match breakdown.margin {
+            0 => String::new(),
+            m => format!(", {m} kept free for how this model counts tokens"),
+        },
         breakdown.files_included,
         breakdown.files_listed.len(),
         breakdown.files_skipped.len()
