@@ -13,11 +13,11 @@ mod editor;
 
 use std::time::Duration;
 
-use fake_provider::setup::{add_provider, setup};
+use fake_provider::setup::{Setup, add_provider, setup};
 use fake_provider::{
     Chunk, End, FakeProvider, Reply, ollama_stream, ollama_stream_counted, openai_stream,
 };
-use tandem_core::chat::{ChatEventKind, SendOptions};
+use tandem_core::chat::{ChatEventKind, SendOptions, TurnOutcome};
 use tandem_core::llm::ProviderKind;
 use tandem_core::store::{ApprovalState, ChatMode, MessageStatus, ProviderSettings};
 
@@ -81,7 +81,7 @@ async fn an_ollama_reply_streams_is_saved_and_waits_for_review() {
     assert!(finished);
     assert_eq!(streamed, REPLY.concat());
 
-    let message = s.engine.store().message(handle.message_id).unwrap();
+    let message = s.engine.store().message(outcome.message_id).unwrap();
     assert_eq!(message.content, REPLY.concat());
     assert_eq!(message.status, MessageStatus::Complete);
     assert_eq!(message.approval_state, Some(ApprovalState::Pending));
@@ -132,18 +132,10 @@ async fn auto_approve_commits_at_the_end_of_the_turn() {
         auto_approve: Some(true),
         ..SendOptions::default()
     };
-    let handle = s
-        .service
-        .send(chat, "add a greeting", options)
-        .await
-        .unwrap();
-    let outcome = tokio::time::timeout(BOUND, handle.outcome)
-        .await
-        .unwrap()
-        .unwrap();
+    let outcome = send_and_wait(&s, chat, "add a greeting", options).await;
     let commit = outcome.approval.unwrap().commit.unwrap();
     assert_eq!(common::git(&s.root, &["rev-parse", "HEAD"]).trim(), commit);
-    let message = s.engine.store().message(handle.message_id).unwrap();
+    let message = s.engine.store().message(outcome.message_id).unwrap();
     assert_eq!(message.approval_state, Some(ApprovalState::Approved));
     assert_eq!(message.commit_hash.as_deref(), Some(commit.as_str()));
     let request = &s.chat_requests()[0];
@@ -157,24 +149,25 @@ async fn ask_mode_never_proposes() {
     s.server
         .push("POST", "/api/chat", ollama_stream(&REPLY, Duration::ZERO));
     let chat = s.chat(ChatMode::Ask);
-    let handle = s
-        .service
-        .send(chat, "explain", SendOptions::default())
-        .await
-        .unwrap();
-    let outcome = tokio::time::timeout(BOUND, handle.outcome)
-        .await
-        .unwrap()
-        .unwrap();
+    let outcome = send_and_wait(&s, chat, "explain", SendOptions::default()).await;
     assert_eq!(outcome.status, MessageStatus::Complete);
     assert!(outcome.plan.is_none());
-    let message = s.engine.store().message(handle.message_id).unwrap();
+    let message = s.engine.store().message(outcome.message_id).unwrap();
     assert_eq!(message.approval_state, None);
     let system = s.chat_requests()[0].body["messages"][0]["content"]
         .as_str()
         .unwrap()
         .to_string();
     assert!(system.contains("never change files"));
+}
+
+/// Sends `prompt` in `chat` and waits (at most [`BOUND`]) for the turn's end.
+async fn send_and_wait(s: &Setup, chat: i64, prompt: &str, options: SendOptions) -> TurnOutcome {
+    let handle = s.service.send(chat, prompt, options).await.unwrap();
+    tokio::time::timeout(BOUND, handle.outcome)
+        .await
+        .unwrap()
+        .unwrap()
 }
 
 /// A reply of `pieces` whose stream ends with `end` after them.
@@ -196,17 +189,9 @@ async fn a_disconnect_mid_stream_keeps_the_partial_text_as_an_error() {
     );
     s.server.push("POST", "/api/chat", reply);
     let chat = s.chat(ChatMode::Build);
-    let handle = s
-        .service
-        .send(chat, "hi", SendOptions::default())
-        .await
-        .unwrap();
-    let outcome = tokio::time::timeout(BOUND, handle.outcome)
-        .await
-        .unwrap()
-        .unwrap();
+    let outcome = send_and_wait(&s, chat, "hi", SendOptions::default()).await;
     assert_eq!(outcome.status, MessageStatus::Error);
-    let message = s.engine.store().message(handle.message_id).unwrap();
+    let message = s.engine.store().message(outcome.message_id).unwrap();
     assert_eq!(message.status, MessageStatus::Error);
     assert_eq!(message.content, "Hello there ");
     assert!(message.error.is_some());
@@ -230,15 +215,7 @@ async fn rate_limited_then_success_is_retried_before_the_first_token() {
         openai_stream(&["ok"], Duration::ZERO),
     );
     let chat = s.chat(ChatMode::Build);
-    let handle = s
-        .service
-        .send(chat, "hi", SendOptions::default())
-        .await
-        .unwrap();
-    let outcome = tokio::time::timeout(BOUND, handle.outcome)
-        .await
-        .unwrap()
-        .unwrap();
+    let outcome = send_and_wait(&s, chat, "hi", SendOptions::default()).await;
     assert_eq!(
         outcome.status,
         MessageStatus::Complete,
@@ -268,15 +245,7 @@ async fn server_errors_garbage_and_stalls_end_as_errors_within_bounds() {
             },
         );
     }
-    let handle = s
-        .service
-        .send(chat, "a", SendOptions::default())
-        .await
-        .unwrap();
-    let outcome = tokio::time::timeout(BOUND, handle.outcome)
-        .await
-        .unwrap()
-        .unwrap();
+    let outcome = send_and_wait(&s, chat, "a", SendOptions::default()).await;
     assert_eq!(outcome.status, MessageStatus::Error);
     assert!(outcome.error.unwrap().contains("500"));
 
@@ -292,15 +261,7 @@ async fn server_errors_garbage_and_stalls_end_as_errors_within_bounds() {
         );
     }
     s.server.push("POST", "/api/chat", reply);
-    let handle = s
-        .service
-        .send(chat, "b", SendOptions::default())
-        .await
-        .unwrap();
-    let outcome = tokio::time::timeout(BOUND, handle.outcome)
-        .await
-        .unwrap()
-        .unwrap();
+    let outcome = send_and_wait(&s, chat, "b", SendOptions::default()).await;
     assert_eq!(outcome.status, MessageStatus::Error);
     assert_eq!(outcome.content, "partial ");
 
@@ -311,15 +272,7 @@ async fn server_errors_garbage_and_stalls_end_as_errors_within_bounds() {
         End::Stall(Duration::from_secs(8)),
     );
     s.server.push("POST", "/api/chat", reply);
-    let handle = s
-        .service
-        .send(chat, "c", SendOptions::default())
-        .await
-        .unwrap();
-    let outcome = tokio::time::timeout(BOUND, handle.outcome)
-        .await
-        .unwrap()
-        .unwrap();
+    let outcome = send_and_wait(&s, chat, "c", SendOptions::default()).await;
     assert_eq!(outcome.status, MessageStatus::Error);
     assert_eq!(outcome.content, "waiting ");
     assert!(outcome.error.unwrap().contains("no data"));
@@ -364,7 +317,7 @@ async fn cancel_keeps_the_text_received() {
     assert_eq!(outcome.status, MessageStatus::Cancelled);
     assert!(outcome.content.starts_with("w0 "), "{}", outcome.content);
     assert!(outcome.content.len() < pieces.concat().len());
-    let message = s.engine.store().message(handle.message_id).unwrap();
+    let message = s.engine.store().message(outcome.message_id).unwrap();
     assert_eq!(message.status, MessageStatus::Cancelled);
     assert_eq!(message.content, outcome.content);
     assert_eq!(s.service.streaming(chat), None);
@@ -403,7 +356,11 @@ async fn three_chats_stream_at_once_without_mixing() {
         let expected: String = (0..20).map(|w| format!("c{i}w{w} ")).collect();
         assert_eq!(outcome.content, expected);
         assert_eq!(
-            s.engine.store().message(handle.message_id).unwrap().content,
+            s.engine
+                .store()
+                .message(outcome.message_id)
+                .unwrap()
+                .content,
             expected
         );
         s.assert_settled(chat);
@@ -661,11 +618,7 @@ async fn ollama_not_running_says_how_to_start_it() {
         provider: Some("down".into()),
         ..SendOptions::default()
     };
-    let handle = s.service.send(chat, "hi", options).await.unwrap();
-    let outcome = tokio::time::timeout(BOUND, handle.outcome)
-        .await
-        .unwrap()
-        .unwrap();
+    let outcome = send_and_wait(&s, chat, "hi", options).await;
     assert_eq!(outcome.status, MessageStatus::Error);
     assert!(outcome.error.unwrap().contains("ollama serve"));
 }
@@ -754,7 +707,7 @@ async fn a_prompt_count_that_fills_num_ctx_is_told_in_the_chat() {
     s.server
         .push("POST", "/api/chat", ollama_counting("Fine.", 1200));
     let chat = s.chat(ChatMode::Ask);
-    let send = |prompt: &'static str| send_in(&s, chat, prompt);
+    let send = |prompt: &'static str| send_and_wait(&s, chat, prompt, SendOptions::default());
     let first = send("hello").await;
     assert_eq!(first.content, "Fine.");
     let num_ctx = s.chat_requests()[0].body["options"]["num_ctx"]
@@ -777,23 +730,6 @@ async fn a_prompt_count_that_fills_num_ctx_is_told_in_the_chat() {
     assert!(saved.content.contains("Context overflow"));
 }
 
-/// Sends `prompt` in `chat` and waits for the outcome.
-async fn send_in(
-    s: &fake_provider::setup::Setup,
-    chat: i64,
-    prompt: &str,
-) -> tandem_core::chat::TurnOutcome {
-    let handle = s
-        .service
-        .send(chat, prompt, SendOptions::default())
-        .await
-        .unwrap();
-    tokio::time::timeout(BOUND, handle.outcome)
-        .await
-        .unwrap()
-        .unwrap()
-}
-
 fn search_replace(search: &str, replace: &str) -> String {
     format!(
         "Changing main.\n<tandem-search-replace path=\"src/main.rs\" description=\"greet\">\n\
@@ -808,15 +744,7 @@ async fn build_turn(
 ) -> (tandem_core::chat::TurnOutcome, Vec<ChatEventKind>) {
     let chat = s.chat(ChatMode::Build);
     let mut events = s.service.subscribe();
-    let handle = s
-        .service
-        .send(chat, prompt, SendOptions::default())
-        .await
-        .unwrap();
-    let outcome = tokio::time::timeout(BOUND, handle.outcome)
-        .await
-        .unwrap()
-        .unwrap();
+    let outcome = send_and_wait(s, chat, prompt, SendOptions::default()).await;
     let mut seen = Vec::new();
     while let Ok(event) = events.try_recv() {
         seen.push(event.kind);
@@ -989,7 +917,7 @@ async fn the_next_turn_tells_the_model_what_was_left_out_and_why() {
         ollama_stream(&["Understood."], Duration::ZERO),
     );
     let chat = s.chat(ChatMode::Build);
-    let send = |prompt: &'static str| send_in(&s, chat, prompt);
+    let send = |prompt: &'static str| send_and_wait(&s, chat, prompt, SendOptions::default());
     let first = send("run it").await;
     let only_main = tandem_core::edits::Selection {
         files: vec![tandem_core::edits::FileSelection {
@@ -1179,7 +1107,7 @@ async fn older_turns_are_summarized_not_dropped_and_a_new_chat_can_start_from_it
         .set_setting("chat.history_turns", &2)
         .unwrap();
     let chat = s.chat(ChatMode::Ask);
-    let send = |prompt: &'static str| send_in(&s, chat, prompt);
+    let send = |prompt: &'static str| send_and_wait(&s, chat, prompt, SendOptions::default());
     let reply = |text: &str| ollama_stream(&[text], Duration::ZERO);
     for answer in ["A1", "A2", "A3"] {
         s.server.push("POST", "/api/chat", reply(answer));
@@ -1267,7 +1195,7 @@ async fn older_turns_are_summarized_not_dropped_and_a_new_chat_can_start_from_it
     assert_eq!(start.source_chat_id, Some(chat));
     assert_eq!(start.turns, 5);
     s.server.push("POST", "/api/chat", reply("ok"));
-    send_in(&s, new_chat.id, "go on").await;
+    send_and_wait(&s, new_chat.id, "go on", SendOptions::default()).await;
     let last = s.chat_requests().pop().unwrap();
     let system = last.body["messages"][0]["content"].as_str().unwrap();
     assert!(system.contains("SUM-ALL: tabs everywhere."), "{system}");
@@ -1296,15 +1224,7 @@ async fn a_server_counting_more_tokens_than_estimated_gets_room_in_the_next_requ
     let mut num_ctx = Vec::new();
     for turn in 0..2 {
         let chat = s.chat(ChatMode::Build);
-        let handle = s
-            .service
-            .send(chat, &prompt, options.clone())
-            .await
-            .unwrap();
-        let outcome = tokio::time::timeout(BOUND, handle.outcome)
-            .await
-            .unwrap()
-            .unwrap();
+        let outcome = send_and_wait(&s, chat, &prompt, options.clone()).await;
         assert_eq!(
             outcome.status,
             MessageStatus::Complete,
@@ -1366,15 +1286,7 @@ async fn a_request_refused_as_too_long_is_packed_again_from_the_servers_count_on
         openai_stream(&REPLY, Duration::from_millis(5)),
     );
     let chat = s.chat(ChatMode::Build);
-    let handle = s
-        .service
-        .send(chat, &prompt, options.clone())
-        .await
-        .unwrap();
-    let outcome = tokio::time::timeout(BOUND, handle.outcome)
-        .await
-        .unwrap()
-        .unwrap();
+    let outcome = send_and_wait(&s, chat, &prompt, options.clone()).await;
     assert_eq!(
         outcome.status,
         MessageStatus::Complete,
@@ -1390,11 +1302,7 @@ async fn a_request_refused_as_too_long_is_packed_again_from_the_servers_count_on
     s.server.push("POST", path, refusal.clone());
     s.server.push("POST", path, refusal);
     let chat = s.chat(ChatMode::Build);
-    let handle = s.service.send(chat, &prompt, options).await.unwrap();
-    let outcome = tokio::time::timeout(BOUND, handle.outcome)
-        .await
-        .unwrap()
-        .unwrap();
+    let outcome = send_and_wait(&s, chat, &prompt, options).await;
     assert_eq!(outcome.status, MessageStatus::Error);
     let error = outcome.error.unwrap_or_default();
     assert!(
@@ -1428,15 +1336,7 @@ async fn a_reply_broken_off_before_its_first_word_with_a_full_window_says_what_t
                 ),
             );
             let chat = s.chat(ChatMode::Ask);
-            let handle = s
-                .service
-                .send(chat, &prompt, SendOptions::default())
-                .await
-                .unwrap();
-            let outcome = tokio::time::timeout(BOUND, handle.outcome)
-                .await
-                .unwrap()
-                .unwrap();
+            let outcome = send_and_wait(s, chat, &prompt, SendOptions::default()).await;
             assert_eq!(outcome.status, MessageStatus::Error);
             outcome.error.unwrap_or_default()
         }

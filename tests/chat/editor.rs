@@ -5,7 +5,7 @@ use tandem_core::chat::{EditorFocus, EditorSelection, SendOptions};
 use tandem_core::llm::ProviderKind;
 use tandem_core::store::{ChatMode, MessageStatus};
 
-use super::{BOUND, setup};
+use super::{send_and_wait, setup};
 use crate::fake_provider::ollama_stream;
 
 /// A file nothing but the editor points to: not mentioned, not committed since the import, no
@@ -78,11 +78,7 @@ async fn a_file_only_open_in_the_editor_is_packed_and_the_selection_is_sent() {
         },
         ..SendOptions::default()
     };
-    let handle = s.service.send(chat, prompt, options).await.unwrap();
-    let outcome = tokio::time::timeout(BOUND, handle.outcome)
-        .await
-        .unwrap()
-        .unwrap();
+    let outcome = send_and_wait(&s, chat, prompt, options).await;
     assert_eq!(outcome.status, MessageStatus::Complete, "{outcome:?}");
     let breakdown = outcome.breakdown.unwrap();
     let open_only = (breakdown.included.iter().find(|f| f.path == OPEN_ONLY))
