@@ -272,9 +272,7 @@ impl App {
         known
             .into_iter()
             .filter_map(|(path, saved)| {
-                let resolved = crate::workspace::resolve(&project.path, &path).ok()?;
-                let (bytes, _) = crate::workspace::read_regular(&resolved.abs).ok()?;
-                let text = String::from_utf8(bytes).ok()?;
+                let text = crate::workspace::read_project_text(&project.path, &path)?;
                 (text != saved).then_some((path, text))
             })
             .collect()

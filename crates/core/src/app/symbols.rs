@@ -72,14 +72,8 @@ impl App {
         paths.dedup();
         let mut found = Vec::new();
         for path in paths {
-            let Ok(resolved) = crate::workspace::resolve(&project.path, &path) else {
-                continue;
-            };
             // A file gone or unreadable since the refresh has no references to show.
-            let Ok((bytes, _)) = crate::workspace::read_regular(&resolved.abs) else {
-                continue;
-            };
-            let Ok(text) = String::from_utf8(bytes) else {
+            let Some(text) = crate::workspace::read_project_text(&project.path, &path) else {
                 continue;
             };
             for (line, column, text) in whole_word_lines(&text, name) {

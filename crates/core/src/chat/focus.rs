@@ -162,9 +162,7 @@ fn cut(text: &str) -> (&str, bool) {
 /// Lines `first..=last` of the project file `path` as they are on disk; `None` when it cannot
 /// be read as UTF-8 text or has none of them. Only a regular file inside the project is read.
 fn read_lines(root: &Path, path: &str, first: usize, last: usize) -> Option<String> {
-    let resolved = crate::workspace::resolve(root, path).ok()?;
-    let (bytes, _) = crate::workspace::read_regular(&resolved.abs).ok()?;
-    let text = String::from_utf8(bytes).ok()?;
+    let text = crate::workspace::read_project_text(root, path)?;
     let count = (last - first).saturating_add(1);
     let lines: Vec<&str> = text.lines().skip(first - 1).take(count).collect();
     (!lines.is_empty()).then(|| lines.join("\n"))

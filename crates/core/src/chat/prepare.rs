@@ -243,11 +243,7 @@ impl ChatService {
         let (messages, breakdown) = tokio::task::spawn_blocking(move || {
             // Rules files are read like any project file: only a regular one (a named pipe
             // there would hang every turn).
-            let read = |name: &str| {
-                let resolved = crate::workspace::resolve(&root, name).ok()?;
-                let (bytes, _) = crate::workspace::read_regular(&resolved.abs).ok()?;
-                String::from_utf8(bytes).ok()
-            };
+            let read = |name: &str| crate::workspace::read_project_text(&root, name);
             let rules = read("AI_RULES.md");
             let security = (mode == ChatMode::Security).then(|| read("SECURITY_RULES.md"));
             let last_change = match mode {

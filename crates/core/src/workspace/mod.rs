@@ -22,5 +22,7 @@ pub use listing::{ListError, list_files};
 pub use paths::{PathError, ResolvedPath, is_view, normalize_relative, resolve, root_path};
 #[cfg(all(test, unix))]
 pub(crate) use regular::test_support;
-pub use regular::{FileKind, OpenError, RegularFile, open_regular, read_regular};
+pub use regular::{
+    FileKind, OpenError, RegularFile, open_regular, read_project_text, read_regular,
+};
 pub use stamp::{FileStamp, Stamp, stamp};

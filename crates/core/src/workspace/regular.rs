@@ -129,6 +129,15 @@ pub fn read_regular(path: &Path) -> Result<(Vec<u8>, Metadata), OpenError> {
     Ok((bytes, meta))
 }
 
+/// The text of the project file `rel` under `root`: resolved inside the project (see
+/// [`super::resolve`]), read only if it is a regular file (see [`read_regular`]), and UTF-8;
+/// `None` when any of that fails.
+pub fn read_project_text(root: &Path, rel: &str) -> Option<String> {
+    let resolved = super::resolve(root, rel).ok()?;
+    let (bytes, _) = read_regular(&resolved.abs).ok()?;
+    String::from_utf8(bytes).ok()
+}
+
 fn refuse_special(file_type: FileType) -> Result<(), OpenError> {
     match FileKind::of(file_type) {
         None => Ok(()),
