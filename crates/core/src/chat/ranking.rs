@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::focus::Focus;
-use crate::index::{Indexes, Ranked, Signals};
+use crate::index::{Indexes, OPEN_WHY, Ranked, SELECTED_WHY, Signals};
 use crate::workspace::context::{Priority, Walk};
 
 /// The most ranked files packed before the rest (in path order); the first
@@ -15,12 +15,6 @@ const RANKED_FILES: usize = 400;
 const MAPPED_FILES: usize = 120;
 /// The longest a turn spends bringing the code index up to date.
 const INDEX_BUDGET: std::time::Duration = std::time::Duration::from_millis(300);
-
-/// Why a file open in the editor is packed when the index could not rank it (see
-/// `index::rank`, which says the same).
-const OPEN_WHY: &str = "open in the editor";
-/// Why the selection's file is packed when the index could not rank it.
-const SELECTED_WHY: &str = "selected in the editor";
 
 /// The project's files ranked for `signals` by its code index, best first, each with why.
 /// The index is brought up to date with the walk first: only changed files are read, for at
@@ -66,9 +60,9 @@ pub(super) fn rank_files(
         .collect()
 }
 
-/// The editor's files, to follow the ranked ones: the selection's, then the open tabs. Those
-/// the index ranked are already in the list (a file given twice keeps its first place and
-/// why); the others (not indexed yet) are still packed.
+/// The editor's files, to follow the ranked ones: the selection's, then the open tabs, with
+/// the index's whys. Those the index ranked are already in the list (a file given twice
+/// keeps its first place and why); the others (not indexed yet) are still packed.
 pub(super) fn editor_files(focus: &Focus) -> impl Iterator<Item = Priority> + '_ {
     let selected = (focus.selection.iter()).map(|s| Priority::or_map(s.path.clone(), SELECTED_WHY));
     let open = (focus.open.iter()).map(|path| Priority::or_map(path.clone(), OPEN_WHY));

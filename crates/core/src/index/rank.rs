@@ -29,6 +29,10 @@ const SELECTION_TERMS: usize = 64;
 /// language's (`fn`, `self`, `return`), not what it is about.
 const COMMON_IDF: f32 = std::f32::consts::LN_2;
 const RECENT: f32 = 0.3;
+/// Why a file open in the editor ranks.
+pub const OPEN_WHY: &str = "open in the editor";
+/// Why the selection's file ranks.
+pub const SELECTED_WHY: &str = "selected in the editor";
 /// How much of a file's score flows to the files defining what it uses. Measured on the
 /// recall bench (three real repositories, 75 commits): 0.6 cost 3–6 points of recall against
 /// no graph at all; 0.15 costs 1–2 and still ranks a definer of what the best files use
@@ -112,10 +116,10 @@ impl CodeIndex {
             signal(path, NAMED, "named in the prompt")?;
         }
         if let Some(path) = signals.selected {
-            signal(path, SELECTED, "selected in the editor")?;
+            signal(path, SELECTED, SELECTED_WHY)?;
         }
         for (i, path) in signals.open.iter().enumerate() {
-            signal(path, OPEN / (1.0 + i as f32 * 0.2), "open in the editor")?;
+            signal(path, OPEN / (1.0 + i as f32 * 0.2), OPEN_WHY)?;
         }
         for path in signals.recent {
             signal(path, RECENT, "edited in the last commits")?;
