@@ -160,7 +160,7 @@ impl ChatService {
                 .context_window
                 .map(|window| (window as usize).saturating_sub(request.reply_reserve()))
                 // The budget is in estimated tokens: what the server counts more is kept free.
-                .map(|room| (room as f64 / request.estimate_scale.max(1.0)) as usize),
+                .map(|room| crate::llm::fitting(room, request.estimate_scale)),
             check_rounds: store
                 .setting::<usize>(REPAIR_ROUNDS)
                 .ok()
@@ -303,7 +303,8 @@ impl<'s> AgentHost<'s> {
                 Some(Some(Ok(StreamEvent::Reasoning(text)))) => deltas.reasoning.push_str(&text),
                 Some(Some(Ok(StreamEvent::ToolCall(call)))) => reply.calls.push(call),
                 Some(Some(Ok(StreamEvent::Usage(usage)))) => {
-                    self.service.learn_prompt_count(self.turn, &request, &usage);
+                    self.service
+                        .learn_prompt_count(self.turn, &request, usage.input_tokens);
                     let mut s = self.streamed();
                     if warns && let Some(warning) = request.truncation_warning(&usage) {
                         let note = format!("\n\n> **Context overflow:** {warning}\n");
@@ -318,21 +319,15 @@ impl<'s> AgentHost<'s> {
                 Some(Some(Err(e))) => {
                     // Refused as longer than the window, with the server's count: learnt, so
                     // the next turn is packed and trimmed to fit it (this one ends here).
-                    if let crate::llm::LlmError::TooLong {
-                        counted: Some(counted),
-                        ..
-                    } = &e
+                    if let Some(counted) = e.counted_prompt()
+                        && self
+                            .service
+                            .learn_prompt_count(self.turn, &request, counted)
                     {
-                        let usage = Usage {
-                            input_tokens: *counted,
-                            output_tokens: 0,
-                        };
-                        if self.service.learn_prompt_count(self.turn, &request, &usage) {
-                            return Err(format!(
-                                "{e}. Tandem now keeps room for how this model counts tokens: \
-                                 send again to go on"
-                            ));
-                        }
+                        return Err(format!(
+                            "{e}. Tandem now keeps room for how this model counts tokens: \
+                             send again to go on"
+                        ));
                     }
                     return Err(e.to_string());
                 }

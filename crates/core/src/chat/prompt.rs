@@ -259,15 +259,11 @@ pub fn assemble(
 ) -> Result<(Vec<ChatMessage>, ContextBreakdown), PromptError> {
     let room = inputs.window.saturating_sub(inputs.reply_reserve);
     // The estimate of what is sent, times the scale, must fit the room: the rest is kept free.
-    let scale = match inputs.estimate_scale {
-        s if s.is_finite() && s > 1.0 => s,
-        _ => 1.0,
-    };
-    let available = (room as f64 / scale).floor() as usize;
+    let available = crate::llm::fitting(room, inputs.estimate_scale);
     let mut breakdown = ContextBreakdown {
         window: inputs.window,
         reply_reserve: inputs.reply_reserve,
-        margin: room - available.min(room),
+        margin: room - available,
         system: estimate_tokens(&inputs.system) + MESSAGE_OVERHEAD,
         prompt: estimate_tokens(inputs.prompt) + MESSAGE_OVERHEAD,
         ..ContextBreakdown::default()

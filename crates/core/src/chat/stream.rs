@@ -54,7 +54,7 @@ impl ChatService {
                     deltas.reasoning.push_str(&text);
                 }
                 Some(Some(Ok(StreamEvent::Usage(usage)))) => {
-                    self.learn_prompt_count(turn, &request, &usage);
+                    self.learn_prompt_count(turn, &request, usage.input_tokens);
                     outcome.usage = Some(usage);
                 }
                 Some(Some(Ok(StreamEvent::ToolCall(_)))) => {}
@@ -62,17 +62,10 @@ impl ChatService {
                     break MessageStatus::Complete;
                 }
                 Some(Some(Err(e))) => {
-                    if let crate::llm::LlmError::TooLong {
-                        counted: Some(counted),
-                        ..
-                    } = &e
+                    if let Some(counted) = e.counted_prompt()
                         && content.is_empty()
                     {
-                        let usage = crate::llm::Usage {
-                            input_tokens: *counted,
-                            output_tokens: 0,
-                        };
-                        refused = self.learn_prompt_count(turn, &request, &usage);
+                        refused = self.learn_prompt_count(turn, &request, counted);
                     }
                     let mut error = e.to_string();
                     if matches!(e, crate::llm::LlmError::Disconnected { .. }) && content.is_empty()
@@ -139,24 +132,23 @@ impl ChatService {
         }
     }
 
-    /// Keeps how the model's server counted this request's prompt against Tandem's estimate
-    /// (see [`crate::store::Store::record_prompt_count`]): the next requests keep the
-    /// difference free. Returns whether that raised the scale this request was packed with.
+    /// Keeps how the model's server counted this request's prompt (`counted` tokens) against
+    /// Tandem's estimate (see [`crate::store::Store::record_prompt_count`]): the next requests
+    /// keep the difference free. Returns whether that raised the scale this request was
+    /// packed with.
     pub(super) fn learn_prompt_count(
         &self,
         turn: &Turn,
         request: &ChatRequest,
-        usage: &crate::llm::Usage,
+        counted: u64,
     ) -> bool {
         let estimated = u64::try_from(request.estimated_tokens()).unwrap_or(u64::MAX);
-        let store = self.engine.store();
         let (provider, model) = (turn.choice.record.id, &turn.choice.model);
-        let _ = store.record_prompt_count(provider, model, estimated, usage.input_tokens);
-        store
-            .model_profile(provider, model)
-            .ok()
-            .flatten()
-            .is_some_and(|p| p.estimate_scale() > request.estimate_scale)
+        let learnt = self
+            .engine
+            .store()
+            .record_prompt_count(provider, model, estimated, counted);
+        matches!(learnt, Ok(Some(ratio)) if ratio > request.estimate_scale)
     }
 }
 

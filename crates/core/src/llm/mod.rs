@@ -26,7 +26,7 @@ mod window;
 mod wire;
 
 pub use http::key_in_use;
-pub use window::{estimate_tokens, reply_reserve_for, scaled};
+pub use window::{estimate_tokens, fitting, reply_reserve_for};
 
 /// Default idle time allowed between two chunks of a streaming reply.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
@@ -335,6 +335,16 @@ pub enum LlmError {
     /// or event); not retried, since part of the reply may have been shown.
     #[error("{provider} reported an error mid-reply: {message}")]
     Server { provider: String, message: String },
+}
+
+impl LlmError {
+    /// The prompt tokens the server counted when it refused the request as too long.
+    pub fn counted_prompt(&self) -> Option<u64> {
+        match self {
+            LlmError::TooLong { counted, .. } => *counted,
+            _ => None,
+        }
+    }
 }
 
 /// A configured provider, as the chat turn needs it.

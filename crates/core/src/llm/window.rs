@@ -24,11 +24,20 @@ pub fn estimate_tokens(messages: &[ChatMessage], tools: &[ToolSpec]) -> usize {
 }
 
 /// `tokens` estimated, times `scale` (a model's server that counts more), rounded up.
-pub fn scaled(tokens: usize, scale: f64) -> usize {
+fn scaled(tokens: usize, scale: f64) -> usize {
     if scale <= 1.0 || !scale.is_finite() {
         return tokens;
     }
     (tokens as f64 * scale).ceil() as usize
+}
+
+/// The estimated tokens that fit in `room` as a server counting `scale` per estimated token
+/// counts them, rounded down (the inverse of [`scaled`]).
+pub fn fitting(room: usize, scale: f64) -> usize {
+    if scale <= 1.0 || !scale.is_finite() {
+        return room;
+    }
+    (room as f64 / scale).floor() as usize
 }
 
 /// The reply's room in a window of `window` tokens when nothing else says: a quarter of it,

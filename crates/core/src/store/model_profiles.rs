@@ -185,26 +185,29 @@ impl Store {
     /// estimate raises the ratio at once (the next request must fit as the server counts it);
     /// a lower one, down to the estimate, brings it down a tenth of the way. A count below the
     /// estimate says nothing: servers that reuse a cached prefix count only the rest.
+    /// Returns the ratio now stored, when the count taught one.
     pub fn record_prompt_count(
         &self,
         provider_id: i64,
         model: &str,
         estimated: u64,
         counted: u64,
-    ) -> Result<()> {
+    ) -> Result<Option<f64>> {
         if estimated < MIN_ESTIMATE_FOR_RATIO || counted <= estimated {
-            return Ok(());
+            return Ok(None);
         }
         let seen = (counted as f64 / estimated as f64).min(MAX_TOKEN_RATIO);
         self.ensure_profile(provider_id, model)?;
-        self.conn().execute(
+        let stored = self.conn().query_row(
             "UPDATE model_profiles SET token_ratio = CASE
                  WHEN token_ratio IS NULL OR ?3 >= token_ratio THEN ?3
                  ELSE token_ratio * 0.9 + ?3 * 0.1 END
-             WHERE provider_id = ?1 AND model = ?2",
+             WHERE provider_id = ?1 AND model = ?2
+             RETURNING token_ratio",
             params![provider_id, model, seen],
+            |row| row.get(0),
         )?;
-        Ok(())
+        Ok(Some(stored))
     }
 
     pub fn model_profile(&self, provider_id: i64, model: &str) -> Result<Option<ModelProfile>> {
@@ -313,13 +316,21 @@ mod tests {
         };
         // Nothing learnt: estimates as they are. Counts at or under the estimate (a cached
         // prefix) and small prompts teach nothing.
-        store.record_prompt_count(id, "m", 6000, 5000).unwrap();
+        assert_eq!(
+            store.record_prompt_count(id, "m", 6000, 5000).unwrap(),
+            None
+        );
         store.record_prompt_count(id, "m", 6000, 6000).unwrap();
         store.record_prompt_count(id, "m", 100, 400).unwrap();
         assert_eq!(store.model_profile(id, "m").unwrap(), None);
         // A server that counted 7,430 tokens of a prompt estimated at 6,115: raised at once.
-        store.record_prompt_count(id, "m", 6115, 7430).unwrap();
+        let returned = store.record_prompt_count(id, "m", 6115, 7430).unwrap();
         let learnt = scale(&store);
+        assert_eq!(
+            returned,
+            Some(learnt),
+            "the ratio stored is the one returned"
+        );
         assert!((learnt - 7430.0 / 6115.0).abs() < 1e-9, "{learnt}");
         // A lower count (still above the estimate) brings it down a tenth of the way.
         store.record_prompt_count(id, "m", 1000, 1100).unwrap();
