@@ -11,10 +11,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::mcp::McpHub;
 use super::policy;
-use super::tools;
+use super::tools::{self, CodeIndexes};
 use crate::edits::Action;
 use crate::edits::plan::EditChecker;
-use crate::index::Indexes;
 use crate::layer::Change;
 use crate::layer::Tracker;
 use crate::process::{self, Sandbox, ShellRequest};
@@ -38,7 +37,7 @@ pub struct Context<'a> {
     /// commands run in it, and what they change joins the proposal.
     pub workspace: Option<&'a Arc<Tracker>>,
     /// The code indexes the symbol tools ask.
-    pub indexes: &'a Arc<Indexes>,
+    pub indexes: &'a CodeIndexes,
 }
 
 /// How one `run_shell` call runs.
@@ -88,7 +87,7 @@ pub async fn run(context: &Context<'_>, tool: &str, arguments: &Value) -> Dispat
         | "outline" => {
             let name = tool.to_string();
             let project = context.root.to_path_buf();
-            let indexes = Arc::clone(context.indexes);
+            let indexes = context.indexes.clone();
             let tracker = context.workspace.cloned();
             let result = tokio::task::spawn_blocking(move || match name.as_str() {
                 "list_files" => tools::list_files(&root, &args),
@@ -104,7 +103,8 @@ pub async fn run(context: &Context<'_>, tool: &str, arguments: &Value) -> Dispat
                         project: &project,
                         view: &root,
                         changed: &changed,
-                        indexes: &indexes,
+                        indexes: &indexes.indexes,
+                        files: &indexes.files,
                     };
                     match name.as_str() {
                         "find_definitions" => tools::find_definitions(&code, &args),

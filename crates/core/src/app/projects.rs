@@ -346,20 +346,15 @@ fn index_project(
     chat: &crate::chat::ChatService,
     project: &Project,
 ) -> Result<crate::index::Refreshed> {
-    let options = ContextOptions {
-        include: project.settings.context_include.clone(),
-        exclude: project.settings.context_exclude.clone(),
-        ..ContextOptions::default()
-    };
+    let options = project.settings.context_options();
     let walk = crate::workspace::context::Walk::new(&project.path, &options)?;
-    let index = chat.indexes().project(&project.path)?;
     let mut done = crate::index::Refreshed::default();
     let mut round_time = std::time::Duration::from_millis(250);
     loop {
         let deadline = std::time::Instant::now() + round_time;
-        let files = walk.paths().map(|p| (p, None));
-        let round =
-            crate::index::lock(&index).refresh_until(&project.path, files, Some(deadline))?;
+        let (_, round) = chat
+            .indexes()
+            .refreshed(&project.path, &walk, Some(deadline))?;
         if done == crate::index::Refreshed::default() {
             done.unchanged = round.unchanged;
         }

@@ -10,7 +10,7 @@ use super::{App, AppError, Result};
 use crate::index::CodeIndex;
 use crate::index::terms::{find_name, is_name_char};
 use crate::store::Project;
-use crate::workspace::context::{ContextOptions, Walk};
+use crate::workspace::context::Walk;
 
 /// A definition: a name, where it is, and what it is (`function`, `struct`, `class`, ...).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -137,14 +137,8 @@ impl App {
     /// The project's index, brought up to date with the files a turn sees (the same walk, so
     /// the two never undo each other's refresh).
     fn refreshed_index(&self, project: &Project) -> Result<Arc<Mutex<CodeIndex>>> {
-        let options = ContextOptions {
-            include: project.settings.context_include.clone(),
-            exclude: project.settings.context_exclude.clone(),
-            ..ContextOptions::default()
-        };
-        let walk = Walk::stamped(&project.path, &options)?;
-        let index = self.chat.indexes().project(&project.path)?;
-        crate::index::lock(&index).refresh_until(&project.path, walk.stamped_paths(), None)?;
+        let walk = Walk::stamped(&project.path, &project.settings.context_options())?;
+        let (index, _) = self.chat.indexes().refreshed(&project.path, &walk, None)?;
         Ok(index)
     }
 }

@@ -140,7 +140,10 @@ impl ChatService {
         }
         let config = AgentConfig {
             workspace: workspace.clone(),
-            indexes: runner::CodeIndexes(std::sync::Arc::clone(&self.indexes)),
+            indexes: runner::CodeIndexes {
+                indexes: std::sync::Arc::clone(&self.indexes),
+                files: turn.project.settings.context_options(),
+            },
             root: turn.project.path.clone(),
             mode: match turn.chat.mode {
                 ChatMode::Plan => AgentMode::Plan,

@@ -250,11 +250,7 @@ impl ChatService {
                 ChatMode::Security => last_change(&root),
                 _ => None,
             };
-            let mut options = ContextOptions {
-                include: settings.context_include.clone(),
-                exclude: settings.context_exclude.clone(),
-                ..ContextOptions::default()
-            };
+            let mut options = settings.context_options();
             let agent = matches!(mode, ChatMode::Agent | ChatMode::Plan);
             // One walk: its paths are the candidates for mentions, and it is packed below
             // (sizes asked on the walker's threads only for a window that takes nearly all).

@@ -28,19 +28,17 @@ pub(super) fn rank_files(
     signals: &Signals<'_>,
 ) -> Vec<Priority> {
     let ranked = || -> crate::index::Result<Vec<(Ranked, Option<Arc<str>>)>> {
-        let project = indexes.project(root)?;
-        let mut project = crate::index::lock(&project);
         let deadline = std::time::Instant::now() + INDEX_BUDGET;
-        project.refresh_until(root, walk.stamped_paths(), Some(deadline))?;
+        let (project, _) = indexes.refreshed(root, walk, Some(deadline))?;
+        let project = crate::index::lock(&project);
         // The maps of those that may go as one, from the definitions the index keeps (a
         // file is not parsed again to be mapped).
         let ranked = project.rank(signals, RANKED_FILES)?;
         let mut out = Vec::with_capacity(ranked.len());
         for (i, ranked) in ranked.into_iter().enumerate() {
-            let known = match i < MAPPED_FILES && project.contains(&ranked.path)? {
-                true => Some(Arc::from(crate::index::file_map(
-                    &project.symbols_in(&ranked.path)?,
-                ))),
+            let known = match i < MAPPED_FILES {
+                true => (project.symbols_in(&ranked.path)?)
+                    .map(|symbols| Arc::from(crate::index::file_map(&symbols))),
                 false => None,
             };
             out.push((ranked, known));

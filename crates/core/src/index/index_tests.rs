@@ -23,10 +23,11 @@ fn definitions_references_and_symbols_are_found_by_name() {
         }]
     );
     assert_eq!(index.references_to("helper").unwrap(), ["src/b.rs"]);
-    let symbols: Vec<(String, String, u32)> = (index.symbols_in("src/a.rs").unwrap())
-        .into_iter()
-        .map(|d| (d.name, d.kind, d.line))
-        .collect();
+    let symbols: Vec<(String, String, u32)> =
+        (index.symbols_in("src/a.rs").unwrap().expect("indexed"))
+            .into_iter()
+            .map(|d| (d.name, d.kind, d.line))
+            .collect();
     assert_eq!(
         symbols,
         [
@@ -60,6 +61,7 @@ fn refresh_reads_only_new_and_changed_files_and_drops_the_gone() {
     let first = index.refresh(root, all).unwrap();
     assert_eq!((first.extracted, first.unchanged), (2, 0), "{first:?}");
     assert!(!index.contains("data.bin").unwrap());
+    assert!(index.symbols_in("data.bin").unwrap().is_none());
     let again = index.refresh(root, all).unwrap();
     // The binary file is not read again either.
     assert_eq!((again.extracted, again.unchanged), (0, 3), "{again:?}");

@@ -145,13 +145,14 @@ impl CodeIndex {
         Ok(out)
     }
 
-    /// The definitions of the file `path`, by line.
-    pub fn symbols_in(&self, path: &str) -> Result<Vec<Definition>> {
+    /// The definitions of the file `path`, by line; `None` when the index does not hold it
+    /// (not read yet, or skipped: binary, too large).
+    pub fn symbols_in(&self, path: &str) -> Result<Option<Vec<Definition>>> {
         let defs: Option<String> = (self.db)
-            .prepare_cached("SELECT defs FROM files WHERE path = ?1")?
+            .prepare_cached("SELECT defs FROM files WHERE path = ?1 AND NOT skipped")?
             .query_row([path], |r| r.get(0))
             .optional()?;
-        Ok(defs.as_deref().map(tables::decode_defs).unwrap_or_default())
+        Ok(defs.as_deref().map(tables::decode_defs))
     }
 
     /// The defined names containing `query` (lower-case), in no order.

@@ -5,8 +5,10 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
 
-use super::{CodeIndex, Result};
+use super::{CodeIndex, Refreshed, Result};
+use crate::workspace::context::Walk;
 
 /// The projects' indexes of this process, each opened when first asked for.
 #[derive(Default)]
@@ -52,6 +54,22 @@ impl Indexes {
         let index = Arc::new(Mutex::new(index));
         projects.insert(root.to_path_buf(), Arc::clone(&index));
         Ok(index)
+    }
+
+    /// The index of the project at `root` brought up to date with `walk` (its files, with
+    /// their stamps when it asked them), reading until `deadline`. Every caller walks with the
+    /// project's own include and exclude
+    /// ([`ProjectSettings::context_options`](crate::store::ProjectSettings::context_options)),
+    /// so that no refresh puts back what another one dropped.
+    pub fn refreshed(
+        &self,
+        root: &Path,
+        walk: &Walk,
+        deadline: Option<Instant>,
+    ) -> Result<(Arc<Mutex<CodeIndex>>, Refreshed)> {
+        let index = self.project(root)?;
+        let done = lock(&index).refresh_until(root, walk.stamped_paths(), deadline)?;
+        Ok((index, done))
     }
 }
 

@@ -31,6 +31,18 @@ pub struct ProjectSettings {
     pub cli_agent_bypass: bool,
 }
 
+impl ProjectSettings {
+    /// Which files of the project the context walks (and the code index holds): its include
+    /// and exclude globs over the eligible files, every other option at its default.
+    pub fn context_options(&self) -> crate::workspace::context::ContextOptions {
+        crate::workspace::context::ContextOptions {
+            include: self.context_include.clone(),
+            exclude: self.context_exclude.clone(),
+            ..Default::default()
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Project {
     pub id: i64,

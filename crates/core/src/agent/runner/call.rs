@@ -129,7 +129,7 @@ impl<H: Host> State<'_, H> {
             edits: &self.edits,
             checker: &self.checker,
             workspace: self.config.workspace.as_ref(),
-            indexes: &self.config.indexes.0,
+            indexes: &self.config.indexes,
         };
         let Dispatched {
             text,

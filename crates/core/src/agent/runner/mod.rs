@@ -59,16 +59,7 @@ pub struct AgentConfig {
     pub indexes: CodeIndexes,
 }
 
-/// The code indexes of the process, shared with the chat service (`Indexes` is not `Debug`:
-/// it holds whole indexes, which no debug print should show).
-#[derive(Clone)]
-pub struct CodeIndexes(pub std::sync::Arc<crate::index::Indexes>);
-
-impl std::fmt::Debug for CodeIndexes {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("CodeIndexes")
-    }
-}
+pub use super::tools::CodeIndexes;
 
 /// One model reply: its text and the tool calls it made natively.
 #[derive(Debug, Clone, Default)]

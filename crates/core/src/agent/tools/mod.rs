@@ -32,7 +32,7 @@ use crate::workspace::{
 
 pub use search::{grep, list_files};
 pub use specs::builtin_specs;
-pub use symbols::{CodeView, find_definitions, find_references, outline};
+pub use symbols::{CodeIndexes, CodeView, find_definitions, find_references, outline};
 
 /// Which tools the model gets.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

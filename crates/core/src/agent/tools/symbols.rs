@@ -32,6 +32,22 @@ const MAX_SHOWN_CHARS: usize = 300;
 /// Said when the index has nothing: which files it reads.
 const LANGUAGES: &str = "Rust, JavaScript, TypeScript, Python, Go, Java, C and C++";
 
+/// The code indexes of the process, shared with the chat service, and which files of the
+/// project they hold (`Indexes` is not `Debug`: it holds whole indexes, which no debug print
+/// should show).
+#[derive(Clone)]
+pub struct CodeIndexes {
+    pub indexes: std::sync::Arc<crate::index::Indexes>,
+    /// The project's include and exclude, as every refresh of its index walks.
+    pub files: crate::workspace::context::ContextOptions,
+}
+
+impl std::fmt::Debug for CodeIndexes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CodeIndexes")
+    }
+}
+
 /// What the symbol tools read.
 pub struct CodeView<'a> {
     /// The person's tree (canonical): what the index is of.
@@ -41,6 +57,8 @@ pub struct CodeView<'a> {
     /// The paths the workspace created, changed or deleted against the project.
     pub changed: &'a BTreeSet<String>,
     pub indexes: &'a Indexes,
+    /// The project's include and exclude: the index holds the files they select.
+    pub files: &'a ContextOptions,
 }
 
 impl CodeView<'_> {
@@ -51,16 +69,10 @@ impl CodeView<'_> {
             path: "the code index".into(),
             message: e.to_string(),
         };
-        let options = ContextOptions {
-            budget_tokens: 0,
-            ..ContextOptions::default()
-        };
-        let walk = Walk::stamped(self.project, &options).map_err(|e| failed(&e))?;
-        let project = self.indexes.project(self.project).map_err(|e| failed(&e))?;
-        let mut project = index::lock(&project);
-        (project.refresh_until(self.project, walk.stamped_paths(), None))
-            .map_err(|e| failed(&e))?;
-        query(&project).map_err(|e| failed(&e))
+        let walk = Walk::stamped(self.project, self.files).map_err(|e| failed(&e))?;
+        let (project, _) =
+            (self.indexes.refreshed(self.project, &walk, None)).map_err(|e| failed(&e))?;
+        query(&index::lock(&project)).map_err(|e| failed(&e))
     }
 
     /// What each file the workspace changed holds now (deleted or unreadable ones left out).

@@ -80,6 +80,7 @@ fn call(
         view,
         changed: &changed,
         indexes,
+        files: &ContextOptions::default(),
     };
     tool(&code, &args)
 }
@@ -427,4 +428,33 @@ fn find_definitions_is_capped_and_says_so() {
         "{}",
         shown[MAX_DEFINITIONS]
     );
+}
+
+#[test]
+fn the_tools_index_the_files_the_project_sends_and_agree_with_the_turns_refresh() {
+    let (_dir, root) = fixture();
+    let indexes = Indexes::new(None);
+    let files = ContextOptions {
+        exclude: vec!["tools/**".into()],
+        ..ContextOptions::default()
+    };
+    // What the person left out of the model's context is not found through the index.
+    let changed = BTreeSet::new();
+    let code = CodeView {
+        project: &root,
+        view: &root,
+        changed: &changed,
+        indexes: &indexes,
+        files: &files,
+    };
+    let found = find_definitions(&code, &json!({ "name": "parse_args" })).unwrap();
+    assert_eq!(
+        lines(&found),
+        ["src/lib.rs:13 function pub fn parse_args(args: &[String]) -> Config {"]
+    );
+    // A turn's refresh walks the same files: nothing is read again, nothing dropped (with
+    // the default globs the tools once used, each refresh undid the other's).
+    let walk = Walk::stamped(&root, &files).unwrap();
+    let (_, again) = indexes.refreshed(&root, &walk, None).unwrap();
+    assert_eq!((again.extracted, again.removed), (0, 0), "{again:?}");
 }
