@@ -10,6 +10,8 @@ mod fake_provider;
 mod attachments;
 #[path = "chat/editor.rs"]
 mod editor;
+#[path = "chat/follow_ups.rs"]
+mod follow_ups;
 
 use std::time::Duration;
 

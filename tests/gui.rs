@@ -1472,3 +1472,42 @@ fn an_edit_quoting_numbered_lines_applies_and_its_card_says_so() {
         "note: SEARCH carried line numbers (12-13) copied from a file view"
     ));
 }
+
+#[test]
+fn a_prompt_that_cannot_be_sent_goes_back_to_the_composer_and_leaves_no_chat() {
+    let (world, prefs) = world();
+    let mut harness = harness(&world.data, prefs);
+    wait_until(&mut harness, "the project", |a| a.state.project.is_some());
+    // A provider that is not there any more (removed in another window, say): the first send
+    // of a new chat fails before anything is sent.
+    harness.state_mut().as_mut().unwrap().state.provider = Some("removed-provider".into());
+    let prompt = "a long prompt that took a while to write";
+    send(&mut harness, prompt);
+    wait_until(&mut harness, "the prompt back in the composer", |a| {
+        a.state.composer == prompt
+    });
+    let state = &app(&harness).state;
+    assert!(state.chat().is_none(), "the chat made for it is closed");
+    assert!(
+        state.project.as_ref().unwrap().chats.is_empty(),
+        "and gone from the list"
+    );
+    let said = state
+        .toasts
+        .iter()
+        .map(|t| t.text.as_str())
+        .collect::<Vec<_>>();
+    assert!(
+        said.iter()
+            .any(|t| t.contains("removed-provider") && t.contains("back in the composer")),
+        "{said:?}"
+    );
+    assert!(
+        world
+            .server
+            .requests()
+            .iter()
+            .all(|r| r.path != "/api/chat"),
+        "nothing was sent"
+    );
+}

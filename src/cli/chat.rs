@@ -155,9 +155,13 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
         attach.kind()?;
     }
     let runtime = runtime()?;
-    let chat = match args.chat {
-        Some(id) => app.chat_in_project(&project, id, args.mode)?,
-        None => app.new_chat(project.id, args.mode.unwrap_or(ChatMode::Build))?,
+    // A chat made for this prompt is deleted again if the send does not start.
+    let (chat, new) = match args.chat {
+        Some(id) => (app.chat_in_project(&project, id, args.mode)?, None),
+        None => {
+            let new = app.start_chat(project.id, args.mode.unwrap_or(ChatMode::Build))?;
+            (new.chat.clone(), Some(new))
+        }
     };
     let options = SendOptions {
         provider: args.provider,
@@ -174,15 +178,9 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
     };
     let outcome = runtime.block_on(async {
         let mut events = app.subscribe();
-        let started = match app.send(chat.id, None, &args.prompt, options).await {
-            Ok(started) => started,
-            Err(e) => {
-                // Nothing was sent: a chat made for this prompt goes again.
-                if args.chat.is_none() {
-                    let _ = app.delete_chat(chat.id);
-                }
-                return Err(e);
-            }
+        let started = match new {
+            Some(new) => new.send(&args.prompt, options).await?,
+            None => app.send(chat.id, None, &args.prompt, options).await?,
         };
         let message_id = started.reply_id;
         let mut outcome = std::pin::pin!(started.finish());

@@ -160,19 +160,8 @@ impl AppState {
     }
 
     fn implement_plan(&mut self, message_id: i64, backend: &Backend) {
-        let Some(chat) = self.chat() else { return };
-        let Some(view) = chat.messages.iter().find(|m| m.message.id == message_id) else {
-            return;
-        };
-        let plan = tandem_core::app::strip_for_history(&view.message.content);
-        if plan.is_empty() {
-            self.toast("That reply holds no plan to implement", true);
-            return;
-        }
-        let chat_id = chat.chat.id;
-        let prompt = format!("Implement this plan:\n\n{plan}");
         self.mode = ChatMode::Agent;
-        backend.send(chat_id, ChatMode::Agent, prompt, self.send_options(), false);
+        backend.implement_plan(message_id, self.send_options());
     }
 
     fn save_agent_settings(&mut self, backend: &Backend) {

@@ -315,6 +315,30 @@ impl AppState {
                 }
                 self.models.insert(provider, models);
             }
+            Event::NotSent {
+                deleted_chat,
+                prompt,
+                mut attachments,
+                message,
+            } => {
+                if let Some(project) = &mut self.project
+                    && deleted_chat.is_some()
+                    && project.chat.as_ref().map(|c| c.chat.id) == deleted_chat
+                {
+                    project.chat = None;
+                }
+                // Back in the composer, before whatever was typed since.
+                self.composer = match self.composer.trim().is_empty() {
+                    true => prompt,
+                    false => format!("{prompt}\n\n{}", self.composer),
+                };
+                attachments.append(&mut self.attachments);
+                self.attachments = attachments;
+                self.toast(
+                    format!("Not sent: {message}. The prompt is back in the composer."),
+                    true,
+                );
+            }
             Event::Error { action, message } => {
                 if self.status == Status::Loading {
                     self.status = Status::Failed(message.clone());

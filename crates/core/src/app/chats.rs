@@ -1,5 +1,5 @@
-//! Chats: their messages and agent steps, sending and redoing turns, the proposals replies
-//! make (review, approve, reject), and the agent's tool calls waiting for the person.
+//! Chats: their messages and agent steps, the proposals replies make (review, approve,
+//! reject), and the agent's tool calls waiting for the person (turns start in `turns.rs`).
 
 use std::collections::HashMap;
 
@@ -7,7 +7,7 @@ use tokio::sync::broadcast;
 
 use super::{App, AppError, Result};
 use crate::agent::runner::Answer;
-use crate::chat::{ChatEvent, ContextBreakdown, PendingApproval, SendOptions, TurnOutcome};
+use crate::chat::{ChatEvent, ContextBreakdown, PendingApproval, SendOptions};
 use crate::edits::{EditPlan, Selection};
 use crate::engine::{ApproveOutcome, Proposal, Review};
 use crate::store::{
@@ -37,24 +37,6 @@ pub struct ShownAttachment {
     pub attachment: crate::store::Attachment,
     /// Images only; `None` when the bytes are gone from the data directory.
     pub image: Option<std::sync::Arc<[u8]>>,
-}
-
-/// A turn that has started: its reply streams as [`ChatEvent`]s until `outcome` resolves.
-pub struct StartedTurn {
-    pub chat_id: i64,
-    pub reply_id: i64,
-    /// The person's new message (`None` for a redo, which keeps the old one).
-    pub user: Option<Message>,
-    pub outcome: tokio::task::JoinHandle<TurnOutcome>,
-}
-
-impl StartedTurn {
-    /// Waits for the turn to end.
-    pub async fn finish(self) -> Result<TurnOutcome> {
-        self.outcome
-            .await
-            .map_err(|e| AppError::Task(format!("the reply task failed: {e}")))
-    }
 }
 
 impl App {
@@ -202,45 +184,6 @@ impl App {
             approvals: self.chat.pending_approvals(),
             summaries: self.store().chat_summaries(chat_id)?,
             attachments,
-        })
-    }
-
-    /// Sends `prompt` in the chat, switched to `mode` first when given (so the turn cannot
-    /// start in the old mode). The reply streams as [`ChatEvent`]s.
-    pub async fn send(
-        &self,
-        chat_id: i64,
-        mode: Option<ChatMode>,
-        prompt: &str,
-        options: SendOptions,
-    ) -> Result<StartedTurn> {
-        if let Some(mode) = mode
-            && self.chat(chat_id)?.mode != mode
-        {
-            self.set_chat_mode(chat_id, mode)?;
-        }
-        let handle = self.chat.send(chat_id, prompt, options).await?;
-        let user = match handle.user_message_id {
-            Some(id) => Some(self.message(id)?),
-            None => None,
-        };
-        Ok(StartedTurn {
-            chat_id,
-            reply_id: handle.message_id,
-            user,
-            outcome: handle.outcome,
-        })
-    }
-
-    /// Asks again for the reply to the chat's last prompt. The old reply stays until the new
-    /// one is complete.
-    pub async fn redo(&self, chat_id: i64, options: SendOptions) -> Result<StartedTurn> {
-        let handle = self.chat.redo(chat_id, None, options).await?;
-        Ok(StartedTurn {
-            chat_id,
-            reply_id: handle.message_id,
-            user: None,
-            outcome: handle.outcome,
         })
     }
 

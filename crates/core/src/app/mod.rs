@@ -35,13 +35,14 @@ mod prompts;
 mod providers;
 mod settings;
 mod symbols;
+mod turns;
 mod usage;
 mod workspaces;
 
 pub use approver::{
     APPROVER_TOKEN_SECRET, ApproverSettings, ApproverShown, ApproverStarted, token_hint,
 };
-pub use chats::{LoadedChat, ShownAttachment, StartedTurn};
+pub use chats::{LoadedChat, ShownAttachment};
 pub use config::{CONFIG_KEYS, ConfigKey, ConfigValue, ValueKind};
 pub use gateway::{
     DEFAULT_GATEWAY_PORT, GATEWAY_TOKEN_SECRET, GatewayApplied, GatewaySettings, GatewayStatus,
@@ -55,6 +56,7 @@ pub use settings::{AgentSettings, ChatSettings, Settings};
 pub use symbols::{
     MAX_REFERENCES, REFERENCE_TEXT_CHARS, Reference, SymbolAt, identifier_at, is_identifier,
 };
+pub use turns::{NewChat, StartedTurn};
 pub use usage::{ModelUsage, USAGE_DAYS, UsageReport, price_of};
 pub use workspaces::{
     CleanScope, Cleaned, RUN_OUTPUT_CAP, WorkspaceError, WorkspaceInfo, WorkspaceRun, human_bytes,
@@ -63,6 +65,7 @@ pub use workspaces::{
 // The records the use cases return, for the front-ends to import from here.
 pub use crate::agent::gateway::ApproverStatus;
 pub use crate::chat::attachments::{Attach, image_type};
+pub use crate::chat::follow_ups::LastCheck;
 pub use crate::chat::mentions::at_mentions;
 pub use crate::chat::{
     ChatEvent, ChatEventKind, ContextBreakdown, EditorFocus, EditorSelection, IncludedFile,

@@ -13,6 +13,7 @@ pub mod checkup;
 mod cli_turn;
 mod compact;
 mod focus;
+pub mod follow_ups;
 pub mod mentions;
 mod models;
 mod prepare;

@@ -105,20 +105,15 @@ impl Backend {
         redo: bool,
     ) {
         self.spawn_async("sending", move |app, emit| async move {
-            let switched = block_in_place(|| -> anyhow::Result<_> {
-                let chat = app.chat(chat_id)?;
-                if chat.mode == mode {
-                    return Ok(None);
-                }
-                app.set_chat_mode(chat_id, mode)?;
-                Ok(Some(app.chats(chat.project_id)?))
-            })?;
-            if let Some(chats) = switched {
-                emit.send_async(Event::ChatsChanged(chats)).await;
-            }
+            let attachments = options.attachments.clone();
             let started = match redo {
-                true => app.redo(chat_id, options).await?,
-                false => app.send(chat_id, None, &prompt, options).await?,
+                true => app.redo(chat_id, options).await,
+                false => app.send(chat_id, Some(mode), &prompt, options).await,
+            };
+            let started = match started {
+                Ok(started) => started,
+                Err(e) if redo => return Err(e.into()),
+                Err(e) => return not_sent(&emit, None, prompt, attachments, e).await,
             };
             run_turn(&app, &emit, started).await
         });
@@ -133,17 +128,51 @@ impl Backend {
         options: SendOptions,
     ) {
         self.spawn_async("starting a chat", move |app, emit| async move {
-            let (chat, chats, loaded) = block_in_place(|| -> anyhow::Result<_> {
-                let chat = app.new_chat(project_id, mode)?;
-                Ok((
-                    chat.clone(),
-                    app.chats(project_id)?,
-                    app.load_chat(chat.id)?,
-                ))
+            let attachments = options.attachments.clone();
+            // Shown before the send, so that the turn's first events find it open.
+            let (new, chats, loaded) = block_in_place(|| -> anyhow::Result<_> {
+                let new = app.start_chat(project_id, mode)?;
+                let (chats, loaded) = (app.chats(project_id)?, app.load_chat(new.chat.id)?);
+                Ok((new, chats, loaded))
             })?;
             emit.send_async(Event::ChatsChanged(chats)).await;
             emit.send_async(Event::ChatLoaded(Box::new(loaded))).await;
-            let started = app.send(chat.id, None, &prompt, options).await?;
+            let chat_id = new.chat.id;
+            let started = match new.send(&prompt, options).await {
+                Ok(started) => started,
+                Err(e) => {
+                    // The chat made for the prompt is gone again.
+                    let chats = block_in_place(|| app.chats(project_id))?;
+                    emit.send_async(Event::ChatsChanged(chats)).await;
+                    return not_sent(&emit, Some(chat_id), prompt, attachments, e).await;
+                }
+            };
+            run_turn(&app, &emit, started).await
+        });
+    }
+
+    /// Asks Agent mode to implement the plan reply `message_id` made (see
+    /// [`App::implement_plan`]).
+    pub fn implement_plan(&self, message_id: i64, options: SendOptions) {
+        self.spawn_async("implementing the plan", move |app, emit| async move {
+            let started = app.implement_plan(message_id, options).await?;
+            run_turn(&app, &emit, started).await
+        });
+    }
+
+    /// Asks Build mode to fix what the chat's last check reported (see [`App::fix_problems`]).
+    pub fn fix_problems(&self, chat_id: i64, options: SendOptions) {
+        self.spawn_async("asking to fix the problems", move |app, emit| async move {
+            let started = app.fix_problems(chat_id, options).await?;
+            run_turn(&app, &emit, started).await
+        });
+    }
+
+    /// Asks Build mode to fix one finding of the chat's newest security review (see
+    /// [`App::fix_finding`]).
+    pub fn fix_finding(&self, chat_id: i64, index: usize, options: SendOptions) {
+        self.spawn_async("asking to fix the finding", move |app, emit| async move {
+            let started = app.fix_finding(chat_id, index, options).await?;
             run_turn(&app, &emit, started).await
         });
     }
@@ -228,6 +257,13 @@ async fn run_turn(
     started: tandem_core::app::StartedTurn,
 ) -> anyhow::Result<()> {
     let chat_id = started.chat_id;
+    if started.switched {
+        // The chat's new mode shows in the list.
+        let chats = block_in_place(|| -> anyhow::Result<_> {
+            Ok(app.chats(app.chat(chat_id)?.project_id)?)
+        })?;
+        emit.send_async(Event::ChatsChanged(chats)).await;
+    }
     emit.send_async(Event::TurnStarted {
         chat_id,
         user: started.user.clone(),
@@ -244,5 +280,24 @@ async fn run_turn(
     })?;
     emit.send_async(Event::ChatLoaded(Box::new(loaded))).await;
     emit.send_async(Event::ChatsChanged(chats)).await;
+    Ok(())
+}
+
+/// A prompt the person typed that could not be sent: the error is shown and the prompt goes
+/// back to the composer (with its attachments), so that nothing typed is lost.
+async fn not_sent(
+    emit: &Emit,
+    deleted_chat: Option<i64>,
+    prompt: String,
+    attachments: Vec<tandem_core::app::Attach>,
+    error: tandem_core::app::AppError,
+) -> anyhow::Result<()> {
+    emit.send_async(Event::NotSent {
+        deleted_chat,
+        prompt,
+        attachments,
+        message: format!("{:#}", anyhow::Error::from(error)),
+    })
+    .await;
     Ok(())
 }

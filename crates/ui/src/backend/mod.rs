@@ -85,6 +85,14 @@ pub enum Event {
         reply_id: i64,
     },
     TurnFinished(Box<TurnOutcome>),
+    /// A prompt could not be sent (`message` says why): it goes back to the composer. A chat
+    /// made for it was deleted again.
+    NotSent {
+        deleted_chat: Option<i64>,
+        prompt: String,
+        attachments: Vec<tandem_core::app::Attach>,
+        message: String,
+    },
     Approved {
         message_id: i64,
         outcome: ApproveOutcome,

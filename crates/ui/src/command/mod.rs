@@ -274,26 +274,15 @@ impl AppState {
             }
             Command::FixProblems => {
                 let Some(chat) = self.chat() else { return };
-                let Some(check) = crate::model::problems::last_check(chat) else {
-                    return self.toast("No check has run in this chat", true);
-                };
                 let chat_id = chat.chat.id;
-                let prompt = crate::model::problems::fix_prompt(&check);
                 self.mode = ChatMode::Build;
-                backend.send(chat_id, ChatMode::Build, prompt, self.send_options(), false);
+                backend.fix_problems(chat_id, self.send_options());
             }
             Command::FixFinding(index) => {
                 let Some(chat) = self.chat() else { return };
-                let Some((_, findings)) = crate::model::findings::latest(chat) else {
-                    return self.toast("This chat has no security findings", true);
-                };
-                let Some(finding) = findings.get(index) else {
-                    return;
-                };
                 let chat_id = chat.chat.id;
-                let prompt = crate::model::findings::fix_prompt(finding);
                 self.mode = ChatMode::Build;
-                backend.send(chat_id, ChatMode::Build, prompt, self.send_options(), false);
+                backend.fix_finding(chat_id, index, self.send_options());
             }
             Command::ToggleFindingLevel(level) => {
                 if let Some(hidden) = self.findings_filter.hidden.get_mut(level) {

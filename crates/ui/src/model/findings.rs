@@ -1,5 +1,5 @@
 //! The Findings panel's model: the security findings of the open chat's newest review (the
-//! last reply that has any), the levels shown, and the prompt that asks Build mode to fix one.
+//! last reply that has any) and the levels shown.
 
 use crate::model::chat_state::ChatState;
 use tandem_core::app::{SecurityFinding, security_findings_in};
@@ -32,25 +32,12 @@ impl LevelFilter {
     }
 }
 
-/// "Fix this": what Build mode is asked.
-pub fn fix_prompt(finding: &SecurityFinding) -> String {
-    let place = match (&finding.path, &finding.lines) {
-        (Some(path), Some(lines)) => format!(" in {path} (lines {lines})"),
-        (Some(path), None) => format!(" in {path}"),
-        _ => String::new(),
-    };
-    format!(
-        "Fix this {} security finding{place}: {}\n\n{}\n\nChange only what the fix needs.",
-        finding.level, finding.title, finding.body
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn the_fix_prompt_names_the_place_and_the_filter_hides_levels() {
+    fn the_filter_hides_levels() {
         let finding = SecurityFinding {
             title: "SQL injection".into(),
             level: "critical".into(),
@@ -58,11 +45,6 @@ mod tests {
             lines: Some("40-52".into()),
             body: "Use parameters.".into(),
         };
-        let prompt = fix_prompt(&finding);
-        assert!(prompt.starts_with(
-            "Fix this critical security finding in src/db.rs (lines 40-52): SQL injection"
-        ));
-        assert!(prompt.contains("Use parameters."));
         let mut filter = LevelFilter::default();
         assert!(filter.shows(&finding));
         filter.hidden[0] = true;
