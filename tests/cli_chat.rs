@@ -1100,6 +1100,58 @@ async fn security_mode_reviews_with_the_rules_and_last_change_and_reports_findin
             .contains("SELECT"),
         "nothing was written"
     );
+
+    // Fix finding 1 (the most severe, as listed): Build mode, in the same chat.
+    let chat = out["chat_id"].as_i64().unwrap().to_string();
+    let fix = |extra: &[&str]| {
+        let mut args = vec!["chat", "--project", root_str, "--chat", &chat];
+        args.extend_from_slice(extra);
+        args.iter().map(|a| a.to_string()).collect::<Vec<_>>()
+    };
+    let refused = |args: Vec<String>| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let output = common::tandem()
+            .arg("--data-dir")
+            .arg(&cli.data)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(!output.status.success(), "{args:?}");
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    let said = refused(fix(&["--fix-finding", "3"]));
+    assert!(said.contains("2 findings"), "{said}");
+    let said = refused(fix(&["--fix-problems"]));
+    assert!(said.contains("no check has run"), "{said}");
+    // A follow-up is instead of a prompt, and needs its chat.
+    let said = refused(fix(&["--fix-problems", "a prompt too"]));
+    assert!(said.contains("cannot be used with"), "{said}");
+    let said = refused(
+        ["chat", "--project", root_str, "--fix-finding", "1"]
+            .map(String::from)
+            .to_vec(),
+    );
+    assert!(said.contains("--chat"), "{said}");
+    server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&["Bound."], Duration::ZERO),
+    );
+    let args = fix(&["--fix-finding", "1"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let fixed = cli.json(&args).await;
+    assert_eq!(fixed["chat_id"], out["chat_id"]);
+    let request = server.requests().pop().unwrap();
+    let messages = request.body["messages"].as_array().unwrap();
+    let prompt = messages.last().unwrap()["content"].as_str().unwrap();
+    assert!(
+        prompt.starts_with(
+            "Fix this critical security finding in src/db.rs (lines 1): SQL injection"
+        ),
+        "{prompt}"
+    );
+    let chats = cli.json(&["chats", "--project", root_str]).await;
+    assert_eq!(chats["chats"][0]["mode"], "build", "{chats}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

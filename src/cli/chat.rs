@@ -70,7 +70,38 @@ pub struct ChatArgs {
     pub attach: Vec<std::path::PathBuf>,
     #[command(flatten)]
     pub editor: EditorArgs,
-    pub prompt: String,
+    /// Instead of a prompt: ask Agent mode, in that reply's chat, to implement the plan reply
+    /// MESSAGE_ID made.
+    #[arg(long, value_name = "MESSAGE_ID", conflicts_with_all = ["prompt", "mode", "chat"])]
+    pub implement_plan: Option<i64>,
+    /// Instead of a prompt: ask Build mode to fix what the chat's last check reported.
+    #[arg(long, requires = "chat", conflicts_with_all = ["prompt", "mode"])]
+    pub fix_problems: bool,
+    /// Instead of a prompt: ask Build mode to fix finding N (1 = the most severe, as listed)
+    /// of the chat's newest security review.
+    #[arg(long, value_name = "N", requires = "chat", conflicts_with_all = ["prompt", "mode"])]
+    pub fix_finding: Option<std::num::NonZeroUsize>,
+    #[arg(required_unless_present_any = ["implement_plan", "fix_problems", "fix_finding"])]
+    pub prompt: Option<String>,
+}
+
+/// How the turn starts: the person's prompt, or one that follows from what the chat holds.
+enum Start {
+    Prompt(String),
+    ImplementPlan(i64),
+    FixProblems,
+    FixFinding(usize),
+}
+
+impl ChatArgs {
+    fn start(&self) -> Start {
+        match (&self.prompt, self.implement_plan, self.fix_finding) {
+            (Some(prompt), _, _) => Start::Prompt(prompt.clone()),
+            (None, Some(message), _) => Start::ImplementPlan(message),
+            (None, None, Some(n)) => Start::FixFinding(n.get() - 1),
+            (None, None, None) => Start::FixProblems,
+        }
+    }
 }
 
 /// What the editor would show as the prompt is sent, given on the command line: the files
@@ -155,10 +186,15 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
         attach.kind()?;
     }
     let runtime = runtime()?;
+    let start = args.start();
     // A chat made for this prompt is deleted again if the send does not start.
-    let (chat, new) = match args.chat {
-        Some(id) => (app.chat_in_project(&project, id, args.mode)?, None),
-        None => {
+    let (chat, new) = match (&start, args.chat) {
+        (Start::ImplementPlan(message), _) => {
+            let chat_id = app.message(*message)?.chat_id;
+            (app.chat_in_project(&project, chat_id, None)?, None)
+        }
+        (_, Some(id)) => (app.chat_in_project(&project, id, args.mode)?, None),
+        (_, None) => {
             let new = app.start_chat(project.id, args.mode.unwrap_or(ChatMode::Build))?;
             (new.chat.clone(), Some(new))
         }
@@ -178,9 +214,12 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
     };
     let outcome = runtime.block_on(async {
         let mut events = app.subscribe();
-        let started = match new {
-            Some(new) => new.send(&args.prompt, options).await?,
-            None => app.send(chat.id, None, &args.prompt, options).await?,
+        let started = match (start, new) {
+            (Start::Prompt(prompt), Some(new)) => new.send(&prompt, options).await?,
+            (Start::Prompt(prompt), None) => app.send(chat.id, None, &prompt, options).await?,
+            (Start::ImplementPlan(message), _) => app.implement_plan(message, options).await?,
+            (Start::FixProblems, _) => app.fix_problems(chat.id, options).await?,
+            (Start::FixFinding(index), _) => app.fix_finding(chat.id, index, options).await?,
         };
         let message_id = started.reply_id;
         let mut outcome = std::pin::pin!(started.finish());
@@ -226,6 +265,8 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
             }
         }
     })?;
+    // The mode the turn ran in (a follow-up switches the chat to its own).
+    let chat = app.chat(chat.id)?;
     let operations = outcome
         .plan
         .as_ref()
