@@ -10,7 +10,8 @@ use serde_json::json;
 use tandem_core::agent::display::{has_hidden, visible};
 use tandem_core::agent::runner::Answer;
 use tandem_core::app::{
-    App, ChatEventKind, EditorFocus, EditorSelection, PackedAs, PendingApproval, SendOptions,
+    App, AppEvent, ChatEventKind, EditorFocus, EditorSelection, PackedAs, PendingApproval,
+    SendOptions,
 };
 use tandem_core::store::{AgentStep, ChatMode, MessageStatus, StepKind};
 use tandem_core::trust::Risk;
@@ -231,7 +232,8 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
                 biased;
                 _ = interrupts.next() => { app.cancel(chat.id); }
                 event = events.recv() => {
-                    let Ok(event) = event else { continue };
+                    // The terminal follows this turn only (not what the lists show).
+                    let Ok(AppEvent::Chat(event)) = event else { continue };
                     if event.message_id != message_id { continue; }
                     if let ChatEventKind::Approval { approval } = &event.kind {
                         ask_on_terminal(app, approval.clone());

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tandem_core::app::App;
+use tandem_core::app::{App, AppEvent, AppEvents};
 use tandem_core::chat::SendOptions;
 use tandem_core::llm::ProviderKind;
 use tandem_core::store::{ChatMode, MessageStatus};
@@ -16,6 +16,17 @@ use crate::fake_provider::ollama_stream;
 const REVIEW: &str = "Two problems.\n\
 <tandem-security-finding title=\"Verbose errors\" level=\"low\">Errors echo the input.</tandem-security-finding>\n\
 <tandem-security-finding title=\"SQL injection\" level=\"critical\" path=\"src/main.rs\" lines=\"1\">Bind the id.</tandem-security-finding>";
+
+/// The projects whose chats the app said changed, until it has said nothing for a while.
+async fn chats_changed(events: &mut AppEvents) -> Vec<i64> {
+    let mut projects = Vec::new();
+    while let Ok(event) = tokio::time::timeout(Duration::from_millis(300), events.recv()).await {
+        if let Ok(AppEvent::ChatsChanged { project_id }) = event {
+            projects.push(project_id);
+        }
+    }
+    projects
+}
 
 fn last_prompt(s: &super::Setup) -> String {
     let requests = s.server.requests();
@@ -65,7 +76,6 @@ async fn follow_ups_refuse_what_is_not_there_and_send_in_their_own_mode() {
         .send(chat.id, None, "review the project", SendOptions::default())
         .await
         .unwrap();
-    assert!(!review.switched);
     let user_message = review.user.as_ref().unwrap().id;
     let outcome = tokio::time::timeout(BOUND, review.finish())
         .await
@@ -103,11 +113,13 @@ async fn follow_ups_refuse_what_is_not_there_and_send_in_their_own_mode() {
         "/api/chat",
         ollama_stream(&["Fixed."], Duration::from_millis(2)),
     );
+    let mut events = app.subscribe();
     let fix = app
         .fix_finding(chat.id, 0, SendOptions::default())
         .await
         .unwrap();
-    assert!(fix.switched, "the chat was switched to Build");
+    // The switch to Build mode is told on the app's stream, with the turn's events.
+    assert_eq!(chats_changed(&mut events).await, [s.project.id]);
     tokio::time::timeout(BOUND, fix.finish())
         .await
         .unwrap()
@@ -131,7 +143,6 @@ async fn follow_ups_refuse_what_is_not_there_and_send_in_their_own_mode() {
         .implement_plan(outcome.message_id, SendOptions::default())
         .await
         .unwrap();
-    assert!(plan.switched);
     tokio::time::timeout(BOUND, plan.finish())
         .await
         .unwrap()
@@ -146,6 +157,7 @@ async fn a_new_chat_whose_first_send_fails_is_gone_again() {
     let data = s._dir.path().join("data");
     let app = App::with_engine(Arc::clone(&s.engine), data, &crate::common::environment());
     let before = app.chats(s.project.id).unwrap().len();
+    let mut events = app.subscribe();
     let new = app.start_chat(s.project.id, ChatMode::Build).unwrap();
     assert_eq!(app.chats(s.project.id).unwrap().len(), before + 1);
     let options = SendOptions {
@@ -159,6 +171,9 @@ async fn a_new_chat_whose_first_send_fails_is_gone_again() {
         before,
         "no empty chat left"
     );
+    // Every front-end was told, twice: the chat made, and gone again.
+    let id = s.project.id;
+    assert_eq!(chats_changed(&mut events).await, [id, id]);
 
     // Sent: the chat stays.
     s.server.push(

@@ -43,8 +43,10 @@ impl AppState {
                 self.drafts = crate::unsaved::drafts(self);
                 self.project = Some(ProjectState::new(project, chats, files, history));
             }
-            Event::ChatsChanged(chats) => {
-                if let Some(project) = &mut self.project {
+            Event::ChatsChanged { project_id, chats } => {
+                if let Some(project) = &mut self.project
+                    && project.project.id == project_id
+                {
                     if let Some(chat) = &mut project.chat
                         && let Some(fresh) = chats.iter().find(|c| c.id == chat.chat.id)
                     {

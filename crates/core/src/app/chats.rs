@@ -3,11 +3,9 @@
 
 use std::collections::HashMap;
 
-use tokio::sync::broadcast;
-
 use super::{App, AppError, Result};
 use crate::agent::runner::Answer;
-use crate::chat::{ChatEvent, ContextBreakdown, PendingApproval, SendOptions};
+use crate::chat::{ContextBreakdown, PendingApproval, SendOptions};
 use crate::edits::{EditPlan, Selection};
 use crate::engine::{ApproveOutcome, Proposal, Review};
 use crate::store::{
@@ -64,7 +62,9 @@ impl App {
             let _ = self.chat.discard_workspace(chat_id);
         }
         self.store().set_chat_archived(chat_id, archived)?;
-        self.chat(chat_id)
+        let chat = self.chat(chat_id)?;
+        self.chats_changed(chat.project_id);
+        Ok(chat)
     }
 
     /// Messages of the project's chats containing `query` (ignoring case), newest first.
@@ -83,7 +83,9 @@ impl App {
 
     /// A new chat in the project, starting at its current commit.
     pub fn new_chat(&self, project_id: i64, mode: ChatMode) -> Result<Chat> {
-        Ok(self.chat.new_chat(project_id, mode)?)
+        let chat = self.chat.new_chat(project_id, mode)?;
+        self.chats_changed(project_id);
+        Ok(chat)
     }
 
     /// Chat `chat_id` of `project`, switched to `mode` when given; an error when the chat
@@ -107,13 +109,17 @@ impl App {
     /// Renames a chat; returns it.
     pub fn rename_chat(&self, chat_id: i64, title: &str) -> Result<Chat> {
         self.store().rename_chat(chat_id, title)?;
-        self.chat(chat_id)
+        let chat = self.chat(chat_id)?;
+        self.chats_changed(chat.project_id);
+        Ok(chat)
     }
 
     /// Switches a chat's mode; returns it.
     pub fn set_chat_mode(&self, chat_id: i64, mode: ChatMode) -> Result<Chat> {
         self.store().set_chat_mode(chat_id, mode)?;
-        self.chat(chat_id)
+        let chat = self.chat(chat_id)?;
+        self.chats_changed(chat.project_id);
+        Ok(chat)
     }
 
     /// Stops the chat's reply if one streams, then deletes the chat with its messages.
@@ -124,6 +130,7 @@ impl App {
         self.store().delete_chat(chat_id)?;
         // Its workspace goes with it (a failure leaves it to the start-up clean).
         let _ = self.chat.discard_workspace(chat_id);
+        self.chats_changed(chat.project_id);
         Ok(chat)
     }
 
@@ -192,11 +199,6 @@ impl App {
         self.chat.cancel(chat_id)
     }
 
-    /// Every chat's turn events from now on.
-    pub fn subscribe(&self) -> broadcast::Receiver<ChatEvent> {
-        self.chat.subscribe()
-    }
-
     /// The person's answer to an agent's waiting tool call. False when nothing waits for it
     /// any more (the turn ended meanwhile).
     pub fn answer(&self, approval_id: u64, answer: Answer) -> bool {
@@ -232,7 +234,10 @@ impl App {
         prompt: Option<&str>,
         reply: &str,
     ) -> Result<Proposal> {
-        Ok(self.engine().propose(project, chat_id, prompt, reply)?)
+        let proposal = self.engine().propose(project, chat_id, prompt, reply)?;
+        // A new message (and maybe a new chat) moves the chat up the list.
+        self.chats_changed(project.id);
+        Ok(proposal)
     }
 
     /// Proposes a text attachment as a new file of the project (in `chat_id`, else a new
@@ -290,7 +295,9 @@ impl App {
         chat_id: i64,
         options: &SendOptions,
     ) -> Result<Chat> {
-        Ok(self.chat.summarize_into_new_chat(chat_id, options).await?)
+        let chat = self.chat.summarize_into_new_chat(chat_id, options).await?;
+        self.chats_changed(chat.project_id);
+        Ok(chat)
     }
 
     /// Rejects a proposal; `reason` is told to the model on the next turn.

@@ -29,6 +29,7 @@ use crate::store::StoreError;
 mod approver;
 mod chats;
 mod config;
+mod events;
 mod gateway;
 mod projects;
 mod prompts;
@@ -44,6 +45,7 @@ pub use approver::{
 };
 pub use chats::{LoadedChat, ShownAttachment};
 pub use config::{CONFIG_KEYS, ConfigKey, ConfigValue, ValueKind};
+pub use events::{AppEvent, AppEvents};
 pub use gateway::{
     DEFAULT_GATEWAY_PORT, GATEWAY_TOKEN_SECRET, GatewayApplied, GatewaySettings, GatewayStatus,
 };
@@ -143,6 +145,7 @@ pub struct App {
     chat: Arc<ChatService>,
     data_dir: PathBuf,
     gateway: gateway::GatewayHost,
+    changes: events::Changes,
 }
 
 impl App {
@@ -169,6 +172,7 @@ impl App {
             gateway: gateway::GatewayHost::default(),
             chat,
             data_dir: dir,
+            changes: events::Changes::default(),
         })
     }
 

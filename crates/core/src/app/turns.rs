@@ -15,9 +15,6 @@ pub struct StartedTurn {
     pub reply_id: i64,
     /// The person's new message (`None` for a redo, which keeps the old one).
     pub user: Option<Message>,
-    /// The chat was switched to the turn's mode first (a list of chats shown before is out of
-    /// date).
-    pub switched: bool,
     pub outcome: tokio::task::JoinHandle<TurnOutcome>,
 }
 
@@ -75,13 +72,11 @@ impl App {
         prompt: &str,
         options: SendOptions,
     ) -> Result<StartedTurn> {
-        let switched = match mode {
-            Some(mode) if self.chat(chat_id)?.mode != mode => {
-                self.set_chat_mode(chat_id, mode)?;
-                true
-            }
-            _ => false,
-        };
+        if let Some(mode) = mode
+            && self.chat(chat_id)?.mode != mode
+        {
+            self.set_chat_mode(chat_id, mode)?;
+        }
         let handle = self.chat.send(chat_id, prompt, options).await?;
         let user = match handle.user_message_id {
             Some(id) => Some(self.message(id)?),
@@ -91,7 +86,6 @@ impl App {
             chat_id,
             reply_id: handle.message_id,
             user,
-            switched,
             outcome: handle.outcome,
         })
     }
@@ -104,7 +98,6 @@ impl App {
             chat_id,
             reply_id: handle.message_id,
             user: None,
-            switched: false,
             outcome: handle.outcome,
         })
     }

@@ -55,7 +55,6 @@ impl Backend {
     pub fn propose_attachment(&self, project: Project, chat_id: Option<i64>, attach: Attach) {
         self.spawn("adding the file to the project", move |app, emit| {
             let proposal = app.propose_new_file(&project, chat_id, &attach)?;
-            emit.send(Event::ChatsChanged(app.chats(project.id)?));
             super::refresh::reload_chat(&app, &emit, proposal.chat.id)
         });
     }

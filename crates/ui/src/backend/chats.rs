@@ -19,33 +19,28 @@ impl Backend {
     pub fn new_chat(&self, project_id: i64, mode: ChatMode) {
         self.spawn("creating a chat", move |app, emit| {
             let chat = app.new_chat(project_id, mode)?;
-            emit.send(Event::ChatsChanged(app.chats(project_id)?));
             reload_chat(&app, &emit, chat.id)
         });
     }
 
     /// Starts a new chat from a summary of `chat_id`, and shows it.
-    pub fn summarize_into_new_chat(&self, project_id: i64, chat_id: i64, options: SendOptions) {
+    pub fn summarize_into_new_chat(&self, chat_id: i64, options: SendOptions) {
         self.spawn_async("summarizing the chat", move |app, emit| async move {
             let chat = app.summarize_into_new_chat(chat_id, &options).await?;
-            emit.send_async(Event::ChatsChanged(app.chats(project_id)?))
-                .await;
             reload_chat(&app, &emit, chat.id)
         });
     }
 
     pub fn rename_chat(&self, chat_id: i64, title: String) {
-        self.spawn("renaming the chat", move |app, emit| {
-            let chat = app.rename_chat(chat_id, &title)?;
-            emit.send(Event::ChatsChanged(app.chats(chat.project_id)?));
+        self.spawn("renaming the chat", move |app, _| {
+            app.rename_chat(chat_id, &title)?;
             Ok(())
         });
     }
 
     pub fn delete_chat(&self, chat_id: i64) {
-        self.spawn("deleting the chat", move |app, emit| {
-            let chat = app.delete_chat(chat_id)?;
-            emit.send(Event::ChatsChanged(app.chats(chat.project_id)?));
+        self.spawn("deleting the chat", move |app, _| {
+            app.delete_chat(chat_id)?;
             Ok(())
         });
     }
@@ -57,13 +52,8 @@ impl Backend {
         } else {
             "unarchiving the chat"
         };
-        self.spawn(what, move |app, emit| {
-            let chat = app.set_chat_archived(chat_id, archived)?;
-            emit.send(Event::ChatsChanged(app.chats(chat.project_id)?));
-            emit.send(Event::ArchivedChats {
-                project_id: chat.project_id,
-                chats: app.archived_chats(chat.project_id)?,
-            });
+        self.spawn(what, move |app, _| {
+            app.set_chat_archived(chat_id, archived)?;
             Ok(())
         });
     }
@@ -86,9 +76,8 @@ impl Backend {
     }
 
     pub fn set_chat_mode(&self, chat_id: i64, mode: ChatMode) {
-        self.spawn("changing the mode", move |app, emit| {
-            let chat = app.set_chat_mode(chat_id, mode)?;
-            emit.send(Event::ChatsChanged(app.chats(chat.project_id)?));
+        self.spawn("changing the mode", move |app, _| {
+            app.set_chat_mode(chat_id, mode)?;
             Ok(())
         });
     }
@@ -129,23 +118,18 @@ impl Backend {
     ) {
         self.spawn_async("starting a chat", move |app, emit| async move {
             let attachments = options.attachments.clone();
-            // Shown before the send, so that the turn's first events find it open.
-            let (new, chats, loaded) = block_in_place(|| -> anyhow::Result<_> {
+            // Open before the send, so that the turn's first events find it.
+            let (new, loaded) = block_in_place(|| -> anyhow::Result<_> {
                 let new = app.start_chat(project_id, mode)?;
-                let (chats, loaded) = (app.chats(project_id)?, app.load_chat(new.chat.id)?);
-                Ok((new, chats, loaded))
+                let loaded = app.load_chat(new.chat.id)?;
+                Ok((new, loaded))
             })?;
-            emit.send_async(Event::ChatsChanged(chats)).await;
             emit.send_async(Event::ChatLoaded(Box::new(loaded))).await;
             let chat_id = new.chat.id;
             let started = match new.send(&prompt, options).await {
                 Ok(started) => started,
-                Err(e) => {
-                    // The chat made for the prompt is gone again.
-                    let chats = block_in_place(|| app.chats(project_id))?;
-                    emit.send_async(Event::ChatsChanged(chats)).await;
-                    return not_sent(&emit, Some(chat_id), prompt, attachments, e).await;
-                }
+                // The chat made for the prompt is gone again.
+                Err(e) => return not_sent(&emit, Some(chat_id), prompt, attachments, e).await,
             };
             run_turn(&app, &emit, started).await
         });
@@ -257,13 +241,6 @@ async fn run_turn(
     started: tandem_core::app::StartedTurn,
 ) -> anyhow::Result<()> {
     let chat_id = started.chat_id;
-    if started.switched {
-        // The chat's new mode shows in the list.
-        let chats = block_in_place(|| -> anyhow::Result<_> {
-            Ok(app.chats(app.chat(chat_id)?.project_id)?)
-        })?;
-        emit.send_async(Event::ChatsChanged(chats)).await;
-    }
     emit.send_async(Event::TurnStarted {
         chat_id,
         user: started.user.clone(),
@@ -273,13 +250,16 @@ async fn run_turn(
     let outcome = started.finish().await?;
     emit.send_async(Event::TurnFinished(Box::new(outcome)))
         .await;
+    // The turn's new messages (and maybe title) move its chat in the list.
     let (loaded, chats) = block_in_place(|| -> anyhow::Result<_> {
         let loaded = app.load_chat(chat_id)?;
         let chats = app.chats(loaded.chat.project_id)?;
         Ok((loaded, chats))
     })?;
+    let project_id = loaded.chat.project_id;
     emit.send_async(Event::ChatLoaded(Box::new(loaded))).await;
-    emit.send_async(Event::ChatsChanged(chats)).await;
+    emit.send_async(Event::ChatsChanged { project_id, chats })
+        .await;
     Ok(())
 }
 

@@ -10,8 +10,9 @@ use tokio::sync::mpsc;
 
 use tandem_core::agent::gateway::GatewayEvent;
 use tandem_core::app::{
-    App, ApproveOutcome, ApproverShown, ApproverStatus, ChatEvent, ChatSettings, ContextBreakdown,
-    GatewayStatus, LoadedChat, OpenedProject, RestoreOutcome, TurnOutcome, UndoOutcome,
+    App, AppEvent, ApproveOutcome, ApproverShown, ApproverStatus, ChatEvent, ChatSettings,
+    ContextBreakdown, GatewayStatus, LoadedChat, OpenedProject, RestoreOutcome, TurnOutcome,
+    UndoOutcome,
 };
 use tandem_core::llm::ModelInfo;
 use tandem_core::store::{
@@ -33,7 +34,11 @@ pub enum Event {
         settings: ChatSettings,
     },
     ProjectOpened(Box<OpenedProject>),
-    ChatsChanged(Vec<Chat>),
+    /// The project's chats as they are now.
+    ChatsChanged {
+        project_id: i64,
+        chats: Vec<Chat>,
+    },
     /// The open project's archived chats.
     ArchivedChats {
         project_id: i64,
@@ -364,17 +369,7 @@ impl Backend {
                 Err(e) => return emit.send_async(failed(e.to_string())).await,
             };
             cell.send_replace(Opened::Ready(Arc::clone(&app)));
-            let mut events = app.subscribe();
-            let forward = emit.clone();
-            tokio::spawn(async move {
-                loop {
-                    match events.recv().await {
-                        Ok(event) => forward.send_async(Event::Chat(event)).await,
-                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
-                        Err(_) => break,
-                    }
-                }
-            });
+            tokio::spawn(follow(Arc::clone(&app), emit.clone()));
             let ready = {
                 let app = Arc::clone(&app);
                 tokio::task::spawn_blocking(move || -> anyhow::Result<(Event, Event)> {
@@ -441,3 +436,37 @@ mod symbols;
 mod workspaces;
 
 pub use symbols::SYMBOL_MATCHES_SHOWN;
+
+/// Follows the app's one stream of changes for as long as it lives, turning each into what the
+/// window shows (read off the UI thread).
+async fn follow(app: Arc<App>, emit: Emit) {
+    let mut events = app.subscribe();
+    loop {
+        let event = match events.recv().await {
+            Ok(event) => event,
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+            Err(_) => break,
+        };
+        match event {
+            AppEvent::Chat(event) => emit.send_async(Event::Chat(*event)).await,
+            AppEvent::ChatsChanged { project_id } => {
+                let app = Arc::clone(&app);
+                let lists = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
+                    Ok((app.chats(project_id)?, app.archived_chats(project_id)?))
+                })
+                .await;
+                match lists {
+                    Ok(Ok((chats, archived))) => {
+                        emit.send_async(Event::ChatsChanged { project_id, chats })
+                            .await;
+                        let chats = archived;
+                        emit.send_async(Event::ArchivedChats { project_id, chats })
+                            .await;
+                    }
+                    Ok(Err(e)) => emit.send_async(error("listing the chats", e)).await,
+                    Err(e) => emit.send_async(error("listing the chats", e)).await,
+                }
+            }
+        }
+    }
+}

@@ -110,7 +110,8 @@ impl Backend {
     pub fn refresh_outside_change(&self, project: Project, chat: Option<i64>) {
         self.spawn("reading an outside change", move |app, emit| {
             refresh_project(&app, &emit, &project)?;
-            emit.send(Event::ChatsChanged(app.chats(project.id)?));
+            let (project_id, chats) = (project.id, app.chats(project.id)?);
+            emit.send(Event::ChatsChanged { project_id, chats });
             if let Some(chat) = chat {
                 reload_chat(&app, &emit, chat)?;
             }

@@ -266,11 +266,10 @@ impl AppState {
                 self.apply(Command::OpenFile(path), backend);
             }
             Command::SummarizeIntoNewChat => {
-                let (Some(project), Some(chat)) = (&self.project, self.chat()) else {
+                let Some(chat) = self.chat() else {
                     return;
                 };
-                let (project_id, chat_id) = (project.project.id, chat.chat.id);
-                backend.summarize_into_new_chat(project_id, chat_id, self.send_options());
+                backend.summarize_into_new_chat(chat.chat.id, self.send_options());
             }
             Command::FixProblems => {
                 let Some(chat) = self.chat() else { return };
