@@ -146,7 +146,7 @@ impl App {
     }
 
     /// The chat's newest security review: the reply's id and its findings, most severe first.
-    pub fn security_findings(
+    pub fn latest_findings(
         &self,
         chat_id: i64,
     ) -> Result<Option<(i64, Vec<crate::edits::SecurityFinding>)>> {
@@ -167,7 +167,7 @@ impl App {
         index: usize,
         options: SendOptions,
     ) -> Result<StartedTurn> {
-        let (_, findings) = (self.security_findings(chat_id)?)
+        let (_, findings) = (self.latest_findings(chat_id)?)
             .ok_or_else(|| AppError::Invalid("this chat has no security findings".into()))?;
         let finding = findings.get(index).ok_or_else(|| {
             AppError::Invalid(format!(

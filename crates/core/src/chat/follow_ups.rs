@@ -83,8 +83,8 @@ pub fn fix_finding_prompt(finding: &SecurityFinding) -> String {
 /// "Implement this plan", from the reply that made it (its text as history sends it:
 /// reasoning and tags left out); `None` when nothing of it is left.
 pub fn implement_plan_prompt(reply: &str) -> Option<String> {
+    // Trimmed already.
     let plan = super::prompt::strip_for_history(reply);
-    let plan = plan.trim();
     (!plan.is_empty()).then(|| format!("Implement this plan:\n\n{plan}"))
 }
 

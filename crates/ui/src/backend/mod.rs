@@ -369,7 +369,7 @@ impl Backend {
                 Err(e) => return emit.send_async(failed(e.to_string())).await,
             };
             cell.send_replace(Opened::Ready(Arc::clone(&app)));
-            tokio::spawn(follow(Arc::clone(&app), emit.clone()));
+            tokio::spawn(follow(Arc::downgrade(&app), emit.clone()));
             let ready = {
                 let app = Arc::clone(&app);
                 tokio::task::spawn_blocking(move || -> anyhow::Result<(Event, Event)> {
@@ -438,9 +438,12 @@ mod workspaces;
 pub use symbols::SYMBOL_MATCHES_SHOWN;
 
 /// Follows the app's one stream of changes for as long as it lives, turning each into what the
-/// window shows (read off the UI thread).
-async fn follow(app: Arc<App>, emit: Emit) {
-    let mut events = app.subscribe();
+/// window shows (read off the UI thread). It holds the app weakly: the stream ends when the
+/// app is dropped.
+async fn follow(app: std::sync::Weak<App>, emit: Emit) {
+    let Some(mut events) = app.upgrade().map(|app| app.subscribe()) else {
+        return;
+    };
     loop {
         let event = match events.recv().await {
             Ok(event) => event,
@@ -450,7 +453,7 @@ async fn follow(app: Arc<App>, emit: Emit) {
         match event {
             AppEvent::Chat(event) => emit.send_async(Event::Chat(*event)).await,
             AppEvent::ChatsChanged { project_id } => {
-                let app = Arc::clone(&app);
+                let Some(app) = app.upgrade() else { break };
                 let lists = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
                     Ok((app.chats(project_id)?, app.archived_chats(project_id)?))
                 })
