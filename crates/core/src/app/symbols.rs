@@ -196,5 +196,4 @@ fn whole_word_lines(text: &str, name: &str) -> Vec<(u32, u32, String)> {
 }
 
 #[cfg(test)]
-#[path = "symbols_tests.rs"]
 mod tests;

@@ -385,5 +385,4 @@ fn fit_codebase(
 }
 
 #[cfg(test)]
-#[path = "prompt_tests.rs"]
 mod tests;

@@ -142,5 +142,4 @@ pub fn file_map(definitions: &[Definition]) -> String {
 }
 
 #[cfg(test)]
-#[path = "extract_tests.rs"]
 mod tests;

@@ -226,5 +226,4 @@ impl CodeIndex {
 }
 
 #[cfg(test)]
-#[path = "index_tests.rs"]
 mod tests;

@@ -321,5 +321,4 @@ type Found = Vec<(usize, u16)>;
 type Bm25Score = (f32, f32);
 
 #[cfg(test)]
-#[path = "rank_tests.rs"]
 mod tests;

@@ -88,5 +88,4 @@ fn db_name(root: &Path) -> String {
 }
 
 #[cfg(test)]
-#[path = "store_tests.rs"]
 mod tests;

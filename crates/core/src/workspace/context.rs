@@ -584,5 +584,4 @@ fn first_mention(prompt: &str, needle: &str, allow_dot_slash: bool) -> Option<us
 }
 
 #[cfg(test)]
-#[path = "context_tests.rs"]
 mod tests;

@@ -272,5 +272,4 @@ pub fn outline(view: &Path, args: &Value) -> Result<String, ToolError> {
 }
 
 #[cfg(test)]
-#[path = "symbols_tests.rs"]
 mod tests;

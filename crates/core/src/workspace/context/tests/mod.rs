@@ -1,0 +1,342 @@
+use std::fs;
+
+use super::*;
+use proptest::prelude::*;
+use std::path::Path;
+
+fn write(root: &Path, rel: &str, bytes: impl AsRef<[u8]>) {
+    let path = root.join(rel);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, bytes).unwrap();
+}
+
+fn paths(context: &CodebaseContext) -> Vec<&str> {
+    context.included.iter().map(|f| f.path.as_str()).collect()
+}
+
+fn skip_reason(context: &CodebaseContext, rel: &str) -> Option<SkipReason> {
+    context
+        .skipped
+        .iter()
+        .find(|(path, _)| path == rel)
+        .map(|&(_, reason)| reason)
+}
+
+fn collect(root: &Path, options: &ContextOptions) -> CodebaseContext {
+    ContextCache::default().collect(root, options).unwrap()
+}
+
+/// A project with a little of everything.
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, ".gitignore", "ignored.rs\nlogs/\n*.tmp.md\n");
+    write(root, ".ignore", "scratch/\n");
+    write(root, "scratch/try.rs", "// .ignore'd\n");
+    write(root, "src/main.rs", "fn main() {}\n");
+    write(root, "src/nested/deep/util.rs", "pub fn util() {}\n");
+    write(root, "README.md", "# Project\n");
+    write(root, "Makefile", "all:\n\tcargo build\n");
+    write(root, "ignored.rs", "// gitignored\n");
+    write(root, "logs/today.txt", "log\n");
+    write(root, "notes.tmp.md", "scratch\n");
+    write(root, "node_modules/pkg/index.js", "module.exports = 1;\n");
+    write(
+        root,
+        "web/node_modules/pkg/index.js",
+        "module.exports = 2;\n",
+    );
+    write(root, "target/debug/build.rs", "fn main() {}\n");
+    write(root, "app/dist/bundle.js", "bundle\n");
+    write(root, ".venv/lib/site.py", "x = 1\n");
+    write(root, ".hidden/secret.rs", "// hidden\n");
+    write(root, ".env", "TOKEN=secret\n");
+    write(root, "Cargo.lock", "# lock\n");
+    write(root, "web/package-lock.json", "{}\n");
+    write(root, "web/yarn.lock", "# lock\n");
+    write(root, "logo.png", [0x89, b'P', b'N', b'G', 0, 0, 0, 13]);
+    write(root, "data.txt", b"text\0with a NUL");
+    write(root, "latin1.txt", [b'c', b'a', b'f', 0xE9]);
+    write(root, "big.txt", vec![b'a'; 1024 * 1024 + 1]);
+    write(root, "exactly.txt", vec![b'a'; 1024 * 1024]);
+    dir
+}
+
+#[test]
+fn walks_nested_dirs_and_honours_gitignore_without_a_git_repo() {
+    let dir = project();
+    let context = collect(dir.path(), &ContextOptions::default());
+    assert_eq!(
+        paths(&context),
+        [
+            "Makefile",
+            "README.md",
+            "exactly.txt",
+            "src/main.rs",
+            "src/nested/deep/util.rs"
+        ]
+    );
+    // Ignored, hidden and always-excluded files are not walked at all, so not even reported.
+    for rel in [
+        "ignored.rs",
+        "logs/today.txt",
+        "scratch/try.rs",
+        "notes.tmp.md",
+        "node_modules/pkg/index.js",
+        "web/node_modules/pkg/index.js",
+        "target/debug/build.rs",
+        "app/dist/bundle.js",
+        ".venv/lib/site.py",
+        ".hidden/secret.rs",
+        ".env",
+        ".gitignore",
+    ] {
+        assert!(!context.skipped.iter().any(|(p, _)| p == rel), "{rel}");
+        assert!(!paths(&context).contains(&rel), "{rel}");
+    }
+    let main = &context.included[3];
+    assert_eq!(main.bytes, 13);
+    assert_eq!(&*main.content, "fn main() {}\n");
+    assert_eq!(main.tokens, estimate_tokens("fn main() {}\n"));
+    assert_eq!(
+        context.content_tokens,
+        context.included.iter().map(|f| f.tokens).sum::<usize>()
+    );
+    assert!(context.listed_only.is_empty());
+    assert_eq!(context.listing_tokens, 0);
+}
+
+#[test]
+fn in_a_git_repository_git_excludes_apply_and_git_is_never_walked() {
+    let dir = tempfile::tempdir().unwrap();
+    // A root that happens to carry an always-excluded name is still the project.
+    let root = dir.path().join("build");
+    git2::Repository::init(&root).unwrap();
+    write(&root, ".git/info/exclude", "local.rs\n");
+    write(&root, ".git/notes.md", "# inside .git\n");
+    write(&root, "local.rs", "// excluded locally\n");
+    write(&root, "lib.rs", "// kept\n");
+    let context = collect(&root, &ContextOptions::default());
+    assert_eq!(paths(&context), ["lib.rs"]);
+    assert!(context.skipped.is_empty(), "{:?}", context.skipped);
+}
+
+#[test]
+fn reports_why_files_are_skipped() {
+    let dir = project();
+    let context = collect(dir.path(), &ContextOptions::default());
+    assert_eq!(
+        context.skipped,
+        [
+            ("Cargo.lock".to_string(), SkipReason::LockFile),
+            ("big.txt".to_string(), SkipReason::TooLarge),
+            ("data.txt".to_string(), SkipReason::Binary),
+            ("latin1.txt".to_string(), SkipReason::Binary),
+            ("logo.png".to_string(), SkipReason::NotSourceExtension),
+            ("web/package-lock.json".to_string(), SkipReason::LockFile),
+            ("web/yarn.lock".to_string(), SkipReason::LockFile),
+        ]
+    );
+}
+
+#[test]
+fn max_file_bytes_is_configurable() {
+    let dir = project();
+    let options = ContextOptions {
+        max_file_bytes: 13,
+        ..ContextOptions::default()
+    };
+    let context = collect(dir.path(), &options);
+    // Exactly at the limit is fine; one byte over is not.
+    assert!(paths(&context).contains(&"src/main.rs"));
+    assert_eq!(
+        skip_reason(&context, "src/nested/deep/util.rs"),
+        Some(SkipReason::TooLarge)
+    );
+    assert_eq!(
+        skip_reason(&context, "exactly.txt"),
+        Some(SkipReason::TooLarge)
+    );
+}
+
+#[test]
+fn include_and_exclude_globs() {
+    let dir = project();
+    let root = dir.path();
+    write(root, "src/generated/schema.rs", "// generated\n");
+    write(root, "src/app.test.ts", "test()\n");
+    write(root, "docs/guide.md", "# Guide\n");
+
+    let options = ContextOptions {
+        include: vec!["src/**".into(), "*.md".into()],
+        exclude: vec!["src/generated/**".into(), "**/*.test.ts".into()],
+        ..ContextOptions::default()
+    };
+    let context = collect(root, &options);
+    assert_eq!(
+        paths(&context),
+        ["README.md", "src/main.rs", "src/nested/deep/util.rs"]
+    );
+    assert_eq!(
+        skip_reason(&context, "src/generated/schema.rs"),
+        Some(SkipReason::ExcludedByGlob)
+    );
+    assert_eq!(
+        skip_reason(&context, "src/app.test.ts"),
+        Some(SkipReason::ExcludedByGlob)
+    );
+    // `*` does not cross `/`: the top-level pattern does not reach into docs/.
+    assert_eq!(
+        skip_reason(&context, "docs/guide.md"),
+        Some(SkipReason::NotIncludedByGlob)
+    );
+    assert_eq!(
+        skip_reason(&context, "Makefile"),
+        Some(SkipReason::NotIncludedByGlob)
+    );
+    // The user's globs are the reason shown, before the built-in rules.
+    assert_eq!(
+        skip_reason(&context, "Cargo.lock"),
+        Some(SkipReason::NotIncludedByGlob)
+    );
+
+    // A leading `./` or `/` anchors at the root, as it reads.
+    let anchored = ContextOptions {
+        include: vec!["./src/*.rs".into()],
+        exclude: vec!["/src/nested/**".into()],
+        ..ContextOptions::default()
+    };
+    assert_eq!(paths(&collect(root, &anchored)), ["src/main.rs"]);
+}
+
+#[test]
+fn an_invalid_glob_is_an_error_naming_it() {
+    let dir = project();
+    let cache = ContextCache::default();
+    let options = ContextOptions {
+        exclude: vec!["ok/**".into(), "src/[oops".into()],
+        ..ContextOptions::default()
+    };
+    let err = cache.collect(dir.path(), &options).unwrap_err();
+    assert!(
+        matches!(&err, ContextError::InvalidGlob { list: "exclude", glob, .. } if glob == "src/[oops"),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("src/[oops"), "{err}");
+
+    let options = ContextOptions {
+        include: vec!["{a,b".into()],
+        ..ContextOptions::default()
+    };
+    let err = cache.collect(dir.path(), &options).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ContextError::InvalidGlob {
+                list: "include",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn a_missing_root_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = ContextCache::default()
+        .collect(&dir.path().join("nope"), &ContextOptions::default())
+        .unwrap_err();
+    assert!(matches!(err, ContextError::Root { .. }), "{err:?}");
+    let file = dir.path().join("file.rs");
+    fs::write(&file, "x").unwrap();
+    let err = ContextCache::default()
+        .collect(&file, &ContextOptions::default())
+        .unwrap_err();
+    assert!(matches!(err, ContextError::Root { .. }), "{err:?}");
+}
+
+#[test]
+fn symlinks_are_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("proj");
+    write(&root, "src/main.rs", "fn main() {}\n");
+    write(dir.path(), "outside/secret.rs", "// secret\n");
+    std::os::unix::fs::symlink(dir.path().join("outside"), root.join("linked")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("outside/secret.rs"), root.join("s.rs")).unwrap();
+    std::os::unix::fs::symlink(root.join("src/main.rs"), root.join("alias.rs")).unwrap();
+    let context = collect(&root, &ContextOptions::default());
+    assert_eq!(paths(&context), ["src/main.rs"]);
+    assert!(context.skipped.is_empty(), "{:?}", context.skipped);
+}
+
+/// A named pipe (or a socket) where a source file would be is never opened: opening or
+/// reading a pipe nothing writes to would hang the turn for ever.
+#[test]
+fn named_pipes_and_sockets_are_never_opened() {
+    use crate::workspace::test_support::{fifo, promptly, socket};
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+    write(&root, "src/main.rs", "fn main() {}\n");
+    fifo(&root.join("src/pipe.rs"));
+    socket(&root.join("src/sock.rs"));
+    // Sizes asked on the walker's threads, then one at a time; the pipe named first (as an
+    // `@` mention would) changes nothing.
+    for budget in [usize::MAX, 10_000] {
+        let options = ContextOptions {
+            budget_tokens: budget,
+            priority: vec!["src/pipe.rs".into(), "src/sock.rs".into()],
+            ..ContextOptions::default()
+        };
+        let walked = root.clone();
+        let context = promptly(move || collect(&walked, &options));
+        assert_eq!(paths(&context), ["src/main.rs"]);
+        assert!(context.listed_only.is_empty(), "{:?}", context.listed_only);
+        assert!(context.skipped.is_empty(), "{:?}", context.skipped);
+    }
+    // Walked as a file, a pipe by the time it is read: skipped, saying why.
+    let pipe = root.join("src/pipe.rs");
+    let read = promptly(move || read_text(&pipe, DEFAULT_MAX_FILE_BYTES));
+    assert_eq!(read, Err(SkipReason::NotRegularFile));
+}
+
+#[test]
+fn names_that_cannot_be_shown_cleanly_are_unreadable() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ok.rs", "x");
+    write(dir.path(), "line\nbreak.rs", "x");
+    let raw = std::ffi::OsStr::from_bytes(b"caf\xe9.rs");
+    fs::write(dir.path().join(raw), "x").unwrap();
+    let context = collect(dir.path(), &ContextOptions::default());
+    assert_eq!(paths(&context), ["ok.rs"]);
+    assert_eq!(
+        context.skipped,
+        [
+            ("caf\u{fffd}.rs".to_string(), SkipReason::Unreadable),
+            ("line\\nbreak.rs".to_string(), SkipReason::Unreadable),
+        ]
+    );
+}
+
+#[test]
+fn defaults() {
+    let options = ContextOptions::default();
+    assert_eq!(options.max_file_bytes, 1024 * 1024);
+    assert_eq!(options.budget_tokens, usize::MAX);
+    assert!(options.include.is_empty() && options.exclude.is_empty());
+    assert!(options.priority.is_empty());
+}
+
+proptest! {
+    #[test]
+    fn token_estimate_is_positive_and_at_most_one_per_byte(text in "\\PC{1,200}") {
+        let tokens = estimate_tokens(&text);
+        prop_assert!(tokens >= 1);
+        prop_assert!(tokens <= text.len());
+    }
+}
+
+mod cache;
+mod packing;
+mod render;

@@ -1,0 +1,248 @@
+//! Packing under a token budget: what fits goes whole, in order of priority; a file too big
+//! to go whole goes as its map, and a named one still whole.
+
+use super::*;
+
+/// `n` ASCII bytes cost `n / 4` tokens.
+fn sized(tokens: usize) -> String {
+    "abcd".repeat(tokens)
+}
+
+/// A big project with a small budget costs what is sent, not what is there: a file whose
+/// size alone is over what is left is listed without being read.
+#[test]
+fn only_files_that_may_fit_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..10 {
+        write(dir.path(), &format!("f{i}.rs"), sized(400));
+    }
+    // Over the budget by its size: listed as it is, even though it would be skipped if read.
+    write(dir.path(), "g.rs", [0u8; 4000]);
+    let cache = ContextCache::default();
+    let options = ContextOptions {
+        budget_tokens: 1000,
+        ..ContextOptions::default()
+    };
+    let context = cache.collect(dir.path(), &options).unwrap();
+    assert_eq!(paths(&context), ["f0.rs", "f1.rs"]);
+    assert_eq!(context.listed_only.len(), 9);
+    assert_eq!(cache.misses(), 2, "only the two files that fit were read");
+    // With room for everything, everything is read (the binary one found and skipped).
+    let context = cache
+        .collect(dir.path(), &ContextOptions::default())
+        .unwrap();
+    assert_eq!(context.included.len(), 10);
+    assert_eq!(skip_reason(&context, "g.rs"), Some(SkipReason::Binary));
+    assert_eq!((cache.hits(), cache.misses()), (2, 11));
+}
+
+#[test]
+fn budget_takes_priority_first_then_smaller_files_after_a_big_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "a.rs", sized(40));
+    write(root, "b.rs", sized(400));
+    write(root, "c.rs", sized(40));
+    write(root, "d.rs", sized(50));
+    write(root, "z.rs", sized(40));
+    write(root, "Cargo.lock", sized(1));
+    let options = ContextOptions {
+        budget_tokens: 130,
+        // Normalised, deduplicated; missing and ineligible entries are ignored.
+        priority: vec![
+            "./z.rs".into(),
+            "missing.rs".into(),
+            "Cargo.lock".into(),
+            "z.rs".into(),
+            "../escape.rs".into(),
+        ],
+        ..ContextOptions::default()
+    };
+    let context = collect(root, &options);
+    assert_eq!(paths(&context), ["z.rs", "a.rs", "c.rs"]);
+    assert_eq!(context.content_tokens, 120);
+    assert_eq!(
+        context.listed_only,
+        [
+            (Arc::from("b.rs"), ListedReason::OverBudget),
+            (Arc::from("d.rs"), ListedReason::OverBudget),
+        ]
+    );
+    assert_eq!(
+        context.listing_tokens,
+        estimate_tokens("Other files (not included, ask to see them):\n- b.rs\n- d.rs\n")
+    );
+    // Deterministic: the same input gives the same output.
+    assert_eq!(collect(root, &options), context);
+}
+
+#[test]
+fn a_priority_file_that_does_not_fit_is_listed_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "a.rs", sized(10));
+    write(root, "big.rs", sized(100));
+    write(root, "c.rs", sized(10));
+    let options = ContextOptions {
+        budget_tokens: 50,
+        priority: vec!["c.rs".into(), "big.rs".into()],
+        ..ContextOptions::default()
+    };
+    let context = collect(root, &options);
+    assert_eq!(paths(&context), ["c.rs", "a.rs"]);
+    assert_eq!(
+        context.listed_only,
+        [(Arc::from("big.rs"), ListedReason::OverBudget)]
+    );
+
+    let none = ContextOptions {
+        budget_tokens: 0,
+        ..ContextOptions::default()
+    };
+    let context = collect(root, &none);
+    assert!(context.included.is_empty());
+    assert_eq!(context.listed_only.len(), 3);
+    assert_eq!(context.content_tokens, 0);
+}
+
+#[test]
+fn empty_files_are_included_at_no_cost() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "empty.rs", "");
+    write(dir.path(), "one.rs", "abcd");
+    let options = ContextOptions {
+        budget_tokens: 1,
+        ..ContextOptions::default()
+    };
+    let context = collect(dir.path(), &options);
+    assert_eq!(paths(&context), ["empty.rs", "one.rs"]);
+    assert_eq!(context.included[0].tokens, 0);
+    assert_eq!(context.content_tokens, 1);
+
+    // No budget means paths only: nothing is read, so even an empty file is only listed.
+    let none = ContextOptions {
+        budget_tokens: 0,
+        ..ContextOptions::default()
+    };
+    let context = collect(dir.path(), &none);
+    assert!(context.included.is_empty());
+    assert_eq!(context.listed_only.len(), 2);
+}
+
+/// A map of the first line of every `fn`.
+fn first_lines(_path: &str, text: &str) -> String {
+    (text.lines().enumerate())
+        .filter(|(_, l)| l.starts_with("fn "))
+        .map(|(i, l)| format!("{}: {l}\n", i + 1))
+        .collect()
+}
+
+#[test]
+fn a_priority_file_too_big_whole_goes_as_its_map_with_its_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let big: String = (0..200)
+        .map(|i| format!("fn f{i}() {{\n    body();\n}}\n"))
+        .collect();
+    write(root, "big.rs", &big);
+    write(root, "small.rs", "fn small() {}\n");
+    write(root, "other.rs", "fn other() {}\n");
+    let options = ContextOptions {
+        budget_tokens: 1_000,
+        priority: vec![
+            Priority::or_map("small.rs", "matches: small"),
+            Priority::or_map("big.rs", "defines `f1` used by small.rs"),
+        ],
+        mapper: Some(first_lines),
+        ..ContextOptions::default()
+    };
+    let context = collect(root, &options);
+    let sent: Vec<(&str, PackedAs, &str)> = (context.included.iter())
+        .map(|f| (f.path.as_str(), f.packed_as, &*f.why))
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            ("small.rs", PackedAs::Whole, "matches: small"),
+            ("big.rs", PackedAs::Map, "defines `f1` used by small.rs"),
+            ("other.rs", PackedAs::Whole, ROOM_LEFT_WHY),
+        ]
+    );
+    let map = &context.included[1];
+    assert!(
+        map.content.starts_with("1: fn f0() {\n4: fn f1() {\n"),
+        "{}",
+        map.content
+    );
+    assert_eq!(map.tokens, estimate_tokens(&map.content));
+    assert!(
+        render(&context)
+            .contains("big.rs (not sent whole: its definitions, by line)\n```\n1: fn f0() {\n")
+    );
+
+    // Without a mapper (or for a file not marked), the same file is listed by path.
+    let plain = ContextOptions {
+        mapper: None,
+        ..options.clone()
+    };
+    let context = collect(root, &plain);
+    assert_eq!(paths(&context), ["small.rs", "other.rs"]);
+    assert_eq!(context.listed_only[0].0.as_ref(), "big.rs");
+}
+
+#[test]
+fn a_ranked_file_that_would_crowd_out_the_next_ones_goes_as_its_map_a_named_one_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // About 10,000 tokens: more than 45% of a 20,000-token budget, and it would fit whole.
+    let huge: String = (0..1_000)
+        .map(|i| format!("fn f{i}() {{ body(); }}\n// {}\n", "x".repeat(12)))
+        .collect();
+    write(root, "huge.rs", &huge);
+    let next: String = (0..100).map(|i| format!("fn g{i}() {{}}\n")).collect();
+    write(root, "next.rs", &next);
+    let huge_tokens = estimate_tokens(&huge);
+    assert!((9_001..17_500).contains(&huge_tokens), "{huge_tokens}");
+    let ranked = ContextOptions {
+        budget_tokens: 20_000,
+        priority: vec![
+            Priority::or_map("huge.rs", "matches: f"),
+            Priority::or_map("next.rs", "matches: g"),
+        ],
+        mapper: Some(first_lines),
+        ..ContextOptions::default()
+    };
+    let sent = |options: &ContextOptions| -> Vec<(String, PackedAs)> {
+        (collect(root, options).included.iter())
+            .map(|f| (f.path.clone(), f.packed_as))
+            .collect()
+    };
+    assert_eq!(
+        sent(&ranked),
+        [
+            ("huge.rs".to_string(), PackedAs::Map),
+            ("next.rs".to_string(), PackedAs::Whole),
+        ]
+    );
+    // Named by the person (a priority that may not go as a map), it goes whole.
+    let named = ContextOptions {
+        priority: vec![
+            Priority::new("huge.rs", "mentioned"),
+            Priority::or_map("next.rs", "matches: g"),
+        ],
+        ..ranked.clone()
+    };
+    assert_eq!(sent(&named)[0], ("huge.rs".to_string(), PackedAs::Whole));
+    // In a window where it is an ordinary file (under 4,000 tokens), no file is too big.
+    let small: String = (0..150)
+        .map(|i| format!("fn s{i}() {{ body(); }}\n"))
+        .collect();
+    write(root, "huge.rs", &small);
+    let tokens = estimate_tokens(&small);
+    let tight = ContextOptions {
+        budget_tokens: tokens * 2,
+        ..ranked
+    };
+    assert!(tokens * 100 > tight.budget_tokens * BIG_PERCENT && tokens < BIG_FLOOR);
+    assert_eq!(sent(&tight)[0], ("huge.rs".to_string(), PackedAs::Whole));
+}
