@@ -445,6 +445,55 @@ fn a_gateway_request_about_the_waiting_command_is_decided_with_it() {
     }
 }
 
+/// The other way round: the person decides the gateway's request (the Approvals tab), and the
+/// agent's call waiting in the open chat on the same command is answered with it.
+#[test]
+fn rejecting_the_gateway_request_rejects_the_agents_call_about_the_same_command() {
+    let (world, prefs) = agent_world(vec![
+        ollama_tool_call("run_shell", json!({"command": "touch made.txt"})),
+        text("Not made."),
+    ]);
+    let on = GatewaySettings {
+        enabled: true,
+        port: 0,
+        token: "test-token-0123456789".into(),
+        ..GatewaySettings::default()
+    };
+    world.store().set_setting(GATEWAY, &on).unwrap();
+    tandem_core::llm::secrets::Secrets::open(&world.data, &common::environment())
+        .set(GATEWAY_TOKEN_SECRET, &on.token)
+        .unwrap();
+    let mut harness = harness(&world.data, prefs);
+    let port = gateway_port(&mut harness);
+    start(&mut harness, "Agent", "make a file");
+    wait_for_approval(&mut harness);
+    let mut ws = connect(&world, port, &on.token);
+    ask(&world, &mut ws, "touch made.txt");
+    wait_for_gateway_request(&mut harness);
+    let request = app(&harness).state.agent.gateway.requests[0].id;
+    // What the Approvals tab's Reject sends.
+    let decide = AgentCommand::DecideGateway {
+        id: request,
+        approved: false,
+    };
+    harness.state_mut().as_mut().unwrap().command(decide.into());
+    let frame = decision(&world, &mut harness, &mut ws);
+    assert_eq!(frame["approved"], false, "{frame}");
+    wait_until(&mut harness, "the finished turn", |a| {
+        a.state.chat().is_some_and(|c| {
+            c.streaming.is_none()
+                && c.messages
+                    .last()
+                    .is_some_and(|m| m.message.content == "Not made.")
+        })
+    });
+    let state = &app(&harness).state;
+    let steps = &state.chat().unwrap().messages.last().unwrap().steps;
+    assert_eq!(steps[0].decision, Some(StepDecision::Rejected));
+    assert!(state.agent.approvals.is_empty());
+    assert!(!world.root.join("made.txt").exists());
+}
+
 fn wait_for_gateway_request(harness: &mut H) {
     wait_until(harness, "the gateway request", |a| {
         a.state

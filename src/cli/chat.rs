@@ -1,22 +1,17 @@
-//! CLI commands that talk to models: summarize, chat, context, and reading a reply with its
-//! steps (`show`).
+//! CLI commands that talk to models: summarize, chat, and reading a reply (`show`).
 
 use std::io::Write;
-use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 
-use tandem_core::agent::display::{has_hidden, visible};
-use tandem_core::agent::runner::Answer;
-use tandem_core::app::{
-    App, AppEvent, ChatEventKind, EditorFocus, EditorSelection, PackedAs, PendingApproval,
-    SendOptions,
-};
+use tandem_core::agent::display::visible;
+use tandem_core::app::{AppEvent, ChatEventKind, EditorFocus, EditorSelection, SendOptions};
 use tandem_core::store::{AgentStep, ChatMode, MessageStatus, StepKind};
 use tandem_core::trust::Risk;
 
 use super::ctx::{Ctx, runtime};
+use super::terminal;
 
 /// `tandem summarize --chat ID`: a new chat that starts from a summary of this one.
 pub fn summarize(
@@ -121,7 +116,7 @@ pub struct EditorArgs {
 }
 
 impl EditorArgs {
-    fn focus(self) -> EditorFocus {
+    pub fn focus(self) -> EditorFocus {
         EditorFocus {
             open: self.open,
             selection: self.selection,
@@ -236,7 +231,7 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
                     let Ok(AppEvent::Chat(event)) = event else { continue };
                     if event.message_id != message_id { continue; }
                     if let ChatEventKind::Approval { approval } = &event.kind {
-                        ask_on_terminal(app, approval.clone());
+                        terminal::ask_on_terminal(app, approval.clone());
                         continue;
                     }
                     if json { continue; }
@@ -368,73 +363,6 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn context(
-    ctx: &Ctx,
-    project: &str,
-    prompt: &str,
-    provider_name: Option<String>,
-    model: Option<String>,
-    editor: EditorArgs,
-) -> Result<()> {
-    let project = ctx.app.project(project)?;
-    let options = SendOptions {
-        provider: provider_name,
-        model,
-        editor: editor.focus(),
-        ..SendOptions::default()
-    };
-    let breakdown = runtime()?.block_on(ctx.app.preview(&project, None, prompt, &options))?;
-    // A big project lists thousands of paths: only the form asked for is built.
-    if ctx.json {
-        ctx.out(json!({"breakdown": breakdown}), String::new());
-        return Ok(());
-    }
-    let mut text = format!(
-        "{}\nwindow {}: system {} + codebase {} + history {} + prompt {} = {} tokens sent, {} reserved for the reply{}\nfiles: {} included, {} listed by path only, {} skipped\n",
-        breakdown.meter(),
-        breakdown.window,
-        breakdown.system,
-        breakdown.codebase,
-        breakdown.history,
-        breakdown.prompt,
-        breakdown.total(),
-        breakdown.reply_reserve,
-        match breakdown.margin {
-            0 => String::new(),
-            m => format!(", {m} kept free for how this model counts tokens"),
-        },
-        breakdown.files_included,
-        breakdown.files_listed.len(),
-        breakdown.files_skipped.len()
-    );
-    if let Some(s) = &breakdown.selection {
-        text.push_str(&format!(
-            "selection sent with the prompt ({} tokens): {} lines {}-{}\n",
-            s.tokens, s.path, s.first_line, s.last_line
-        ));
-    }
-    for file in &breakdown.included {
-        let how = match file.packed_as {
-            PackedAs::Whole => "whole",
-            PackedAs::Map => "map",
-        };
-        text.push_str(&format!(
-            "  {how} ({} tokens): {} ({})\n",
-            file.tokens, file.path, file.why
-        ));
-    }
-    for path in &breakdown.files_listed {
-        text.push_str("  by path only (over budget): ");
-        text.push_str(path);
-        text.push('\n');
-    }
-    for (path, reason) in &breakdown.files_skipped {
-        text.push_str(&format!("  skipped ({reason:?}): {path}\n"));
-    }
-    ctx.out(serde_json::Value::Null, text);
-    Ok(())
-}
-
 pub fn show(ctx: &Ctx, id: i64) -> Result<()> {
     let m = ctx.app.message(id)?;
     let value = json!({
@@ -519,79 +447,6 @@ fn steps_json(steps: &[AgentStep]) -> serde_json::Value {
         call
     });
     serde_json::Value::Array(calls.collect())
-}
-
-/// Throws away what is waiting in the terminal's input queue, just before an approval
-/// question is shown: keys typed (or injected into the terminal, or pasted with the rest of a
-/// prompt) before the person could see the question must not answer it — a stray `y` would
-/// approve a command never read. Only what was typed before the question is lost; the answer
-/// comes after it is shown. Input that is not a terminal (a script piping its answers on
-/// purpose) is left alone. A terminal in canonical mode hands over one line per read, so no
-/// earlier line waits in the standard library's buffer either.
-fn discard_typed_ahead() {
-    use std::io::IsTerminal;
-    if !std::io::stdin().is_terminal() {
-        return;
-    }
-    #[cfg(unix)]
-    flush_terminal_input();
-}
-
-#[cfg(unix)]
-#[allow(unsafe_code)]
-fn flush_terminal_input() {
-    // SAFETY: tcflush(3) on standard input (a terminal, checked above) only discards the
-    // kernel's queue of received, unread input; it touches no memory of ours. A failure
-    // (input gone meanwhile) leaves things as they were, so it is ignored.
-    unsafe {
-        libc::tcflush(libc::STDIN_FILENO, libc::TCIFLUSH);
-    }
-}
-
-/// Asks about a pending call on the terminal (stderr + a line from stdin) without blocking
-/// the event loop; end of input or anything but yes/always rejects.
-fn ask_on_terminal(app: &Arc<App>, approval: PendingApproval) {
-    let app = Arc::clone(app);
-    tokio::task::spawn_blocking(move || {
-        // Escaped (agent::display): a `\r` or an escape sequence must not hide part of what
-        // is approved from the terminal. The command is printed whole, however long.
-        let command = approval.arguments.get("command").and_then(|c| c.as_str());
-        let what = match command.map(visible) {
-            Some(command) if command.contains('\n') => format!("run this command\n{command}\n"),
-            Some(command) => format!("run `{command}`"),
-            None => format!(
-                "call {} {}",
-                visible(&approval.tool),
-                visible(&approval.arguments.to_string())
-            ),
-        };
-        discard_typed_ahead();
-        eprintln!("\n{} risk — {}", approval.risk, visible(&approval.reason));
-        for reason in &approval.reasons {
-            eprintln!("  {}", visible(reason));
-        }
-        if command.is_some_and(has_hidden) {
-            eprintln!("  (the command holds control or invisible characters, shown escaped)");
-        }
-        eprint!(
-            "Allow the agent to {what}? [y]es / [n]o / [a]lways allow `{}`: ",
-            visible(&approval.always_pattern)
-        );
-        let _ = std::io::stderr().flush();
-        let mut line = String::new();
-        let answer = match std::io::stdin().read_line(&mut line) {
-            Ok(n) if n > 0 => match line.trim().to_ascii_lowercase().as_str() {
-                "y" | "yes" => Answer::Approve,
-                "a" | "always" => Answer::AlwaysAllow,
-                _ => Answer::Reject,
-            },
-            _ => {
-                eprintln!("(no answer on stdin: rejected; pass --allow-risk to pre-approve)");
-                Answer::Reject
-            }
-        };
-        app.answer(approval.id, answer);
-    });
 }
 
 /// `text` with control characters other than newlines and tabs shown escaped.

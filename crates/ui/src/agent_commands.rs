@@ -50,9 +50,6 @@ pub enum AgentCommand {
     },
 }
 
-/// Why a gateway request was decided along with the agent's call.
-const SAME_COMMAND: &str = "decided with the agent's tool call for the same command";
-
 impl AppState {
     pub(super) fn apply_agent(&mut self, command: AgentCommand, backend: &Backend) {
         match command {
@@ -114,49 +111,18 @@ impl AppState {
             }
             AgentCommand::DisconnectApprover => backend.disconnect_approver(),
             AgentCommand::DecideGateway { id, approved } => {
-                let chat = self.chat().map(|c| c.chat.id);
-                let same: Vec<u64> = self
-                    .agent
-                    .gateway
-                    .requests
-                    .iter()
-                    .find(|r| r.id == id)
-                    .map(|record| {
-                        self.agent
-                            .agent_matches(record, chat)
-                            .map(|a| a.approval.id)
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                backend.decide_gateway(id, approved, None);
-                let answer = if approved {
-                    Answer::Approve
-                } else {
-                    Answer::Reject
-                };
-                for call in same {
-                    backend.answer_approval(call, answer);
-                    self.agent.settle(call);
-                }
+                // The agent's calls in the open chat about the same command are answered
+                // with it; their cards go when the turn says they are settled.
+                backend.decide_request(id, approved, self.chat().map(|c| c.chat.id));
             }
         }
     }
 
     fn answer(&mut self, id: u64, answer: Answer, backend: &Backend) {
-        let same: Vec<i64> = self
-            .agent
-            .approvals
-            .iter()
-            .find(|a| a.approval.id == id)
-            .map(|view| self.agent.gateway_matches(view).map(|r| r.id).collect())
-            .unwrap_or_default();
-        backend.answer_approval(id, answer);
+        // Gateway requests about the same command are decided with it.
+        backend.answer_call(id, answer);
         // The card goes at once; the turn confirms with `ApprovalSettled`.
         self.agent.settle(id);
-        let approved = answer != Answer::Reject;
-        for request in same {
-            backend.decide_gateway(request, approved, Some(SAME_COMMAND.to_string()));
-        }
     }
 
     fn implement_plan(&mut self, message_id: i64, backend: &Backend) {

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::{App, AppError, Result};
+use super::{App, AppError, AppEvent, Result};
 use crate::agent::runner::Answer;
 use crate::chat::{ContextBreakdown, PendingApproval, SendOptions};
 use crate::edits::{EditPlan, Selection};
@@ -284,9 +284,19 @@ impl App {
         selection: Option<&Selection>,
         reason: Option<&str>,
     ) -> Result<ApproveOutcome> {
-        Ok(self
+        let outcome = self
             .engine()
-            .approve_with_reason(message_id, selection, reason)?)
+            .approve_with_reason(message_id, selection, reason)?;
+        // It landed: the project is read again even if its id cannot be found now (the
+        // chat deleted meanwhile); then there is no one to tell.
+        let store = self.store();
+        let message = store.message(message_id);
+        if let Ok(chat) = message.and_then(|m| store.chat(m.chat_id)) {
+            self.changed(AppEvent::ProjectChanged {
+                project_id: chat.project_id,
+            });
+        }
+        Ok(outcome)
     }
 
     /// A new chat (same project and mode) that starts from a summary of this one.

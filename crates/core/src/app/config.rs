@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::{App, AppError, Result, gateway::GatewaySettings};
+use super::{App, AppError, AppEvent, Result, gateway::GatewaySettings};
 use crate::agent::policy::PolicySettings;
 use crate::store::keys;
 
@@ -425,6 +425,7 @@ impl App {
             }
             _ => self.store().set_setting(key.name, &value)?,
         }
+        self.changed(AppEvent::AgentSettingsChanged);
         self.config_value(key)
     }
 
@@ -432,6 +433,7 @@ impl App {
     pub fn config_unset(&self, name: &str) -> Result<ConfigValue> {
         let key = key(name)?;
         self.store().delete_setting(key.name)?;
+        self.changed(AppEvent::AgentSettingsChanged);
         self.config_value(key)
     }
 

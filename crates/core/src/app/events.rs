@@ -19,6 +19,21 @@ pub enum AppEvent {
     /// The project's chats changed: one made, renamed, switched to another mode, archived or
     /// deleted. The list shown is to be read again.
     ChatsChanged { project_id: i64 },
+    /// The project's files or history changed: a proposal approved, a version restored or
+    /// undone, a file saved, renamed or deleted (each a commit). Its tree and history are to
+    /// be read again.
+    ProjectChanged { project_id: i64 },
+    /// The providers changed: one added, saved or removed.
+    ProvidersChanged,
+    /// A provider's stored keys changed (one stored, added or removed).
+    ProviderKeysChanged { provider: String },
+    /// The prompt library changed.
+    PromptsChanged,
+    /// The agent settings changed: the policy, the limits, the tool calling, the sandbox's
+    /// settings (saved as a whole, or one global setting set or unset).
+    AgentSettingsChanged,
+    /// The MCP servers changed: one added, enabled, disabled or removed.
+    McpServersChanged,
 }
 
 /// The stream of [`AppEvent`]s from the moment it was subscribed.
@@ -63,5 +78,131 @@ impl App {
 
     pub(super) fn chats_changed(&self, project_id: i64) {
         self.changed(AppEvent::ChatsChanged { project_id });
+    }
+
+    pub(super) fn project_changed(&self, project: &crate::store::Project) {
+        let project_id = project.id;
+        self.changed(AppEvent::ProjectChanged { project_id });
+    }
+
+    pub(super) fn keys_changed(&self, provider: &str) {
+        let provider = provider.to_string();
+        self.changed(AppEvent::ProviderKeysChanged { provider });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::NewProvider;
+    use crate::environment::Environment;
+    use crate::llm::ProviderKind;
+    use crate::store::{McpTransport, ProviderSettings};
+
+    /// What the stream holds now, without waiting (every use case publishes before it
+    /// returns).
+    fn said(events: &mut AppEvents) -> Vec<String> {
+        let mut said = Vec::new();
+        while let Ok(event) = events.changes.try_recv() {
+            said.push(format!("{event:?}"));
+        }
+        said
+    }
+
+    #[test]
+    fn each_change_to_settings_is_said_once_and_a_refused_one_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let app = App::open_in(Some(&dir.path().join("data")), Environment::isolated()).unwrap();
+        let mut events = app.subscribe();
+        let mut record = app
+            .add_provider(NewProvider {
+                name: "local".into(),
+                kind: ProviderKind::Ollama,
+                base_url: None,
+                api_key_env: None,
+                settings: ProviderSettings::default(),
+            })
+            .unwrap();
+        assert_eq!(said(&mut events), ["ProvidersChanged"]);
+        record.base_url = "http://127.0.0.1:1".into();
+        app.update_provider(record).unwrap();
+        app.set_key("local", "sk-one").unwrap();
+        app.add_key("local", "sk-two").unwrap();
+        assert_eq!(
+            said(&mut events),
+            [
+                "ProvidersChanged",
+                "ProviderKeysChanged { provider: \"local\" }",
+                "ProviderKeysChanged { provider: \"local\" }"
+            ]
+        );
+
+        app.save_prompt("review", "Review this.").unwrap();
+        assert!(app.save_prompt("bad name!", "x").is_err());
+        assert!(app.remove_prompt("missing").is_err());
+        assert!(app.config_set("agent.max_steps", "0").is_err());
+        app.remove_prompt("review").unwrap();
+        assert_eq!(said(&mut events), ["PromptsChanged", "PromptsChanged"]);
+
+        let settings = app.agent_settings().unwrap();
+        app.save_agent_settings(&settings).unwrap();
+        app.config_set("agent.max_steps", "7").unwrap();
+        app.config_unset("agent.max_steps").unwrap();
+        assert_eq!(said(&mut events), ["AgentSettingsChanged"; 3]);
+
+        let transport = McpTransport::Stdio {
+            command: "true".into(),
+            args: Vec::new(),
+            env: Default::default(),
+        };
+        app.add_mcp_server("tools", transport).unwrap();
+        let id = app.mcp_servers().unwrap()[0].id;
+        app.set_mcp_server_enabled(id, false).unwrap();
+        app.remove_mcp_server(id).unwrap();
+        app.remove_provider("local").unwrap();
+        assert_eq!(
+            said(&mut events),
+            [
+                "McpServersChanged",
+                "McpServersChanged",
+                "McpServersChanged",
+                "ProvidersChanged"
+            ]
+        );
+    }
+
+    #[test]
+    fn each_commit_to_the_project_is_said_and_a_save_refused_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("project");
+        std::fs::create_dir(&root).unwrap();
+        std::fs::write(root.join("a.txt"), "one\n").unwrap();
+        let app = App::open_in(Some(&dir.path().join("data")), Environment::isolated()).unwrap();
+        let project = app.add_project(&root, None).unwrap().project;
+        let first = app.history(&project, 1).unwrap()[0].hash.clone();
+        let mut events = app.subscribe();
+        let changed = format!("ProjectChanged {{ project_id: {} }}", project.id);
+
+        app.save_file(&project, "a.txt", b"two\n").unwrap();
+        app.rename_file(&project, "a.txt", "b.txt").unwrap();
+        app.restore(&project, &first).unwrap();
+        assert_eq!(said(&mut events), [changed.as_str(); 3]);
+
+        // The buffer was loaded from a file that is no longer there: nothing is written.
+        let stale = Some("0000000000000000000000000000000000000000");
+        let refused = app
+            .save_file_checked(&project, "a.txt", b"three\n", stale)
+            .unwrap();
+        assert!(matches!(
+            refused,
+            crate::engine::SaveOutcome::ChangedOnDisk { .. }
+        ));
+        assert!(app.delete_file(&project, "missing.txt").is_err());
+        assert_eq!(said(&mut events), Vec::<String>::new());
+
+        // Nothing to undo (no proposal was approved): refused, and not said.
+        assert!(app.undo(&project).is_err());
+        app.delete_file(&project, "a.txt").unwrap();
+        assert_eq!(said(&mut events), [changed.as_str()]);
     }
 }

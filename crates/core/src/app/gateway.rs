@@ -196,6 +196,20 @@ impl App {
         })
     }
 
+    /// Whether this process's gateway, or its approval client, waits for the person's decision
+    /// on request `id` (a request another process holds is that process's to decide).
+    pub(super) async fn holds_request(&self, id: i64) -> bool {
+        if let Some(approver) = self.gateway.approver.lock().await.as_ref()
+            && approver.is_waiting(id)
+        {
+            return true;
+        }
+        let running = self.gateway.running.lock().await;
+        running
+            .as_ref()
+            .is_some_and(|(gateway, _, _)| gateway.is_waiting(id))
+    }
+
     /// The latest `limit` gateway requests, newest first.
     pub fn approval_requests(&self, limit: usize) -> Result<Vec<ApprovalRequestRecord>> {
         Ok(self.store().approval_requests(limit)?)

@@ -26,6 +26,7 @@ use crate::llm::LlmError;
 use crate::llm::secrets::SecretError;
 use crate::store::StoreError;
 
+mod answers;
 mod approver;
 mod chats;
 mod config;
@@ -40,6 +41,7 @@ mod turns;
 mod usage;
 mod workspaces;
 
+pub use answers::{SAME_COMMAND, call_fingerprint};
 pub use approver::{
     APPROVER_TOKEN_SECRET, ApproverSettings, ApproverShown, ApproverStarted, token_hint,
 };

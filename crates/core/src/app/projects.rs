@@ -149,11 +149,15 @@ impl App {
     }
 
     pub fn restore(&self, project: &Project, commit: &str) -> Result<RestoreOutcome> {
-        Ok(self.engine().restore(project, commit)?)
+        let outcome = self.engine().restore(project, commit)?;
+        self.project_changed(project);
+        Ok(outcome)
     }
 
     pub fn undo(&self, project: &Project) -> Result<UndoOutcome> {
-        Ok(self.engine().undo(project)?)
+        let outcome = self.engine().undo(project)?;
+        self.project_changed(project);
+        Ok(outcome)
     }
 
     /// Saves the project's settings (context globs, rules, trust, auto-approve) as they are.
@@ -280,7 +284,9 @@ impl App {
 
     /// Writes and commits a file as the person's edit (`None`: it was already committed).
     pub fn save_file(&self, project: &Project, path: &str, bytes: &[u8]) -> Result<Option<String>> {
-        Ok(self.engine().save_file(project, path, bytes)?)
+        let commit = self.engine().save_file(project, path, bytes)?;
+        self.project_changed(project);
+        Ok(commit)
     }
 
     /// Saves only if the file on disk still has the blob hash `expected` (what the buffer was
@@ -292,17 +298,25 @@ impl App {
         bytes: &[u8],
         expected: Option<&str>,
     ) -> Result<SaveOutcome> {
-        Ok(self
+        let outcome = self
             .engine()
-            .save_file_checked(project, path, bytes, expected)?)
+            .save_file_checked(project, path, bytes, expected)?;
+        if let SaveOutcome::Saved { .. } = outcome {
+            self.project_changed(project);
+        }
+        Ok(outcome)
     }
 
     pub fn rename_file(&self, project: &Project, from: &str, to: &str) -> Result<Option<String>> {
-        Ok(self.engine().rename_file(project, from, to)?)
+        let commit = self.engine().rename_file(project, from, to)?;
+        self.project_changed(project);
+        Ok(commit)
     }
 
     pub fn delete_file(&self, project: &Project, path: &str) -> Result<Option<String>> {
-        Ok(self.engine().delete_file(project, path)?)
+        let commit = self.engine().delete_file(project, path)?;
+        self.project_changed(project);
+        Ok(commit)
     }
 
     /// What the context globs `include` / `exclude` select in the folder `root`.

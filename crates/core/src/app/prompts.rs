@@ -1,7 +1,7 @@
 //! The prompt library: reusable prompts a person writes once and inserts by name
 //! (`@prompt:NAME` in the composer or in `tandem chat`).
 
-use super::{App, AppError, Result};
+use super::{App, AppError, AppEvent, Result};
 use crate::chat::mentions::valid_prompt_name;
 use crate::store::SavedPrompt;
 
@@ -42,7 +42,9 @@ impl App {
     pub fn save_prompt(&self, name: &str, text: &str) -> Result<SavedPrompt> {
         check_name(name)?;
         check_text(text)?;
-        Ok(self.store().save_prompt(name, text)?)
+        let saved = self.store().save_prompt(name, text)?;
+        self.changed(AppEvent::PromptsChanged);
+        Ok(saved)
     }
 
     /// Changes prompt `id`'s name and text (the Settings editor).
@@ -54,13 +56,18 @@ impl App {
                 "another prompt is named {name:?} already"
             )));
         }
-        Ok(self.store().save_prompt(name, text)?)
+        let saved = self.store().save_prompt(name, text)?;
+        self.changed(AppEvent::PromptsChanged);
+        Ok(saved)
     }
 
     /// Removes the prompt named `name`; an error when there is none.
     pub fn remove_prompt(&self, name: &str) -> Result<()> {
         match self.store().remove_prompt(name)? {
-            true => Ok(()),
+            true => {
+                self.changed(AppEvent::PromptsChanged);
+                Ok(())
+            }
             false => Err(AppError::Invalid(format!(
                 "no saved prompt named {name:?}; `tandem prompt list` shows them"
             ))),

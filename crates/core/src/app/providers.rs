@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::{App, AppError, Result};
+use super::{App, AppError, AppEvent, Result};
 use crate::chat::provider_config;
 use crate::external::{LoginStatus, provider};
 use crate::llm::secrets::SecretLocation;
@@ -112,13 +112,15 @@ impl App {
         if new.kind.is_cli_agent() && new.settings.default_model.is_none() {
             new.settings.default_model = Some(crate::external::DEFAULT_MODEL.to_string());
         }
-        Ok(self.store().insert_provider(
+        let added = self.store().insert_provider(
             new.name.trim(),
             new.kind,
             &url,
             new.api_key_env.as_deref(),
             &new.settings,
-        )?)
+        )?;
+        self.changed(AppEvent::ProvidersChanged);
+        Ok(added)
     }
 
     /// Saves a provider's name, kind, URL and settings; a blank URL becomes the kind's usual.
@@ -126,7 +128,9 @@ impl App {
         if record.base_url.trim().is_empty() {
             record.base_url = record.kind.default_base_url(self.chat.environment());
         }
-        Ok(self.store().update_provider(&record)?)
+        self.store().update_provider(&record)?;
+        self.changed(AppEvent::ProvidersChanged);
+        Ok(())
     }
 
     /// Removes a provider and its stored key (the key first: a keychain that refuses leaves
@@ -134,15 +138,19 @@ impl App {
     pub fn remove_provider(&self, name: &str) -> Result<()> {
         let record = self.provider(name)?;
         self.chat.secrets().delete(&record.name)?;
-        Ok(self.store().delete_provider(record.id)?)
+        self.store().delete_provider(record.id)?;
+        self.changed(AppEvent::ProvidersChanged);
+        Ok(())
     }
 
     /// Stores a provider's key (OS keychain, else the 0600 secrets file).
     pub fn set_key(&self, name: &str, key: &str) -> Result<KeyStored> {
         let record = self.provider(name)?;
         let secrets = self.chat.secrets();
+        let location = secrets.set(&record.name, key.trim())?;
+        self.keys_changed(&record.name);
         Ok(KeyStored {
-            location: secrets.set(&record.name, key.trim())?,
+            location,
             keychain_unavailable: secrets.keychain_unavailable_reason().map(str::to_string),
         })
     }
@@ -152,8 +160,10 @@ impl App {
     pub fn add_key(&self, name: &str, key: &str) -> Result<KeyStored> {
         let record = self.provider(name)?;
         let secrets = self.chat.secrets();
+        let location = secrets.add(&record.name, key)?;
+        self.keys_changed(&record.name);
         Ok(KeyStored {
-            location: secrets.add(&record.name, key)?,
+            location,
             keychain_unavailable: secrets.keychain_unavailable_reason().map(str::to_string),
         })
     }
@@ -162,7 +172,10 @@ impl App {
     pub fn remove_key(&self, name: &str, fingerprint: &str) -> Result<()> {
         let record = self.provider(name)?;
         match self.chat.secrets().remove_key(&record.name, fingerprint)? {
-            true => Ok(()),
+            true => {
+                self.keys_changed(&record.name);
+                Ok(())
+            }
             false => Err(AppError::Invalid(format!(
                 "{name} has no stored key with the fingerprint {fingerprint:?} (`tandem provider keys {name}` lists them)"
             ))),

@@ -1,7 +1,7 @@
 //! Every global setting, typed, read with the core's defaults for those never saved
 //! (keys in [`crate::store::keys`]); and the MCP servers the agent may use.
 
-use super::{App, Result, gateway::GatewaySettings};
+use super::{App, AppEvent, Result, gateway::GatewaySettings};
 use crate::agent::policy::PolicySettings;
 use crate::agent::runner::DEFAULT_MAX_STEPS;
 use crate::store::keys;
@@ -133,6 +133,7 @@ impl App {
         super::config::check_env_names(keys::SANDBOX_ENV, &settings.sandbox_env)?;
         store.set_setting(keys::SANDBOX_ENV, &settings.sandbox_env)?;
         store.set_setting(keys::AGENT_LIMITS, &settings.limits.sane())?;
+        self.changed(AppEvent::AgentSettingsChanged);
         self.agent_settings()
     }
 
@@ -142,18 +143,21 @@ impl App {
 
     pub fn add_mcp_server(&self, name: &str, transport: McpTransport) -> Result<()> {
         self.store().add_mcp_server(name, transport)?;
+        self.changed(AppEvent::McpServersChanged);
         Ok(())
     }
 
     /// Disabling a server also stops it where it runs (in the background).
     pub fn set_mcp_server_enabled(&self, id: i64, enabled: bool) -> Result<()> {
         self.store().set_mcp_server_enabled(id, enabled)?;
+        self.changed(AppEvent::McpServersChanged);
         self.retire_mcp_servers()
     }
 
     /// Removing a server also stops it where it runs (in the background).
     pub fn remove_mcp_server(&self, id: i64) -> Result<()> {
         self.store().remove_mcp_server(id)?;
+        self.changed(AppEvent::McpServersChanged);
         self.retire_mcp_servers()
     }
 

@@ -6,6 +6,7 @@
 //! restore, undo, adding it) hold that project's lock — in every process on the data
 //! directory, see [`project_lock_path`] — so they run one at a time per project.
 
+mod approve;
 mod files;
 pub mod partial;
 mod plans;
@@ -13,8 +14,9 @@ mod proposals;
 mod versions;
 mod workspaces;
 
+pub use approve::ApproveOutcome;
 pub use files::SaveOutcome;
-pub use proposals::{ApproveOutcome, Proposal, Review, TITLE_CHARS, title_from_prompt, truncate};
+pub use proposals::{Proposal, Review, TITLE_CHARS, title_from_prompt, truncate};
 pub use versions::{RestoreOutcome, UndoOutcome};
 pub use workspaces::{CleanScope, Cleaned, WorkspaceInfo};
 

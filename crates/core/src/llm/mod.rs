@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub mod anthropic;
+mod failures;
 mod framing;
 pub mod gemini;
 mod http;

@@ -3,7 +3,7 @@
 
 use tokio::task::block_in_place;
 
-use super::refresh::{refresh_project, reload_chat};
+use super::refresh::reload_chat;
 use super::{Backend, Emit, Event, Opened};
 use tandem_core::app::{App, SendOptions};
 use tandem_core::edits::Selection;
@@ -194,14 +194,7 @@ impl Backend {
     }
 
     /// `reason`: why the person left part out (empty: none given).
-    pub fn approve(
-        &self,
-        project: Project,
-        chat_id: i64,
-        message_id: i64,
-        selection: Selection,
-        reason: String,
-    ) {
+    pub fn approve(&self, chat_id: i64, message_id: i64, selection: Selection, reason: String) {
         self.spawn("applying the changes", move |app, emit| {
             let reason = Some(reason.as_str()).filter(|r| !r.trim().is_empty());
             let outcome = app.approve(message_id, Some(&selection), reason)?;
@@ -218,7 +211,6 @@ impl Backend {
                 message_id,
                 outcome,
             });
-            refresh_project(&app, &emit, &project)?;
             reload_chat(&app, &emit, chat_id)
         });
     }

@@ -147,12 +147,14 @@ pub(super) async fn restore(app: &Arc<App>, emit: &Emit) {
 }
 
 impl Backend {
-    /// Answers a tool call waiting in an agent turn.
-    pub fn answer_approval(&self, id: u64, answer: Answer) {
-        self.spawn("answering the approval", move |app, emit| {
-            if !app.answer(id, answer) {
-                emit.send(Event::ApprovalGone(id));
+    /// Answers a tool call waiting in an agent turn (and the gateway requests about the same
+    /// command).
+    pub fn answer_call(&self, id: u64, answer: Answer) {
+        self.spawn_async("answering the approval", move |app, emit| async move {
+            if !app.answer_call(id, answer).await? {
+                emit.send_async(Event::ApprovalGone(id)).await;
             }
+            refresh(&app, &emit).await;
             Ok(())
         });
     }
@@ -202,14 +204,15 @@ impl Backend {
         );
     }
 
-    /// The person's decision on a gateway request.
-    pub fn decide_gateway(&self, id: i64, approved: bool, reason: Option<String>) {
+    /// The person's decision on a gateway request (and on the agent's calls about the same
+    /// command in chat `shown`).
+    pub fn decide_request(&self, id: i64, approved: bool, shown: Option<i64>) {
         self.spawn_async(
             "deciding the approval request",
             move |app, emit| async move {
-                let decided = app.decide_gateway(id, approved, reason).await;
+                let decided = app.decide_request(id, approved, shown).await;
                 refresh(&app, &emit).await;
-                Ok(decided?)
+                Ok(decided.map(drop)?)
             },
         );
     }

@@ -123,8 +123,16 @@ pub enum Event {
         path: String,
         disk: Option<String>,
     },
-    Files(Vec<String>),
-    History(Vec<Version>),
+    /// A project's files, as listed now.
+    Files {
+        project_id: i64,
+        files: Vec<String>,
+    },
+    /// A project's recent versions.
+    History {
+        project_id: i64,
+        history: Vec<Version>,
+    },
     VersionDiff {
         commit: String,
         diff: String,
@@ -446,30 +454,52 @@ async fn follow(app: std::sync::Weak<App>, emit: Emit) {
     };
     loop {
         let event = match events.recv().await {
+            Ok(AppEvent::Chat(event)) => {
+                emit.send_async(Event::Chat(*event)).await;
+                continue;
+            }
             Ok(event) => event,
             Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
             Err(_) => break,
         };
-        match event {
-            AppEvent::Chat(event) => emit.send_async(Event::Chat(*event)).await,
-            AppEvent::ChatsChanged { project_id } => {
-                let Some(app) = app.upgrade() else { break };
-                let lists = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
-                    Ok((app.chats(project_id)?, app.archived_chats(project_id)?))
-                })
-                .await;
-                match lists {
-                    Ok(Ok((chats, archived))) => {
-                        emit.send_async(Event::ChatsChanged { project_id, chats })
-                            .await;
-                        let chats = archived;
-                        emit.send_async(Event::ArchivedChats { project_id, chats })
-                            .await;
-                    }
-                    Ok(Err(e)) => emit.send_async(error("listing the chats", e)).await,
-                    Err(e) => emit.send_async(error("listing the chats", e)).await,
+        let Some(app) = app.upgrade() else { break };
+        match tokio::task::spawn_blocking(move || shown(&app, event)).await {
+            Ok(Ok(shown)) => {
+                for event in shown {
+                    emit.send_async(event).await;
                 }
             }
+            Ok(Err(e)) => emit.send_async(error("reading what changed", e)).await,
+            Err(e) => emit.send_async(error("reading what changed", e)).await,
         }
     }
+}
+
+/// What the window shows of a change, read as it is now.
+fn shown(app: &App, event: AppEvent) -> anyhow::Result<Vec<Event>> {
+    Ok(match event {
+        AppEvent::Chat(event) => vec![Event::Chat(*event)],
+        AppEvent::ChatsChanged { project_id } => vec![
+            Event::ChatsChanged {
+                project_id,
+                chats: app.chats(project_id)?,
+            },
+            Event::ArchivedChats {
+                project_id,
+                chats: app.archived_chats(project_id)?,
+            },
+        ],
+        AppEvent::ProjectChanged { project_id } => {
+            let project = app.project_by_id(project_id)?;
+            Vec::from(refresh::project(app, &project)?)
+        }
+        AppEvent::ProvidersChanged => vec![Event::Providers(app.providers()?)],
+        AppEvent::ProviderKeysChanged { provider } => vec![Event::ProviderKeys {
+            keys: app.provider_keys(&provider)?,
+            provider,
+        }],
+        AppEvent::PromptsChanged => vec![Event::Prompts(app.prompts()?)],
+        AppEvent::AgentSettingsChanged => vec![Event::AgentSettings(app.agent_settings()?)],
+        AppEvent::McpServersChanged => vec![Event::McpServers(app.mcp_servers()?)],
+    })
 }

@@ -145,7 +145,7 @@ impl Backend {
             match outcome {
                 SaveOutcome::Saved { commit } => {
                     emit.send(Event::FileSaved { path, text, commit });
-                    refresh_project(&app, &emit, &project)
+                    Ok(())
                 }
                 SaveOutcome::ChangedOnDisk { disk } => {
                     let disk = disk.map(|b| String::from_utf8_lossy(&b).into_owned());
@@ -178,7 +178,6 @@ impl Backend {
     pub fn write_starter_rules(&self, project: Project) {
         self.spawn("writing AI_RULES.md", move |app, emit| {
             app.write_starter_rules(&project)?;
-            refresh_project(&app, &emit, &project)?;
             let path = tandem_core::app::RULES_FILE.to_string();
             let (path, content) = app.read_file(&project, &path)?;
             emit.send(Event::FileOpened { path, content });
@@ -192,16 +191,16 @@ impl Backend {
     }
 
     pub fn rename_file(&self, project: Project, from: String, to: String) {
-        self.spawn("renaming the file", move |app, emit| {
+        self.spawn("renaming the file", move |app, _emit| {
             app.rename_file(&project, &from, &to)?;
-            refresh_project(&app, &emit, &project)
+            Ok(())
         });
     }
 
     pub fn delete_file(&self, project: Project, path: String) {
-        self.spawn("deleting the file", move |app, emit| {
+        self.spawn("deleting the file", move |app, _emit| {
             app.delete_file(&project, &path)?;
-            refresh_project(&app, &emit, &project)
+            Ok(())
         });
     }
 
@@ -217,7 +216,6 @@ impl Backend {
         self.spawn("restoring the version", move |app, emit| {
             let outcome = app.restore(&project, &commit)?;
             emit.send(Event::Restored(outcome));
-            refresh_project(&app, &emit, &project)?;
             match chat_id {
                 Some(chat_id) => reload_chat(&app, &emit, chat_id),
                 None => Ok(()),
@@ -229,7 +227,6 @@ impl Backend {
         self.spawn("undoing the last change", move |app, emit| {
             let outcome = app.undo(&project)?;
             emit.send(Event::Undone(outcome));
-            refresh_project(&app, &emit, &project)?;
             match chat_id {
                 Some(chat_id) => reload_chat(&app, &emit, chat_id),
                 None => Ok(()),

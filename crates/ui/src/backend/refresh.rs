@@ -14,7 +14,23 @@ pub(super) fn reload_chat(app: &App, emit: &Emit, chat_id: i64) -> anyhow::Resul
 
 /// Sends the project's files and history as they are now.
 pub(super) fn refresh_project(app: &App, emit: &Emit, project: &Project) -> anyhow::Result<()> {
-    emit.send(Event::Files(app.files(project)?));
-    emit.send(Event::History(app.recent_history(project)?));
+    for event in self::project(app, project)? {
+        emit.send(event);
+    }
     Ok(())
+}
+
+/// The project's files and history as they are now.
+pub(super) fn project(app: &App, project: &Project) -> anyhow::Result<[Event; 2]> {
+    let project_id = project.id;
+    Ok([
+        Event::Files {
+            project_id,
+            files: app.files(project)?,
+        },
+        Event::History {
+            project_id,
+            history: app.recent_history(project)?,
+        },
+    ])
 }

@@ -10,12 +10,11 @@ impl Backend {
     /// Saves a prompt of the library: a new one (`id` `None`) or prompt `id` renamed and
     /// rewritten.
     pub fn save_prompt(&self, id: Option<i64>, name: String, text: String) {
-        self.spawn("saving the prompt", move |app, emit| {
+        self.spawn("saving the prompt", move |app, _emit| {
             match id {
                 Some(id) => app.update_prompt(id, &name, &text)?,
                 None => app.save_prompt(&name, &text)?,
             };
-            emit.send(Event::Prompts(app.prompts()?));
             Ok(())
         });
     }
@@ -60,9 +59,8 @@ impl Backend {
     }
 
     pub fn remove_prompt(&self, name: String) {
-        self.spawn("removing the prompt", move |app, emit| {
+        self.spawn("removing the prompt", move |app, _emit| {
             app.remove_prompt(&name)?;
-            emit.send(Event::Prompts(app.prompts()?));
             Ok(())
         });
     }
@@ -119,7 +117,7 @@ impl Backend {
         base_url: String,
         settings: ProviderSettings,
     ) {
-        self.spawn("adding the provider", move |app, emit| {
+        self.spawn("adding the provider", move |app, _emit| {
             app.add_provider(NewProvider {
                 name,
                 kind,
@@ -127,24 +125,21 @@ impl Backend {
                 api_key_env: None,
                 settings,
             })?;
-            emit.send(Event::Providers(app.providers()?));
             Ok(())
         });
     }
 
     pub fn update_provider(&self, record: ProviderRecord) {
-        self.spawn("saving the provider", move |app, emit| {
+        self.spawn("saving the provider", move |app, _emit| {
             app.update_provider(record)?;
-            emit.send(Event::Providers(app.providers()?));
             Ok(())
         });
     }
 
     /// Removes a provider and its stored key.
     pub fn delete_provider(&self, name: String) {
-        self.spawn("removing the provider", move |app, emit| {
+        self.spawn("removing the provider", move |app, _emit| {
             app.remove_provider(&name)?;
-            emit.send(Event::Providers(app.providers()?));
             Ok(())
         });
     }
@@ -157,10 +152,6 @@ impl Backend {
                 true => app.add_key(&provider_name, &key)?,
                 false => app.set_key(&provider_name, &key)?,
             };
-            emit.send(Event::ProviderKeys {
-                keys: app.provider_keys(&provider_name)?,
-                provider: provider_name.clone(),
-            });
             let location = stored.location;
             let note = match stored.keychain_unavailable {
                 Some(why) => format!(
@@ -184,10 +175,8 @@ impl Backend {
 
     /// Removes one stored key of a provider.
     pub fn remove_key(&self, provider: String, fingerprint: String) {
-        self.spawn("removing the key", move |app, emit| {
+        self.spawn("removing the key", move |app, _emit| {
             app.remove_key(&provider, &fingerprint)?;
-            let keys = app.provider_keys(&provider)?;
-            emit.send(Event::ProviderKeys { provider, keys });
             Ok(())
         });
     }
@@ -212,32 +201,29 @@ impl Backend {
     /// Saves the policy and the limits (the gateway has its own job).
     pub fn save_agent_settings(&self, settings: AgentSettings) {
         self.spawn("saving the agent settings", move |app, emit| {
-            emit.send(Event::AgentSettings(app.save_agent_settings(&settings)?));
+            app.save_agent_settings(&settings)?;
             emit.send(Event::Log("agent settings saved".into()));
             Ok(())
         });
     }
 
     pub fn add_mcp_server(&self, name: String, transport: McpTransport) {
-        self.spawn("adding the MCP server", move |app, emit| {
+        self.spawn("adding the MCP server", move |app, _emit| {
             app.add_mcp_server(&name, transport)?;
-            emit.send(Event::McpServers(app.mcp_servers()?));
             Ok(())
         });
     }
 
     pub fn set_mcp_server_enabled(&self, id: i64, enabled: bool) {
-        self.spawn("changing the MCP server", move |app, emit| {
+        self.spawn("changing the MCP server", move |app, _emit| {
             app.set_mcp_server_enabled(id, enabled)?;
-            emit.send(Event::McpServers(app.mcp_servers()?));
             Ok(())
         });
     }
 
     pub fn remove_mcp_server(&self, id: i64) {
-        self.spawn("removing the MCP server", move |app, emit| {
+        self.spawn("removing the MCP server", move |app, _emit| {
             app.remove_mcp_server(id)?;
-            emit.send(Event::McpServers(app.mcp_servers()?));
             Ok(())
         });
     }

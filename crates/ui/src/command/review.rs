@@ -48,7 +48,6 @@ impl AppState {
         }
         if let Some(chat) = &project.chat {
             backend.approve(
-                project.project.clone(),
                 chat.chat.id,
                 review.message_id,
                 review.selection(),

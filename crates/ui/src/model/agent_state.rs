@@ -50,16 +50,7 @@ pub struct ApprovalView {
 
 impl ApprovalView {
     pub fn new(approval: PendingApproval) -> Self {
-        let fingerprint = (approval.tool == "run_shell")
-            .then(|| {
-                approval
-                    .arguments
-                    .get("command")?
-                    .as_str()
-                    .map(str::to_string)
-            })
-            .flatten()
-            .map(|command| tandem_core::agent::gateway::fingerprint(&command));
+        let fingerprint = tandem_core::app::call_fingerprint(&approval.tool, &approval.arguments);
         ApprovalView {
             approval,
             fingerprint,

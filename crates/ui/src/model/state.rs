@@ -397,6 +397,11 @@ impl AppState {
         self.project.as_ref()?.chat.as_ref()
     }
 
+    /// The open project, when it is project `id`.
+    pub fn project_mut(&mut self, id: i64) -> Option<&mut ProjectState> {
+        self.project.as_mut().filter(|p| p.project.id == id)
+    }
+
     pub fn chat_mut(&mut self) -> Option<&mut ChatState> {
         self.project.as_mut()?.chat.as_mut()
     }

@@ -334,6 +334,11 @@ impl Gateway {
         self.serving.shared.events.subscribe()
     }
 
+    /// Whether a client, connected now, waits for the decision on request `id`.
+    pub fn is_waiting(&self, id: i64) -> bool {
+        lock(&self.serving.shared.waiting).contains_key(&id)
+    }
+
     /// The person's decision: persisted, then sent to the waiting client if it is still
     /// connected. A request already decided is [`DecideError::AlreadyDecided`].
     pub fn decide(&self, id: i64, approved: bool, reason: Option<String>) -> Result<()> {

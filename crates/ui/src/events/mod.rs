@@ -1,11 +1,12 @@
-//! Background events applied to the state, once per frame, before the UI is laid out.
+//! Background events applied to the state, once per frame, before the UI is laid out: the
+//! turns' events in `chat.rs`, the agent's settings and gateways in `agent.rs`.
+
+mod agent;
+mod chat;
 
 use crate::backend::{Event, FileContent};
-use crate::model::agent_state::{ApproverStatus, GatewayStatus};
 use crate::model::chat_state::{ChatState, MessageView, Streaming};
 use crate::model::state::{AppState, ProjectState, Status, Tab};
-use tandem_core::agent::gateway::GatewayEvent;
-use tandem_core::app::ChatEventKind;
 use tandem_core::store::MessageStatus;
 
 impl AppState {
@@ -234,13 +235,16 @@ impl AppState {
                 self.toast(note, false);
             }
             Event::SaveConflict { path, disk } => self.save_conflict(&path, disk),
-            Event::Files(files) => {
-                if let Some(project) = &mut self.project {
+            Event::Files { project_id, files } => {
+                if let Some(project) = self.project_mut(project_id) {
                     project.files.set_files(files);
                 }
             }
-            Event::History(history) => {
-                if let Some(project) = &mut self.project {
+            Event::History {
+                project_id,
+                history,
+            } => {
+                if let Some(project) = self.project_mut(project_id) {
                     project.history = history;
                 }
             }
@@ -367,166 +371,6 @@ impl AppState {
         }
     }
 
-    fn on_chat_event(&mut self, event: tandem_core::app::ChatEvent) {
-        // Waiting calls are tracked for every chat (the open one shows them inline).
-        match &event.kind {
-            ChatEventKind::Approval { approval } => {
-                if self.chat().is_none_or(|c| c.chat.id != event.chat_id) {
-                    self.toast("A tool call in another chat waits for your approval", false);
-                }
-                self.agent.add_approval(approval.clone());
-                return;
-            }
-            ChatEventKind::ApprovalSettled { id } => {
-                self.agent.settle(*id);
-                return;
-            }
-            // Following the agent in the open chat: its file opens where it worked.
-            ChatEventKind::Step { step }
-                if self.prefs.follow_agent
-                    && self.chat().is_some_and(|c| c.chat.id == event.chat_id) =>
-            {
-                if let Some(place) = followed(step, self.project.as_ref()) {
-                    self.follow = Some(place);
-                }
-            }
-            _ => {}
-        }
-        let Some(chat) = self.chat_mut().filter(|c| c.chat.id == event.chat_id) else {
-            return;
-        };
-        match event.kind {
-            ChatEventKind::Started { breakdown, .. } => {
-                chat.breakdown = Some(breakdown);
-                chat.live(event.message_id);
-            }
-            ChatEventKind::Delta { text, reasoning } => {
-                let Some(streaming) = chat.live(event.message_id) else {
-                    return;
-                };
-                if streaming.first_token.is_none() {
-                    streaming.first_token = Some(std::time::Instant::now());
-                }
-                streaming.chars += text.chars().count() + reasoning.chars().count();
-                streaming.reasoning.push_str(&reasoning);
-                streaming.parser.push(&text);
-            }
-            ChatEventKind::Finished { .. } => {
-                // The reloaded chat (sent right after) replaces the live view.
-            }
-            ChatEventKind::TitleChanged { title } => chat.chat.title = title,
-            ChatEventKind::Compacted { summary } => {
-                if !chat.summaries.iter().any(|s| s.id == summary.id) {
-                    chat.summaries.push(summary);
-                }
-            }
-            ChatEventKind::Retrying { .. } => {
-                if let Some(streaming) = chat.live(event.message_id) {
-                    streaming.restart();
-                }
-            }
-            ChatEventKind::Step { step } => {
-                // "Always allow" changed the saved policy: the settings form shows it.
-                let always = step
-                    .reason
-                    .as_deref()
-                    .is_some_and(|r| r.starts_with("always allowed"));
-                let message_id = event.message_id;
-                let steps = match chat.live(message_id) {
-                    Some(live) => Some(&mut live.steps),
-                    // Finished already: the reloaded message may lack this step yet.
-                    None => chat
-                        .messages
-                        .iter_mut()
-                        .find(|m| m.message.id == message_id)
-                        .map(|m| &mut m.steps),
-                };
-                if let Some(steps) = steps
-                    && !steps.iter().any(|s| s.id == step.id)
-                {
-                    steps.push(step);
-                }
-                if always {
-                    self.agent.reload_settings = true;
-                }
-            }
-            ChatEventKind::Approval { .. } | ChatEventKind::ApprovalSettled { .. } => {}
-        }
-    }
-
-    fn on_agent_event(&mut self, event: Event) {
-        match event {
-            Event::AgentSettings(settings) => self.agent.form.load(&settings),
-            Event::McpServers(servers) => {
-                // The server just added is in the list: the form is done.
-                let typed = self.agent.form.mcp.name.trim();
-                let added = !typed.is_empty()
-                    && servers.iter().any(|s| s.name == typed)
-                    && !self.agent.mcp_servers.iter().any(|s| s.name == typed);
-                if added {
-                    self.agent.form.mcp = Default::default();
-                }
-                self.agent.mcp_servers = servers;
-            }
-            Event::ApprovalGone(id) => {
-                self.agent.settle(id);
-                self.toast("That tool call is no longer waiting", false);
-            }
-            Event::GatewayStatus(status) => {
-                match &status {
-                    GatewayStatus::Running { port } => self
-                        .log
-                        .push(format!("approval gateway listening on 127.0.0.1:{port}")),
-                    GatewayStatus::Failed(error) => {
-                        self.toast(format!("The approval gateway did not start: {error}"), true)
-                    }
-                    GatewayStatus::Off | GatewayStatus::Starting => {}
-                }
-                self.agent.gateway.status = status;
-            }
-            Event::GatewaySettings(settings) => self.agent.form.load_gateway(&settings),
-            Event::ApprovalRequests(requests) => self.agent.gateway.requests = requests,
-            Event::ApproverStatus(status) => {
-                if let ApproverStatus::Refused(why) = &status {
-                    self.toast(format!("The executor did not let Tandem in: {why}"), true);
-                }
-                let approver = &mut self.agent.approver;
-                approver.status = status;
-                approver.since = Some(std::time::Instant::now());
-            }
-            Event::ApproverSettings(shown) => {
-                let approver = &mut self.agent.approver;
-                approver.url = shown.url;
-                approver.token_hint = shown.token_hint;
-                approver.token.clear();
-            }
-            Event::Gateway(event) => match event {
-                GatewayEvent::Requested { id, client, .. } => {
-                    let who = client.unwrap_or_else(|| "an external tool".into());
-                    self.toast(format!("Approval request #{id} from {who}"), false);
-                    self.wants_attention = true;
-                }
-                GatewayEvent::ClientConnected { addr, .. } => {
-                    self.log
-                        .push(format!("gateway: client connected from {addr}"));
-                }
-                GatewayEvent::ClientGone {
-                    client, abandoned, ..
-                } => self.log.push(format!(
-                    "gateway: {} left; {} request(s) still pending",
-                    client.as_deref().unwrap_or("a client"),
-                    abandoned.len()
-                )),
-                GatewayEvent::BadFrame { id, message, .. } => self.log.push(format!(
-                    "approvals: a frame was refused ({}): {message}",
-                    id.as_deref().unwrap_or("no id")
-                )),
-                GatewayEvent::Decided { .. } => {}
-            },
-            _ => {}
-        }
-    }
-
     fn open_tab(&mut self, path: String, content: FileContent) {
         let Some(project) = &mut self.project else {
             return;
@@ -573,38 +417,4 @@ impl AppState {
             .map(|p| p.tabs.iter().map(|t| t.path.clone()).collect())
             .unwrap_or_default();
     }
-}
-
-/// Where following the agent goes after `step`: the file it read (at the first line read) or
-/// edited (at the edited text when the file is open, else its top).
-fn followed(
-    step: &tandem_core::store::AgentStep,
-    project: Option<&crate::model::state::ProjectState>,
-) -> Option<(String, usize)> {
-    let arguments = step.arguments.as_ref()?;
-    let path = arguments
-        .get("path")?
-        .as_str()?
-        .trim_start_matches("./")
-        .to_string();
-    let line = match step.tool.as_deref()? {
-        "read_file" => arguments
-            .get("start_line")
-            .and_then(serde_json::Value::as_u64)
-            .map_or(1, |n| n.max(1) as usize),
-        "search_replace" => {
-            let search = arguments.get("search").and_then(serde_json::Value::as_str);
-            let open = project.and_then(|p| p.tabs.iter().find(|t| t.path == path));
-            match (search, open) {
-                (Some(search), Some(tab)) => tab
-                    .text
-                    .find(search)
-                    .map_or(1, |at| tab.text[..at].matches('\n').count() + 1),
-                _ => 1,
-            }
-        }
-        "write_file" => 1,
-        _ => return None,
-    };
-    Some((path, line))
 }
