@@ -74,9 +74,19 @@ impl Cli {
     /// Runs `args` to the end and returns how long it took.
     async fn timed(&self, args: &[&str]) -> Duration {
         let started = Instant::now();
-        let status = self.command(args).status().await.unwrap();
-        assert!(status.success(), "{args:?}");
-        started.elapsed()
+        let output = self
+            .command(args)
+            .stderr(Stdio::piped())
+            .output()
+            .await
+            .unwrap();
+        let took = started.elapsed();
+        assert!(
+            output.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        took
     }
 
     /// Starts `args` and kills it with SIGKILL after `after`; true if it was still running.

@@ -435,6 +435,21 @@ fn a_change_left_half_landed_is_put_back_at_the_next_start() {
     assert!(root.join("kept/empty").is_dir());
     std::fs::remove_dir_all(root.join("kept")).unwrap();
 
+    // Killed inside the making of those folders (`deep` made, `deep/er` not yet): the folder
+    // that was made goes too, though the one below it was never there.
+    let nested: Vec<tandem_core::vcs::PathContent<'_>> =
+        vec![("deep/er/e.txt", Some((b"E\n".as_slice(), 0o100644)))];
+    let deep = tandem_core::vcs::prepare_commit(&repo, head, &nested, "nested")
+        .unwrap()
+        .unwrap();
+    landing::begin(&repo, deep).unwrap();
+    std::fs::create_dir(root.join("deep")).unwrap();
+    landing::recover(&repo).unwrap().unwrap();
+    assert!(
+        !root.join("deep").exists(),
+        "the landing's empty folder stayed"
+    );
+
     // Landed (HEAD moved) but the record stayed: the index is brought up to date, files
     // are left as they are.
     std::fs::write(root.join("b.txt"), "b\n").unwrap();

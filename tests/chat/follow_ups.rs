@@ -118,12 +118,15 @@ async fn follow_ups_refuse_what_is_not_there_and_send_in_their_own_mode() {
         .fix_finding(chat.id, 0, SendOptions::default())
         .await
         .unwrap();
-    // The switch to Build mode is told on the app's stream, with the turn's events.
-    assert_eq!(chats_changed(&mut events).await, [s.project.id]);
+    // The switch to Build mode is told on the app's stream, with the turn's events, and so is
+    // the turn's end (the chat moved up the list) before its outcome is handed over.
+    let mut told = chats_changed(&mut events).await;
     tokio::time::timeout(BOUND, fix.finish())
         .await
         .unwrap()
         .unwrap();
+    told.extend(chats_changed(&mut events).await);
+    assert_eq!(told, [s.project.id, s.project.id]);
     assert_eq!(app.chat(chat.id).unwrap().mode, ChatMode::Build);
     let prompt = last_prompt(&s);
     assert!(
@@ -189,4 +192,48 @@ async fn a_new_chat_whose_first_send_fails_is_gone_again() {
         .unwrap()
         .unwrap();
     assert!(app.chats(s.project.id).unwrap().iter().any(|c| c.id == id));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_whose_proposal_auto_approve_lands_says_the_project_changed() {
+    let s = setup(ProviderKind::Ollama).await;
+    let data = s._dir.path().join("data");
+    let app = App::with_engine(Arc::clone(&s.engine), data, &crate::common::environment());
+    let reply = "<tandem-write path=\"notes.txt\" description=\"notes\">\nhi\n</tandem-write>\n";
+    s.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&[reply], Duration::from_millis(2)),
+    );
+    let chat = app.new_chat(s.project.id, ChatMode::Build).unwrap();
+    let mut events = app.subscribe();
+    let options = SendOptions {
+        auto_approve: Some(true),
+        ..SendOptions::default()
+    };
+    let started = app
+        .send(chat.id, None, "write notes", options)
+        .await
+        .unwrap();
+    let outcome = tokio::time::timeout(BOUND, started.finish())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(outcome.approval.unwrap().commit.is_some());
+    // Told before the outcome was handed over: the chat moved, the tree and history changed.
+    let mut told = Vec::new();
+    let quiet = Duration::from_millis(300);
+    while let Ok(Ok(event)) = tokio::time::timeout(quiet, events.recv()).await {
+        if !matches!(event, AppEvent::Chat(_)) {
+            told.push(format!("{event:?}"));
+        }
+    }
+    let id = s.project.id;
+    assert_eq!(
+        told,
+        [
+            format!("ChatsChanged {{ project_id: {id} }}"),
+            format!("ProjectChanged {{ project_id: {id} }}")
+        ]
+    );
 }

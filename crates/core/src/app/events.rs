@@ -6,7 +6,8 @@ use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::App;
-use crate::chat::ChatEvent;
+use crate::chat::{ChatEvent, TurnOutcome};
+use tokio::task::JoinHandle;
 
 /// How many changes a slow subscriber may fall behind before it misses some (it is told).
 const BUFFER: usize = 256;
@@ -78,6 +79,32 @@ impl App {
 
     pub(super) fn chats_changed(&self, project_id: i64) {
         self.changed(AppEvent::ChatsChanged { project_id });
+    }
+
+    /// The turn's `outcome`, told on the stream when it comes: the project's chats changed (the
+    /// chat moves up the list, its title may be new) and, when auto-approve landed the
+    /// proposal, the project's tree and history. Told whoever waits for the outcome, or none.
+    pub(super) fn said_when_it_ends(
+        &self,
+        project_id: i64,
+        outcome: JoinHandle<TurnOutcome>,
+    ) -> JoinHandle<TurnOutcome> {
+        let changes = self.changes.0.clone();
+        tokio::spawn(async move {
+            let ended = outcome.await;
+            let _ = changes.send(AppEvent::ChatsChanged { project_id });
+            let landed = ended.as_ref().ok().and_then(|o| o.approval.as_ref());
+            if landed.is_some_and(|a| a.commit.is_some()) {
+                let _ = changes.send(AppEvent::ProjectChanged { project_id });
+            }
+            match ended {
+                Ok(outcome) => outcome,
+                // The turn's task panicked or was cancelled: so does this one, and the
+                // waiter is told as it was before (`StartedTurn::finish`).
+                Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                Err(e) => panic!("the turn's task ended without an outcome: {e}"),
+            }
+        })
     }
 
     pub(super) fn project_changed(&self, project: &crate::store::Project) {

@@ -77,6 +77,7 @@ impl App {
         {
             self.set_chat_mode(chat_id, mode)?;
         }
+        let project_id = self.chat(chat_id)?.project_id;
         let handle = self.chat.send(chat_id, prompt, options).await?;
         let user = match handle.user_message_id {
             Some(id) => Some(self.message(id)?),
@@ -86,19 +87,20 @@ impl App {
             chat_id,
             reply_id: handle.message_id,
             user,
-            outcome: handle.outcome,
+            outcome: self.said_when_it_ends(project_id, handle.outcome),
         })
     }
 
     /// Asks again for the reply to the chat's last prompt. The old reply stays until the new
     /// one is complete.
     pub async fn redo(&self, chat_id: i64, options: SendOptions) -> Result<StartedTurn> {
+        let project_id = self.chat(chat_id)?.project_id;
         let handle = self.chat.redo(chat_id, None, options).await?;
         Ok(StartedTurn {
             chat_id,
             reply_id: handle.message_id,
             user: None,
-            outcome: handle.outcome,
+            outcome: self.said_when_it_ends(project_id, handle.outcome),
         })
     }
 

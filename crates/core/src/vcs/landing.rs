@@ -173,15 +173,20 @@ fn blob_id(abs: &Path) -> Result<Option<Oid>> {
 }
 
 /// Removes the empty folders above `path`, up to `root`, that changed after `begun`: the
-/// ones the landing made. An empty folder that was there before is left alone.
+/// ones the landing made. An empty folder that was there before is left alone. A folder that
+/// is not there is passed over: a kill inside the making of the folders (`a` made, `a/b` not
+/// yet) leaves the upper ones only.
 fn remove_emptied_since(path: &Path, root: &Path, begun: std::time::SystemTime) {
     let mut dir = path.parent();
     while let Some(d) = dir.filter(|d| *d != root && d.starts_with(root)) {
-        let made_since = fs::symlink_metadata(d)
-            .and_then(|m| m.modified())
-            .is_ok_and(|t| t >= begun);
-        if !made_since || fs::remove_dir(d).is_err() {
-            break;
+        match fs::symlink_metadata(d) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Ok(meta) if meta.is_dir() && meta.modified().is_ok_and(|t| t >= begun) => {
+                if fs::remove_dir(d).is_err() {
+                    break;
+                }
+            }
+            _ => break,
         }
         dir = d.parent();
     }

@@ -242,16 +242,10 @@ async fn run_turn(
     let outcome = started.finish().await?;
     emit.send_async(Event::TurnFinished(Box::new(outcome)))
         .await;
-    // The turn's new messages (and maybe title) move its chat in the list.
-    let (loaded, chats) = block_in_place(|| -> anyhow::Result<_> {
-        let loaded = app.load_chat(chat_id)?;
-        let chats = app.chats(loaded.chat.project_id)?;
-        Ok((loaded, chats))
-    })?;
-    let project_id = loaded.chat.project_id;
+    // The chat as the turn left it. (Its place in the list, and the tree after an
+    // auto-approve, come on the app's stream.)
+    let loaded = block_in_place(|| app.load_chat(chat_id))?;
     emit.send_async(Event::ChatLoaded(Box::new(loaded))).await;
-    emit.send_async(Event::ChatsChanged { project_id, chats })
-        .await;
     Ok(())
 }
 
