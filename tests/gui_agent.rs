@@ -17,6 +17,7 @@ use fake_provider::Reply;
 use gui_harness::{H, MAIN, World, agent_world, app, harness, start, text, wait_until};
 use serde_json::{Value, json};
 use tandem_core::store::{ChatMode, StepDecision};
+use tandem_ui::model::state::Prefs;
 
 /// The /api/chat requests the app made, in order.
 fn chat_requests(world: &World) -> Vec<Value> {
@@ -385,23 +386,7 @@ fn a_gateway_request_about_the_waiting_command_is_decided_with_it() {
         ollama_tool_call("run_shell", json!({"command": "touch made.txt"})),
         text("Made it."),
     ]);
-    let on = GatewaySettings {
-        enabled: true,
-        port: 0,
-        token: "test-token-0123456789".into(),
-        ..GatewaySettings::default()
-    };
-    world.store().set_setting(GATEWAY, &on).unwrap();
-    tandem_core::llm::secrets::Secrets::open(&world.data, &common::environment())
-        .set(GATEWAY_TOKEN_SECRET, &on.token)
-        .unwrap();
-    let mut harness = harness(&world.data, prefs);
-    let port = gateway_port(&mut harness);
-    start(&mut harness, "Agent", "make a file");
-    wait_for_approval(&mut harness);
-    let mut ws = connect(&world, port, &on.token);
-    ask(&world, &mut ws, "touch   made.txt\n");
-    wait_for_gateway_request(&mut harness);
+    let (mut harness, mut ws) = asked_twice(&world, prefs, "touch   made.txt\n");
     harness.step();
     // Shown on the agent's card, not as a second question.
     assert!(has_label(&harness, "asks about this same command"));
@@ -453,23 +438,7 @@ fn rejecting_the_gateway_request_rejects_the_agents_call_about_the_same_command(
         ollama_tool_call("run_shell", json!({"command": "touch made.txt"})),
         text("Not made."),
     ]);
-    let on = GatewaySettings {
-        enabled: true,
-        port: 0,
-        token: "test-token-0123456789".into(),
-        ..GatewaySettings::default()
-    };
-    world.store().set_setting(GATEWAY, &on).unwrap();
-    tandem_core::llm::secrets::Secrets::open(&world.data, &common::environment())
-        .set(GATEWAY_TOKEN_SECRET, &on.token)
-        .unwrap();
-    let mut harness = harness(&world.data, prefs);
-    let port = gateway_port(&mut harness);
-    start(&mut harness, "Agent", "make a file");
-    wait_for_approval(&mut harness);
-    let mut ws = connect(&world, port, &on.token);
-    ask(&world, &mut ws, "touch made.txt");
-    wait_for_gateway_request(&mut harness);
+    let (mut harness, mut ws) = asked_twice(&world, prefs, "touch made.txt");
     let request = app(&harness).state.agent.gateway.requests[0].id;
     // What the Approvals tab's Reject sends.
     let decide = AgentCommand::DecideGateway {
@@ -492,6 +461,30 @@ fn rejecting_the_gateway_request_rejects_the_agents_call_about_the_same_command(
     assert_eq!(steps[0].decision, Some(StepDecision::Rejected));
     assert!(state.agent.approvals.is_empty());
     assert!(!world.root.join("made.txt").exists());
+}
+
+/// One command asked about twice: the gateway left on (any free port), the window's agent
+/// turn waiting on its `run_shell` call, and an executor asking the gateway about `asked`.
+/// The window, and the executor's connection waiting for the decision.
+fn asked_twice(world: &World, prefs: Prefs, asked: &str) -> (H, Ws) {
+    let on = GatewaySettings {
+        enabled: true,
+        port: 0,
+        token: "test-token-0123456789".into(),
+        ..GatewaySettings::default()
+    };
+    world.store().set_setting(GATEWAY, &on).unwrap();
+    tandem_core::llm::secrets::Secrets::open(&world.data, &common::environment())
+        .set(GATEWAY_TOKEN_SECRET, &on.token)
+        .unwrap();
+    let mut harness = harness(&world.data, prefs);
+    let port = gateway_port(&mut harness);
+    start(&mut harness, "Agent", "make a file");
+    wait_for_approval(&mut harness);
+    let mut ws = connect(world, port, &on.token);
+    ask(world, &mut ws, asked);
+    wait_for_gateway_request(&mut harness);
+    (harness, ws)
 }
 
 fn wait_for_gateway_request(harness: &mut H) {

@@ -4,10 +4,10 @@
 
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
+use tokio::task::JoinHandle;
 
 use super::App;
 use crate::chat::{ChatEvent, TurnOutcome};
-use tokio::task::JoinHandle;
 
 /// How many changes a slow subscriber may fall behind before it misses some (it is told).
 const BUFFER: usize = 256;

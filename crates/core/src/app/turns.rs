@@ -72,12 +72,13 @@ impl App {
         prompt: &str,
         options: SendOptions,
     ) -> Result<StartedTurn> {
+        let chat = self.chat(chat_id)?;
         if let Some(mode) = mode
-            && self.chat(chat_id)?.mode != mode
+            && chat.mode != mode
         {
             self.set_chat_mode(chat_id, mode)?;
         }
-        let project_id = self.chat(chat_id)?.project_id;
+        let project_id = chat.project_id;
         let handle = self.chat.send(chat_id, prompt, options).await?;
         let user = match handle.user_message_id {
             Some(id) => Some(self.message(id)?),
