@@ -309,6 +309,11 @@ impl TandemApp {
         if std::mem::take(&mut self.state.agent.reload_settings) {
             self.backend.load_agent_settings();
         }
+        if std::mem::take(&mut self.state.chat_stale)
+            && let Some(chat) = self.state.chat()
+        {
+            self.backend.load_chat(chat.chat.id);
+        }
         for path in std::mem::take(&mut self.state.pending_reloads) {
             if let Some(project) = &self.state.project {
                 self.backend.open_file(project.project.clone(), path);

@@ -237,6 +237,8 @@ impl App {
         let proposal = self.engine().propose(project, chat_id, prompt, reply)?;
         // A new message (and maybe a new chat) moves the chat up the list.
         self.chats_changed(project.id);
+        let chat_id = proposal.chat.id;
+        self.changed(AppEvent::ChatChanged { chat_id });
         Ok(proposal)
     }
 
@@ -312,6 +314,12 @@ impl App {
 
     /// Rejects a proposal; `reason` is told to the model on the next turn.
     pub fn reject(&self, message_id: i64, reason: Option<&str>) -> Result<()> {
-        Ok(self.engine().reject(message_id, reason)?)
+        self.engine().reject(message_id, reason)?;
+        // Rejected: the chat is read again if it can still be found (else no one shows it).
+        if let Ok(message) = self.store().message(message_id) {
+            let chat_id = message.chat_id;
+            self.changed(AppEvent::ChatChanged { chat_id });
+        }
+        Ok(())
     }
 }

@@ -24,6 +24,12 @@ pub enum AppEvent {
     /// undone, a file saved, renamed or deleted (each a commit). Its tree and history are to
     /// be read again.
     ProjectChanged { project_id: i64 },
+    /// A chat's messages changed without its project's tree changing: a proposal rejected,
+    /// or one added (an attachment proposed as a file). The chat is to be read again.
+    /// (After a commit, [`ProjectChanged`](Self::ProjectChanged) says it: every pending
+    /// proposal of the project is planned against the new tree, and a restore removes
+    /// later messages.)
+    ChatChanged { chat_id: i64 },
     /// The providers changed: one added, saved or removed.
     ProvidersChanged,
     /// A provider's stored keys changed (one stored, added or removed).
@@ -231,5 +237,38 @@ mod tests {
         assert!(app.undo(&project).is_err());
         app.delete_file(&project, "a.txt").unwrap();
         assert_eq!(said(&mut events), [changed.as_str()]);
+    }
+
+    #[test]
+    fn a_proposal_added_or_rejected_says_its_chat_changed_and_an_approved_one_its_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("project");
+        std::fs::create_dir(&root).unwrap();
+        let app = App::open_in(Some(&dir.path().join("data")), Environment::isolated()).unwrap();
+        let project = app.add_project(&root, None).unwrap().project;
+        let mut events = app.subscribe();
+        let write = |path: &str| format!("<tandem-write path=\"{path}\">\nx\n</tandem-write>\n");
+
+        let first = app
+            .propose(&project, None, Some("one"), &write("one.txt"))
+            .unwrap();
+        let (chat_id, project_id) = (first.chat.id, project.id);
+        let chats = format!("ChatsChanged {{ project_id: {project_id} }}");
+        let chat = format!("ChatChanged {{ chat_id: {chat_id} }}");
+        assert_eq!(said(&mut events), [chats.as_str(), &chat]);
+        app.approve(first.message.id, None, None).unwrap();
+        let project_changed = format!("ProjectChanged {{ project_id: {project_id} }}");
+        assert_eq!(said(&mut events), [project_changed]);
+
+        let second = app
+            .propose(&project, Some(chat_id), Some("two"), &write("two.txt"))
+            .unwrap();
+        assert_eq!(said(&mut events), [chats.as_str(), &chat]);
+        app.reject(second.message.id, Some("not now")).unwrap();
+        assert_eq!(said(&mut events), [chat.as_str()]);
+        // Decided already: refused, and nothing is said.
+        assert!(app.reject(second.message.id, None).is_err());
+        assert!(app.reject(first.message.id, None).is_err());
+        assert_eq!(said(&mut events), Vec::<String>::new());
     }
 }

@@ -55,7 +55,11 @@ impl Backend {
     pub fn propose_attachment(&self, project: Project, chat_id: Option<i64>, attach: Attach) {
         self.spawn("adding the file to the project", move |app, emit| {
             let proposal = app.propose_new_file(&project, chat_id, &attach)?;
-            super::refresh::reload_chat(&app, &emit, proposal.chat.id)
+            // A new chat is opened; the open one is read again from the stream.
+            match chat_id {
+                None => super::refresh::reload_chat(&app, &emit, proposal.chat.id),
+                Some(_) => Ok(()),
+            }
         });
     }
 }

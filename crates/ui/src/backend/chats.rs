@@ -194,7 +194,7 @@ impl Backend {
     }
 
     /// `reason`: why the person left part out (empty: none given).
-    pub fn approve(&self, chat_id: i64, message_id: i64, selection: Selection, reason: String) {
+    pub fn approve(&self, message_id: i64, selection: Selection, reason: String) {
         self.spawn("applying the changes", move |app, emit| {
             let reason = Some(reason.as_str()).filter(|r| !r.trim().is_empty());
             let outcome = app.approve(message_id, Some(&selection), reason)?;
@@ -211,17 +211,17 @@ impl Backend {
                 message_id,
                 outcome,
             });
-            reload_chat(&app, &emit, chat_id)
+            Ok(())
         });
     }
 
     /// `reason`: why the person rejected it (empty: none given).
-    pub fn reject(&self, chat_id: i64, message_id: i64, reason: String) {
+    pub fn reject(&self, message_id: i64, reason: String) {
         self.spawn("rejecting the changes", move |app, emit| {
             let reason = Some(reason.as_str()).filter(|r| !r.trim().is_empty());
             app.reject(message_id, reason)?;
             emit.send(Event::Rejected(message_id));
-            reload_chat(&app, &emit, chat_id)
+            Ok(())
         });
     }
 }

@@ -123,6 +123,11 @@ pub enum Event {
         path: String,
         disk: Option<String>,
     },
+    /// What a chat shows may be out of date: its messages changed, or its project's tree did
+    /// (a commit: its proposal is planned against the tree, and a restore removes later
+    /// messages). The open chat is read again when it is the one, unless it streams (its
+    /// turn's end reads it).
+    Stale(Stale),
     /// A project's files, as listed now.
     Files {
         project_id: i64,
@@ -475,6 +480,14 @@ async fn follow(app: std::sync::Weak<App>, emit: Emit) {
     }
 }
 
+/// Which chats an [`Event::Stale`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stale {
+    Chat(i64),
+    /// Every chat of the project.
+    ChatsOf(i64),
+}
+
 /// What the window shows of a change, read as it is now.
 fn shown(app: &App, event: AppEvent) -> anyhow::Result<Vec<Event>> {
     Ok(match event {
@@ -491,8 +504,10 @@ fn shown(app: &App, event: AppEvent) -> anyhow::Result<Vec<Event>> {
         ],
         AppEvent::ProjectChanged { project_id } => {
             let project = app.project_by_id(project_id)?;
-            Vec::from(refresh::project(app, &project)?)
+            let [files, history] = refresh::project(app, &project)?;
+            vec![files, history, Event::Stale(Stale::ChatsOf(project_id))]
         }
+        AppEvent::ChatChanged { chat_id } => vec![Event::Stale(Stale::Chat(chat_id))],
         AppEvent::ProvidersChanged => vec![Event::Providers(app.providers()?)],
         AppEvent::ProviderKeysChanged { provider } => vec![Event::ProviderKeys {
             keys: app.provider_keys(&provider)?,

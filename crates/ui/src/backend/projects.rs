@@ -212,25 +212,19 @@ impl Backend {
         });
     }
 
-    pub fn restore(&self, project: Project, chat_id: Option<i64>, commit: String) {
+    pub fn restore(&self, project: Project, commit: String) {
         self.spawn("restoring the version", move |app, emit| {
             let outcome = app.restore(&project, &commit)?;
             emit.send(Event::Restored(outcome));
-            match chat_id {
-                Some(chat_id) => reload_chat(&app, &emit, chat_id),
-                None => Ok(()),
-            }
+            Ok(())
         });
     }
 
-    pub fn undo(&self, project: Project, chat_id: Option<i64>) {
+    pub fn undo(&self, project: Project) {
         self.spawn("undoing the last change", move |app, emit| {
             let outcome = app.undo(&project)?;
             emit.send(Event::Undone(outcome));
-            match chat_id {
-                Some(chat_id) => reload_chat(&app, &emit, chat_id),
-                None => Ok(()),
-            }
+            Ok(())
         });
     }
 

@@ -349,8 +349,7 @@ impl AppState {
             Command::Restore(hash) => self.confirm = Some(Confirm::Restore(hash)),
             Command::Undo => {
                 if let Some(project) = &self.project {
-                    let chat = project.chat.as_ref().map(|c| c.chat.id);
-                    backend.undo(project.project.clone(), chat);
+                    backend.undo(project.project.clone());
                 }
             }
             Command::Confirm => self.confirmed(backend),
@@ -525,10 +524,7 @@ impl AppState {
         };
         let Some(project) = &self.project else { return };
         match confirm {
-            Confirm::Restore(hash) => {
-                let chat = project.chat.as_ref().map(|c| c.chat.id);
-                backend.restore(project.project.clone(), chat, hash);
-            }
+            Confirm::Restore(hash) => backend.restore(project.project.clone(), hash),
             Confirm::DeleteChat(id) => backend.delete_chat(id),
             Confirm::DeleteFile(path) => backend.delete_file(project.project.clone(), path),
         }

@@ -46,19 +46,14 @@ impl AppState {
             self.toast("Nothing is checked to apply", true);
             return;
         }
-        if let Some(chat) = &project.chat {
-            backend.approve(
-                chat.chat.id,
-                review.message_id,
-                review.selection(),
-                review.reason.clone(),
-            );
+        if project.chat.is_some() {
+            backend.approve(review.message_id, review.selection(), review.reason.clone());
         }
     }
 
     pub(super) fn reject(&self, backend: &Backend) {
-        if let (Some(chat), Some(review)) = (self.chat(), self.review()) {
-            backend.reject(chat.chat.id, review.message_id, review.reason.clone());
+        if let Some(review) = self.review() {
+            backend.reject(review.message_id, review.reason.clone());
         }
     }
 

@@ -4,7 +4,7 @@
 mod agent;
 mod chat;
 
-use crate::backend::{Event, FileContent};
+use crate::backend::{Event, FileContent, Stale};
 use crate::model::chat_state::{ChatState, MessageView, Streaming};
 use crate::model::state::{AppState, ProjectState, Status, Tab};
 use tandem_core::store::MessageStatus;
@@ -235,6 +235,16 @@ impl AppState {
                 self.toast(note, false);
             }
             Event::SaveConflict { path, disk } => self.save_conflict(&path, disk),
+            Event::Stale(stale) => {
+                let open = self.project.as_ref().and_then(|p| p.chat.as_ref());
+                self.chat_stale |= open.is_some_and(|open| {
+                    let about = match stale {
+                        Stale::Chat(id) => open.chat.id == id,
+                        Stale::ChatsOf(id) => open.chat.project_id == id,
+                    };
+                    about && open.streaming.is_none()
+                });
+            }
             Event::Files { project_id, files } => {
                 if let Some(project) = self.project_mut(project_id) {
                     project.files.set_files(files);

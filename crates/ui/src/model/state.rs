@@ -152,6 +152,9 @@ pub struct AppState {
     pub path_input: String,
     /// Open files to re-read from disk (after a restore or undo).
     pub pending_reloads: Vec<String>,
+    /// The open chat is to be read again: its messages changed, or its project's tree did
+    /// (its proposal is planned against it).
+    pub chat_stale: bool,
     /// The central area shows the pending proposal (else the editor).
     pub show_review: bool,
     /// Waiting tool calls, the approval gateway, the agent settings.
@@ -374,6 +377,7 @@ impl AppState {
             confirm: None,
             path_input: String::new(),
             pending_reloads: Vec::new(),
+            chat_stale: false,
             show_review: true,
             agent: Default::default(),
             closing: None,
