@@ -15,8 +15,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use tandem_core::workspace::context::{ContextCache, ContextOptions, Walk};
-use tandem_core::workspace::list_files;
+use tandem_core::folder::context::{ContextCache, ContextOptions, Walk};
+use tandem_core::folder::list_files;
 
 #[path = "support/mod.rs"]
 mod support;

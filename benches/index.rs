@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use tandem_core::folder::context::{ContextOptions, Walk};
 use tandem_core::index::{CodeIndex, Indexes, Signals, lock};
-use tandem_core::workspace::context::{ContextOptions, Walk};
 
 #[path = "support/mod.rs"]
 mod support;

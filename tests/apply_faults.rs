@@ -14,8 +14,8 @@ use common::{fixture, repo_with};
 use tandem_core::Engine;
 use tandem_core::EngineError;
 use tandem_core::edits::ApplyError;
+use tandem_core::folder::{Fs, RealFs};
 use tandem_core::store::ApprovalState;
-use tandem_core::workspace::{Fs, RealFs};
 
 /// The real disk, except that write number `fail_at` (counting from 1) fails after having
 /// written half the file in place: the worst case an apply can meet.

@@ -16,11 +16,11 @@ use std::time::Duration;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tandem_core::agent::gateway::{
-    AutoApprove, CodeResponsePolicy, Gateway, GatewayConfig, GatewayError, GatewayEvent,
+    AutoAnswer, CodeResponsePolicy, Gateway, GatewayConfig, GatewayError, GatewayEvent,
     GatewayRequest, fingerprint, generate_token,
 };
 use tandem_core::agent::policy::Risk;
-use tandem_core::store::{ApprovalDecision, ApprovalKind, DecideError, DecidedBy, Store};
+use tandem_core::store::{DecideError, DecidedBy, ExecutorDecision, ExecutorRequestKind, Store};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::broadcast;
@@ -41,7 +41,7 @@ struct Setup {
     events: broadcast::Receiver<GatewayEvent>,
 }
 
-async fn setup(auto: AutoApprove) -> Setup {
+async fn setup(auto: AutoAnswer) -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(Store::open_file(&dir.path().join("tandem.db")).unwrap());
     let (port, token) = (0, TOKEN.to_string());
@@ -56,8 +56,8 @@ async fn setup(auto: AutoApprove) -> Setup {
     }
 }
 
-fn auto(evaluations_up_to: Option<Risk>, code_responses: CodeResponsePolicy) -> AutoApprove {
-    AutoApprove {
+fn auto(evaluations_up_to: Option<Risk>, code_responses: CodeResponsePolicy) -> AutoAnswer {
+    AutoAnswer {
         evaluations_up_to,
         code_responses,
     }
@@ -172,7 +172,7 @@ async fn submit_auto_approved(s: &mut Setup, ws: &mut Ws, frame: Value) -> i64 {
         "{event:?}"
     );
     let record = s.store.approval_request(id).unwrap();
-    assert_eq!(record.decision, Some(ApprovalDecision::Approved));
+    assert_eq!(record.decision, Some(ExecutorDecision::Approved));
     assert_eq!(record.decided_by, Some(DecidedBy::Auto));
     id
 }
@@ -195,7 +195,7 @@ async fn refused(url: String, bearer: Option<&str>) -> bool {
 
 #[tokio::test]
 async fn the_handshake_needs_the_token() {
-    let s = setup(AutoApprove::default()).await;
+    let s = setup(AutoAnswer::default()).await;
     let base = format!("ws://{}/", s.gateway.local_addr());
     assert!(refused(base.clone(), None).await);
     assert!(refused(base.clone(), Some("wrong")).await);
@@ -208,12 +208,12 @@ async fn the_handshake_needs_the_token() {
 
 #[tokio::test]
 async fn it_listens_on_loopback_only_and_only_with_a_token() {
-    let s = setup(AutoApprove::default()).await;
+    let s = setup(AutoAnswer::default()).await;
     let addr = s.gateway.local_addr();
     assert_eq!(addr.ip(), IpAddr::V4(Ipv4Addr::LOCALHOST));
     assert_ne!(addr.port(), 0);
 
-    let (token, auto) = (" ".to_string(), AutoApprove::default());
+    let (token, auto) = (" ".to_string(), AutoAnswer::default());
     let config = GatewayConfig {
         port: 0,
         token,
@@ -230,7 +230,7 @@ async fn a_low_risk_evaluation_is_auto_approved_and_persisted() {
     send(&mut ws, json!({"type": "hello", "client": "runner"})).await;
     let id = submit_auto_approved(&mut s, &mut ws, evaluation("e1", "ls   -la", "low")).await;
     let record = s.store.approval_request(id).unwrap();
-    assert_eq!(record.kind, ApprovalKind::Evaluation);
+    assert_eq!(record.kind, ExecutorRequestKind::Evaluation);
     assert_eq!(record.client.as_deref(), Some("runner"));
     assert_eq!(record.risk, Some(Risk::Low));
     assert_eq!(record.fingerprint, fingerprint("ls -la"));
@@ -273,7 +273,7 @@ async fn a_medium_risk_evaluation_waits_for_the_person() {
         "reason": "not now", "decided_by": "user"});
     assert_eq!(decision, expected);
     let record = s.store.approval_request(id).unwrap();
-    assert_eq!(record.decision, Some(ApprovalDecision::Rejected));
+    assert_eq!(record.decision, Some(ExecutorDecision::Rejected));
     assert_eq!(record.decided_by, Some(DecidedBy::User));
     assert_eq!(record.reason.as_deref(), Some("not now"));
     assert!(matches!(
@@ -310,12 +310,12 @@ async fn code_responses_follow_their_policy() {
     let record = s.store.approval_request(ok).unwrap();
     assert_eq!(
         (record.kind, record.risk),
-        (ApprovalKind::CodeResponse, None)
+        (ExecutorRequestKind::CodeResponse, None)
     );
     assert_eq!(record.fingerprint, fingerprint("make test"));
     submit_asked(&mut s, &mut ws, code_response("c2", 1)).await;
 
-    s.gateway.set_auto(AutoApprove::default()); // Never
+    s.gateway.set_auto(AutoAnswer::default()); // Never
     submit_asked(&mut s, &mut ws, code_response("c3", 0)).await;
     s.gateway.set_auto(auto(None, CodeResponsePolicy::Always));
     submit_auto_approved(&mut s, &mut ws, code_response("c4", 2)).await;
@@ -325,7 +325,7 @@ async fn code_responses_follow_their_policy() {
 
 #[tokio::test]
 async fn malformed_frames_get_an_error_and_the_connection_stays_usable() {
-    let mut s = setup(AutoApprove::default()).await;
+    let mut s = setup(AutoAnswer::default()).await;
     let mut ws = connect(&s.gateway).await;
     ws.send(Message::text("{not json")).await.unwrap();
     let error = recv(&mut ws).await;
@@ -374,7 +374,7 @@ async fn malformed_frames_get_an_error_and_the_connection_stays_usable() {
 
 #[tokio::test]
 async fn outstanding_requests_are_answered_out_of_order_to_the_right_ids() {
-    let mut s = setup(AutoApprove::default()).await;
+    let mut s = setup(AutoAnswer::default()).await;
     let mut ws = connect(&s.gateway).await;
     let a = submit_asked(&mut s, &mut ws, evaluation("a", "make", "medium")).await;
     let b = submit_asked(&mut s, &mut ws, evaluation("b", "make install", "high")).await;
@@ -401,7 +401,7 @@ async fn outstanding_requests_are_answered_out_of_order_to_the_right_ids() {
 
 #[tokio::test]
 async fn a_decision_reaches_only_the_connection_that_asked() {
-    let mut s = setup(AutoApprove::default()).await;
+    let mut s = setup(AutoAnswer::default()).await;
     let (mut one, mut two) = (connect(&s.gateway).await, connect(&s.gateway).await);
     let id = submit_asked(&mut s, &mut one, evaluation("x", "make", "medium")).await;
     s.gateway.decide(id, true, None).unwrap();
@@ -411,7 +411,7 @@ async fn a_decision_reaches_only_the_connection_that_asked() {
 
 #[tokio::test]
 async fn pings_are_answered() {
-    let s = setup(AutoApprove::default()).await;
+    let s = setup(AutoAnswer::default()).await;
     let mut ws = connect(&s.gateway).await;
     ws.send(Message::Ping(b"hi".to_vec().into())).await.unwrap();
     let pong = tokio::time::timeout(BOUND, ws.next()).await.unwrap();
@@ -420,7 +420,7 @@ async fn pings_are_answered() {
 
 #[tokio::test]
 async fn a_message_over_one_mebibyte_closes_the_connection() {
-    let mut s = setup(AutoApprove::default()).await;
+    let mut s = setup(AutoAnswer::default()).await;
     let ws = connect(&s.gateway).await;
     let (mut sink, mut stream) = ws.split();
     let big = evaluation("big", &"x".repeat(1 << 20), "low").to_string();
@@ -444,7 +444,7 @@ async fn a_message_over_one_mebibyte_closes_the_connection() {
 
 #[tokio::test]
 async fn a_client_that_leaves_abandons_its_pending_requests_which_stay_recorded() {
-    let mut s = setup(AutoApprove::default()).await;
+    let mut s = setup(AutoAnswer::default()).await;
     let mut ws = connect(&s.gateway).await;
     send(&mut ws, json!({"type": "hello", "client": "runner"})).await;
     let id = submit_asked(&mut s, &mut ws, evaluation("gone", "make", "medium")).await;
@@ -466,12 +466,12 @@ async fn a_client_that_leaves_abandons_its_pending_requests_which_stay_recorded(
         .decide(id, false, Some("too late".into()))
         .unwrap();
     let record = s.store.approval_request(id).unwrap();
-    assert_eq!(record.decision, Some(ApprovalDecision::Rejected));
+    assert_eq!(record.decision, Some(ExecutorDecision::Rejected));
 }
 
 #[tokio::test]
 async fn shutdown_closes_connections_and_stops_listening() {
-    let mut s = setup(AutoApprove::default()).await;
+    let mut s = setup(AutoAnswer::default()).await;
     let addr = s.gateway.local_addr();
     let mut ws = connect(&s.gateway).await;
     let id = submit_asked(&mut s, &mut ws, evaluation("s", "make", "medium")).await;

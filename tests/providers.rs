@@ -19,7 +19,7 @@ use fake_provider::{
 };
 use futures_util::StreamExt;
 use serde_json::json;
-use tandem_core::external::provider;
+use tandem_core::cli_agents::provider;
 use tandem_core::llm::{
     ChatMessage, ChatRequest, ChatRole, LlmError, ProviderConfig, ProviderKind, SharedProvider,
     StreamEvent, Usage,

@@ -100,7 +100,7 @@ pub fn provider_cmd(ctx: &Ctx, command: ProviderCommand) -> Result<()> {
                 json!({"provider": name, "status": status, "ready": status.is_ready()}),
                 status_line(&name, &status),
             );
-            if let tandem_core::external::LoginStatus::Missing(_) = status {
+            if let tandem_core::cli_agents::LoginStatus::Missing(_) = status {
                 bail!("{name} is not installed");
             }
         }
@@ -200,8 +200,8 @@ pub fn provider_cmd(ctx: &Ctx, command: ProviderCommand) -> Result<()> {
 }
 
 /// One line saying whether a CLI agent is ready.
-fn status_line(name: &str, status: &tandem_core::external::LoginStatus) -> String {
-    use tandem_core::external::LoginStatus::*;
+fn status_line(name: &str, status: &tandem_core::cli_agents::LoginStatus) -> String {
+    use tandem_core::cli_agents::LoginStatus::*;
     let first = |s: &str| s.lines().next().unwrap_or("").to_string();
     match status {
         Missing(why) => format!("{name}: not installed: {why}\n"),

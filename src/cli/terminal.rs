@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use tandem_core::agent::display::{has_hidden, visible};
 use tandem_core::agent::runner::Answer;
-use tandem_core::app::{App, PendingApproval};
+use tandem_core::app::{App, PendingPermission};
 
 /// Throws away what is waiting in the terminal's input queue, just before an approval
 /// question is shown: keys typed (or injected into the terminal, or pasted with the rest of a
@@ -40,7 +40,7 @@ fn flush_terminal_input() {
 
 /// Asks about a pending call on the terminal (stderr + a line from stdin) without blocking
 /// the event loop; end of input or anything but yes/always rejects.
-pub fn ask_on_terminal(app: &Arc<App>, approval: PendingApproval) {
+pub fn ask_on_terminal(app: &Arc<App>, approval: PendingPermission) {
     let app = Arc::clone(app);
     tokio::task::spawn_blocking(move || {
         // Escaped (agent::display): a `\r` or an escape sequence must not hide part of what

@@ -97,7 +97,7 @@ struct Client {
     status: watch::Receiver<ApproverStatus>,
 }
 
-fn client(url: String, token: &str, auto: AutoApprove) -> Client {
+fn client(url: String, token: &str, auto: AutoAnswer) -> Client {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(Store::open_file(&dir.path().join("tandem.db")).unwrap());
     let token = token.to_string();
@@ -142,7 +142,7 @@ async fn requests_from_the_executor_are_decided_by_policy_and_persisted() {
         "reason": "auto-approved: low risk, limit low", "decided_by": "auto"});
     assert_eq!(decision, expected);
     let record = c.store.approval_request(low).unwrap();
-    assert_eq!(record.kind, ApprovalKind::Evaluation);
+    assert_eq!(record.kind, ExecutorRequestKind::Evaluation);
     assert_eq!(record.decided_by, Some(DecidedBy::Auto));
     assert_eq!(record.payload["risk_level"], "low");
     let address = executor.listener.local_addr().unwrap();
@@ -170,7 +170,7 @@ async fn requests_from_the_executor_are_decided_by_policy_and_persisted() {
     let failed = ask(&mut ws, executor_code_response("c2", 2)).await;
     assert!(c.store.approval_request(failed).unwrap().is_pending());
     let record = c.store.approval_request(ok).unwrap();
-    assert_eq!(record.kind, ApprovalKind::CodeResponse);
+    assert_eq!(record.kind, ExecutorRequestKind::CodeResponse);
 
     // The person's answers reach the executor, each under its own id.
     c.approver
@@ -189,7 +189,7 @@ async fn requests_from_the_executor_are_decided_by_policy_and_persisted() {
         (&json!("e2"), &json!(false))
     );
     let record = c.store.approval_request(risky).unwrap();
-    assert_eq!(record.decision, Some(ApprovalDecision::Rejected));
+    assert_eq!(record.decision, Some(ExecutorDecision::Rejected));
 
     // The gateway's own spelling is understood too.
     let frame = json!({"type": "security_evaluation", "id": "g1", "code": "pwd",
@@ -202,7 +202,7 @@ async fn requests_from_the_executor_are_decided_by_policy_and_persisted() {
 #[tokio::test]
 async fn a_malformed_frame_is_reported_and_loses_nothing() {
     let executor = Executor::start(TOKEN).await;
-    let mut c = client(executor.url(), TOKEN, AutoApprove::default());
+    let mut c = client(executor.url(), TOKEN, AutoAnswer::default());
     let mut ws = executor.accept().await.unwrap();
     let waiting = ask(&mut ws, executor_evaluation("w", "make", "medium")).await;
     event(&mut c.events).await;
@@ -316,7 +316,7 @@ async fn a_dropped_connection_is_made_again_with_backoff() {
 #[tokio::test]
 async fn a_wrong_token_is_reported_and_not_retried() {
     let executor = Executor::start(TOKEN).await;
-    let mut c = client(executor.url(), "not-the-token", AutoApprove::default());
+    let mut c = client(executor.url(), "not-the-token", AutoAnswer::default());
     assert!(executor.accept().await.is_none(), "the fake let it in");
     let refused = status(&mut c.status, |s| matches!(s, ApproverStatus::Refused(_))).await;
     let ApproverStatus::Refused(why) = refused else {
@@ -333,7 +333,7 @@ async fn a_wrong_token_is_reported_and_not_retried() {
 #[tokio::test]
 async fn disconnecting_closes_the_connection_and_stops_trying() {
     let executor = Executor::start(TOKEN).await;
-    let c = client(executor.url(), TOKEN, AutoApprove::default());
+    let c = client(executor.url(), TOKEN, AutoAnswer::default());
     let mut ws = executor.accept().await.unwrap();
     let mut status = c.status.clone();
     self::status(&mut status, |s| *s == ApproverStatus::Connected).await;
@@ -397,7 +397,7 @@ async fn the_first_subscriber_hears_what_happened_before_it_subscribed() {
     let config = ApproverConfig {
         url: executor.url(),
         token: TOKEN.into(),
-        auto: AutoApprove::default(),
+        auto: AutoAnswer::default(),
         backoff: fast(),
     };
     let approver = Approver::start(config, Arc::clone(&store)).unwrap();

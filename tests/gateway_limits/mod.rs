@@ -98,7 +98,7 @@ async fn try_connect(addr: std::net::SocketAddr, token: &str) -> Result<Ws, Stat
 
 #[tokio::test]
 async fn connections_that_do_not_finish_their_handshake_are_limited() {
-    let s = setup(AutoApprove::default()).await;
+    let s = setup(AutoAnswer::default()).await;
     let addr = s.gateway.local_addr();
     // Connections that never send a handshake hold every slot…
     let mut idle = Vec::new();

@@ -565,7 +565,7 @@ async fn an_approved_proposal_is_not_written_through_a_link_a_command_planted() 
         return;
     }
     assert!(planted.stdout.contains("planted"), "{planted:?}");
-    let applied = apply_writes(&tandem_core::workspace::RealFs, &[write]);
+    let applied = apply_writes(&tandem_core::folder::RealFs, &[write]);
     assert!(
         !outside.join("dev.desktop").exists(),
         "the approved proposal was written outside the project: {applied:?}"

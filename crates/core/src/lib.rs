@@ -3,7 +3,7 @@
 //! `tandem` CLI and the tests all use this library.
 //!
 //! - [`store`] — SQLite persistence and migrations
-//! - [`workspace`] — safe paths inside a project and atomic file I/O
+//! - [`folder`] — the project folder: safe paths inside it, its files' I/O, walks and watching
 //! - [`edits`] — the edit-tag protocol, edit plans with review diffs, atomic apply
 //! - [`vcs`] — git (commits, history, restore, revert)
 //! - [`index`] — the code index: definitions, references and words per file, and the ranking
@@ -14,7 +14,7 @@
 //! - [`process`] — starting, confining, capping and killing those commands
 //! - [`layer`] — the agent's workspace: a chat's copy-on-write view of the project
 //! - [`checks`] — the project's own check run on a proposal in a scratch copy
-//! - [`external`] — CLI coding agents (Codex, Claude Code) run as providers
+//! - [`cli_agents`] — CLI coding agents (Codex, Claude Code) run as providers
 //! - [`app`] — the use cases: the one door the window and the CLI go through
 //! - [`environment`] — the environment variables Tandem reads, as one snapshot handed down
 //! - [`failpoint`] — where tests make the process kill itself (inert in release builds)
@@ -36,7 +36,7 @@
 //! Every path from a model or a user is checked before any file I/O:
 //!
 //! ```
-//! use tandem_core::workspace::normalize_relative;
+//! use tandem_core::folder::normalize_relative;
 //!
 //! assert_eq!(normalize_relative("./src\\main.rs").unwrap(), "src/main.rs");
 //! assert!(normalize_relative("../etc/passwd").is_err());
@@ -49,11 +49,12 @@ pub mod agent;
 pub mod app;
 pub mod chat;
 pub mod checks;
+pub mod cli_agents;
 pub mod edits;
 pub mod engine;
 pub mod environment;
-pub mod external;
 pub mod failpoint;
+pub mod folder;
 pub mod index;
 pub mod layer;
 pub mod llm;
@@ -65,6 +66,5 @@ pub mod tokens;
 pub mod trust;
 pub mod vcs;
 pub mod web;
-pub mod workspace;
 
 pub use engine::{Engine, EngineError};

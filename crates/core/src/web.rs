@@ -94,7 +94,7 @@ pub async fn fetch_text(url: &str, max_chars: usize) -> Result<Fetched, FetchErr
         }
         body.extend_from_slice(&chunk);
     }
-    let sniff = crate::workspace::search::BINARY_SNIFF_BYTES;
+    let sniff = crate::folder::search::BINARY_SNIFF_BYTES;
     if !html && body.iter().take(sniff).any(|&b| b == 0) {
         return Err(FetchError::NotText {
             url: final_url,

@@ -276,10 +276,10 @@ async fn write_into(tracker: &Arc<Tracker>, action: Action) -> Result<(), String
                     if let Some(parent) = write.abs.parent() {
                         std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
                     }
-                    crate::workspace::write_file_atomic(&write.abs, bytes, Some(*mode))
+                    crate::folder::write_file_atomic(&write.abs, bytes, Some(*mode))
                         .map_err(|e| e.to_string())?;
                 }
-                None => crate::workspace::remove_file(&write.abs).map_err(|e| e.to_string())?,
+                None => crate::folder::remove_file(&write.abs).map_err(|e| e.to_string())?,
             }
         }
         tracker.absorb().map_err(|e| e.to_string())

@@ -7,8 +7,8 @@ use serde_json::Value;
 use super::{App, Result};
 use crate::agent::gateway::fingerprint;
 use crate::agent::runner::Answer;
-use crate::chat::PendingApproval;
-use crate::store::{ApprovalKind, ApprovalRequestRecord};
+use crate::chat::PendingPermission;
+use crate::store::{ExecutorRequest, ExecutorRequestKind};
 
 /// The reason recorded on a gateway request decided by the answer to the agent's call.
 pub const SAME_COMMAND: &str = "decided with the agent's tool call for the same command";
@@ -62,7 +62,7 @@ impl App {
     ) -> Result<Vec<u64>> {
         let record = tokio::task::block_in_place(|| self.store().approval_request(id))?;
         self.decide_gateway(id, approved, None).await?;
-        if record.kind != ApprovalKind::Evaluation {
+        if record.kind != ExecutorRequestKind::Evaluation {
             return Ok(Vec::new());
         }
         let answer = if approved {
@@ -80,17 +80,19 @@ impl App {
         Ok(same)
     }
 
-    fn pending_evaluations(&self, fingerprint: &str) -> Result<Vec<ApprovalRequestRecord>> {
+    fn pending_evaluations(&self, fingerprint: &str) -> Result<Vec<ExecutorRequest>> {
         let requests = tokio::task::block_in_place(|| self.approval_requests(REQUESTS_SEARCHED))?;
         Ok(requests
             .into_iter()
             .filter(|r| {
-                r.is_pending() && r.kind == ApprovalKind::Evaluation && r.fingerprint == fingerprint
+                r.is_pending()
+                    && r.kind == ExecutorRequestKind::Evaluation
+                    && r.fingerprint == fingerprint
             })
             .collect())
     }
 }
 
-fn same_command(call: &PendingApproval, record: &ApprovalRequestRecord) -> bool {
+fn same_command(call: &PendingPermission, record: &ExecutorRequest) -> bool {
     call_fingerprint(&call.tool, &call.arguments).as_deref() == Some(record.fingerprint.as_str())
 }

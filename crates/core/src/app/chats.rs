@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use super::{App, AppError, AppEvent, Result};
 use crate::agent::runner::Answer;
-use crate::chat::{ContextBreakdown, PendingApproval, SendOptions};
+use crate::chat::{ContextBreakdown, PendingPermission, SendOptions};
 use crate::edits::{EditPlan, Selection};
 use crate::engine::{ApproveOutcome, Proposal, Review};
 use crate::store::{
@@ -22,7 +22,7 @@ pub struct LoadedChat {
     /// The pending proposal's message id and its plan against the disk as it is now.
     pub review: Option<(i64, EditPlan)>,
     /// Tool calls waiting for the person now (every chat's).
-    pub approvals: Vec<PendingApproval>,
+    pub approvals: Vec<PendingPermission>,
     /// What older turns were compacted into, oldest first (the last one is sent now).
     pub summaries: Vec<ChatSummary>,
     /// What was attached to the person's messages, by message id.
@@ -206,7 +206,7 @@ impl App {
     }
 
     /// The agent's tool calls waiting for the person now.
-    pub fn pending_approvals(&self) -> Vec<PendingApproval> {
+    pub fn pending_approvals(&self) -> Vec<PendingPermission> {
         self.chat.pending_approvals()
     }
 
@@ -265,7 +265,7 @@ impl App {
                 attach.name
             )));
         }
-        let path = crate::workspace::normalize_relative(&attach.name)?;
+        let path = crate::folder::normalize_relative(&attach.name)?;
         let reply = format!(
             "<tandem-write path=\"{path}\" description=\"attached file\">\n{text}</tandem-write>\n"
         );

@@ -7,9 +7,9 @@ use tokio::sync::broadcast;
 
 use super::{App, Result};
 use crate::agent::gateway::{
-    Approver, AutoApprove, Gateway, GatewayConfig, GatewayEvent, generate_token,
+    Approver, AutoAnswer, Gateway, GatewayConfig, GatewayEvent, generate_token,
 };
-use crate::store::{ApprovalDecision, ApprovalRequestRecord, DecidedBy, keys};
+use crate::store::{DecidedBy, ExecutorDecision, ExecutorRequest, keys};
 
 /// The key-store entry of the gateway's token. A token found in the settings table (older
 /// versions) is still read.
@@ -25,7 +25,7 @@ pub struct GatewaySettings {
     pub port: u16,
     #[serde(skip_serializing)]
     pub token: String,
-    pub auto: AutoApprove,
+    pub auto: AutoAnswer,
 }
 
 impl Default for GatewaySettings {
@@ -34,7 +34,7 @@ impl Default for GatewaySettings {
             enabled: false,
             port: DEFAULT_GATEWAY_PORT,
             token: String::new(),
-            auto: AutoApprove::default(),
+            auto: AutoAnswer::default(),
         }
     }
 }
@@ -181,9 +181,9 @@ impl App {
             Some((gateway, _, _)) => Ok(gateway.decide(id, approved, reason)?),
             None => {
                 let decision = if approved {
-                    ApprovalDecision::Approved
+                    ExecutorDecision::Approved
                 } else {
-                    ApprovalDecision::Rejected
+                    ExecutorDecision::Rejected
                 };
                 self.store().decide_approval_request(
                     id,
@@ -211,7 +211,7 @@ impl App {
     }
 
     /// The latest `limit` gateway requests, newest first.
-    pub fn approval_requests(&self, limit: usize) -> Result<Vec<ApprovalRequestRecord>> {
+    pub fn approval_requests(&self, limit: usize) -> Result<Vec<ExecutorRequest>> {
         Ok(self.store().approval_requests(limit)?)
     }
 

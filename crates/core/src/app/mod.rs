@@ -73,24 +73,24 @@ pub use crate::chat::follow_ups::LastCheck;
 pub use crate::chat::mentions::at_mentions;
 pub use crate::chat::{
     ChatEvent, ChatEventKind, ContextBreakdown, EditorFocus, EditorSelection, IncludedFile,
-    MAX_SELECTION_CHARS, PendingApproval, SendOptions, SentSelection, TurnOutcome,
+    MAX_SELECTION_CHARS, PendingPermission, SendOptions, SentSelection, TurnOutcome,
     strip_for_history,
 };
 /// The git blob hash of file content: what a save checks the disk against.
 pub use crate::checks::{CheckRun, Problem, Severity};
+pub use crate::cli_agents::LoginStatus;
 pub use crate::edits::{SecurityFinding, security_findings, security_findings_in};
 pub use crate::engine::{
     AddedProject, ApproveOutcome, Proposal, RestoreOutcome, Review, SaveOutcome, UndoOutcome,
 };
-pub use crate::external::LoginStatus;
+pub use crate::folder::context::{PackedAs, code_fence};
+pub use crate::folder::search::{SearchMatch, SearchQuery, SearchResult};
+pub use crate::folder::watch::{Changed, Watch};
+pub use crate::folder::{blob_hash, normalize_relative};
 pub use crate::store::{
     DayTokens, GenerationSettings, McpServerRecord, McpTransport, MessageHit, ModelProfile,
     ModelTokens, Price, Prices, SavedPrompt, mask_header_value, parse_mcp_header,
 };
-pub use crate::workspace::context::{PackedAs, code_fence};
-pub use crate::workspace::search::{SearchMatch, SearchQuery, SearchResult};
-pub use crate::workspace::watch::{Changed, Watch};
-pub use crate::workspace::{blob_hash, normalize_relative};
 
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
@@ -105,13 +105,13 @@ pub enum AppError {
     #[error(transparent)]
     Llm(#[from] LlmError),
     #[error(transparent)]
-    Context(#[from] crate::workspace::context::ContextError),
+    Context(#[from] crate::folder::context::ContextError),
     #[error(transparent)]
-    Listing(#[from] crate::workspace::ListError),
+    Listing(#[from] crate::folder::ListError),
     #[error(transparent)]
-    Path(#[from] crate::workspace::PathError),
+    Path(#[from] crate::folder::PathError),
     #[error("search: {0}")]
-    Search(#[from] crate::workspace::search::SearchError),
+    Search(#[from] crate::folder::search::SearchError),
     #[error(transparent)]
     McpServer(#[from] crate::store::McpServerError),
     #[error(transparent)]
@@ -121,7 +121,7 @@ pub enum AppError {
     #[error(transparent)]
     Workspace(#[from] WorkspaceError),
     #[error(transparent)]
-    Watch(#[from] crate::workspace::watch::WatchError),
+    Watch(#[from] crate::folder::watch::WatchError),
     #[error(transparent)]
     Index(#[from] crate::index::IndexError),
     #[error("no provider named {0:?}; `tandem provider list` shows them")]

@@ -6,9 +6,9 @@ use std::path::Path;
 
 use super::{App, AppError, Result};
 use crate::engine::{AddedProject, RestoreOutcome, SaveOutcome, UndoOutcome};
+use crate::folder::context::ContextOptions;
 use crate::store::{Chat, Project};
 use crate::vcs::Version;
-use crate::workspace::context::ContextOptions;
 
 /// Files larger than this open read-only.
 pub const EDITABLE_LIMIT: u64 = 2 * 1024 * 1024;
@@ -56,7 +56,7 @@ impl std::fmt::Display for ContextCount {
     }
 }
 
-use crate::workspace::search::SearchResult;
+use crate::folder::search::SearchResult;
 
 /// The project's rules for every mode, sent with each request.
 pub const RULES_FILE: &str = "AI_RULES.md";
@@ -120,18 +120,18 @@ impl App {
 
     /// Watches the project for changes made outside this process (a `tandem` command, `git`,
     /// another editor): `report` is told, from a thread of the watch's, whether its files or
-    /// its history changed, until the [`Watch`](crate::workspace::watch::Watch) is dropped.
+    /// its history changed, until the [`Watch`](crate::folder::watch::Watch) is dropped.
     pub fn watch_project(
         &self,
         project: &Project,
-        report: impl Fn(crate::workspace::watch::Changed) + Send + 'static,
-    ) -> Result<crate::workspace::watch::Watch> {
-        Ok(crate::workspace::watch::watch(&project.path, report)?)
+        report: impl Fn(crate::folder::watch::Changed) + Send + 'static,
+    ) -> Result<crate::folder::watch::Watch> {
+        Ok(crate::folder::watch::watch(&project.path, report)?)
     }
 
     /// The project's files (`.gitignore` respected), sorted.
     pub fn files(&self, project: &Project) -> Result<Vec<String>> {
-        Ok(crate::workspace::list_files(&project.path)?)
+        Ok(crate::folder::list_files(&project.path)?)
     }
 
     /// The latest `limit` versions, newest first.
@@ -220,16 +220,16 @@ impl App {
     pub fn search(
         &self,
         project: &Project,
-        query: &crate::workspace::search::SearchQuery<'_>,
+        query: &crate::folder::search::SearchQuery<'_>,
     ) -> Result<SearchResult> {
-        let (_, _, found) = crate::workspace::search::search(&project.path, query)?;
+        let (_, _, found) = crate::folder::search::search(&project.path, query)?;
         Ok(found)
     }
 
     /// Writes a starter `AI_RULES.md` (committed, as a save from the editor is) when the
     /// project has none; an error when it has one. Returns the commit.
     pub fn write_starter_rules(&self, project: &Project) -> Result<Option<String>> {
-        let path = crate::workspace::resolve(&project.path, RULES_FILE)?;
+        let path = crate::folder::resolve(&project.path, RULES_FILE)?;
         if path.abs.exists() {
             return Err(AppError::Invalid(format!(
                 "{RULES_FILE} exists already; edit it instead"
@@ -240,14 +240,14 @@ impl App {
 
     /// Reads a file for the editor: text, read-only when large, or binary.
     pub fn read_file(&self, project: &Project, path: &str) -> Result<(String, FileContent)> {
-        let resolved = crate::workspace::resolve(&project.path, path)?;
+        let resolved = crate::folder::resolve(&project.path, path)?;
         let io = |source| AppError::Io {
             what: format!("reading {path}"),
             source,
         };
         // Only a regular file is opened: a named pipe would block for ever.
-        let crate::workspace::RegularFile { mut file, meta } =
-            crate::workspace::open_regular(&resolved.abs).map_err(|e| io(e.into()))?;
+        let crate::folder::RegularFile { mut file, meta } =
+            crate::folder::open_regular(&resolved.abs).map_err(|e| io(e.into()))?;
         let content = if meta.len() > EDITABLE_LIMIT * 8 {
             FileContent::Binary { bytes: meta.len() }
         } else {
@@ -276,7 +276,7 @@ impl App {
         known
             .into_iter()
             .filter_map(|(path, saved)| {
-                let text = crate::workspace::read_project_text(&project.path, &path)?;
+                let text = crate::folder::read_project_text(&project.path, &path)?;
                 (text != saved).then_some((path, text))
             })
             .collect()
@@ -361,7 +361,7 @@ fn index_project(
     project: &Project,
 ) -> Result<crate::index::Refreshed> {
     let options = project.settings.context_options();
-    let walk = crate::workspace::context::Walk::new(&project.path, &options)?;
+    let walk = crate::folder::context::Walk::new(&project.path, &options)?;
     let mut done = crate::index::Refreshed::default();
     let mut round_time = std::time::Duration::from_millis(250);
     loop {

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::{App, AppError, AppEvent, Result};
 use crate::chat::provider_config;
-use crate::external::{LoginStatus, provider};
+use crate::cli_agents::{LoginStatus, provider};
 use crate::llm::secrets::SecretLocation;
 use crate::llm::{ModelInfo, ProviderKind};
 use crate::store::{GenerationSettings, ModelProfile, ProviderRecord, ProviderSettings};
@@ -110,7 +110,7 @@ impl App {
             Some(url) => url.to_string(),
         };
         if new.kind.is_cli_agent() && new.settings.default_model.is_none() {
-            new.settings.default_model = Some(crate::external::DEFAULT_MODEL.to_string());
+            new.settings.default_model = Some(crate::cli_agents::DEFAULT_MODEL.to_string());
         }
         let added = self.store().insert_provider(
             new.name.trim(),
@@ -288,9 +288,9 @@ impl App {
     }
 
     /// A CLI-agent provider's program and adapter.
-    fn cli_agent(&self, name: &str) -> Result<(String, &'static dyn crate::external::CliAgent)> {
+    fn cli_agent(&self, name: &str) -> Result<(String, &'static dyn crate::cli_agents::CliAgent)> {
         let record = self.provider(name)?;
-        let agent = crate::external::agent_for(record.kind).ok_or_else(|| {
+        let agent = crate::cli_agents::agent_for(record.kind).ok_or_else(|| {
             AppError::Invalid(format!(
                 "{name} is a {} provider, not a CLI agent (codex, claude-code)",
                 record.kind
@@ -302,7 +302,7 @@ impl App {
     /// Whether a CLI agent's program is installed and logged in.
     pub async fn agent_status(&self, name: &str) -> Result<LoginStatus> {
         let (program, agent) = self.cli_agent(name)?;
-        Ok(crate::external::login_status(agent, &program).await)
+        Ok(crate::cli_agents::login_status(agent, &program).await)
     }
 
     /// Runs a CLI agent's device-code login, each line it prints (the link, the code) given
@@ -314,7 +314,7 @@ impl App {
         on_line: impl FnMut(String),
     ) -> Result<bool> {
         let (program, agent) = self.cli_agent(name)?;
-        crate::external::login(agent, &program, cancel, on_line)
+        crate::cli_agents::login(agent, &program, cancel, on_line)
             .await
             .map_err(|e| AppError::Invalid(e.to_string()))
     }

@@ -7,10 +7,10 @@
 use std::sync::{Arc, Mutex};
 
 use super::{App, AppError, Result};
+use crate::folder::context::Walk;
 use crate::index::CodeIndex;
 use crate::index::terms::{find_name, is_name_char};
 use crate::store::Project;
-use crate::workspace::context::Walk;
 
 /// A definition: a name, where it is, and what it is (`function`, `struct`, `class`, ...).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,7 +73,7 @@ impl App {
         let mut found = Vec::new();
         for path in paths {
             // A file gone or unreadable since the refresh has no references to show.
-            let Some(text) = crate::workspace::read_project_text(&project.path, &path) else {
+            let Some(text) = crate::folder::read_project_text(&project.path, &path) else {
                 continue;
             };
             for (line, column, text) in whole_word_lines(&text, name) {

@@ -32,7 +32,7 @@ use crate::store::{ChatMode, MessageStatus};
 
 /// A call waiting for the person, as subscribers see it.
 #[derive(Debug, Clone, Serialize)]
-pub struct PendingApproval {
+pub struct PendingPermission {
     pub id: u64,
     pub chat_id: i64,
     pub message_id: i64,
@@ -48,15 +48,15 @@ pub struct PendingApproval {
 
 /// The approvals waiting for an answer.
 #[derive(Default)]
-pub(super) struct Approvals {
+pub(super) struct Permissions {
     next: AtomicU64,
-    waiting: Mutex<HashMap<u64, (PendingApproval, oneshot::Sender<Answer>)>>,
+    waiting: Mutex<HashMap<u64, (PendingPermission, oneshot::Sender<Answer>)>>,
 }
 
-impl Approvals {
+impl Permissions {
     fn waiting(
         &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<u64, (PendingApproval, oneshot::Sender<Answer>)>> {
+    ) -> std::sync::MutexGuard<'_, HashMap<u64, (PendingPermission, oneshot::Sender<Answer>)>> {
         self.waiting.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -71,7 +71,7 @@ impl ChatService {
     }
 
     /// The approvals waiting now (for a subscriber that arrives late).
-    pub fn pending_approvals(&self) -> Vec<PendingApproval> {
+    pub fn pending_approvals(&self) -> Vec<PendingPermission> {
         let mut all: Vec<_> = self
             .approvals
             .waiting()
@@ -384,7 +384,7 @@ impl Host for AgentHost<'_> {
         Box::pin(async move {
             let approvals = &self.service.approvals;
             let id = approvals.next.fetch_add(1, Ordering::Relaxed) + 1;
-            let approval = PendingApproval {
+            let approval = PendingPermission {
                 id,
                 chat_id: self.turn.chat.id,
                 message_id: self.turn.message_id,

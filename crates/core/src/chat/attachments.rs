@@ -42,7 +42,7 @@ impl Attach {
             ChatError::Attachment(format!("cannot read {}: {e}", path.display()))
         };
         let real = path.canonicalize().map_err(|e| error(&e))?;
-        let (bytes, _) = crate::workspace::read_regular(&real).map_err(|e| error(&e))?;
+        let (bytes, _) = crate::folder::read_regular(&real).map_err(|e| error(&e))?;
         let name = path
             .file_name()
             .map_or_else(|| "attachment".into(), |n| n.to_string_lossy().into_owned());
@@ -137,7 +137,7 @@ pub fn load(store: &Store, attachments: &[Attachment]) -> (String, Vec<ImageData
             (AttachmentKind::Image, Some(bytes)) => images.push(ImageData::new(&a.mime, &bytes)),
             (AttachmentKind::File, Some(bytes)) => {
                 let content = String::from_utf8_lossy(&bytes);
-                let fence = crate::workspace::context::code_fence(&content);
+                let fence = crate::folder::context::code_fence(&content);
                 let what = match a.name.starts_with("http://") || a.name.starts_with("https://") {
                     true => "The web page",
                     false => "Attached file",
@@ -161,7 +161,7 @@ pub fn load(store: &Store, attachments: &[Attachment]) -> (String, Vec<ImageData
 /// regular file is read.
 pub fn read(store: &Store, attachment: &Attachment) -> Option<Vec<u8>> {
     let path = store.attachment_path(attachment)?;
-    crate::workspace::read_regular(&path)
+    crate::folder::read_regular(&path)
         .ok()
         .map(|(bytes, _)| bytes)
 }
@@ -244,7 +244,7 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn only_a_regular_file_is_attached() {
-        use crate::workspace::test_support::{fifo, promptly, socket};
+        use crate::folder::test_support::{fifo, promptly, socket};
         let dir = tempfile::tempdir().unwrap();
         let pipe = dir.path().join("notes.md");
         fifo(&pipe);

@@ -10,7 +10,7 @@ use super::stream::sleep_until;
 use super::turn::{Turn, TurnOutcome};
 use super::writer::{Coalescer, DB_FLUSH_INTERVAL, EVENT_INTERVAL, StreamWriter};
 use super::{ChatEventKind, ChatService};
-use crate::external::{self, Access, Action, AgentEvent, CliAgent, PlanItem, RunSpec};
+use crate::cli_agents::{self, Access, Action, AgentEvent, CliAgent, PlanItem, RunSpec};
 use crate::layer::Change;
 use crate::llm::Usage;
 use crate::store::{ChatMode, MessageStatus, NewStep, StepDecision, StepKind};
@@ -178,7 +178,7 @@ impl Progress<'_> {
             Some(started) if action.tool.is_empty() => started,
             _ => (action.tool, action.arguments),
         };
-        let output = external::clip(action.output.as_deref().unwrap_or(""), STEP_OUTPUT_CAP);
+        let output = cli_agents::clip(action.output.as_deref().unwrap_or(""), STEP_OUTPUT_CAP);
         let reason = format!("run by {} in its sandbox", agent.name());
         self.step(
             StepKind::Tool,
@@ -242,7 +242,7 @@ impl Progress<'_> {
 impl ChatService {
     /// Runs the turn with the chat's CLI agent.
     pub(super) async fn cli_agent(&self, turn: &Turn, outcome: &mut TurnOutcome) {
-        let Some(agent) = external::agent_for(turn.choice.record.kind) else {
+        let Some(agent) = cli_agents::agent_for(turn.choice.record.kind) else {
             outcome.error = Some("this provider is not a CLI agent".into());
             return;
         };
@@ -300,8 +300,8 @@ impl ChatService {
         };
         let sandbox = self.sandbox_settings();
         let (events, mut received) = tokio::sync::mpsc::unbounded_channel();
-        let key = external::CliProvider::key_env(config);
-        let run = external::run(
+        let key = cli_agents::CliProvider::key_env(config);
+        let run = cli_agents::run(
             agent,
             &spec,
             &prompt,
@@ -359,7 +359,7 @@ impl ChatService {
             })
         }) {
             let provider = &turn.choice.record.name;
-            outcome.error = Some(external::with_login_hint(agent, provider, error));
+            outcome.error = Some(cli_agents::with_login_hint(agent, provider, error));
             MessageStatus::Error
         } else if let Some(error) = progress.save_error.take() {
             outcome.error = Some(error);
@@ -475,7 +475,7 @@ impl ChatService {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::external::codex::Codex;
+    use crate::cli_agents::codex::Codex;
 
     #[test]
     fn trust_maps_to_access_and_trusted_needs_a_confirmation() {

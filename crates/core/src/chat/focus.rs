@@ -90,7 +90,7 @@ impl EditorFocus {
     /// and dropped when it is empty or binary.
     pub(super) fn resolve(&self, root: &Path, eligible: &[&str]) -> Focus {
         let known = |raw: &str| {
-            let path = crate::workspace::normalize_relative(raw).ok()?;
+            let path = crate::folder::normalize_relative(raw).ok()?;
             eligible
                 .binary_search(&path.as_str())
                 .is_ok()
@@ -132,7 +132,7 @@ impl Excerpt {
             true => format!("line {}", self.first_line),
             false => format!("lines {}-{}", self.first_line, self.last_line),
         };
-        let fence = crate::workspace::context::code_fence(&self.text);
+        let fence = crate::folder::context::code_fence(&self.text);
         let language = Path::new(&self.path)
             .extension()
             .and_then(|e| e.to_str())
@@ -162,7 +162,7 @@ fn cut(text: &str) -> (&str, bool) {
 /// Lines `first..=last` of the project file `path` as they are on disk; `None` when it cannot
 /// be read as UTF-8 text or has none of them. Only a regular file inside the project is read.
 fn read_lines(root: &Path, path: &str, first: usize, last: usize) -> Option<String> {
-    let text = crate::workspace::read_project_text(root, path)?;
+    let text = crate::folder::read_project_text(root, path)?;
     let count = (last - first).saturating_add(1);
     let lines: Vec<&str> = text.lines().skip(first - 1).take(count).collect();
     (!lines.is_empty()).then(|| lines.join("\n"))

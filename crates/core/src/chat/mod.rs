@@ -26,7 +26,7 @@ mod turn;
 mod workspace;
 mod writer;
 
-pub use agent_turn::PendingApproval;
+pub use agent_turn::PendingPermission;
 pub use focus::{EditorFocus, EditorSelection, MAX_OPEN_TABS, MAX_SELECTION_CHARS, SentSelection};
 pub use models::{ModelChoice, ensure_default_provider, model_profile, provider_config};
 pub use prompt::{
@@ -47,10 +47,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::engine::{Engine, EngineError};
 use crate::environment::Environment;
+use crate::folder::context::ContextCache;
 use crate::llm::secrets::Secrets;
 use crate::llm::{LlmError, Usage};
 use crate::store::{AttachmentKind, ChatMode, MessageStatus, Role, StoreError};
-use crate::workspace::context::ContextCache;
 
 /// How long a second send waits for the cancelled turn to settle.
 const SETTLE_TIMEOUT: Duration = Duration::from_secs(4);
@@ -136,7 +136,7 @@ pub enum ChatEventKind {
     },
     /// Agent mode: a call waits for the person ([`ChatService::answer`]).
     Approval {
-        approval: PendingApproval,
+        approval: PendingPermission,
     },
     /// The approval was answered, or the turn stopped waiting.
     ApprovalSettled {
@@ -176,7 +176,7 @@ pub struct ChatService {
     indexes: Arc<crate::index::Indexes>,
     events: broadcast::Sender<ChatEvent>,
     active: Mutex<HashMap<i64, Active>>,
-    approvals: agent_turn::Approvals,
+    approvals: agent_turn::Permissions,
     /// The data directory: attachments are kept under it.
     data_dir: PathBuf,
     /// The MCP servers of each project, running across agent turns.
@@ -206,7 +206,7 @@ impl ChatService {
             cache: Arc::new(ContextCache::default()),
             events,
             active: Mutex::new(HashMap::new()),
-            approvals: agent_turn::Approvals::default(),
+            approvals: agent_turn::Permissions::default(),
             mcp: crate::agent::mcp::McpPool::new(),
         })
     }

@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use super::ChatError;
+use crate::cli_agents::provider;
 use crate::environment::Environment;
-use crate::external::provider;
 use crate::llm::secrets::Secrets;
 use crate::llm::{
     DEFAULT_CONNECT_TIMEOUT, IDLE_TIMEOUT_ENV, ModelInfo, ProviderConfig, ProviderKind,

@@ -10,10 +10,10 @@ use super::prompt::{self, ContextBreakdown, HistoryTurn, PromptError, PromptInpu
 use super::ranking::{editor_files, rank_files, recently_edited};
 use super::turn::Turn;
 use super::{ChatError, ChatEventKind, ChatService, SendOptions};
+use crate::folder::context::{ContextOptions, Priority, Walk, mentioned_paths};
 use crate::llm::ChatRequest;
 use crate::store::keys::HISTORY_TURNS;
 use crate::store::{Chat, ChatMode, ChatSummary, Project};
-use crate::workspace::context::{ContextOptions, Priority, Walk, mentioned_paths};
 
 /// Why a file `@`-mentioned in the prompt is sent.
 const MENTIONED_WHY: &str = "mentioned";
@@ -243,7 +243,7 @@ impl ChatService {
         let (messages, breakdown) = tokio::task::spawn_blocking(move || {
             // Rules files are read like any project file: only a regular one (a named pipe
             // there would hang every turn).
-            let read = |name: &str| crate::workspace::read_project_text(&root, name);
+            let read = |name: &str| crate::folder::read_project_text(&root, name);
             let rules = read("AI_RULES.md");
             let security = (mode == ChatMode::Security).then(|| read("SECURITY_RULES.md"));
             let last_change = match mode {

@@ -10,12 +10,12 @@
 use serde::Serialize;
 
 use crate::edits::{Segment, TagKind, parse};
+use crate::folder::context::{
+    CodebaseContext, ContextCache, ContextError, ContextOptions, PackedAs, SkipReason, Walk, render,
+};
 use crate::llm::{ChatMessage, ChatRole};
 use crate::store::{ApprovalState, ChatMode, Message, MessageStatus, Role};
 use crate::tokens::{MESSAGE_OVERHEAD, estimate as estimate_tokens};
-use crate::workspace::context::{
-    CodebaseContext, ContextCache, ContextError, ContextOptions, PackedAs, SkipReason, Walk, render,
-};
 
 pub const BUILD_PROMPT: &str = include_str!("../../../../prompts/build.md");
 pub const ASK_PROMPT: &str = include_str!("../../../../prompts/ask.md");
@@ -152,7 +152,7 @@ pub fn system_prompt(mode: ChatMode, rules: &ProjectRules<'_>) -> String {
             ));
         }
         if let Some((what, diff)) = rules.last_change {
-            let fence = crate::workspace::context::code_fence(diff);
+            let fence = crate::folder::context::code_fence(diff);
             let cut: String = diff.chars().take(LAST_CHANGE_MAX_CHARS).collect();
             let note = match cut.len() < diff.len() {
                 true => "\n(The diff is cut here: it is longer than this prompt allows.)",

@@ -6,8 +6,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::focus::Focus;
+use crate::folder::context::{Priority, Walk};
 use crate::index::{Indexes, OPEN_WHY, Ranked, SELECTED_WHY, Signals};
-use crate::workspace::context::{Priority, Walk};
 
 /// The most ranked files packed before the rest (in path order); the first
 /// [`MAPPED_FILES`] of them may go as their map when they do not fit whole.

@@ -176,7 +176,7 @@ impl ChatService {
         };
         let cli_agent = turn.choice.record.kind.is_cli_agent();
         let request = match cli_agent {
-            // An external agent reads the project itself: no request is prepared.
+            // A CLI agent reads the project itself: no request is prepared.
             true => Err(ChatError::Task(String::new())),
             false => tokio::select! {
                 prepared = self.prepare_turn(&turn) => prepared,
@@ -268,7 +268,7 @@ impl ChatService {
             // An Agent turn's edits were checked inside its loop (see `AgentHost::check`).
             let mut checked = turn.chat.mode != ChatMode::Agent
                 || outcome.checks.last().is_none_or(|run| run.passed);
-            // An external agent's changes are checked too (nothing goes back to it).
+            // A CLI agent's changes are checked too (nothing goes back to it).
             if failures.is_empty()
                 && (sent.is_some() || cli_agent)
                 && let Some(plan) = &outcome.plan

@@ -145,10 +145,10 @@ fn view_with(
                 if let Some(parent) = path.parent() {
                     std::fs::create_dir_all(parent).map_err(|e| failed(e.to_string()))?;
                 }
-                crate::workspace::write_file_atomic(&path, bytes, Some(*mode))
+                crate::folder::write_file_atomic(&path, bytes, Some(*mode))
                     .map_err(|e| failed(e.to_string()))?;
             }
-            None => crate::workspace::remove_file(&path).map_err(|e| failed(e.to_string()))?,
+            None => crate::folder::remove_file(&path).map_err(|e| failed(e.to_string()))?,
         }
     }
     Ok((workspace, dir))

@@ -206,7 +206,7 @@ fn relative(path: &str, roots: &[&std::path::Path]) -> Option<String> {
         true => roots.iter().find_map(|root| path.strip_prefix(root).ok())?,
         false => path,
     };
-    crate::workspace::normalize_relative(&rel.to_string_lossy()).ok()
+    crate::folder::normalize_relative(&rel.to_string_lossy()).ok()
 }
 
 #[cfg(test)]

@@ -188,14 +188,14 @@ fn walk(project: &Path) -> Result<BTreeMap<String, (u64, u128)>, ScratchError> {
 /// put in one's place since would block `fs::copy` for ever, and a device would stream into
 /// the copy: only a regular file is opened.
 fn copy_regular(from: &Path, to: &Path) -> Result<bool, ScratchError> {
-    let source = match crate::workspace::open_regular(from) {
+    let source = match crate::folder::open_regular(from) {
         Ok(source) => source,
-        Err(crate::workspace::OpenError::NotRegular(_)) => return Ok(false),
+        Err(crate::folder::OpenError::NotRegular(_)) => return Ok(false),
         // Deleted since the walk: as if the walk had not seen it.
-        Err(crate::workspace::OpenError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(crate::folder::OpenError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
             return Ok(false);
         }
-        Err(crate::workspace::OpenError::Io(e)) => return Err(io(from)(e)),
+        Err(crate::folder::OpenError::Io(e)) => return Err(io(from)(e)),
     };
     let mut reader = source.file;
     let mut dest = create_new(to)?;
@@ -418,7 +418,7 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn special_files_are_not_copied_and_the_copy_does_not_block() {
-        use crate::workspace::test_support::{fifo, promptly, socket};
+        use crate::folder::test_support::{fifo, promptly, socket};
         let dir = tempfile::tempdir().unwrap();
         let project = dir.path().join("p");
         write(&project, "src/a.rs", "a\n");

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::diff::apply_hunks;
 use super::plan::{EditPlan, FileChange, FileChangeKind};
-use crate::workspace::{FileState, Fs, read_state};
+use crate::folder::{FileState, Fs, read_state};
 
 /// What the person chose to apply. `files` lists paths (the new path of a rename); `hunks`
 /// `None` means the whole file.

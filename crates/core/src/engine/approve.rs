@@ -11,9 +11,9 @@ use crate::edits::deps::{
     InstallReport, MANIFESTS, install_command, install_confinement, run_install,
 };
 use crate::edits::plan::{EditPlan, FileChangeKind};
+use crate::folder::{FileState, read_state, resolve};
 use crate::store::{ApprovalNote, ApprovalState, Message, Project};
 use crate::vcs::{self, PathContent};
-use crate::workspace::{FileState, read_state, resolve};
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ApproveOutcome {

@@ -2,9 +2,9 @@
 //! can be undone like any other version.
 
 use super::{Engine, EngineError, Result};
+use crate::folder::{FileState, read_state, resolve};
 use crate::store::Project;
 use crate::vcs::{self, PathContent};
-use crate::workspace::{FileState, read_state, resolve};
 
 /// What a checked save did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -163,7 +163,7 @@ fn missing(path: &str) -> EngineError {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::workspace::blob_hash;
+    use crate::folder::blob_hash;
 
     fn project() -> (tempfile::TempDir, Engine, Project) {
         let dir = tempfile::tempdir().unwrap();

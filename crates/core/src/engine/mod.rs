@@ -28,9 +28,9 @@ use std::time::Duration;
 use crate::edits::apply::{ApplyError, SelectionError};
 use crate::edits::deps::DEFAULT_TIMEOUT;
 use crate::edits::plan::PlanError;
+use crate::folder::{Fs, PathError, RealFs};
 use crate::store::{Project, Store, StoreError, data_dir};
 use crate::vcs::{self, VcsError};
-use crate::workspace::{Fs, PathError, RealFs};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {

@@ -12,8 +12,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::edits::plan::EditPlan;
+use crate::folder::{Stamp, stamp};
 use crate::store::{AgentStep, Message};
-use crate::workspace::{Stamp, stamp};
 
 /// Plans kept, at most: the open chats' latest proposals.
 const KEPT: usize = 64;

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::time::Instant;
 
-pub use crate::workspace::FileStamp;
+pub use crate::folder::FileStamp;
 
 use super::tables::Change;
 use super::{CodeIndex, Extracted, Result, extract};
@@ -210,7 +210,7 @@ fn parallel<T: Sync, R: Send + Clone + Default>(items: &[T], f: impl Fn(&T) -> R
 /// for ever); one that is not text of an indexed size is skipped.
 fn read_one(root: &Path, path: &str) -> Read {
     use std::io::Read as _;
-    let Ok(opened) = crate::workspace::open_regular(&root.join(path)) else {
+    let Ok(opened) = crate::folder::open_regular(&root.join(path)) else {
         return match std::fs::symlink_metadata(root.join(path)) {
             Ok(meta) => Read::Skipped(FileStamp::of(&meta)),
             Err(_) => Read::Missing,

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use super::{CodeIndex, Refreshed, Result};
-use crate::workspace::context::Walk;
+use crate::folder::context::Walk;
 
 /// The projects' indexes of this process, each opened when first asked for.
 #[derive(Default)]
@@ -83,7 +83,7 @@ pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// The store's file name for a project root: a hash of its path.
 fn db_name(root: &Path) -> String {
-    let hash = crate::workspace::blob_hash(root.to_string_lossy().as_bytes());
+    let hash = crate::folder::blob_hash(root.to_string_lossy().as_bytes());
     format!("{}.sqlite", &hash[..hash.len().min(16)])
 }
 

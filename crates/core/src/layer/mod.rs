@@ -213,9 +213,9 @@ impl Layer {
             if meta.bases.contains_key(rel) {
                 continue;
             }
-            let hash = crate::workspace::read_regular(&project.join(rel))
+            let hash = crate::folder::read_regular(&project.join(rel))
                 .ok()
-                .map(|(bytes, _)| crate::workspace::blob_hash(&bytes));
+                .map(|(bytes, _)| crate::folder::blob_hash(&bytes));
             meta.bases.insert(rel.to_string(), hash);
             added = true;
         }

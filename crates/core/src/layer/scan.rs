@@ -12,7 +12,7 @@ use ignore::gitignore::Gitignore;
 
 use super::Change;
 use super::{LayerError, io};
-use crate::workspace::{OpenError, RegularFile, blob_hash, list_files, open_regular};
+use crate::folder::{OpenError, RegularFile, blob_hash, list_files, open_regular};
 
 /// The largest file carried into a proposal (larger ones are reported, not proposed).
 pub const MAX_CHANGE_BYTES: u64 = 2 * 1024 * 1024;

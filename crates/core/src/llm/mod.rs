@@ -44,7 +44,7 @@ pub enum ProviderKind {
     Openai,
     Anthropic,
     Gemini,
-    /// The Codex CLI, run as an agent in a scratch copy of the project (`crate::external`).
+    /// The Codex CLI, run as an agent in a scratch copy of the project (`crate::cli_agents`).
     Codex,
     /// Claude Code (`claude -p`), run the same way.
     #[serde(rename = "claude-code")]
@@ -394,7 +394,7 @@ pub type SharedProvider = Arc<dyn Provider>;
 
 /// The provider for `config`, speaking its kind's wire format. Installs the TLS provider.
 /// `None` for the kinds that run a CLI agent instead of calling an API
-/// ([`ProviderKind::is_cli_agent`]; `crate::external` runs those).
+/// ([`ProviderKind::is_cli_agent`]; `crate::cli_agents` runs those).
 pub fn http_provider(config: ProviderConfig) -> Option<SharedProvider> {
     Some(match config.kind {
         ProviderKind::Ollama => Arc::new(ollama::OllamaProvider::new(config)),

@@ -1,4 +1,4 @@
-//! The `approval_requests` table: what external agents asked through the gateway
+//! The `approval_requests` table: what executors (outside agents) asked through the gateway
 //! (`agent::gateway`), and what was decided.
 //!
 //! A request is decided at most once: the decision is a single `UPDATE … WHERE decision IS
@@ -14,26 +14,26 @@ use serde_json::Value;
 use super::{Result, Store, StoreError, not_found, now_ms, text_enum};
 use crate::trust::Risk;
 
-/// What an external agent asked about.
+/// What an executor asked about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ApprovalKind {
+pub enum ExecutorRequestKind {
     /// May this code or command run? Asked before running it.
     Evaluation,
     /// May this output (stdout, stderr, exit code) go back to the model? Asked after running.
     CodeResponse,
 }
 
-text_enum!(ApprovalKind { Evaluation => "evaluation", CodeResponse => "code_response" });
+text_enum!(ExecutorRequestKind { Evaluation => "evaluation", CodeResponse => "code_response" });
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ApprovalDecision {
+pub enum ExecutorDecision {
     Approved,
     Rejected,
 }
 
-text_enum!(ApprovalDecision { Approved => "approved", Rejected => "rejected" });
+text_enum!(ExecutorDecision { Approved => "approved", Rejected => "rejected" });
 
 /// Who decided: the person, an auto-approve rule, or our own agent (which may answer a request
 /// that matches one of its own pending tool calls by fingerprint).
@@ -48,9 +48,9 @@ pub enum DecidedBy {
 text_enum!(DecidedBy { User => "user", Auto => "auto", Agent => "agent" });
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ApprovalRequestRecord {
+pub struct ExecutorRequest {
     pub id: i64,
-    pub kind: ApprovalKind,
+    pub kind: ExecutorRequestKind,
     /// The name the client gave in its `hello`, if any.
     pub client: Option<String>,
     pub fingerprint: String,
@@ -59,14 +59,14 @@ pub struct ApprovalRequestRecord {
     /// The risk the decision was based on; `None` for code responses.
     pub risk: Option<Risk>,
     /// `None` while pending.
-    pub decision: Option<ApprovalDecision>,
+    pub decision: Option<ExecutorDecision>,
     pub decided_by: Option<DecidedBy>,
     pub reason: Option<String>,
     pub created_at: i64,
     pub decided_at: Option<i64>,
 }
 
-impl ApprovalRequestRecord {
+impl ExecutorRequest {
     pub fn is_pending(&self) -> bool {
         self.decision.is_none()
     }
@@ -80,7 +80,7 @@ pub enum DecideError {
     #[error("approval request {id} was already {decision} (by {decided_by})")]
     AlreadyDecided {
         id: i64,
-        decision: ApprovalDecision,
+        decision: ExecutorDecision,
         decided_by: DecidedBy,
     },
     #[error(transparent)]
@@ -97,11 +97,11 @@ const COLUMNS: &str = "id, kind, client, fingerprint, payload, risk, decision, d
     created_at, decided_at";
 
 /// The record without its payload, which needs a check `rusqlite` cannot express.
-type Raw = (ApprovalRequestRecord, String);
+type Raw = (ExecutorRequest, String);
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<Raw> {
     Ok((
-        ApprovalRequestRecord {
+        ExecutorRequest {
             id: row.get(0)?,
             kind: row.get(1)?,
             client: row.get(2)?,
@@ -118,7 +118,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<Raw> {
     ))
 }
 
-fn finish((mut record, payload): Raw) -> Result<ApprovalRequestRecord> {
+fn finish((mut record, payload): Raw) -> Result<ExecutorRequest> {
     record.payload = serde_json::from_str(&payload).map_err(|source| StoreError::Json {
         what: "approval request payload",
         source,
@@ -150,7 +150,7 @@ impl Store {
     /// Records a new, undecided request and returns its id.
     pub fn add_approval_request(
         &self,
-        kind: ApprovalKind,
+        kind: ExecutorRequestKind,
         client: Option<&str>,
         fingerprint: &str,
         payload: &Value,
@@ -173,10 +173,10 @@ impl Store {
     pub fn decide_approval_request(
         &self,
         id: i64,
-        decision: ApprovalDecision,
+        decision: ExecutorDecision,
         decided_by: DecidedBy,
         reason: Option<&str>,
-    ) -> Result<ApprovalRequestRecord, DecideError> {
+    ) -> Result<ExecutorRequest, DecideError> {
         let decided = self
             .conn()
             .query_row(
@@ -192,7 +192,7 @@ impl Store {
             return Ok(finish(raw)?);
         }
         match self.approval_request(id) {
-            Ok(ApprovalRequestRecord {
+            Ok(ExecutorRequest {
                 decision: Some(decision),
                 decided_by: Some(decided_by),
                 ..
@@ -208,7 +208,7 @@ impl Store {
         }
     }
 
-    pub fn approval_request(&self, id: i64) -> Result<ApprovalRequestRecord> {
+    pub fn approval_request(&self, id: i64) -> Result<ExecutorRequest> {
         let row = self
             .conn()
             .query_row(
@@ -221,7 +221,7 @@ impl Store {
     }
 
     /// The latest `limit` requests, decided or not, newest first.
-    pub fn approval_requests(&self, limit: usize) -> Result<Vec<ApprovalRequestRecord>> {
+    pub fn approval_requests(&self, limit: usize) -> Result<Vec<ExecutorRequest>> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         self.query_approvals(
             &format!("SELECT {COLUMNS} FROM approval_requests ORDER BY id DESC LIMIT ?1"),
@@ -231,7 +231,7 @@ impl Store {
 
     /// Every undecided request, oldest first (the order they should be answered in). This
     /// includes requests left by a process that has since died; see the module docs.
-    pub fn pending_approval_requests(&self) -> Result<Vec<ApprovalRequestRecord>> {
+    pub fn pending_approval_requests(&self) -> Result<Vec<ExecutorRequest>> {
         self.query_approvals(
             &format!("SELECT {COLUMNS} FROM approval_requests WHERE decision IS NULL ORDER BY id"),
             [],
@@ -242,7 +242,7 @@ impl Store {
         &self,
         sql: &str,
         params: impl rusqlite::Params,
-    ) -> Result<Vec<ApprovalRequestRecord>> {
+    ) -> Result<Vec<ExecutorRequest>> {
         let conn = self.conn();
         let mut stmt = conn.prepare(sql)?;
         let rows = stmt.query_map(params, from_row)?;
@@ -260,7 +260,7 @@ mod tests {
         let payload = json!({"kind": "evaluation", "code": "ls -la", "risk": "low"});
         store
             .add_approval_request(
-                ApprovalKind::Evaluation,
+                ExecutorRequestKind::Evaluation,
                 Some("runner"),
                 "fp",
                 &payload,
@@ -274,7 +274,7 @@ mod tests {
         let store = Store::open_in_memory().unwrap();
         let id = add(&store, Some(Risk::Medium));
         let record = store.approval_request(id).unwrap();
-        assert_eq!(record.kind, ApprovalKind::Evaluation);
+        assert_eq!(record.kind, ExecutorRequestKind::Evaluation);
         assert_eq!(record.client.as_deref(), Some("runner"));
         assert_eq!(record.fingerprint, "fp");
         assert_eq!(record.payload["code"], "ls -la");
@@ -289,19 +289,19 @@ mod tests {
         let store = Store::open_in_memory().unwrap();
         let id = add(&store, Some(Risk::High));
         let decided = store
-            .decide_approval_request(id, ApprovalDecision::Rejected, DecidedBy::User, Some("no"))
+            .decide_approval_request(id, ExecutorDecision::Rejected, DecidedBy::User, Some("no"))
             .unwrap();
-        assert_eq!(decided.decision, Some(ApprovalDecision::Rejected));
+        assert_eq!(decided.decision, Some(ExecutorDecision::Rejected));
         assert_eq!(decided.decided_by, Some(DecidedBy::User));
         assert_eq!(decided.reason.as_deref(), Some("no"));
         assert!(decided.decided_at.is_some());
 
         let again =
-            store.decide_approval_request(id, ApprovalDecision::Approved, DecidedBy::Auto, None);
+            store.decide_approval_request(id, ExecutorDecision::Approved, DecidedBy::Auto, None);
         assert!(matches!(
             again,
             Err(DecideError::AlreadyDecided {
-                decision: ApprovalDecision::Rejected,
+                decision: ExecutorDecision::Rejected,
                 decided_by: DecidedBy::User,
                 ..
             })
@@ -314,7 +314,7 @@ mod tests {
     fn deciding_a_missing_request_is_not_found() {
         let store = Store::open_in_memory().unwrap();
         let result =
-            store.decide_approval_request(42, ApprovalDecision::Approved, DecidedBy::User, None);
+            store.decide_approval_request(42, ExecutorDecision::Approved, DecidedBy::User, None);
         assert!(matches!(result, Err(DecideError::NotFound(42))));
         assert!(matches!(
             store.approval_request(42),
@@ -327,7 +327,7 @@ mod tests {
         let store = Store::open_in_memory().unwrap();
         let ids: Vec<i64> = (0..4).map(|_| add(&store, None)).collect();
         store
-            .decide_approval_request(ids[1], ApprovalDecision::Approved, DecidedBy::Auto, None)
+            .decide_approval_request(ids[1], ExecutorDecision::Approved, DecidedBy::Auto, None)
             .unwrap();
 
         let latest: Vec<i64> = store
@@ -358,7 +358,7 @@ mod tests {
         assert_eq!(pending.len(), 1);
         assert_eq!(pending[0].id, id);
         store
-            .decide_approval_request(id, ApprovalDecision::Approved, DecidedBy::User, None)
+            .decide_approval_request(id, ExecutorDecision::Approved, DecidedBy::User, None)
             .unwrap();
         assert!(store.pending_approval_requests().unwrap().is_empty());
     }

@@ -102,10 +102,10 @@ impl Store {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let mut kept = Vec::new();
         for new in attachments {
-            let hash = crate::workspace::blob_hash(new.content);
+            let hash = crate::folder::blob_hash(new.content);
             let path = dir.join(&hash);
             if !path.is_file() {
-                crate::workspace::write_file_atomic(&path, new.content, None)
+                crate::folder::write_file_atomic(&path, new.content, None)
                     .map_err(|e| io_error(format!("keep the attachment {}", new.name), e))?;
             }
             let size = i64::try_from(new.content.len()).unwrap_or(i64::MAX);
@@ -165,7 +165,7 @@ impl Store {
                 continue;
             }
             let path = entry.path();
-            crate::workspace::remove_file(&path)
+            crate::folder::remove_file(&path)
                 .map_err(|e| io_error(format!("remove {}", path.display()), e))?;
             removed += 1;
         }

@@ -23,7 +23,7 @@ mod usage;
 
 pub use agent_steps::{AgentStep, NewStep, StepDecision, StepKind};
 pub use approvals::{
-    ApprovalDecision, ApprovalKind, ApprovalRequestRecord, DecideError, DecidedBy,
+    DecideError, DecidedBy, ExecutorDecision, ExecutorRequest, ExecutorRequestKind,
     approval_fingerprint,
 };
 pub use attachments::{ATTACHMENTS_DIR, Attachment, AttachmentKind, NewAttachment};

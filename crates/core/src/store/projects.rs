@@ -34,8 +34,8 @@ pub struct ProjectSettings {
 impl ProjectSettings {
     /// Which files of the project the context walks (and the code index holds): its include
     /// and exclude globs over the eligible files, every other option at its default.
-    pub fn context_options(&self) -> crate::workspace::context::ContextOptions {
-        crate::workspace::context::ContextOptions {
+    pub fn context_options(&self) -> crate::folder::context::ContextOptions {
+        crate::folder::context::ContextOptions {
             include: self.context_include.clone(),
             exclude: self.context_exclude.clone(),
             ..Default::default()

@@ -10,7 +10,7 @@ use super::{
     Result, VcsError, advance_head, commit_all, find_commit, head_commit, landing,
     paths_in_the_way, refresh_index, signature,
 };
-use crate::workspace::{remove_file_and_emptied, write_file_atomic};
+use crate::folder::{remove_file_and_emptied, write_file_atomic};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use git2::{FileMode, ObjectType, Oid, Repository};
 
 use super::{Result, VcsError};
-use crate::workspace::{OpenError, read_regular, remove_file_and_emptied, write_file_atomic};
+use crate::folder::{OpenError, read_regular, remove_file_and_emptied, write_file_atomic};
 
 const RECORD: &str = "tandem-landing";
 

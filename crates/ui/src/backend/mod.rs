@@ -16,7 +16,7 @@ use tandem_core::app::{
 };
 use tandem_core::llm::ModelInfo;
 use tandem_core::store::{
-    ApprovalRequestRecord, Chat, McpServerRecord, Message, Project, ProviderRecord,
+    Chat, ExecutorRequest, McpServerRecord, Message, Project, ProviderRecord,
 };
 use tandem_core::vcs::Version;
 
@@ -169,7 +169,7 @@ pub enum Event {
     /// The gateway settings as saved (a new token, a new port).
     GatewaySettings(GatewaySettings),
     /// The gateway's latest requests, newest first.
-    ApprovalRequests(Vec<ApprovalRequestRecord>),
+    ApprovalRequests(Vec<ExecutorRequest>),
     Gateway(GatewayEvent),
     /// The approval client's connection to the executor.
     ApproverStatus(ApproverStatus),

@@ -5,10 +5,10 @@
 
 use std::collections::BTreeSet;
 
-use tandem_core::agent::gateway::{AutoApprove, CodeResponsePolicy};
+use tandem_core::agent::gateway::{AutoAnswer, CodeResponsePolicy};
 use tandem_core::agent::policy::PolicySettings;
-use tandem_core::app::PendingApproval;
-use tandem_core::store::{ApprovalKind, ApprovalRequestRecord, McpServerRecord};
+use tandem_core::app::PendingPermission;
+use tandem_core::store::{ExecutorRequest, ExecutorRequestKind, McpServerRecord};
 use tandem_core::trust::Risk;
 
 pub use tandem_core::app::{
@@ -18,7 +18,7 @@ pub use tandem_core::app::{
 #[derive(Default)]
 pub struct AgentView {
     /// Tool calls waiting for an answer, every chat's, oldest first.
-    pub approvals: Vec<ApprovalView>,
+    pub approvals: Vec<PermissionView>,
     /// Approvals answered or dropped: a chat reload's snapshot must not bring them back.
     pub settled: BTreeSet<u64>,
     pub gateway: GatewayView,
@@ -43,15 +43,15 @@ pub struct CliAgentView {
 
 /// A waiting call, with the fingerprint a gateway request about the same command would have.
 #[derive(Debug, Clone)]
-pub struct ApprovalView {
-    pub approval: PendingApproval,
+pub struct PermissionView {
+    pub approval: PendingPermission,
     pub fingerprint: Option<String>,
 }
 
-impl ApprovalView {
-    pub fn new(approval: PendingApproval) -> Self {
+impl PermissionView {
+    pub fn new(approval: PendingPermission) -> Self {
         let fingerprint = tandem_core::app::call_fingerprint(&approval.tool, &approval.arguments);
-        ApprovalView {
+        PermissionView {
             approval,
             fingerprint,
         }
@@ -92,7 +92,7 @@ impl ApproverView {
 pub struct GatewayView {
     pub status: GatewayStatus,
     /// The latest requests, newest first.
-    pub requests: Vec<ApprovalRequestRecord>,
+    pub requests: Vec<ExecutorRequest>,
 }
 
 /// The Agent section of the settings window, as typed (saved with its buttons).
@@ -120,7 +120,7 @@ pub struct AgentForm {
     pub gateway_enabled: bool,
     pub gateway_port: String,
     pub gateway_token: String,
-    pub gateway_auto: AutoApprove,
+    pub gateway_auto: AutoAnswer,
     pub mcp: McpForm,
 }
 
@@ -143,7 +143,7 @@ impl Default for AgentForm {
             gateway_enabled: false,
             gateway_port: DEFAULT_GATEWAY_PORT.to_string(),
             gateway_token: String::new(),
-            gateway_auto: AutoApprove {
+            gateway_auto: AutoAnswer {
                 evaluations_up_to: None,
                 code_responses: CodeResponsePolicy::Never,
             },
@@ -281,26 +281,26 @@ impl AgentForm {
 
 impl AgentView {
     /// The waiting calls of one reply.
-    pub fn approvals_for(&self, message_id: i64) -> impl Iterator<Item = &ApprovalView> {
+    pub fn approvals_for(&self, message_id: i64) -> impl Iterator<Item = &PermissionView> {
         self.approvals
             .iter()
             .filter(move |a| a.approval.message_id == message_id)
     }
 
     /// The oldest call waiting in `chat_id`.
-    pub fn first_waiting(&self, chat_id: i64) -> Option<&ApprovalView> {
+    pub fn first_waiting(&self, chat_id: i64) -> Option<&PermissionView> {
         self.approvals
             .iter()
             .find(|a| a.approval.chat_id == chat_id)
     }
 
-    pub fn add_approval(&mut self, approval: PendingApproval) {
+    pub fn add_approval(&mut self, approval: PendingPermission) {
         if self.settled.contains(&approval.id)
             || self.approvals.iter().any(|a| a.approval.id == approval.id)
         {
             return;
         }
-        self.approvals.push(ApprovalView::new(approval));
+        self.approvals.push(PermissionView::new(approval));
         self.approvals.sort_by_key(|a| a.approval.id);
     }
 
@@ -312,11 +312,11 @@ impl AgentView {
     /// Pending gateway evaluations about the same command as the waiting call `view`.
     pub fn gateway_matches<'a>(
         &'a self,
-        view: &'a ApprovalView,
-    ) -> impl Iterator<Item = &'a ApprovalRequestRecord> {
+        view: &'a PermissionView,
+    ) -> impl Iterator<Item = &'a ExecutorRequest> {
         self.gateway.requests.iter().filter(move |r| {
             r.is_pending()
-                && r.kind == ApprovalKind::Evaluation
+                && r.kind == ExecutorRequestKind::Evaluation
                 && view.fingerprint.as_deref() == Some(r.fingerprint.as_str())
         })
     }
@@ -324,11 +324,11 @@ impl AgentView {
     /// Waiting calls in `chat_id` about the same command as the gateway request `record`.
     pub fn agent_matches<'a>(
         &'a self,
-        record: &'a ApprovalRequestRecord,
+        record: &'a ExecutorRequest,
         chat_id: Option<i64>,
-    ) -> impl Iterator<Item = &'a ApprovalView> {
+    ) -> impl Iterator<Item = &'a PermissionView> {
         self.approvals.iter().filter(move |a| {
-            record.kind == ApprovalKind::Evaluation
+            record.kind == ExecutorRequestKind::Evaluation
                 && Some(a.approval.chat_id) == chat_id
                 && a.fingerprint.as_deref() == Some(record.fingerprint.as_str())
         })
@@ -336,7 +336,7 @@ impl AgentView {
 }
 
 /// A line from a gateway request's payload (the frame as the client sent it).
-pub fn payload_text<'a>(record: &'a ApprovalRequestRecord, field: &str) -> Option<&'a str> {
+pub fn payload_text<'a>(record: &'a ExecutorRequest, field: &str) -> Option<&'a str> {
     record.payload.get(field)?.as_str()
 }
 
@@ -345,8 +345,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn approval(id: u64, tool: &str, arguments: serde_json::Value) -> PendingApproval {
-        PendingApproval {
+    fn approval(id: u64, tool: &str, arguments: serde_json::Value) -> PendingPermission {
+        PendingPermission {
             id,
             chat_id: 1,
             message_id: 10,
@@ -395,12 +395,12 @@ mod tests {
 
     #[test]
     fn shell_calls_carry_the_gateway_fingerprint_of_their_command() {
-        let view = ApprovalView::new(approval(1, "run_shell", json!({"command": "cargo  test"})));
+        let view = PermissionView::new(approval(1, "run_shell", json!({"command": "cargo  test"})));
         assert_eq!(
             view.fingerprint.as_deref(),
             Some(tandem_core::agent::gateway::fingerprint("cargo test").as_str())
         );
-        let other = ApprovalView::new(approval(2, "write_file", json!({"command": "x"})));
+        let other = PermissionView::new(approval(2, "write_file", json!({"command": "x"})));
         assert_eq!(other.fingerprint, None);
     }
 

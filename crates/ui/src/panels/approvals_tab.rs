@@ -7,7 +7,7 @@ use crate::model::state::AppState;
 use crate::widgets::theme;
 use tandem_core::agent::display::{has_hidden, visible};
 use tandem_core::agent::gateway::Language;
-use tandem_core::store::{ApprovalDecision, ApprovalKind, ApprovalRequestRecord, DecidedBy};
+use tandem_core::store::{DecidedBy, ExecutorDecision, ExecutorRequest, ExecutorRequestKind};
 
 pub fn show(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
     let gateway = &state.agent.gateway;
@@ -47,7 +47,7 @@ pub fn show(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {
 fn request(
     ui: &mut egui::Ui,
     state: &AppState,
-    record: &ApprovalRequestRecord,
+    record: &ExecutorRequest,
     commands: &mut Vec<Command>,
 ) {
     let stroke = if record.is_pending() {
@@ -59,8 +59,8 @@ fn request(
         ui.horizontal_wrapped(|ui| {
             ui.strong(format!("#{}", record.id));
             ui.label(match record.kind {
-                ApprovalKind::Evaluation => "may this run?",
-                ApprovalKind::CodeResponse => "may this output go to the model?",
+                ExecutorRequestKind::Evaluation => "may this run?",
+                ExecutorRequestKind::CodeResponse => "may this output go to the model?",
             });
             ui.weak(visible(
                 record.client.as_deref().unwrap_or("unnamed client"),
@@ -80,7 +80,7 @@ fn request(
                 );
             }
         }
-        if record.kind == ApprovalKind::Evaluation
+        if record.kind == ExecutorRequestKind::Evaluation
             && let Some(note) = Language::of(payload_text(record, "language")).note()
         {
             let language = payload_text(record, "language").unwrap_or_default();
@@ -91,7 +91,7 @@ fn request(
         {
             ui.label(visible(explanation));
         }
-        if record.kind == ApprovalKind::CodeResponse {
+        if record.kind == ExecutorRequestKind::CodeResponse {
             output(ui, record);
         }
         if record.is_pending() {
@@ -118,7 +118,7 @@ fn request(
     ui.add_space(2.0);
 }
 
-fn status(ui: &mut egui::Ui, record: &ApprovalRequestRecord) {
+fn status(ui: &mut egui::Ui, record: &ExecutorRequest) {
     let by = match record.decided_by {
         Some(DecidedBy::Auto) => " automatically",
         Some(DecidedBy::Agent) => " by the agent",
@@ -128,10 +128,10 @@ fn status(ui: &mut egui::Ui, record: &ApprovalRequestRecord) {
         None => {
             ui.colored_label(theme::WARN, "waiting for you");
         }
-        Some(ApprovalDecision::Approved) => {
+        Some(ExecutorDecision::Approved) => {
             ui.colored_label(theme::OK, format!("✔ approved{by}"));
         }
-        Some(ApprovalDecision::Rejected) => {
+        Some(ExecutorDecision::Rejected) => {
             ui.colored_label(theme::ERROR, format!("✖ rejected{by}"));
         }
     }
@@ -141,7 +141,7 @@ fn status(ui: &mut egui::Ui, record: &ApprovalRequestRecord) {
 }
 
 /// A code response's exit code, stdout and stderr (long output folded).
-fn output(ui: &mut egui::Ui, record: &ApprovalRequestRecord) {
+fn output(ui: &mut egui::Ui, record: &ExecutorRequest) {
     if let Some(code) = record.payload.get("exit_code").and_then(|v| v.as_i64()) {
         let color = if code == 0 { theme::OK } else { theme::ERROR };
         ui.colored_label(color, format!("exit code {code}"));

@@ -25,7 +25,7 @@ pub fn show(
         }
     };
     if b.window == 0 {
-        // A turn handed to an external agent: it fills its own window.
+        // A turn handed to a CLI agent: it fills its own window.
         ui.weak("Context: not measured for the last turn");
         return;
     }

@@ -18,7 +18,7 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use super::{
-    AutoApprove, EVENT_BUFFER, Ended, GatewayError, GatewayEvent, MAX_MESSAGE, Result, Serving,
+    AutoAnswer, EVENT_BUFFER, Ended, GatewayError, GatewayEvent, MAX_MESSAGE, Result, Serving,
     Shared, lock, session,
 };
 use crate::store::Store;
@@ -50,7 +50,7 @@ pub struct ApproverConfig {
     pub url: String,
     /// Sent as `Authorization: Bearer <token>`.
     pub token: String,
-    pub auto: AutoApprove,
+    pub auto: AutoAnswer,
     pub backoff: Backoff,
 }
 
@@ -125,7 +125,7 @@ impl Approver {
     }
 
     /// Applies to requests arriving from now on.
-    pub fn set_auto(&self, auto: AutoApprove) {
+    pub fn set_auto(&self, auto: AutoAnswer) {
         self.serving.set_auto(auto);
     }
 

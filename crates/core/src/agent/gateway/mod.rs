@@ -1,4 +1,4 @@
-//! The approval gateway: an optional WebSocket server through which an external agent asks the
+//! The approval gateway: an optional WebSocket server through which an executor (an outside agent) asks the
 //! person at the desktop app before running code (a security evaluation) and before handing its
 //! output to a model (a code response). The protocol and its guarantees: `docs/gateway.md`.
 //!
@@ -29,7 +29,7 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_util::sync::CancellationToken;
 
 use super::policy::{Risk, classify_shell};
-use crate::store::{ApprovalDecision, ApprovalKind, DecideError, DecidedBy, Store};
+use crate::store::{DecideError, DecidedBy, ExecutorDecision, ExecutorRequestKind, Store};
 
 mod auth;
 mod client;
@@ -87,13 +87,13 @@ pub struct GatewayConfig {
     pub port: u16,
     /// Clients send it as `Authorization: Bearer <token>` or `?token=<token>`.
     pub token: String,
-    pub auto: AutoApprove,
+    pub auto: AutoAnswer,
 }
 
 /// What needs no person. The default asks for everything.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct AutoApprove {
+pub struct AutoAnswer {
     /// Evaluations up to this (effective) risk are approved; `None` asks for all.
     pub evaluations_up_to: Option<Risk>,
     pub code_responses: CodeResponsePolicy,
@@ -110,7 +110,7 @@ pub enum CodeResponsePolicy {
     Never,
 }
 
-impl AutoApprove {
+impl AutoAnswer {
     /// Why `request` is approved without asking, or `None` when the person decides.
     fn approves(&self, request: &GatewayRequest, risk: Option<Risk>) -> Option<String> {
         let GatewayRequest::CodeResponse { exit_code, .. } = request else {
@@ -199,7 +199,7 @@ type Waiting = HashMap<i64, (Conn, String)>;
 struct Shared {
     store: Arc<Store>,
     token: String,
-    auto: Mutex<AutoApprove>,
+    auto: Mutex<AutoAnswer>,
     events: broadcast::Sender<GatewayEvent>,
     /// Held from a request's insert until its ack is queued and its waiter registered, and
     /// while deciding: a decision can neither miss its waiter nor overtake the ack.
@@ -216,7 +216,7 @@ impl Shared {
     fn new(
         store: Arc<Store>,
         token: String,
-        auto: AutoApprove,
+        auto: AutoAnswer,
         events: broadcast::Sender<GatewayEvent>,
     ) -> Arc<Shared> {
         Arc::new(Shared {
@@ -243,7 +243,7 @@ impl Shared {
         by: DecidedBy,
         reason: Option<String>,
     ) -> Result<(), DecideError> {
-        use ApprovalDecision::{Approved, Rejected};
+        use ExecutorDecision::{Approved, Rejected};
         let decision = if approved { Approved } else { Rejected };
         self.store
             .decide_approval_request(id, decision, by, reason.as_deref())?;
@@ -284,7 +284,7 @@ impl Serving {
         Ok(shared.settle(&mut lock(&shared.waiting), id, approved, by, reason)?)
     }
 
-    fn set_auto(&self, auto: AutoApprove) {
+    fn set_auto(&self, auto: AutoAnswer) {
         *lock(&self.shared.auto) = auto;
     }
 
@@ -346,7 +346,7 @@ impl Gateway {
     }
 
     /// Applies to requests arriving from now on; those already waiting stay with the person.
-    pub fn set_auto(&self, auto: AutoApprove) {
+    pub fn set_auto(&self, auto: AutoAnswer) {
         self.serving.set_auto(auto);
     }
 
@@ -571,8 +571,8 @@ impl Session<'_> {
             return self.error(Some(client_id), &message);
         }
         let (kind, code) = match &request {
-            Evaluation { code, .. } => (ApprovalKind::Evaluation, Some(code)),
-            CodeResponse { code, .. } => (ApprovalKind::CodeResponse, code.as_ref()),
+            Evaluation { code, .. } => (ExecutorRequestKind::Evaluation, Some(code)),
+            CodeResponse { code, .. } => (ExecutorRequestKind::CodeResponse, code.as_ref()),
         };
         let fingerprint = fingerprint(code.map_or("", String::as_str));
         let mut waiting = lock(&shared.waiting);

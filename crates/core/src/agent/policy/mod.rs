@@ -9,7 +9,7 @@
 //!
 //! Only what the call would do counts, never what the model says about it. Nothing here touches
 //! the disk: paths are judged lexically against the project root (the tools still resolve
-//! symlinks with `workspace::resolve`). A shell command is split into parts (chains, pipes,
+//! symlinks with `folder::resolve`). A shell command is split into parts (chains, pipes,
 //! subshells, `$(…)`, backticks, here-documents, `sh -c`, `eval`, `find -exec`, `xargs`), each
 //! part is classified, and the command is as risky as its riskiest part.
 //!

@@ -25,8 +25,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::edits::Action;
-use crate::workspace::search::BINARY_SNIFF_BYTES;
-use crate::workspace::{
+use crate::folder::search::BINARY_SNIFF_BYTES;
+use crate::folder::{
     FileKind, OpenError, PathError, RegularFile, normalize_relative, open_regular, resolve,
 };
 

@@ -9,7 +9,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{Args, ToolError};
-use crate::workspace::search::{self, FileGlob, SearchError, SearchQuery, Start};
+use crate::folder::search::{self, FileGlob, SearchError, SearchQuery, Start};
 
 /// `list_files` shows at most this many paths, then a count of the rest.
 const MAX_LISTED: usize = 500;

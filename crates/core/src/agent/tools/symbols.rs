@@ -15,10 +15,10 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{Args, MAX_READ_FILE_BYTES, PATH_KEYS, ToolError};
+use crate::folder::context::{ContextOptions, Walk};
+use crate::folder::search::BINARY_SNIFF_BYTES;
+use crate::folder::{RegularFile, open_regular, resolve};
 use crate::index::{self, CodeIndex, Extracted, Indexes, Lang, MAX_PARSED_BYTES};
-use crate::workspace::context::{ContextOptions, Walk};
-use crate::workspace::search::BINARY_SNIFF_BYTES;
-use crate::workspace::{RegularFile, open_regular, resolve};
 
 /// The longest name looked up, in characters.
 const MAX_NAME_CHARS: usize = 200;
@@ -39,7 +39,7 @@ const LANGUAGES: &str = "Rust, JavaScript, TypeScript, Python, Go, Java, C and C
 pub struct CodeIndexes {
     pub indexes: std::sync::Arc<crate::index::Indexes>,
     /// The project's include and exclude, as every refresh of its index walks.
-    pub files: crate::workspace::context::ContextOptions,
+    pub files: crate::folder::context::ContextOptions,
 }
 
 impl std::fmt::Debug for CodeIndexes {

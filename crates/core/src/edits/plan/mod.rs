@@ -13,8 +13,8 @@ use super::actions::{Action, MissingAttribute, actions};
 use super::diff::{Hunk, unified};
 use super::findings::SecurityFinding;
 use super::parser::parse;
+use crate::folder::resolve;
 use crate::store::PlanBase;
-use crate::workspace::resolve;
 
 mod planner;
 
@@ -183,7 +183,7 @@ pub fn plan_actions(
     root: &Path,
     actions: impl IntoIterator<Item = Result<Action, MissingAttribute>>,
 ) -> Result<EditPlan, PlanError> {
-    let root = crate::workspace::root_path(root).map_err(|source| PlanError {
+    let root = crate::folder::root_path(root).map_err(|source| PlanError {
         path: root.to_path_buf(),
         source,
     })?;
@@ -204,7 +204,7 @@ pub struct EditChecker {
 
 impl EditChecker {
     pub fn new(root: &Path) -> Result<Self, PlanError> {
-        let root = crate::workspace::root_path(root).map_err(|source| PlanError {
+        let root = crate::folder::root_path(root).map_err(|source| PlanError {
             path: root.to_path_buf(),
             source,
         })?;

@@ -10,7 +10,7 @@ use crate::edits::diff::{hunks, line_counts};
 use crate::edits::findings::SecurityFinding;
 use crate::edits::parser::TagKind;
 use crate::edits::search_replace::{BlockOutcome, apply_blocks_as_read, parse_blocks};
-use crate::workspace::{FileState, read_state, resolve};
+use crate::folder::{FileState, read_state, resolve};
 
 const NEW_FILE_MODE: u32 = 0o644;
 

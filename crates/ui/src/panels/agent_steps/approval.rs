@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{ESSENTIAL_CHARS, essential, essential_whole, risk_badge};
 use crate::command::{AgentCommand, Command};
-use crate::model::agent_state::{AgentView, ApprovalView};
+use crate::model::agent_state::{AgentView, PermissionView};
 use crate::widgets::theme;
 use tandem_core::agent::display::{has_hidden, visible};
 use tandem_core::agent::runner::Answer;
@@ -14,7 +14,7 @@ use tandem_core::agent::runner::Answer;
 /// The card, drawn under the steps of the reply that waits on it.
 pub(super) fn approval(
     ui: &mut egui::Ui,
-    view: &ApprovalView,
+    view: &PermissionView,
     agent: &AgentView,
     commands: &mut Vec<Command>,
 ) {

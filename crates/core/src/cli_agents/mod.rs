@@ -83,7 +83,7 @@ pub enum AgentEvent {
     Result(String),
 }
 
-/// One external agent: how to start it and how to read it.
+/// One CLI agent: how to start it and how to read it.
 pub trait CliAgent: Send + Sync {
     /// Its name for the person (`Codex`, `Claude Code`).
     fn name(&self) -> &'static str;

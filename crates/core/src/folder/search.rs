@@ -351,7 +351,7 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn a_named_pipe_or_socket_is_never_opened_and_one_named_is_refused() {
-        use crate::workspace::test_support::{fifo, promptly, socket};
+        use crate::folder::test_support::{fifo, promptly, socket};
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().to_path_buf();
         std::fs::create_dir_all(root.join("src")).unwrap();

@@ -195,8 +195,8 @@ mod tests {
     fn a_named_pipe_is_an_error_at_once_not_a_read() {
         let dir = tempfile::tempdir().unwrap();
         let pipe = dir.path().join("pipe.rs");
-        crate::workspace::test_support::fifo(&pipe);
-        let read = crate::workspace::test_support::promptly(move || read_state(&pipe));
+        crate::folder::test_support::fifo(&pipe);
+        let read = crate::folder::test_support::promptly(move || read_state(&pipe));
         let message = read.unwrap_err().to_string();
         assert_eq!(message, "a named pipe, not a regular file; it was not read");
     }

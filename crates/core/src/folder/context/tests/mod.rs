@@ -274,7 +274,7 @@ fn symlinks_are_not_followed() {
 /// reading a pipe nothing writes to would hang the turn for ever.
 #[test]
 fn named_pipes_and_sockets_are_never_opened() {
-    use crate::workspace::test_support::{fifo, promptly, socket};
+    use crate::folder::test_support::{fifo, promptly, socket};
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().to_path_buf();
     write(&root, "src/main.rs", "fn main() {}\n");

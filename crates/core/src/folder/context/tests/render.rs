@@ -25,7 +25,7 @@ fn render_heads_blocks_with_paths_and_lists_the_rest() {
             ("big.rs".into(), ListedReason::OverBudget),
             ("docs/huge.md".into(), ListedReason::OverBudget),
         ],
-        listing: crate::workspace::outline::outline(&["big.rs", "docs/huge.md"], &[], 1000),
+        listing: crate::folder::outline::outline(&["big.rs", "docs/huge.md"], &[], 1000),
         ..CodebaseContext::default()
     };
     assert_eq!(
