@@ -5,10 +5,10 @@ use std::path::PathBuf;
 
 pub use crate::agent_commands::AgentCommand;
 use crate::backend::Backend;
-pub use crate::workspace_commands::WorkspaceCommand;
 use crate::model::state::{AppState, BottomTab, Confirm, Palette, SendKey, Theme};
 use crate::model::unsaved::CloseChoice;
 pub use crate::symbol_commands::SymbolCommand;
+pub use crate::workspace_commands::WorkspaceCommand;
 use tandem_core::app::SendOptions;
 use tandem_core::store::ChatMode;
 
