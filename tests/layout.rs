@@ -158,3 +158,96 @@ fn the_tree_check_sees_the_window_crate_draw() {
     assert!(found.iter().any(|n| n == "egui"), "{found:?}");
     assert!(found.iter().any(|n| n == "eframe"), "{found:?}");
 }
+
+/// A module's path inside its crate, from its file (`a/b.rs` and `a/b/mod.rs` are `a::b`).
+fn module_of(src: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src).expect("a file under src");
+    let mut parts: Vec<String> = (rel.with_extension("").iter())
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    if matches!(
+        parts.last().map(String::as_str),
+        Some("mod" | "lib" | "main")
+    ) {
+        parts.pop();
+    }
+    parts
+}
+
+/// The modules each module of the crate under `src` names by `crate::` or `super::` paths
+/// (tests left out: a test may reach anywhere).
+fn imports(src: &Path) -> Vec<(Vec<String>, Vec<String>)> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let path = regex::Regex::new(r"\b(crate|super)((?:::\w+)+)").expect("a valid regex");
+    let mut found = Vec::new();
+    for file in files.iter().filter(|f| !f.ends_with("tests.rs")) {
+        let module = module_of(src, file);
+        let text = std::fs::read_to_string(file).expect("a readable source file");
+        let text = text
+            .split("#[cfg(test)]\nmod tests")
+            .next()
+            .unwrap_or_default();
+        for line in text.lines() {
+            let code = line.split("//").next().unwrap_or_default();
+            for m in path.captures_iter(code) {
+                let named: Vec<String> = m[2].split("::").skip(1).map(str::to_string).collect();
+                let target = match &m[1] {
+                    "crate" => named,
+                    _ => module[..module.len().saturating_sub(1)]
+                        .iter()
+                        .cloned()
+                        .chain(named)
+                        .collect(),
+                };
+                found.push((module.clone(), target));
+            }
+        }
+    }
+    found
+}
+
+/// Pairs of sibling modules that each name the other (or something inside it), anywhere in
+/// what they hold: an import circle.
+fn circles(src: &Path) -> Vec<String> {
+    let imports = imports(src);
+    let modules: std::collections::BTreeSet<Vec<String>> =
+        imports.iter().map(|(m, _)| m.clone()).collect();
+    let reaches = |a: &[String], b: &[String]| {
+        (imports.iter()).any(|(from, to)| from.starts_with(a) && to.starts_with(b))
+    };
+    let mut found = Vec::new();
+    for a in &modules {
+        for b in modules.iter().filter(|b| *b > a) {
+            let siblings =
+                !a.is_empty() && a.len() == b.len() && a[..a.len() - 1] == b[..b.len() - 1];
+            if siblings && reaches(a, b) && reaches(b, a) {
+                found.push(format!("{} <-> {}", a.join("::"), b.join("::")));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_two_modules_import_each_other() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for src in ["crates/core/src", "crates/ui/src", "src"] {
+        let found = circles(&root.join(src));
+        assert!(
+            found.is_empty(),
+            "import circles in {src}:\n{}",
+            found.join("\n")
+        );
+    }
+}
+
+#[test]
+fn the_circle_check_sees_a_circle() {
+    // The check itself, on a crate of two files that name each other.
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    std::fs::write(dir.path().join("lib.rs"), "mod a;\nmod b;\n").expect("written");
+    std::fs::write(dir.path().join("a.rs"), "use crate::b::B;\npub struct A;\n").expect("written");
+    std::fs::write(dir.path().join("b.rs"), "pub struct B(super::a::A);\n").expect("written");
+    assert_eq!(circles(dir.path()), ["a <-> b"]);
+}

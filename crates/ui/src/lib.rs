@@ -14,7 +14,6 @@ mod keymap;
 pub mod unsaved;
 
 mod agent_commands;
-mod symbol_commands;
 mod workspace_commands;
 
 pub mod model;

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::proposals::{Review, pending, truncate};
+use super::proposals::{Review, applying, pending, truncate};
 use super::{Engine, EngineError, Result, partial};
 use crate::edits::apply::{ApplyError, Selection, check_writes};
 use crate::edits::deps::{
@@ -337,11 +337,6 @@ impl Engine {
         }
         outcome.install = Some(report);
     }
-}
-
-/// Pending, but with the commit an interrupted approval was applying it as.
-pub(super) fn applying(message: &Message) -> bool {
-    message.approval_state == Some(ApprovalState::Pending) && message.commit_hash.is_some()
 }
 
 fn commit_message(plan: &EditPlan, writes: &[crate::edits::apply::PathWrite]) -> String {

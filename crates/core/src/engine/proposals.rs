@@ -3,7 +3,6 @@
 
 use serde::Serialize;
 
-use super::approve::applying;
 use super::{Engine, EngineError, Result, partial};
 use crate::edits::plan::{EditPlan, plan_actions};
 use crate::store::{
@@ -222,6 +221,11 @@ impl Engine {
         let chat = self.store.chat(message.chat_id)?;
         Ok(self.store.project(chat.project_id)?)
     }
+}
+
+/// Pending, but with the commit an interrupted approval was applying it as.
+pub(super) fn applying(message: &Message) -> bool {
+    message.approval_state == Some(ApprovalState::Pending) && message.commit_hash.is_some()
 }
 
 /// Only a complete assistant reply that is pending review can be approved or rejected.

@@ -11,9 +11,12 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::context_walk::SOURCE_NAMES;
-pub use super::context_walk::Walk;
+mod walk;
+
 use crate::tokens::estimate as estimate_tokens;
+use walk::SOURCE_NAMES;
+pub use walk::Walk;
+pub(super) use walk::walker;
 
 /// Files larger than this are skipped by default: they are almost always generated or data.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024;

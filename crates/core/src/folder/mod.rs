@@ -2,7 +2,6 @@
 //! and the engine's file I/O built on it.
 
 pub mod context;
-mod context_walk;
 mod files;
 mod listing;
 pub(crate) mod outline;

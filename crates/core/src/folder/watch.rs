@@ -107,7 +107,7 @@ pub fn watch(root: &Path, report: impl Fn(Changed) + Send + 'static) -> Result<W
 /// already) that the walk visits; returns how many could not be watched.
 fn add_folders(watcher: &mut RecommendedWatcher, dir: &Path, filter: &Filter) -> usize {
     let mut failed = 0;
-    for entry in super::context_walk::walker(dir).build().flatten() {
+    for entry in super::context::walker(dir).build().flatten() {
         let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
         if !is_dir || entry.path() == filter.root {
             continue;

@@ -33,6 +33,8 @@ mod landlock;
 mod linux;
 #[cfg(target_os = "linux")]
 mod seccomp;
+#[cfg(target_os = "linux")]
+mod sys;
 
 pub mod overlay;
 

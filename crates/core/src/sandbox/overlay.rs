@@ -180,9 +180,9 @@ fn hold(project: &Path, upper: &Path, work: &Path) -> io::Result<Overlay> {
             };
             check(libc::setsid())?;
             check(libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS))?;
-            super::container::child::sys::write_file(c"/proc/self/setgroups", b"deny")?;
-            super::container::child::sys::write_file(c"/proc/self/uid_map", uid_map.as_bytes())?;
-            super::container::child::sys::write_file(c"/proc/self/gid_map", gid_map.as_bytes())?;
+            super::sys::write_file(c"/proc/self/setgroups", b"deny")?;
+            super::sys::write_file(c"/proc/self/uid_map", uid_map.as_bytes())?;
+            super::sys::write_file(c"/proc/self/gid_map", gid_map.as_bytes())?;
             let none = std::ptr::null::<libc::c_char>();
             let private = libc::MS_REC | libc::MS_PRIVATE;
             check(libc::mount(

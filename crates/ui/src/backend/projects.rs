@@ -55,8 +55,8 @@ impl Backend {
             let counts = app
                 .count_context(
                     &root,
-                    crate::command::split_globs(&include),
-                    crate::command::split_globs(&exclude),
+                    crate::model::state::split_globs(&include),
+                    crate::model::state::split_globs(&exclude),
                 )
                 .map(|count| count.to_string())
                 .map_err(|e| e.to_string());

@@ -7,16 +7,15 @@ pub use crate::agent_commands::AgentCommand;
 use crate::backend::Backend;
 use crate::model::state::{AppState, BottomTab, Confirm, Palette, SendKey, Theme};
 use crate::model::unsaved::CloseChoice;
-pub use crate::symbol_commands::SymbolCommand;
 pub use crate::workspace_commands::WorkspaceCommand;
+pub use symbols::SymbolCommand;
 use tandem_core::app::SendOptions;
 use tandem_core::store::ChatMode;
 
 // The handlers of the review panel's and the Settings window's commands.
 mod review;
 mod settings;
-
-pub(crate) use settings::split_globs;
+mod symbols;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {

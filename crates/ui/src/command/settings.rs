@@ -144,7 +144,7 @@ impl AppState {
 
     pub(super) fn save_context_globs(&mut self, backend: &Backend) {
         if let Some(project) = &mut self.project {
-            let split = split_globs;
+            let split = crate::model::state::split_globs;
             project.project.settings.context_include = split(&self.settings.include);
             project.project.settings.context_exclude = split(&self.settings.exclude);
             backend.save_project_settings(project.project.clone());
@@ -193,13 +193,4 @@ impl AppState {
         }
         self.settings = crate::model::state::SettingsForm::default();
     }
-}
-
-/// Globs as typed in settings: separated by commas or line breaks.
-pub(crate) fn split_globs(text: &str) -> Vec<String> {
-    text.split([',', '\n'])
-        .map(str::trim)
-        .filter(|g| !g.is_empty())
-        .map(str::to_string)
-        .collect()
 }

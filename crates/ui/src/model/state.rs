@@ -231,6 +231,15 @@ pub struct SettingsForm {
     pub price_output: String,
 }
 
+/// Globs as typed in settings: separated by commas or line breaks.
+pub fn split_globs(text: &str) -> Vec<String> {
+    text.split([',', '\n'])
+        .map(str::trim)
+        .filter(|g| !g.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Palette {
     pub query: String,

@@ -3,8 +3,8 @@
 
 use std::io;
 
-use super::sys::{check, check_long};
 use super::{Child, Rules};
+use crate::sandbox::sys::{check, check_long};
 
 /// The command's own restrictions, then back to `std` to exec it. `in_container`: it was
 /// forked by the init (and needs a session of its own again).

@@ -22,11 +22,10 @@ use std::io;
 
 mod confine;
 pub(super) mod root;
-pub(crate) mod sys;
 
+use crate::sandbox::sys::{check, close_all_but, fork, mirror, reap_until, wait_for, write_file};
 use confine::confine_self;
 use root::{Op, build_root};
-use sys::{check, close_all_but, fork, mirror, reap_until, wait_for, write_file};
 
 /// The namespaces and the root of one command.
 #[derive(Debug, Clone)]

@@ -6,7 +6,7 @@ use std::ffi::CString;
 use std::io;
 
 use super::World;
-use super::sys::{check, check_long, errno, loopback_up, write_file};
+use crate::sandbox::sys::{check, check_long, errno, loopback_up, write_file};
 
 /// One step of building the container's root: sources are the host's paths, targets are
 /// below [`World::root`], where the new root is mounted.

@@ -10,7 +10,7 @@ use std::sync::{Arc, LazyLock};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
-use super::context::{ContextError, ContextOptions, Priority, SkipReason, Stamp, file_name};
+use super::{ContextError, ContextOptions, Priority, SkipReason, Stamp, file_name};
 
 /// Directories never walked, even when no ignore file mentions them: dependencies, build output
 /// and virtual environments would drown the real code.
@@ -63,7 +63,7 @@ const STAT_ALL_BUDGET: usize = 1_000_000;
 /// The files of a project eligible for the prompt, found by one walk (`.gitignore` and
 /// friends honoured, hidden files, links and the always excluded folders left out), sorted by
 /// path, with the files that are not eligible and why. Packed by
-/// [`super::context::ContextCache::pack`], as many times as needed.
+/// [`super::ContextCache::pack`], as many times as needed.
 #[derive(Debug, Clone)]
 pub struct Walk {
     pub(super) root: PathBuf,
@@ -97,7 +97,7 @@ impl Walk {
         let exclude = glob_set("exclude", &options.exclude)?;
         let root = open_root(root)?;
         let filters = (&include, &exclude, options.max_file_bytes);
-        let walked = super::walk::parallel(&walker(&root), |item| {
+        let walked = crate::folder::walk::parallel(&walker(&root), |item| {
             let entry = match item {
                 Ok(entry) => entry,
                 Err(err) => {
@@ -143,7 +143,7 @@ impl Walk {
     }
 
     /// The eligible files with their stamps when the walk asked them (see [`Walk::stamped`]).
-    pub fn stamped_paths(&self) -> impl Iterator<Item = (&str, Option<super::FileStamp>)> {
+    pub fn stamped_paths(&self) -> impl Iterator<Item = (&str, Option<crate::folder::FileStamp>)> {
         (self.candidates.iter()).map(|c| (&*c.rel, c.seen.and_then(|s| s.stamp)))
     }
 
@@ -163,7 +163,7 @@ impl Walk {
         let mut first = Vec::new();
         let mut chosen = vec![false; self.candidates.len()];
         for wanted in priority {
-            let Ok(path) = super::normalize_relative(&wanted.path) else {
+            let Ok(path) = crate::folder::normalize_relative(&wanted.path) else {
                 continue;
             };
             let at = self.candidates.binary_search_by(|c| (*c.rel).cmp(&path));
@@ -202,7 +202,10 @@ pub(super) struct Seen {
 
 impl Seen {
     fn of(meta: &fs::Metadata) -> Self {
-        let stamp = meta.modified().ok().map(|_| super::FileStamp::of(meta));
+        let stamp = meta
+            .modified()
+            .ok()
+            .map(|_| crate::folder::FileStamp::of(meta));
         Seen {
             bytes: meta.len(),
             stamp,
@@ -239,7 +242,7 @@ fn candidate(
     let seen = match sized {
         false => None,
         true => {
-            let Ok(stamp) = super::platform::file_stamp(entry.path()) else {
+            let Ok(stamp) = crate::folder::platform::file_stamp(entry.path()) else {
                 return Err((rel.to_string(), SkipReason::Unreadable));
             };
             if stamp.len > max_bytes {
@@ -262,13 +265,13 @@ fn open_root(root: &Path) -> Result<PathBuf, ContextError> {
         path: root.display().to_string(),
         message,
     };
-    let canonical = super::paths::root_path(root).map_err(|e| error(e.to_string()))?;
+    let canonical = crate::folder::paths::root_path(root).map_err(|e| error(e.to_string()))?;
     // Reading it once up front turns "cannot list the root" into an error, not an empty result.
     fs::read_dir(&canonical).map_err(|e| error(e.to_string()))?;
     Ok(canonical)
 }
 
-pub(super) fn walker(root: &Path) -> ignore::WalkBuilder {
+pub(in crate::folder) fn walker(root: &Path) -> ignore::WalkBuilder {
     let mut builder = ignore::WalkBuilder::new(root);
     builder
         .standard_filters(true)

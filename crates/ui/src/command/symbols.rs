@@ -33,7 +33,7 @@ impl AppState {
             SymbolCommand::FindReferences => true,
             SymbolCommand::Pick { path, line } => {
                 project.symbols.picker = None;
-                let open = crate::command::Command::OpenFileAt { path, line };
+                let open = super::Command::OpenFileAt { path, line };
                 return self.apply(open, backend);
             }
             SymbolCommand::ClosePicker => {

@@ -1,4 +1,4 @@
-//! The raw system calls the child's processes share: checked results, `fork`, waiting and
+//! The raw system calls the container's processes (and the overlay's holder) share: checked results, `fork`, waiting and
 //! reaping, exiting as the command did, closing descriptors, writing a `/proc` file, and
 //! bringing up the loopback interface. No allocation here either.
 
@@ -118,7 +118,7 @@ pub(super) fn errno() -> libc::c_int {
 }
 
 #[allow(unsafe_code)]
-pub(crate) unsafe fn write_file(path: &std::ffi::CStr, data: &[u8]) -> io::Result<()> {
+pub(super) unsafe fn write_file(path: &std::ffi::CStr, data: &[u8]) -> io::Result<()> {
     // SAFETY (caller): `path` is NUL-terminated; `data` is a live slice.
     unsafe {
         let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
