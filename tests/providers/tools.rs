@@ -1,5 +1,5 @@
 //! Native tool calling on the wire for Anthropic and Gemini (Ollama and OpenAI's Chat
-//! Completions are covered end to end by tests/agent.rs, the Responses API in responses.rs):
+//! Completions are covered end to end by tests/agent/, the Responses API in responses.rs):
 //! the call streamed back, then the follow-up request carrying the call, its result and the
 //! tools in each API's own shape.
 
