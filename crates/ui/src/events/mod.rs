@@ -236,8 +236,7 @@ impl AppState {
             }
             Event::SaveConflict { path, disk } => self.save_conflict(&path, disk),
             Event::Stale(stale) => {
-                let open = self.project.as_ref().and_then(|p| p.chat.as_ref());
-                self.chat_stale |= open.is_some_and(|open| {
+                self.chat_stale |= self.chat().is_some_and(|open| {
                     let about = match stale {
                         Stale::Chat(id) => open.chat.id == id,
                         Stale::ChatsOf(id) => open.chat.project_id == id,
