@@ -7,10 +7,9 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 
-use super::{Cli, common};
+use super::{Cli, common, interrupt_once_printed};
 
 struct Agents {
     _dir: tempfile::TempDir,
@@ -400,30 +399,7 @@ async fn a_cancelled_run_kills_the_agent_and_everything_it_started() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let mut seen = Vec::new();
-    tokio::time::timeout(Duration::from_secs(30), async {
-        let mut buf = [0u8; 256];
-        while !String::from_utf8_lossy(&seen).contains("Working on it") {
-            let n = stdout.read(&mut buf).await.unwrap();
-            assert!(n > 0, "stdout closed early");
-            seen.extend_from_slice(&buf[..n]);
-        }
-    })
-    .await
-    .unwrap();
-    let pid = child.id().unwrap().to_string();
-    let status = Command::new("kill")
-        .args(["-INT", &pid])
-        .status()
-        .await
-        .unwrap();
-    assert!(status.success());
-    let exit = tokio::time::timeout(Duration::from_secs(20), child.wait())
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(exit.success(), "a cancelled chat is not a failure");
+    interrupt_once_printed(&mut child, "Working on it", Duration::from_secs(30)).await;
     // The agent and its `sleep` are gone.
     let sleeping = Command::new("pgrep")
         .args(["-f", &sleep])

@@ -128,3 +128,34 @@ fn pty() -> (std::fs::File, std::os::fd::OwnedFd) {
         )
     }
 }
+
+/// Reads `child`'s output until `text` shows (within `wait`), then interrupts it as Ctrl+C
+/// does and waits for it: it must exit 0, a cancelled chat is not a failure. Its output stays
+/// open until it has exited.
+async fn interrupt_once_printed(child: &mut tokio::process::Child, text: &str, wait: Duration) {
+    use tokio::io::AsyncReadExt;
+    let mut stdout = child.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    tokio::time::timeout(wait, async {
+        let mut buf = [0u8; 256];
+        while !String::from_utf8_lossy(&seen).contains(text) {
+            let n = stdout.read(&mut buf).await.unwrap();
+            assert!(n > 0, "stdout closed early");
+            seen.extend_from_slice(&buf[..n]);
+        }
+    })
+    .await
+    .unwrap();
+    let pid = child.id().unwrap().to_string();
+    let status = tokio::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .await
+        .unwrap();
+    assert!(status.success());
+    let exit = tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(exit.success(), "a cancelled chat is not a failure");
+}

@@ -139,31 +139,8 @@ async fn ctrl_c_cancels_and_keeps_the_partial_reply() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stdout = child.stdout.take().unwrap();
     // Wait until the reply is visibly streaming, then interrupt.
-    let mut seen = Vec::new();
-    tokio::time::timeout(Duration::from_secs(20), async {
-        let mut buf = [0u8; 256];
-        while !String::from_utf8_lossy(&seen).contains("word3 ") {
-            let n = stdout.read(&mut buf).await.unwrap();
-            assert!(n > 0, "stdout closed early");
-            seen.extend_from_slice(&buf[..n]);
-        }
-    })
-    .await
-    .unwrap();
-    let pid = child.id().unwrap().to_string();
-    let status = Command::new("kill")
-        .args(["-INT", &pid])
-        .status()
-        .await
-        .unwrap();
-    assert!(status.success());
-    let exit = tokio::time::timeout(Duration::from_secs(20), child.wait())
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(exit.success(), "a cancelled chat is not a failure");
+    interrupt_once_printed(&mut child, "word3 ", Duration::from_secs(20)).await;
     let chats = cli
         .json(&["chats", "--project", root.to_str().unwrap()])
         .await;
