@@ -215,6 +215,15 @@ impl CodeIndex {
             .unwrap_or_default())
     }
 
+    /// The indexed files whose path has `word`.
+    pub(crate) fn files_with_path_word(&self, word: &str) -> Result<Vec<u32>> {
+        let blob: Option<Vec<u8>> = (self.db)
+            .prepare_cached("SELECT files FROM path_words WHERE word = ?1")?
+            .query_row([word], |r| r.get(0))
+            .optional()?;
+        Ok(blob.as_deref().map(tables::decode_ids).unwrap_or_default())
+    }
+
     /// The files defining `name` and the files using it.
     pub(crate) fn name(&self, name: &str) -> Result<Option<(Vec<u32>, Vec<u32>)>> {
         let row: Option<(Vec<u8>, Vec<u8>)> = (self.db)

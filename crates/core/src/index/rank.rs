@@ -1,6 +1,7 @@
 //! Which files matter for a prompt, best first, each with why:
 //! - lexical relevance: BM25 of the prompt's words (see [`super::terms`]) over each file's
-//!   path, definition names and text;
+//!   path, definition names and text, and the prompt's words met in the path on their own
+//!   (`fix(css): …` is about `plugins/css.ts`, however long it is);
 //! - the person's signals: files mentioned or named in the prompt, open in the editor (the
 //!   selection's file above them), edited in the last commits;
 //! - the selected text's words, as a second, lighter query;
@@ -14,6 +15,12 @@ use super::{CodeIndex, Result, terms};
 /// BM25's term-frequency saturation and length normalisation.
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
+
+/// The prompt's words met in a file's path (the best path 1), against the best text match (1).
+/// Measured on the recall bench (five repositories, micro recall at 8k / 32k / 128k): none
+/// 18.0 / 39.6 / 69.2; 0.3 19.2 / 43.2 / 72.2; 0.5 21.3 / 44.1 / 74.3; 0.7 20.4 / 42.9 /
+/// 74.0; 1.0 20.1 / 42.3 / 74.0.
+const PATH: f32 = 0.5;
 
 /// What the person's signals are worth, against the best lexical match (1).
 const MENTIONED: f32 = 10.0;
@@ -133,6 +140,10 @@ impl CodeIndex {
             let text = format!("matches: {} (bm25 {:.1})", matched.join(", "), score.0);
             scored.entry(id).or_default().add(score.1, text);
         }
+        for (id, score, matched) in self.path_matches(&prompt)? {
+            let text = format!("path has: {}", matched.join(", "));
+            scored.entry(id).or_default().add(PATH * score, text);
+        }
         let selection = selection_words(signals.selection, &prompt);
         for (id, score, matched) in self.bm25(&selection, COMMON_IDF)? {
             let text = format!(
@@ -228,6 +239,33 @@ impl CodeIndex {
             o.1.1 = o.1.0 / best;
         }
         Ok(out)
+    }
+
+    /// The files whose path has some of the query's words: (file, the IDF (over paths) of
+    /// the words it has, relative to the best file's, the words). A word in every path says
+    /// nothing and counts for nothing.
+    fn path_matches(&self, query: &[String]) -> Result<Vec<(u32, f32, Vec<String>)>> {
+        let n = self.totals()?.0 as f32;
+        let mut found: HashMap<u32, (f32, Vec<String>)> = HashMap::new();
+        for word in query {
+            let files = self.files_with_path_word(word)?;
+            let df = files.len() as f32;
+            let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
+            for file in files {
+                let entry = found.entry(file).or_default();
+                entry.0 += idf;
+                if entry.1.len() < WHY_WORDS {
+                    entry.1.push(word.clone());
+                }
+            }
+        }
+        let best = (found.values().map(|f| f.0))
+            .fold(0.0, f32::max)
+            .max(f32::EPSILON);
+        Ok((found.into_iter())
+            .filter(|(_, (idf, _))| *idf > 0.0)
+            .map(|(id, (idf, words))| (id, idf / best, words))
+            .collect())
     }
 
     /// One step of personalised PageRank: each of the best files so far gives `GRAPH` of its

@@ -7,6 +7,8 @@
 //! - `words`: per word, its postings: each file having it, with the word's count there and
 //!   the file's length, so a prompt's ranking reads only its own words' rows.
 //! - `names`: per name, the files defining it and the files using it: the reference graph.
+//! - `path_words`: per word, the indexed files whose path has it (a prompt's words met in a
+//!   path are ranked on their own, not drowned in a long file's text).
 //! - `totals`: how many files, and their summed length.
 //!
 //! A query reads only the rows it needs; nothing is loaded whole.
@@ -20,7 +22,7 @@ use super::{Definition, Extracted, FileStamp};
 
 /// The layout's version; an index written by another layout is dropped and rebuilt (it is
 /// derived from the files, nothing is lost).
-const VERSION: i64 = 2;
+const VERSION: i64 = 3;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS files (
@@ -34,6 +36,7 @@ CREATE TABLE IF NOT EXISTS words (word TEXT PRIMARY KEY, postings BLOB NOT NULL)
 CREATE TABLE IF NOT EXISTS names (
     name TEXT PRIMARY KEY, definers BLOB NOT NULL, users BLOB NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS path_words (word TEXT PRIMARY KEY, files BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS totals (
     one INTEGER PRIMARY KEY CHECK (one = 1), files INTEGER NOT NULL, length INTEGER NOT NULL
 );
@@ -50,7 +53,8 @@ pub(super) fn prepare(conn: &Connection) -> rusqlite::Result<()> {
     if version != VERSION {
         conn.execute_batch(
             "DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS words;
-             DROP TABLE IF EXISTS names; DROP TABLE IF EXISTS totals;",
+             DROP TABLE IF EXISTS names; DROP TABLE IF EXISTS totals;
+             DROP TABLE IF EXISTS path_words;",
         )?;
     }
     conn.execute_batch(SCHEMA)?;
@@ -168,6 +172,7 @@ pub(super) fn write(
     let mut words: HashMap<String, Edit<Posting>> = HashMap::new();
     let mut definers: HashMap<String, Edit<u32>> = HashMap::new();
     let mut users: HashMap<String, Edit<u32>> = HashMap::new();
+    let mut in_paths: HashMap<String, Edit<u32>> = HashMap::new();
     let (mut files_delta, mut length_delta) = (0i64, 0i64);
     let mut written = 0;
     let mut insert = tx.prepare_cached(
@@ -182,6 +187,9 @@ pub(super) fn write(
         {
             files_delta -= 1;
             length_delta -= old.length;
+            for word in super::terms::words(path) {
+                in_paths.entry(word).or_default().gone.insert(old.id);
+            }
         }
         let (stamp, extracted) = match change {
             Change::Gone => {
@@ -254,12 +262,16 @@ pub(super) fn write(
         for name in refs {
             users.entry(name.to_string()).or_default().added.push(id);
         }
+        for word in super::terms::words(path) {
+            in_paths.entry(word).or_default().added.push(id);
+        }
         files_delta += 1;
         length_delta += i64::from(length);
     }
     drop(insert);
     write_words(&tx, words)?;
     write_names(&tx, definers, users)?;
+    write_path_words(&tx, in_paths)?;
     tx.execute(
         "UPDATE totals SET files = files + ?1, length = length + ?2",
         params![files_delta, length_delta],
@@ -328,6 +340,26 @@ fn write_words(
         match postings.is_empty() {
             true => delete.execute([&word])?,
             false => put.execute(params![word, encode_postings(&postings)])?,
+        };
+    }
+    Ok(())
+}
+
+fn write_path_words(
+    tx: &Transaction<'_>,
+    in_paths: HashMap<String, Edit<u32>>,
+) -> rusqlite::Result<()> {
+    let mut read = tx.prepare_cached("SELECT files FROM path_words WHERE word = ?1")?;
+    let mut put = tx.prepare_cached("INSERT OR REPLACE INTO path_words VALUES (?1, ?2)")?;
+    let mut delete = tx.prepare_cached("DELETE FROM path_words WHERE word = ?1")?;
+    for (word, edit) in in_paths {
+        let stored: Option<Vec<u8>> = read.query_row([&word], |r| r.get(0)).optional()?;
+        let mut files = stored.as_deref().map(decode_ids).unwrap_or_default();
+        files.retain(|id| !edit.gone.contains(id));
+        files.extend(edit.added);
+        match files.is_empty() {
+            true => delete.execute([&word])?,
+            false => put.execute(params![word, encode_ids(&files)])?,
         };
     }
     Ok(())

@@ -156,6 +156,47 @@ fn path_words_match_a_prompt_about_the_folder() {
 }
 
 #[test]
+fn a_prompts_word_in_a_path_ranks_that_file_however_long_it_is_and_goes_with_the_path() {
+    // The css plugin is long and says "css" only in its name; a short page that mentions css
+    // and tags in passing wins on text alone.
+    let filler = "    let value = compute(input);\n".repeat(400);
+    let plugin = format!("export function minify(code) {{\n{filler}}}\n");
+    let page = "// inlines the css of its tags\nexport function render() {}\n";
+    let mut index = index(&[
+        ("src/plugins/css.ts", plugin.as_str()),
+        ("src/pages/render.ts", page),
+        ("src/plugins/json.ts", "export function parse(text) {}\n"),
+        ("src/plugins/wasm.ts", "export function load(bytes) {}\n"),
+    ]);
+    let rank = |index: &CodeIndex| {
+        let signals = Signals {
+            prompt: "css: minify style tags",
+            ..Signals::default()
+        };
+        index.rank(&signals, 400).unwrap()
+    };
+    let ranked = rank(&index);
+    assert_eq!(ranked[0].path, "src/plugins/css.ts", "{ranked:#?}");
+    assert!(ranked[0].why.contains("path has: css"), "{}", ranked[0].why);
+    // Renamed, the file keeps its text but no longer its path's word.
+    let text = extract("src/plugins/shrink.ts", &plugin);
+    index.remove("src/plugins/css.ts").unwrap();
+    index
+        .insert("src/plugins/shrink.ts", FileStamp::default(), &text)
+        .unwrap();
+    assert_eq!(
+        index.files_with_path_word("css").unwrap(),
+        Vec::<u32>::new()
+    );
+    assert_eq!(index.files_with_path_word("shrink").unwrap().len(), 1);
+    let ranked = rank(&index);
+    assert_eq!(position(&ranked, "src/plugins/css.ts"), None, "{ranked:#?}");
+    let renamed = &ranked[position(&ranked, "src/plugins/shrink.ts").unwrap()];
+    assert!(!renamed.why.contains("path has: css"), "{}", renamed.why);
+    assert_eq!(ranked[0].path, "src/pages/render.ts", "{ranked:#?}");
+}
+
+#[test]
 fn open_tabs_rank_in_their_order_and_the_selection_at_least_as_high_as_the_active_tab() {
     let index = project();
     // The active tab first; paths the editor can hold that are not indexed project files
