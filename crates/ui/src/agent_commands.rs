@@ -4,7 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::backend::{AgentSettings, Backend};
+use crate::backend::{AgentSettings, Backend, Event};
+use crate::command::{cli_agent_status, save_project_settings};
 use crate::model::agent_state::McpFormKind;
 use crate::model::state::AppState;
 use tandem_core::agent::runner::Answer;
@@ -69,16 +70,16 @@ impl AppState {
             AgentCommand::SetTrust(trust) => {
                 if let Some(project) = &mut self.project {
                     project.project.settings.agent_trust = Some(trust);
-                    backend.save_project_settings(project.project.clone());
+                    save_project_settings(backend, project.project.clone());
                 }
             }
             AgentCommand::AllowCliAgentBypass(allow) => {
                 if let Some(project) = &mut self.project {
                     project.project.settings.cli_agent_bypass = allow;
-                    backend.save_project_settings(project.project.clone());
+                    save_project_settings(backend, project.project.clone());
                 }
             }
-            AgentCommand::CliAgentStatus(name) => backend.cli_agent_status(name),
+            AgentCommand::CliAgentStatus(name) => cli_agent_status(backend, name),
             AgentCommand::CliAgentLogin(name) => {
                 let view = self.agent.cli_agents.entry(name.clone()).or_default();
                 view.login_lines.clear();
@@ -87,9 +88,15 @@ impl AppState {
             }
             AgentCommand::AddMcpServer => self.add_mcp_server(backend),
             AgentCommand::SetMcpServerEnabled(id, enabled) => {
-                backend.set_mcp_server_enabled(id, enabled);
+                backend.run("changing the MCP server", move |app| {
+                    app.set_mcp_server_enabled(id, enabled)
+                });
             }
-            AgentCommand::RemoveMcpServer(id) => backend.remove_mcp_server(id),
+            AgentCommand::RemoveMcpServer(id) => {
+                backend.run("removing the MCP server", move |app| {
+                    app.remove_mcp_server(id)
+                });
+            }
             AgentCommand::SetGatewayEnabled(enabled) => {
                 self.agent.form.gateway_enabled = enabled;
                 self.save_gateway(backend, false);
@@ -127,7 +134,10 @@ impl AppState {
 
     fn implement_plan(&mut self, message_id: i64, backend: &Backend) {
         self.mode = ChatMode::Agent;
-        backend.implement_plan(message_id, self.send_options());
+        let options = self.send_options();
+        backend.turn("implementing the plan", move |app| async move {
+            app.implement_plan(message_id, options).await
+        });
     }
 
     fn save_agent_settings(&mut self, backend: &Backend) {
@@ -174,7 +184,12 @@ impl AppState {
             gateway,
         };
         self.agent.form.dirty = false;
-        backend.save_agent_settings(settings);
+        // The policy and the limits (the gateway has its own command).
+        backend.query(
+            "saving the agent settings",
+            move |app| app.save_agent_settings(&settings),
+            |_| Event::Log("agent settings saved".into()),
+        );
     }
 
     fn add_mcp_server(&mut self, backend: &Backend) {
@@ -219,7 +234,9 @@ impl AppState {
             }
         };
         // The form is cleared when the list comes back with the new server.
-        backend.add_mcp_server(name, transport);
+        backend.run("adding the MCP server", move |app| {
+            app.add_mcp_server(&name, transport)
+        });
     }
 
     fn save_gateway(&mut self, backend: &Backend, new_token: bool) {

@@ -31,6 +31,8 @@ const PREFS_KEY: &str = "tandem.prefs";
 
 /// Typing pause after which the composer's context estimate is computed.
 const ESTIMATE_AFTER: std::time::Duration = std::time::Duration::from_millis(400);
+/// The Search tab shows at most this many matches.
+const SEARCH_MAX_MATCHES: usize = 1_000;
 /// How often the open files are compared with the disk (sooner after an outside change).
 const DISK_CHECK_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
@@ -122,9 +124,23 @@ impl TandemApp {
             return;
         }
         if let Some(project) = &self.state.project {
+            // The globs as typed, not yet saved.
             let (include, exclude) = (form.include.clone(), form.exclude.clone());
-            self.backend
-                .count_context(project.project.path.clone(), include, exclude);
+            let root = project.project.path.clone();
+            let split = model::state::split_globs;
+            let (included, excluded) = (split(&include), split(&exclude));
+            self.backend.query(
+                "counting the context",
+                move |app| {
+                    let count = app.count_context(&root, included, excluded);
+                    anyhow::Ok(count.map(|c| c.to_string()).map_err(|e| e.to_string()))
+                },
+                move |counts| backend::Event::ContextCounts {
+                    include,
+                    exclude,
+                    counts,
+                },
+            );
         }
     }
 
@@ -137,7 +153,24 @@ impl TandemApp {
         if let Some(project) = &self.state.project
             && !key.text.is_empty()
         {
-            self.backend.search(project.project.clone(), key);
+            let project = project.project.clone();
+            self.backend.query(
+                "searching",
+                move |app| {
+                    let glob = key.glob.trim();
+                    let query = tandem_core::app::SearchQuery {
+                        pattern: &key.text,
+                        literal: !key.regex,
+                        case_insensitive: !key.match_case,
+                        glob: (!glob.is_empty()).then_some(glob),
+                        start: None,
+                        max_matches: SEARCH_MAX_MATCHES,
+                    };
+                    let result = app.search(&project, &query).map_err(|e| e.to_string());
+                    anyhow::Ok((key, result))
+                },
+                |(key, result)| backend::Event::SearchResults { key, result },
+            );
         }
     }
 
@@ -151,7 +184,12 @@ impl TandemApp {
         }
         let query = project.chat_filter.trim().to_string();
         if !query.is_empty() {
-            self.backend.search_chats(project.project.id, query);
+            let (project_id, asked) = (project.project.id, query.clone());
+            self.backend.query(
+                "searching the chats",
+                move |app| app.search_chats(project_id, &asked),
+                move |hits| backend::Event::ChatHits { query, hits },
+            );
         }
     }
 
@@ -175,14 +213,22 @@ impl TandemApp {
         if prompt.is_empty() || self.state.chat().is_some_and(|c| c.streaming.is_some()) {
             return;
         }
+        // In the chat, else in a new one, with the editor's state (whose fingerprint is
+        // `focus`).
         let chat = self.state.chat().map(|c| c.chat.id);
         let options = self.state.send_options();
-        self.backend.preview_context(
-            project.project.clone(),
-            chat,
-            prompt,
-            options,
-            self.state.focus_key,
+        let (project, focus) = (project.project.clone(), self.state.focus_key);
+        self.backend.query_async(
+            "estimating the context",
+            move |app| async move {
+                let breakdown = app.preview(&project, chat, &prompt, &options).await;
+                anyhow::Ok((prompt, breakdown.map_err(|e| e.to_string())))
+            },
+            move |(prompt, breakdown)| backend::Event::ContextPreview {
+                prompt,
+                focus,
+                breakdown,
+            },
         );
     }
 
@@ -301,7 +347,7 @@ impl TandemApp {
             }
             for path in paths {
                 if project.files.contains(&path) {
-                    self.backend.open_file(project.project.clone(), path);
+                    command::open_file(&self.backend, project.project.clone(), path);
                 }
             }
         }
@@ -315,7 +361,7 @@ impl TandemApp {
         }
         for path in std::mem::take(&mut self.state.pending_reloads) {
             if let Some(project) = &self.state.project {
-                self.backend.open_file(project.project.clone(), path);
+                command::open_file(&self.backend, project.project.clone(), path);
             }
         }
         let now = std::time::Instant::now();

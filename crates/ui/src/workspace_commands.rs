@@ -2,7 +2,7 @@
 //! of [`Command`](crate::command::Command) (as `Command::Workspace`): buttons, the palette
 //! and tests send the same values.
 
-use crate::backend::Backend;
+use crate::backend::{Backend, Event};
 use crate::model::state::AppState;
 use tandem_core::app::CleanScope;
 
@@ -48,7 +48,19 @@ impl AppState {
                     return self.toast("Type a command to run", true);
                 }
                 if self.workspaces.start(chat) {
-                    backend.run_in_workspace(chat, line);
+                    // Reported whatever happens.
+                    backend.query_async(
+                        "running in the workspace",
+                        move |app| async move {
+                            let cancel = tokio_util::sync::CancellationToken::new();
+                            let run = app.run_in_workspace(chat, Some(&line), cancel).await;
+                            anyhow::Ok(run.map_err(|e| e.to_string()))
+                        },
+                        move |result| Event::WorkspaceRun {
+                            chat_id: chat,
+                            result: Box::new(result),
+                        },
+                    );
                 }
             }
             WorkspaceCommand::ClearRun => {
@@ -56,8 +68,17 @@ impl AppState {
                     run.last = None;
                 }
             }
-            WorkspaceCommand::Load => backend.load_workspaces(),
+            WorkspaceCommand::Load => load_workspaces(backend),
             WorkspaceCommand::Clean(scope) => backend.clean_workspaces(scope),
         }
     }
+}
+
+/// Lists the workspaces with their sizes.
+pub(crate) fn load_workspaces(backend: &Backend) {
+    backend.query(
+        "listing the workspaces",
+        |app| app.workspaces(),
+        Event::Workspaces,
+    );
 }

@@ -1,13 +1,16 @@
-//! Chats in the background: creating, renaming and deleting them, sending and redoing turns
-//! (async, straight on the runtime), and the proposals replies make.
+//! Chats in the background: creating and loading them, sending and redoing turns (async,
+//! straight on the runtime), and approving the proposals replies make.
+
+use std::future::Future;
+use std::sync::Arc;
 
 use tokio::task::block_in_place;
 
 use super::refresh::reload_chat;
 use super::{Backend, Emit, Event, Opened};
-use tandem_core::app::{App, SendOptions};
+use tandem_core::app::{App, AppError, SendOptions, StartedTurn};
 use tandem_core::edits::Selection;
-use tandem_core::store::{ChatMode, Project};
+use tandem_core::store::ChatMode;
 
 impl Backend {
     pub fn load_chat(&self, chat_id: i64) {
@@ -28,57 +31,6 @@ impl Backend {
         self.spawn_async("summarizing the chat", move |app, emit| async move {
             let chat = app.summarize_into_new_chat(chat_id, &options).await?;
             reload_chat(&app, &emit, chat.id)
-        });
-    }
-
-    pub fn rename_chat(&self, chat_id: i64, title: String) {
-        self.spawn("renaming the chat", move |app, _| {
-            app.rename_chat(chat_id, &title)?;
-            Ok(())
-        });
-    }
-
-    pub fn delete_chat(&self, chat_id: i64) {
-        self.spawn("deleting the chat", move |app, _| {
-            app.delete_chat(chat_id)?;
-            Ok(())
-        });
-    }
-
-    /// Archives or unarchives a chat; both lists are sent again.
-    pub fn archive_chat(&self, chat_id: i64, archived: bool) {
-        let what = if archived {
-            "archiving the chat"
-        } else {
-            "unarchiving the chat"
-        };
-        self.spawn(what, move |app, _| {
-            app.set_chat_archived(chat_id, archived)?;
-            Ok(())
-        });
-    }
-
-    pub fn archived_chats(&self, project_id: i64) {
-        self.spawn("listing archived chats", move |app, emit| {
-            let chats = app.archived_chats(project_id)?;
-            emit.send(Event::ArchivedChats { project_id, chats });
-            Ok(())
-        });
-    }
-
-    /// Searches the messages of the project's chats.
-    pub fn search_chats(&self, project_id: i64, query: String) {
-        self.spawn("searching the chats", move |app, emit| {
-            let hits = app.search_chats(project_id, &query)?;
-            emit.send(Event::ChatHits { query, hits });
-            Ok(())
-        });
-    }
-
-    pub fn set_chat_mode(&self, chat_id: i64, mode: ChatMode) {
-        self.spawn("changing the mode", move |app, _| {
-            app.set_chat_mode(chat_id, mode)?;
-            Ok(())
         });
     }
 
@@ -135,54 +87,16 @@ impl Backend {
         });
     }
 
-    /// Asks Agent mode to implement the plan reply `message_id` made (see
-    /// [`App::implement_plan`]).
-    pub fn implement_plan(&self, message_id: i64, options: SendOptions) {
-        self.spawn_async("implementing the plan", move |app, emit| async move {
-            let started = app.implement_plan(message_id, options).await?;
+    /// Runs `start`, an async use case that starts a turn (implementing a plan, fixing
+    /// problems), and reports the turn from start to finish, then the chat as it is after it.
+    pub fn turn<F, Fut>(&self, action: &str, start: F)
+    where
+        F: FnOnce(Arc<App>) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<StartedTurn, AppError>> + Send + 'static,
+    {
+        self.spawn_async(action, move |app, emit| async move {
+            let started = start(Arc::clone(&app)).await?;
             run_turn(&app, &emit, started).await
-        });
-    }
-
-    /// Asks Build mode to fix what the chat's last check reported (see [`App::fix_problems`]).
-    pub fn fix_problems(&self, chat_id: i64, options: SendOptions) {
-        self.spawn_async("asking to fix the problems", move |app, emit| async move {
-            let started = app.fix_problems(chat_id, options).await?;
-            run_turn(&app, &emit, started).await
-        });
-    }
-
-    /// Asks Build mode to fix one finding of the chat's newest security review (see
-    /// [`App::fix_finding`]).
-    pub fn fix_finding(&self, chat_id: i64, index: usize, options: SendOptions) {
-        self.spawn_async("asking to fix the finding", move |app, emit| async move {
-            let started = app.fix_finding(chat_id, index, options).await?;
-            run_turn(&app, &emit, started).await
-        });
-    }
-
-    /// Estimates the context a send of `prompt` would use (in the chat, else a new one), with
-    /// the editor's state in `options` (whose fingerprint is `focus`).
-    pub fn preview_context(
-        &self,
-        project: Project,
-        chat_id: Option<i64>,
-        prompt: String,
-        options: SendOptions,
-        focus: u64,
-    ) {
-        self.spawn_async("estimating the context", move |app, emit| async move {
-            let breakdown = app
-                .preview(&project, chat_id, &prompt, &options)
-                .await
-                .map_err(|e| e.to_string());
-            emit.send_async(Event::ContextPreview {
-                prompt,
-                focus,
-                breakdown,
-            })
-            .await;
-            Ok(())
         });
     }
 
@@ -214,24 +128,10 @@ impl Backend {
             Ok(())
         });
     }
-
-    /// `reason`: why the person rejected it (empty: none given).
-    pub fn reject(&self, message_id: i64, reason: String) {
-        self.spawn("rejecting the changes", move |app, emit| {
-            let reason = Some(reason.as_str()).filter(|r| !r.trim().is_empty());
-            app.reject(message_id, reason)?;
-            emit.send(Event::Rejected(message_id));
-            Ok(())
-        });
-    }
 }
 
 /// Reports a started turn from start to finish, then the chat as it is after it.
-async fn run_turn(
-    app: &App,
-    emit: &Emit,
-    started: tandem_core::app::StartedTurn,
-) -> anyhow::Result<()> {
+async fn run_turn(app: &App, emit: &Emit, started: StartedTurn) -> anyhow::Result<()> {
     let chat_id = started.chat_id;
     emit.send_async(Event::TurnStarted {
         chat_id,
@@ -256,7 +156,7 @@ async fn not_sent(
     deleted_chat: Option<i64>,
     prompt: String,
     attachments: Vec<tandem_core::app::Attach>,
-    error: tandem_core::app::AppError,
+    error: AppError,
 ) -> anyhow::Result<()> {
     emit.send_async(Event::NotSent {
         deleted_chat,

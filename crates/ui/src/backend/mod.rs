@@ -1,6 +1,11 @@
 //! The bridge between the window and the application layer ([`tandem_core::app`]). Every call into
 //! it (database, git, disk, network) runs here, on a Tokio runtime, and reports back through
 //! [`Event`]s that the UI drains once per frame. Nothing here blocks the caller.
+//!
+//! The command handlers call most use cases themselves, through the generic runners
+//! ([`Backend::run`], [`Backend::query`], [`Backend::query_async`], [`Backend::turn`]). The
+//! methods kept here do more than one call and its event: a turn streamed, what a use case
+//! changed read again, a project watched, usage numbered, a save's conflict, a dialog.
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -311,6 +316,51 @@ impl Backend {
         events
     }
 
+    /// Runs `job`, an [`App`] use case that blocks (database, git, disk), on a blocking
+    /// thread. Its value is not shown (what it changed comes on the app's stream); its error
+    /// becomes [`Event::Error`] with `action`, what was being done.
+    pub fn run<F, T, E>(&self, action: &str, job: F)
+    where
+        F: FnOnce(&App) -> Result<T, E> + Send + 'static,
+        E: Into<anyhow::Error>,
+    {
+        self.spawn(action, move |app, _emit| {
+            job(&app).map_err(Into::into)?;
+            Ok(())
+        });
+    }
+
+    /// Like [`Backend::run`], and what `job` returns is shown: `shown` makes it the event the
+    /// window gets.
+    pub fn query<F, T, E, S>(&self, action: &str, job: F, shown: S)
+    where
+        F: FnOnce(&App) -> Result<T, E> + Send + 'static,
+        E: Into<anyhow::Error>,
+        S: FnOnce(T) -> Event + Send + 'static,
+    {
+        self.spawn(action, move |app, emit| {
+            let value = job(&app).map_err(Into::into)?;
+            emit.send(shown(value));
+            Ok(())
+        });
+    }
+
+    /// [`Backend::query`] for an async use case (the network, a provider, a run): `job`
+    /// runs on the runtime.
+    pub fn query_async<F, Fut, T, E, S>(&self, action: &str, job: F, shown: S)
+    where
+        F: FnOnce(Arc<App>) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<T, E>> + Send + 'static,
+        E: Into<anyhow::Error>,
+        S: FnOnce(T) -> Event + Send + 'static,
+    {
+        self.spawn_async(action, move |app, emit| async move {
+            let value = job(app).await.map_err(Into::into)?;
+            emit.send_async(shown(value)).await;
+            Ok(())
+        });
+    }
+
     /// Runs blocking `job` (database, git, disk) on a blocking thread; its events (or its
     /// error) are sent to the UI.
     fn spawn<F>(&self, action: &str, job: F)
@@ -445,10 +495,7 @@ mod gateway;
 mod projects;
 mod refresh;
 mod settings;
-mod symbols;
 mod workspaces;
-
-pub use symbols::SYMBOL_MATCHES_SHOWN;
 
 /// Follows the app's one stream of changes for as long as it lives, turning each into what the
 /// window shows (read off the UI thread). It holds the app weakly: the stream ends when the

@@ -1,4 +1,5 @@
-//! Projects in the background: opening them, their files, their history, their settings.
+//! Projects in the background: opening and watching them, their open files (reloaded, saved
+//! against conflicts), the folder dialog.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -7,9 +8,6 @@ use super::refresh::{refresh_project, reload_chat};
 use super::{Backend, Emit, Event};
 use tandem_core::app::{App, SaveOutcome};
 use tandem_core::store::Project;
-
-/// The Search tab shows at most this many matches.
-const SEARCH_MAX_MATCHES: usize = 1_000;
 
 impl Backend {
     /// Adds (or reopens) a folder as a project and loads it.
@@ -38,42 +36,6 @@ impl Backend {
         self.spawn("opening the project", move |app, emit| {
             let project = app.project_by_id(id)?;
             load_project(&app, &emit, project)
-        });
-    }
-
-    /// Saves a project's settings as they are.
-    pub fn save_project_settings(&self, project: Project) {
-        self.spawn("saving the project settings", move |app, _emit| {
-            app.save_project_settings(&project)?;
-            Ok(())
-        });
-    }
-
-    /// Counts what the context globs (as typed, not yet saved) select in the project.
-    pub fn count_context(&self, root: PathBuf, include: String, exclude: String) {
-        self.spawn("counting the context", move |app, emit| {
-            let counts = app
-                .count_context(
-                    &root,
-                    crate::model::state::split_globs(&include),
-                    crate::model::state::split_globs(&exclude),
-                )
-                .map(|count| count.to_string())
-                .map_err(|e| e.to_string());
-            emit.send(Event::ContextCounts {
-                include,
-                exclude,
-                counts,
-            });
-            Ok(())
-        });
-    }
-
-    pub fn open_file(&self, project: Project, path: String) {
-        self.spawn("opening the file", move |app, emit| {
-            let (path, content) = app.read_file(&project, &path)?;
-            emit.send(Event::FileOpened { path, content });
-            Ok(())
         });
     }
 
@@ -156,24 +118,6 @@ impl Backend {
         });
     }
 
-    /// Searches the project's files for the Search tab.
-    pub fn search(&self, project: Project, key: crate::model::state::SearchKey) {
-        self.spawn("searching", move |app, emit| {
-            let glob = key.glob.trim();
-            let query = tandem_core::app::SearchQuery {
-                pattern: &key.text,
-                literal: !key.regex,
-                case_insensitive: !key.match_case,
-                glob: (!glob.is_empty()).then_some(glob),
-                start: None,
-                max_matches: SEARCH_MAX_MATCHES,
-            };
-            let result = app.search(&project, &query).map_err(|e| e.to_string());
-            emit.send(Event::SearchResults { key, result });
-            Ok(())
-        });
-    }
-
     /// Writes a starter AI_RULES.md (committed) and opens it.
     pub fn write_starter_rules(&self, project: Project) {
         self.spawn("writing AI_RULES.md", move |app, emit| {
@@ -181,49 +125,6 @@ impl Backend {
             let path = tandem_core::app::RULES_FILE.to_string();
             let (path, content) = app.read_file(&project, &path)?;
             emit.send(Event::FileOpened { path, content });
-            Ok(())
-        });
-    }
-
-    /// Creates an empty file; an existing file is left as it is (reported as a conflict).
-    pub fn create_file(&self, project: Project, path: String) {
-        self.save_file(project, path, String::new(), None);
-    }
-
-    pub fn rename_file(&self, project: Project, from: String, to: String) {
-        self.spawn("renaming the file", move |app, _emit| {
-            app.rename_file(&project, &from, &to)?;
-            Ok(())
-        });
-    }
-
-    pub fn delete_file(&self, project: Project, path: String) {
-        self.spawn("deleting the file", move |app, _emit| {
-            app.delete_file(&project, &path)?;
-            Ok(())
-        });
-    }
-
-    pub fn version_diff(&self, project: Project, commit: String) {
-        self.spawn("reading the version", move |app, emit| {
-            let diff = app.version_diff(&project, &commit)?;
-            emit.send(Event::VersionDiff { commit, diff });
-            Ok(())
-        });
-    }
-
-    pub fn restore(&self, project: Project, commit: String) {
-        self.spawn("restoring the version", move |app, emit| {
-            let outcome = app.restore(&project, &commit)?;
-            emit.send(Event::Restored(outcome));
-            Ok(())
-        });
-    }
-
-    pub fn undo(&self, project: Project) {
-        self.spawn("undoing the last change", move |app, emit| {
-            let outcome = app.undo(&project)?;
-            emit.send(Event::Undone(outcome));
             Ok(())
         });
     }

@@ -4,10 +4,11 @@
 use std::path::PathBuf;
 
 pub use crate::agent_commands::AgentCommand;
-use crate::backend::Backend;
+use crate::backend::{Backend, Event};
 use crate::model::state::{AppState, BottomTab, Confirm, Palette, SendKey, Theme};
 use crate::model::unsaved::CloseChoice;
 pub use crate::workspace_commands::WorkspaceCommand;
+pub(crate) use settings::{cli_agent_status, save_project_settings};
 pub use symbols::SymbolCommand;
 use tandem_core::app::SendOptions;
 use tandem_core::store::ChatMode;
@@ -202,44 +203,71 @@ impl AppState {
                 if let Some(project) = &mut self.project {
                     project.renaming_chat = None;
                 }
-                backend.rename_chat(id, title);
+                backend.run("renaming the chat", move |app| app.rename_chat(id, &title));
             }
             Command::DeleteChat(id) => self.confirm = Some(Confirm::DeleteChat(id)),
-            Command::ArchiveChat(id, archived) => backend.archive_chat(id, archived),
+            Command::ArchiveChat(id, archived) => {
+                let action = match archived {
+                    true => "archiving the chat",
+                    false => "unarchiving the chat",
+                };
+                // Both lists come again on the app's stream.
+                backend.run(action, move |app| app.set_chat_archived(id, archived));
+            }
             Command::ToggleArchived => {
                 if let Some(project) = &mut self.project {
                     project.show_archived = !project.show_archived;
                     if project.show_archived {
-                        backend.archived_chats(project.project.id);
+                        let project_id = project.project.id;
+                        backend.query(
+                            "listing archived chats",
+                            move |app| app.archived_chats(project_id),
+                            move |chats| Event::ArchivedChats { project_id, chats },
+                        );
                     }
                 }
             }
-            Command::SavePrompt { id, name, text } => backend.save_prompt(id, name, text),
-            Command::RemovePrompt(name) => backend.remove_prompt(name),
+            Command::SavePrompt { id, name, text } => {
+                // A new prompt (`id` `None`), or prompt `id` renamed and rewritten.
+                backend.run("saving the prompt", move |app| match id {
+                    Some(id) => app.update_prompt(id, &name, &text),
+                    None => app.save_prompt(&name, &text),
+                });
+            }
+            Command::RemovePrompt(name) => {
+                backend.run("removing the prompt", move |app| app.remove_prompt(&name));
+            }
             Command::SetMode(mode) => {
                 self.mode = mode;
                 if let Some(chat) = self.chat() {
-                    backend.set_chat_mode(chat.chat.id, mode);
+                    let chat_id = chat.chat.id;
+                    backend.run("changing the mode", move |app| {
+                        app.set_chat_mode(chat_id, mode)
+                    });
                 }
             }
             Command::SelectModel { provider, model } => {
                 let (p, m) = (provider.clone(), model.clone());
-                backend.update_chat_settings(move |s| {
-                    s.default_provider = Some(p);
-                    s.default_model = Some(m);
+                backend.run("saving a setting", move |app| {
+                    app.update_chat_settings(move |s| {
+                        s.default_provider = Some(p);
+                        s.default_model = Some(m);
+                    })
                 });
                 self.provider = Some(provider);
                 self.model = Some(model);
             }
             Command::RefreshModels => {
                 for provider in &self.providers {
-                    backend.refresh_models(provider.name.clone());
+                    refresh_models(backend, provider.name.clone());
                 }
             }
             Command::ToggleAutoApprove => {
                 self.auto_approve = !self.auto_approve;
                 let on = self.auto_approve;
-                backend.update_chat_settings(move |s| s.auto_approve = on);
+                backend.run("saving a setting", move |app| {
+                    app.update_chat_settings(move |s| s.auto_approve = on)
+                });
             }
             Command::Send => self.send(backend, false),
             Command::Redo => self.send(backend, true),
@@ -274,13 +302,19 @@ impl AppState {
                 let Some(chat) = self.chat() else { return };
                 let chat_id = chat.chat.id;
                 self.mode = ChatMode::Build;
-                backend.fix_problems(chat_id, self.send_options());
+                let options = self.send_options();
+                backend.turn("asking to fix the problems", move |app| async move {
+                    app.fix_problems(chat_id, options).await
+                });
             }
             Command::FixFinding(index) => {
                 let Some(chat) = self.chat() else { return };
                 let chat_id = chat.chat.id;
                 self.mode = ChatMode::Build;
-                backend.fix_finding(chat_id, index, self.send_options());
+                let options = self.send_options();
+                backend.turn("asking to fix the finding", move |app| async move {
+                    app.fix_finding(chat_id, index, options).await
+                });
             }
             Command::ToggleFindingLevel(level) => {
                 if let Some(hidden) = self.findings_filter.hidden.get_mut(level) {
@@ -294,7 +328,7 @@ impl AppState {
                 };
                 match project.tabs.iter().position(|t| t.path == path) {
                     Some(index) => project.active_tab = Some(index),
-                    None => backend.open_file(project.project.clone(), path),
+                    None => open_file(backend, project.project.clone(), path),
                 }
             }
             Command::CloseTab(index) => self.close_tab(index),
@@ -323,8 +357,9 @@ impl AppState {
             Command::CreateFile(path) => {
                 if let Some(project) = &mut self.project {
                     project.new_file = None;
-                    backend.create_file(project.project.clone(), path.clone());
-                    backend.open_file(project.project.clone(), path);
+                    // An existing file is left as it is (reported as a conflict).
+                    backend.save_file(project.project.clone(), path.clone(), String::new(), None);
+                    open_file(backend, project.project.clone(), path);
                 }
             }
             Command::DeleteFile(path) => self.confirm = Some(Confirm::DeleteFile(path)),
@@ -335,20 +370,33 @@ impl AppState {
                         for tab in project.tabs.iter_mut().filter(|t| t.path == from) {
                             tab.path = to.clone();
                         }
-                        backend.rename_file(project.project.clone(), from, to);
+                        let project = project.project.clone();
+                        backend.run("renaming the file", move |app| {
+                            app.rename_file(&project, &from, &to)
+                        });
                     }
                 }
             }
             Command::SelectVersion(hash) => {
                 if let Some(project) = &mut self.project {
                     project.selected_version = Some(hash.clone());
-                    backend.version_diff(project.project.clone(), hash);
+                    let (project, commit) = (project.project.clone(), hash.clone());
+                    backend.query(
+                        "reading the version",
+                        move |app| app.version_diff(&project, &hash),
+                        move |diff| Event::VersionDiff { commit, diff },
+                    );
                 }
             }
             Command::Restore(hash) => self.confirm = Some(Confirm::Restore(hash)),
             Command::Undo => {
                 if let Some(project) = &self.project {
-                    backend.undo(project.project.clone());
+                    let project = project.project.clone();
+                    backend.query(
+                        "undoing the last change",
+                        move |app| app.undo(&project),
+                        Event::Undone,
+                    );
                 }
             }
             Command::Confirm => self.confirmed(backend),
@@ -412,7 +460,14 @@ impl AppState {
             Command::OpenSettings => self.open_settings(backend),
             Command::LoadProviderDetails => self.load_provider_details(backend),
             Command::CheckModel => {
-                backend.model_profile(self.provider.clone(), self.model.clone(), true);
+                let (provider, model) = (self.provider.clone(), self.model.clone());
+                backend.query_async(
+                    "checking the model",
+                    move |app| async move {
+                        app.check_model(provider.as_deref(), model.as_deref()).await
+                    },
+                    Event::ModelProfile,
+                );
             }
             Command::SaveModelSettings => self.save_model_settings(backend),
             Command::CloseSettings => self.settings_open = false,
@@ -440,12 +495,14 @@ impl AppState {
             }
             Command::EditProvider(id) => self.edit_provider(id),
             Command::DeleteProvider(id) => self.delete_provider(id, backend),
-            Command::TestProvider(name) => backend.refresh_models(name),
+            Command::TestProvider(name) => refresh_models(backend, name),
             Command::SaveKey(provider) => self.save_key(provider, backend),
             Command::RemoveKey {
                 provider,
                 fingerprint,
-            } => backend.remove_key(provider, fingerprint),
+            } => backend.run("removing the key", move |app| {
+                app.remove_key(&provider, &fingerprint)
+            }),
             Command::SaveHistoryTurns => self.save_history_turns(backend),
             Command::SaveCheckCommand => self.save_check_command(backend),
             Command::SaveModeRules => self.save_mode_rules(backend),
@@ -523,9 +580,42 @@ impl AppState {
         };
         let Some(project) = &self.project else { return };
         match confirm {
-            Confirm::Restore(hash) => backend.restore(project.project.clone(), hash),
-            Confirm::DeleteChat(id) => backend.delete_chat(id),
-            Confirm::DeleteFile(path) => backend.delete_file(project.project.clone(), path),
+            Confirm::Restore(hash) => {
+                let project = project.project.clone();
+                backend.query(
+                    "restoring the version",
+                    move |app| app.restore(&project, &hash),
+                    Event::Restored,
+                );
+            }
+            Confirm::DeleteChat(id) => {
+                backend.run("deleting the chat", move |app| app.delete_chat(id));
+            }
+            Confirm::DeleteFile(path) => {
+                let project = project.project.clone();
+                backend.run("deleting the file", move |app| {
+                    app.delete_file(&project, &path)
+                });
+            }
         }
     }
+}
+
+/// Lists provider `name`'s models (which also tests that it answers).
+fn refresh_models(backend: &Backend, name: String) {
+    let provider = name.clone();
+    backend.query_async(
+        "listing models",
+        move |app| async move { anyhow::Ok(app.models(&name).await.map_err(|e| e.to_string())) },
+        move |models| Event::Models { provider, models },
+    );
+}
+
+/// Opens file `path` of `project` in a tab.
+pub(crate) fn open_file(backend: &Backend, project: tandem_core::store::Project, path: String) {
+    backend.query(
+        "opening the file",
+        move |app| app.read_file(&project, &path),
+        |(path, content)| Event::FileOpened { path, content },
+    );
 }

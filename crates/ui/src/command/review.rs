@@ -1,7 +1,7 @@
 //! The review panel's commands (`panels::review`): checking files and hunks of the pending
 //! proposal, moving the hunk cursor, and approving or rejecting it.
 
-use crate::backend::Backend;
+use crate::backend::{Backend, Event};
 use crate::model::review::Review;
 use crate::model::state::AppState;
 
@@ -53,7 +53,16 @@ impl AppState {
 
     pub(super) fn reject(&self, backend: &Backend) {
         if let Some(review) = self.review() {
-            backend.reject(review.message_id, review.reason.clone());
+            let (message_id, reason) = (review.message_id, review.reason.clone());
+            backend.query(
+                "rejecting the changes",
+                move |app| {
+                    // Why the person rejected it (empty: none given).
+                    let reason = Some(reason.as_str()).filter(|r| !r.trim().is_empty());
+                    app.reject(message_id, reason)
+                },
+                move |()| Event::Rejected(message_id),
+            );
         }
     }
 

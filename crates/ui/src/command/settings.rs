@@ -1,8 +1,10 @@
 //! The Settings window's commands (`panels::settings`): providers and their keys, the chosen
 //! model's settings, and the project's check command, rules and context globs.
 
-use crate::backend::Backend;
+use crate::backend::{Backend, Event};
 use crate::model::state::AppState;
+use tandem_core::app::NewProvider;
+use tandem_core::store::Project;
 
 impl AppState {
     /// Opens the Settings window and loads what it shows.
@@ -11,19 +13,35 @@ impl AppState {
         // The price table comes with the usage report.
         backend.usage(self.usage_scope());
         backend.load_agent_settings();
-        backend.load_workspaces();
+        crate::workspace_commands::load_workspaces(backend);
         // Without a chosen model there is no profile to show (nor an error to make).
         if self.model.is_some() {
-            backend.model_profile(self.provider.clone(), self.model.clone(), false);
+            let (provider, model) = (self.provider.clone(), self.model.clone());
+            backend.query_async(
+                "loading the model's profile",
+                move |app| async move {
+                    app.model_profile(provider.as_deref(), model.as_deref())
+                        .await
+                },
+                Event::ModelProfile,
+            );
         }
         self.load_provider_details(backend);
     }
 
     pub(super) fn load_provider_details(&self, backend: &Backend) {
         for provider in &self.providers {
+            let name = provider.name.clone();
             match provider.kind.is_cli_agent() {
-                true => backend.cli_agent_status(provider.name.clone()),
-                false => backend.provider_keys(provider.name.clone()),
+                true => cli_agent_status(backend, name),
+                false => {
+                    let provider = name.clone();
+                    backend.query(
+                        "listing the provider's keys",
+                        move |app| app.provider_keys(&name),
+                        move |keys| Event::ProviderKeys { provider, keys },
+                    );
+                }
             }
         }
     }
@@ -57,15 +75,19 @@ impl AppState {
         );
         match parsed {
             (Ok(context_length), Ok(temperature), Ok(max_output_tokens)) => {
-                backend.save_model_settings(
-                    self.provider.clone(),
-                    self.model.clone(),
-                    tandem_core::app::GenerationSettings {
-                        context_length,
-                        temperature,
-                        max_output_tokens,
-                        reasoning_effort: form.model_effort,
+                let settings = tandem_core::app::GenerationSettings {
+                    context_length,
+                    temperature,
+                    max_output_tokens,
+                    reasoning_effort: form.model_effort,
+                };
+                let (provider, model) = (self.provider.clone(), self.model.clone());
+                backend.query(
+                    "saving the model's settings",
+                    move |app| {
+                        app.set_model_settings(provider.as_deref(), model.as_deref(), &settings)
                     },
+                    Event::ModelProfile,
                 );
             }
             (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => self.toast(e, true),
@@ -94,20 +116,45 @@ impl AppState {
 
     pub(super) fn delete_provider(&self, id: i64, backend: &Backend) {
         if let Some(p) = self.providers.iter().find(|p| p.id == id) {
-            backend.delete_provider(p.name.clone());
+            // Its stored key goes with it.
+            let name = p.name.clone();
+            backend.run("removing the provider", move |app| {
+                app.remove_provider(&name)
+            });
         }
     }
 
     pub(super) fn save_key(&mut self, provider: String, backend: &Backend) {
         let key = std::mem::take(&mut self.settings.key);
-        if !key.trim().is_empty() {
-            backend.set_key(provider, key, self.settings.add_key);
+        if key.trim().is_empty() {
+            return;
         }
+        // In place of its keys, or with `add` after them (rotated to on quota errors).
+        let add = self.settings.add_key;
+        let name = provider.clone();
+        backend.query(
+            "storing the API key",
+            move |app| match add {
+                true => app.add_key(&name, &key),
+                false => app.set_key(&name, &key),
+            },
+            move |stored| {
+                let location = stored.location;
+                Event::Log(match stored.keychain_unavailable {
+                    Some(why) => format!(
+                        "API key for {provider} stored in {location:?} (not in the OS keychain: {why})"
+                    ),
+                    None => format!("API key for {provider} stored in {location:?}"),
+                })
+            },
+        );
     }
 
     pub(super) fn save_history_turns(&mut self, backend: &Backend) {
         match self.settings.history_turns.trim().parse::<usize>() {
-            Ok(turns) => backend.update_chat_settings(move |s| s.history_turns = Some(turns)),
+            Ok(turns) => backend.run("saving a setting", move |app| {
+                app.update_chat_settings(move |s| s.history_turns = Some(turns))
+            }),
             Err(_) => self.toast("History turns must be a whole number", true),
         }
     }
@@ -118,7 +165,7 @@ impl AppState {
             project.project.settings.check_command =
                 (!command.is_empty()).then(|| command.to_string());
             self.settings.check_edited = false;
-            backend.save_project_settings(project.project.clone());
+            save_project_settings(backend, project.project.clone());
         }
     }
 
@@ -132,7 +179,7 @@ impl AppState {
                 false => rules.insert(mode, text),
             };
             self.settings.rules_edited = false;
-            backend.save_project_settings(project.project.clone());
+            save_project_settings(backend, project.project.clone());
         }
     }
 
@@ -147,7 +194,7 @@ impl AppState {
             let split = crate::model::state::split_globs;
             project.project.settings.context_include = split(&self.settings.include);
             project.project.settings.context_exclude = split(&self.settings.exclude);
-            backend.save_project_settings(project.project.clone());
+            save_project_settings(backend, project.project.clone());
         }
     }
 
@@ -187,10 +234,38 @@ impl AppState {
                 record.kind = kind;
                 record.base_url = base_url;
                 record.settings = settings;
-                backend.update_provider(record);
+                backend.run("saving the provider", move |app| {
+                    app.update_provider(record)
+                });
             }
-            None => backend.add_provider(form.name.trim().to_string(), kind, base_url, settings),
+            None => {
+                let new = NewProvider {
+                    name: form.name.trim().to_string(),
+                    kind,
+                    base_url: Some(base_url),
+                    api_key_env: None,
+                    settings,
+                };
+                backend.run("adding the provider", move |app| app.add_provider(new));
+            }
         }
         self.settings = crate::model::state::SettingsForm::default();
     }
+}
+
+/// Saves a project's settings as they are.
+pub(crate) fn save_project_settings(backend: &Backend, project: Project) {
+    backend.run("saving the project settings", move |app| {
+        app.save_project_settings(&project)
+    });
+}
+
+/// Asks whether CLI agent provider `name` is installed and logged in.
+pub(crate) fn cli_agent_status(backend: &Backend, name: String) {
+    let provider = name.clone();
+    backend.query_async(
+        "asking the CLI agent",
+        move |app| async move { app.agent_status(&name).await },
+        move |status| Event::CliAgentStatus { provider, status },
+    );
 }

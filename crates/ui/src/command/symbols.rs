@@ -4,10 +4,13 @@
 //! and tests send the same values. Their answers arrive as events (the index refresh may
 //! take a while on a large project).
 
-use crate::backend::Backend;
+use crate::backend::{Backend, Event};
 use crate::model::state::AppState;
 use crate::model::symbols::Picker;
 use tandem_core::app::{Reference, SymbolAt, identifier_at};
+
+/// The file tree's filter lists at most this many symbols.
+const SYMBOL_MATCHES_SHOWN: usize = 50;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum SymbolCommand {
@@ -47,10 +50,20 @@ impl AppState {
             return self.toast("Put the cursor on a name first", true);
         };
         project.symbols.looking_for = Some(name.clone());
+        // Each refreshes the project's code index first, which may read many files.
+        let (project, asked) = (project.project.clone(), name.clone());
         if references {
-            backend.references(project.project.clone(), name);
+            backend.query(
+                "looking for references",
+                move |app| anyhow::Ok(app.references(&project, &asked).map_err(|e| e.to_string())),
+                move |result| Event::References { name, result },
+            );
         } else {
-            backend.definitions(project.project.clone(), name);
+            backend.query(
+                "looking for definitions",
+                move |app| anyhow::Ok(app.definitions(&project, &asked).map_err(|e| e.to_string())),
+                move |result| Event::Definitions { name, result },
+            );
         }
     }
 
@@ -127,8 +140,15 @@ impl crate::TandemApp {
         if query.is_empty() {
             project.symbols.matches = None;
         } else {
-            self.backend
-                .symbols_matching(project.project.clone(), query);
+            let (project, asked) = (project.project.clone(), query.clone());
+            self.backend.query(
+                "looking for symbols",
+                move |app| {
+                    let found = app.symbols_matching(&project, &asked, SYMBOL_MATCHES_SHOWN);
+                    anyhow::Ok(found.map_err(|e| e.to_string()))
+                },
+                move |result| Event::SymbolMatches { query, result },
+            );
         }
     }
 }
