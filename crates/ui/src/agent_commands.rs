@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::backend::{AgentSettings, Backend, Event};
-use crate::command::{cli_agent_status, save_project_settings};
+use crate::calls::{cli_agent_status, save_project_settings};
 use crate::model::agent_state::McpFormKind;
 use crate::model::state::AppState;
 use tandem_core::agent::runner::Answer;

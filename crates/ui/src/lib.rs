@@ -14,6 +14,7 @@ mod keymap;
 pub mod unsaved;
 
 mod agent_commands;
+mod calls;
 mod workspace_commands;
 
 pub mod model;
@@ -347,7 +348,7 @@ impl TandemApp {
             }
             for path in paths {
                 if project.files.contains(&path) {
-                    command::open_file(&self.backend, project.project.clone(), path);
+                    calls::open_file(&self.backend, project.project.clone(), path);
                 }
             }
         }
@@ -361,7 +362,7 @@ impl TandemApp {
         }
         for path in std::mem::take(&mut self.state.pending_reloads) {
             if let Some(project) = &self.state.project {
-                command::open_file(&self.backend, project.project.clone(), path);
+                calls::open_file(&self.backend, project.project.clone(), path);
             }
         }
         let now = std::time::Instant::now();

@@ -5,10 +5,10 @@ use std::path::PathBuf;
 
 pub use crate::agent_commands::AgentCommand;
 use crate::backend::{Backend, Event};
+use crate::calls::open_file;
 use crate::model::state::{AppState, BottomTab, Confirm, Palette, SendKey, Theme};
 use crate::model::unsaved::CloseChoice;
 pub use crate::workspace_commands::WorkspaceCommand;
-pub(crate) use settings::{cli_agent_status, save_project_settings};
 pub use symbols::SymbolCommand;
 use tandem_core::app::SendOptions;
 use tandem_core::store::ChatMode;
@@ -608,14 +608,5 @@ fn refresh_models(backend: &Backend, name: String) {
         "listing models",
         move |app| async move { anyhow::Ok(app.models(&name).await.map_err(|e| e.to_string())) },
         move |models| Event::Models { provider, models },
-    );
-}
-
-/// Opens file `path` of `project` in a tab.
-pub(crate) fn open_file(backend: &Backend, project: tandem_core::store::Project, path: String) {
-    backend.query(
-        "opening the file",
-        move |app| app.read_file(&project, &path),
-        |(path, content)| Event::FileOpened { path, content },
     );
 }

@@ -2,9 +2,9 @@
 //! model's settings, and the project's check command, rules and context globs.
 
 use crate::backend::{Backend, Event};
+use crate::calls::{cli_agent_status, save_project_settings};
 use crate::model::state::AppState;
 use tandem_core::app::NewProvider;
-use tandem_core::store::Project;
 
 impl AppState {
     /// Opens the Settings window and loads what it shows.
@@ -251,21 +251,4 @@ impl AppState {
         }
         self.settings = crate::model::state::SettingsForm::default();
     }
-}
-
-/// Saves a project's settings as they are.
-pub(crate) fn save_project_settings(backend: &Backend, project: Project) {
-    backend.run("saving the project settings", move |app| {
-        app.save_project_settings(&project)
-    });
-}
-
-/// Asks whether CLI agent provider `name` is installed and logged in.
-pub(crate) fn cli_agent_status(backend: &Backend, name: String) {
-    let provider = name.clone();
-    backend.query_async(
-        "asking the CLI agent",
-        move |app| async move { app.agent_status(&name).await },
-        move |status| Event::CliAgentStatus { provider, status },
-    );
 }
