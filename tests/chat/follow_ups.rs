@@ -195,7 +195,7 @@ async fn a_new_chat_whose_first_send_fails_is_gone_again() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_turn_whose_proposal_auto_approve_lands_says_the_project_changed() {
+async fn a_turn_whose_proposal_auto_approve_lands_says_its_chat_and_project_changed() {
     let s = setup(ProviderKind::Ollama).await;
     let data = s._dir.path().join("data");
     let app = App::with_engine(Arc::clone(&s.engine), data, &crate::common::environment());
@@ -220,7 +220,8 @@ async fn a_turn_whose_proposal_auto_approve_lands_says_the_project_changed() {
         .unwrap()
         .unwrap();
     assert!(outcome.approval.unwrap().commit.is_some());
-    // Told before the outcome was handed over: the chat moved, the tree and history changed.
+    // Told before the outcome was handed over: the chat changed (its reply as it ended), it
+    // moved in the list, the tree and history changed.
     let mut told = Vec::new();
     let quiet = Duration::from_millis(300);
     while let Ok(Ok(event)) = tokio::time::timeout(quiet, events.recv()).await {
@@ -232,6 +233,7 @@ async fn a_turn_whose_proposal_auto_approve_lands_says_the_project_changed() {
     assert_eq!(
         told,
         [
+            format!("ChatChanged {{ chat_id: {} }}", chat.id),
             format!("ChatsChanged {{ project_id: {id} }}"),
             format!("ProjectChanged {{ project_id: {id} }}")
         ]

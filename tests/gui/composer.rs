@@ -359,3 +359,55 @@ fn a_prompt_that_cannot_be_sent_goes_back_to_the_composer_and_leaves_no_chat() {
         "nothing was sent"
     );
 }
+
+#[test]
+fn a_turn_ending_in_another_chat_leaves_the_open_chat_open_and_shows_its_end_when_opened() {
+    let (world, prefs) = world();
+    let gate = Gate::default();
+    world.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&["First half, ", "second half."], Duration::ZERO).hold_before(1, &gate),
+    );
+    let mut harness = harness(&world.data, prefs);
+    open_chat(&mut harness);
+    send(&mut harness, "a long answer please");
+    wait_until(&mut harness, "the reply streaming", |a| {
+        a.state.chat().and_then(|c| c.streaming.as_ref()).is_some()
+    });
+    let streaming = app(&harness).state.chat().unwrap().chat.id;
+    // The person moves on to a new chat while the first one's reply streams.
+    harness.get_by_label("+ New").click();
+    wait_until(&mut harness, "the second chat open", |a| {
+        a.state.chat().is_some_and(|c| c.chat.id != streaming)
+    });
+    let open = app(&harness).state.chat().unwrap().chat.id;
+    gate.open();
+    let store = world.store();
+    wait_until(&mut harness, "the first chat's reply stored whole", |_| {
+        store.messages(streaming).unwrap().iter().any(|m| {
+            m.content == "First half, second half."
+                && m.status != tandem_core::store::MessageStatus::Streaming
+        })
+    });
+    for _ in 0..20 {
+        harness.step();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(
+        app(&harness).state.chat().unwrap().chat.id,
+        open,
+        "the window jumped back"
+    );
+    // Opened again, the first chat shows the reply as it ended.
+    harness.get_by_label("a long answer please").click();
+    wait_until(&mut harness, "the first chat with its whole reply", |a| {
+        a.state.chat().is_some_and(|c| {
+            c.chat.id == streaming
+                && c.streaming.is_none()
+                && c.messages
+                    .iter()
+                    .any(|m| m.message.content == "First half, second half.")
+        })
+    });
+}

@@ -355,6 +355,8 @@ impl TandemApp {
         if std::mem::take(&mut self.state.agent.reload_settings) {
             self.backend.load_agent_settings();
         }
+        // The open chat read again when something said it changed (a reply still streaming
+        // keeps its live view: see `Event::ChatLoaded`).
         if std::mem::take(&mut self.state.chat_stale)
             && let Some(chat) = self.state.chat()
         {

@@ -24,8 +24,9 @@ pub enum AppEvent {
     /// undone, a file saved, renamed or deleted (each a commit). Its tree and history are to
     /// be read again.
     ProjectChanged { project_id: i64 },
-    /// A chat's messages changed without its project's tree changing: a proposal rejected,
-    /// or one added (an attachment proposed as a file). The chat is to be read again.
+    /// A chat's messages changed without its project's tree changing: a turn ended (its
+    /// reply, its proposal), a proposal rejected, or one added (an attachment proposed as a
+    /// file). The chat is to be read again.
     /// (After a commit, [`ProjectChanged`](Self::ProjectChanged) says it: every pending
     /// proposal of the project is planned against the new tree, and a restore removes
     /// later messages.)
@@ -87,17 +88,19 @@ impl App {
         self.changed(AppEvent::ChatsChanged { project_id });
     }
 
-    /// The turn's `outcome`, told on the stream when it comes: the project's chats changed (the
-    /// chat moves up the list, its title may be new) and, when auto-approve landed the
-    /// proposal, the project's tree and history. Told whoever waits for the outcome, or none.
+    /// The turn's `outcome`, told on the stream when it comes: the chat changed (its reply as
+    /// it ended, its proposal), the project's chats changed (the chat moves up the list, its
+    /// title may be new) and, when auto-approve landed the proposal, the project's tree and
+    /// history. Told whoever waits for the outcome, or none.
     pub(super) fn said_when_it_ends(
         &self,
-        project_id: i64,
+        (project_id, chat_id): (i64, i64),
         outcome: JoinHandle<TurnOutcome>,
     ) -> JoinHandle<TurnOutcome> {
         let changes = self.changes.0.clone();
         tokio::spawn(async move {
             let ended = outcome.await;
+            let _ = changes.send(AppEvent::ChatChanged { chat_id });
             let _ = changes.send(AppEvent::ChatsChanged { project_id });
             let landed = ended.as_ref().ok().and_then(|o| o.approval.as_ref());
             if landed.is_some_and(|a| a.commit.is_some()) {

@@ -88,7 +88,7 @@ impl App {
             chat_id,
             reply_id: handle.message_id,
             user,
-            outcome: self.said_when_it_ends(project_id, handle.outcome),
+            outcome: self.said_when_it_ends((project_id, chat_id), handle.outcome),
         })
     }
 
@@ -101,7 +101,7 @@ impl App {
             chat_id,
             reply_id: handle.message_id,
             user: None,
-            outcome: self.said_when_it_ends(project_id, handle.outcome),
+            outcome: self.said_when_it_ends((project_id, chat_id), handle.outcome),
         })
     }
 

@@ -56,7 +56,7 @@ impl Backend {
                 Err(e) if redo => return Err(e.into()),
                 Err(e) => return not_sent(&emit, None, prompt, attachments, e).await,
             };
-            run_turn(&app, &emit, started).await
+            run_turn(&emit, started).await
         });
     }
 
@@ -83,7 +83,7 @@ impl Backend {
                 // The chat made for the prompt is gone again.
                 Err(e) => return not_sent(&emit, Some(chat_id), prompt, attachments, e).await,
             };
-            run_turn(&app, &emit, started).await
+            run_turn(&emit, started).await
         });
     }
 
@@ -96,7 +96,7 @@ impl Backend {
     {
         self.spawn_async(action, move |app, emit| async move {
             let started = start(Arc::clone(&app)).await?;
-            run_turn(&app, &emit, started).await
+            run_turn(&emit, started).await
         });
     }
 
@@ -130,8 +130,10 @@ impl Backend {
     }
 }
 
-/// Reports a started turn from start to finish, then the chat as it is after it.
-async fn run_turn(app: &App, emit: &Emit, started: StartedTurn) -> anyhow::Result<()> {
+/// Reports a started turn from start to finish. The chat as the turn left it comes on the
+/// app's stream (its end says the chat changed): the window reads it again if it is the one
+/// open, once it no longer streams.
+async fn run_turn(emit: &Emit, started: StartedTurn) -> anyhow::Result<()> {
     let chat_id = started.chat_id;
     emit.send_async(Event::TurnStarted {
         chat_id,
@@ -142,10 +144,6 @@ async fn run_turn(app: &App, emit: &Emit, started: StartedTurn) -> anyhow::Resul
     let outcome = started.finish().await?;
     emit.send_async(Event::TurnFinished(Box::new(outcome)))
         .await;
-    // The chat as the turn left it. (Its place in the list, and the tree after an
-    // auto-approve, come on the app's stream.)
-    let loaded = block_in_place(|| app.load_chat(chat_id))?;
-    emit.send_async(Event::ChatLoaded(Box::new(loaded))).await;
     Ok(())
 }
 

@@ -50,7 +50,8 @@ impl AppState {
                 streaming.parser.push(&text);
             }
             ChatEventKind::Finished { .. } => {
-                // The reloaded chat (sent right after) replaces the live view.
+                // The chat read again when the turn's end is told (on the app's stream: the
+                // chat changed) replaces the live view.
             }
             ChatEventKind::TitleChanged { title } => chat.chat.title = title,
             ChatEventKind::Compacted { summary } => {

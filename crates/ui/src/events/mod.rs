@@ -235,13 +235,12 @@ impl AppState {
                 self.toast(note, false);
             }
             Event::SaveConflict { path, disk } => self.save_conflict(&path, disk),
+            // Read again in `TandemApp::update`: the end of a turn in it (the reply as it
+            // ended replaces the live view), a proposal decided, a commit.
             Event::Stale(stale) => {
-                self.chat_stale |= self.chat().is_some_and(|open| {
-                    let about = match stale {
-                        Stale::Chat(id) => open.chat.id == id,
-                        Stale::ChatsOf(id) => open.chat.project_id == id,
-                    };
-                    about && open.streaming.is_none()
+                self.chat_stale |= self.chat().is_some_and(|open| match stale {
+                    Stale::Chat(id) => open.chat.id == id,
+                    Stale::ChatsOf(id) => open.chat.project_id == id,
                 });
             }
             Event::Files { project_id, files } => {
