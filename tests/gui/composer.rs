@@ -334,12 +334,16 @@ fn a_prompt_that_cannot_be_sent_goes_back_to_the_composer_and_leaves_no_chat() {
     wait_until(&mut harness, "the prompt back in the composer", |a| {
         a.state.composer == prompt
     });
-    let state = &app(&harness).state;
-    assert!(state.chat().is_none(), "the chat made for it is closed");
     assert!(
-        state.project.as_ref().unwrap().chats.is_empty(),
-        "and gone from the list"
+        app(&harness).state.chat().is_none(),
+        "the chat made for it is closed"
     );
+    // The list is read again after each change the app tells (made, then deleted), on its
+    // own task: its last reading, which may come a frame after the prompt, has no chat.
+    wait_until(&mut harness, "the chat gone from the list", |a| {
+        a.state.project.as_ref().is_some_and(|p| p.chats.is_empty())
+    });
+    let state = &app(&harness).state;
     let said = state
         .toasts
         .iter()
