@@ -242,8 +242,8 @@ impl CodeIndex {
     }
 
     /// The files whose path has some of the query's words: (file, the IDF (over paths) of
-    /// the words it has, relative to the best file's, the words). A word in every path says
-    /// nothing and counts for nothing.
+    /// the words it has, relative to the best file's, the words). A word in half the paths
+    /// or more (`src`) says nothing of where to look and counts for nothing.
     fn path_matches(&self, query: &[String]) -> Result<Vec<(u32, f32, Vec<String>)>> {
         let n = self.totals()?.0 as f32;
         let mut found: HashMap<u32, (f32, Vec<String>)> = HashMap::new();
@@ -251,6 +251,9 @@ impl CodeIndex {
             let files = self.files_with_path_word(word)?;
             let df = files.len() as f32;
             let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
+            if idf <= COMMON_IDF {
+                continue;
+            }
             for file in files {
                 let entry = found.entry(file).or_default();
                 entry.0 += idf;

@@ -286,6 +286,34 @@ fn the_selections_identifiers_find_their_files_below_the_prompts_own_words() {
 }
 
 #[test]
+fn a_word_in_most_paths_says_nothing_of_where_to_look() {
+    let index = project();
+    // `src` is in five paths of six; `http` in two.
+    let ranked = index
+        .rank(
+            &Signals {
+                prompt: "the http client under src",
+                ..Signals::default()
+            },
+            400,
+        )
+        .unwrap();
+    let in_path = |why: &str| {
+        let part = why.split("; ").find(|p| p.starts_with("path has: "));
+        part.map(|p| p.to_string()).unwrap_or_default()
+    };
+    let client = &ranked[position(&ranked, "src/http/client.rs").unwrap()];
+    assert_eq!(
+        in_path(&client.why),
+        "path has: http, client",
+        "{ranked:#?}"
+    );
+    for r in &ranked {
+        assert!(!in_path(&r.why).contains("src"), "{ranked:#?}");
+    }
+}
+
+#[test]
 fn a_selections_keywords_found_in_most_files_rank_nothing() {
     let index = project();
     // `pub` and `fn` are in five files of six: they say nothing of what the selection is.
