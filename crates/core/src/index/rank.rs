@@ -203,7 +203,7 @@ impl CodeIndex {
         for (q, word) in query.iter().enumerate() {
             let postings = self.postings(word)?;
             let df = postings.len() as f32;
-            idf.push(((n - df + 0.5) / (df + 0.5) + 1.0).ln());
+            idf.push(inverse_frequency(n, df));
             if idf[q] < min_idf {
                 continue;
             }
@@ -250,7 +250,7 @@ impl CodeIndex {
         for word in query {
             let files = self.files_with_path_word(word)?;
             let df = files.len() as f32;
-            let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
+            let idf = inverse_frequency(n, df);
             if idf <= COMMON_IDF {
                 continue;
             }
@@ -339,6 +339,11 @@ impl CodeIndex {
             .map(|(id, (w, why, _))| (id, (w, why)))
             .collect())
     }
+}
+
+/// BM25's IDF of a word found in `df` of `n` files: ln 2 for half of them, near 0 for all.
+fn inverse_frequency(n: f32, df: f32) -> f32 {
+    ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
 }
 
 /// The selected text's words that the prompt does not already ask, each once, in order, at

@@ -187,6 +187,14 @@ pub(super) fn write(
         {
             files_delta -= 1;
             length_delta -= old.length;
+        }
+        // A file keeps its id while it stays indexed, and its path's words with it: only a
+        // file that stops or starts being indexed changes the path rows.
+        let was_indexed = old.is_some_and(|o| !o.skipped);
+        if let Some(old) = old
+            && was_indexed
+            && !matches!(change, Change::Indexed(..))
+        {
             for word in super::terms::words(path) {
                 in_paths.entry(word).or_default().gone.insert(old.id);
             }
@@ -262,8 +270,10 @@ pub(super) fn write(
         for name in refs {
             users.entry(name.to_string()).or_default().added.push(id);
         }
-        for word in super::terms::words(path) {
-            in_paths.entry(word).or_default().added.push(id);
+        if !was_indexed {
+            for word in super::terms::words(path) {
+                in_paths.entry(word).or_default().added.push(id);
+            }
         }
         files_delta += 1;
         length_delta += i64::from(length);
@@ -329,40 +339,62 @@ fn write_words(
     tx: &Transaction<'_>,
     words: HashMap<String, Edit<Posting>>,
 ) -> rusqlite::Result<()> {
-    let mut read = tx.prepare_cached("SELECT postings FROM words WHERE word = ?1")?;
-    let mut put = tx.prepare_cached("INSERT OR REPLACE INTO words VALUES (?1, ?2)")?;
-    let mut delete = tx.prepare_cached("DELETE FROM words WHERE word = ?1")?;
-    for (word, edit) in words {
-        let stored: Option<Vec<u8>> = read.query_row([&word], |r| r.get(0)).optional()?;
-        let mut postings = stored.as_deref().map(decode_postings).unwrap_or_default();
-        postings.retain(|p| !edit.gone.contains(&p.file));
-        postings.extend(edit.added);
-        match postings.is_empty() {
-            true => delete.execute([&word])?,
-            false => put.execute(params![word, encode_postings(&postings)])?,
-        };
-    }
-    Ok(())
+    let list = List {
+        table: "words",
+        column: "postings",
+        decode: decode_postings,
+        encode: encode_postings,
+        file: |p: &Posting| p.file,
+    };
+    list.write(tx, words)
 }
 
 fn write_path_words(
     tx: &Transaction<'_>,
     in_paths: HashMap<String, Edit<u32>>,
 ) -> rusqlite::Result<()> {
-    let mut read = tx.prepare_cached("SELECT files FROM path_words WHERE word = ?1")?;
-    let mut put = tx.prepare_cached("INSERT OR REPLACE INTO path_words VALUES (?1, ?2)")?;
-    let mut delete = tx.prepare_cached("DELETE FROM path_words WHERE word = ?1")?;
-    for (word, edit) in in_paths {
-        let stored: Option<Vec<u8>> = read.query_row([&word], |r| r.get(0)).optional()?;
-        let mut files = stored.as_deref().map(decode_ids).unwrap_or_default();
-        files.retain(|id| !edit.gone.contains(id));
-        files.extend(edit.added);
-        match files.is_empty() {
-            true => delete.execute([&word])?,
-            false => put.execute(params![word, encode_ids(&files)])?,
-        };
+    let list = List {
+        table: "path_words",
+        column: "files",
+        decode: decode_ids,
+        encode: encode_ids,
+        file: |id: &u32| *id,
+    };
+    list.write(tx, in_paths)
+}
+
+/// A table of one list per word (`word`, and the list in `column`), and how its entries are
+/// stored and which file each is of.
+struct List<T> {
+    table: &'static str,
+    column: &'static str,
+    decode: fn(&[u8]) -> Vec<T>,
+    encode: fn(&[T]) -> Vec<u8>,
+    file: fn(&T) -> u32,
+}
+
+impl<T> List<T> {
+    /// Each word's stored list loses the entries of the files gone and gains those added; a
+    /// list left empty is deleted.
+    fn write(&self, tx: &Transaction<'_>, edits: HashMap<String, Edit<T>>) -> rusqlite::Result<()> {
+        let (table, column) = (self.table, self.column);
+        let mut read =
+            tx.prepare_cached(&format!("SELECT {column} FROM {table} WHERE word = ?1"))?;
+        let mut put =
+            tx.prepare_cached(&format!("INSERT OR REPLACE INTO {table} VALUES (?1, ?2)"))?;
+        let mut delete = tx.prepare_cached(&format!("DELETE FROM {table} WHERE word = ?1"))?;
+        for (word, edit) in edits {
+            let stored: Option<Vec<u8>> = read.query_row([&word], |r| r.get(0)).optional()?;
+            let mut entries = stored.as_deref().map(self.decode).unwrap_or_default();
+            entries.retain(|e| !edit.gone.contains(&(self.file)(e)));
+            entries.extend(edit.added);
+            match entries.is_empty() {
+                true => delete.execute([&word])?,
+                false => put.execute(params![word, (self.encode)(&entries)])?,
+            };
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 fn write_names(

@@ -189,6 +189,13 @@ fn a_prompts_word_in_a_path_ranks_that_file_however_long_it_is_and_goes_with_the
         Vec::<u32>::new()
     );
     assert_eq!(index.files_with_path_word("shrink").unwrap().len(), 1);
+    // Changed in place, it keeps its path's words (once).
+    let changed = extract("src/plugins/shrink.ts", "export function minify(code) {}\n");
+    (index.insert("src/plugins/shrink.ts", FileStamp::default(), &changed)).unwrap();
+    assert_eq!(index.files_with_path_word("shrink").unwrap().len(), 1);
+    index
+        .insert("src/plugins/shrink.ts", FileStamp::default(), &text)
+        .unwrap();
     let ranked = rank(&index);
     assert_eq!(position(&ranked, "src/plugins/css.ts"), None, "{ranked:#?}");
     let renamed = &ranked[position(&ranked, "src/plugins/shrink.ts").unwrap()];
