@@ -18,7 +18,6 @@ use std::time::{Duration, Instant};
 use tandem_core::folder::context::{ContextCache, ContextOptions, Walk};
 use tandem_core::folder::list_files;
 
-#[path = "support/mod.rs"]
 mod support;
 
 const RUNS: usize = 15;

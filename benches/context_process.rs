@@ -19,7 +19,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-#[path = "support/mod.rs"]
 mod support;
 
 #[path = "support/ollama.rs"]

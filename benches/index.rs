@@ -20,7 +20,6 @@ use std::time::{Duration, Instant};
 use tandem_core::folder::context::{ContextOptions, Walk};
 use tandem_core::index::{CodeIndex, Indexes, Signals, lock};
 
-#[path = "support/mod.rs"]
 mod support;
 
 const RUNS: usize = 5;

@@ -251,3 +251,73 @@ fn the_circle_check_sees_a_circle() {
     std::fs::write(dir.path().join("b.rs"), "pub struct B(super::a::A);\n").expect("written");
     assert_eq!(circles(dir.path()), ["a <-> b"]);
 }
+
+/// Every `#[path]` attribute in `dirs` that cuts a file instead of sharing a module: in the
+/// crates' sources any at all (a module is its file, named for its concept); in tests and
+/// benches one whose file no other target names (the support several test binaries share,
+/// `../common/mod.rs`, is the only use: a target's own modules sit beside it, found by `mod`).
+fn path_cuts(dirs: &[PathBuf]) -> Vec<String> {
+    let attribute = regex::Regex::new(r#"#\[path\s*=\s*"([^"]*)"\]"#).expect("a valid regex");
+    let mut named: Vec<(PathBuf, String)> = Vec::new();
+    for dir in dirs {
+        let mut files = Vec::new();
+        rust_files(dir, &mut files);
+        for file in files {
+            let text = std::fs::read_to_string(&file).expect("a readable source file");
+            for (n, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or_default();
+                for cut in attribute.captures_iter(code) {
+                    let folder = file.parent().expect("a file in a folder");
+                    let target = folder.join(&cut[1]);
+                    let target = target.canonicalize().unwrap_or(target);
+                    named.push((target, format!("{}:{}: {}", file.display(), n + 1, &cut[0])));
+                }
+            }
+        }
+    }
+    let shared = |target: &PathBuf| {
+        let src = target.components().any(|c| c.as_os_str() == "src");
+        !src && named.iter().filter(|(t, _)| t == target).count() > 1
+    };
+    (named.iter())
+        .filter(|(target, _)| !shared(target))
+        .map(|(_, at)| at.clone())
+        .collect()
+}
+
+#[test]
+fn no_file_is_cut_with_a_path_attribute() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dirs = [
+        "crates/core/src",
+        "crates/ui/src",
+        "src",
+        "tests",
+        "benches",
+    ];
+    let found = path_cuts(&dirs.map(|d| root.join(d)));
+    assert!(found.is_empty(), "#[path] cuts:\n{}", found.join("\n"));
+}
+
+#[test]
+fn the_path_check_sees_a_cut() {
+    // Two targets share `shared/mod.rs`; one cuts `lib/more.rs` off itself.
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let root = dir.path();
+    for folder in ["shared", "a", "b", "a/lib"] {
+        std::fs::create_dir_all(root.join(folder)).expect("made");
+    }
+    let shared = "#[path = \"../shared/mod.rs\"]\nmod shared;\n";
+    let cut = "#[path = \"lib/more.rs\"]\nmod more;\n";
+    std::fs::write(root.join("a/main.rs"), format!("{shared}{cut}")).expect("written");
+    std::fs::write(root.join("b/main.rs"), shared).expect("written");
+    for file in ["shared/mod.rs", "a/lib/more.rs"] {
+        std::fs::write(root.join(file), "").expect("written");
+    }
+    let found = path_cuts(&[root.to_path_buf()]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].ends_with(":3: #[path = \"lib/more.rs\"]"),
+        "{found:?}"
+    );
+}

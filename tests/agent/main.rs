@@ -11,7 +11,6 @@ mod common;
 mod fake_provider;
 #[path = "../mcp_server/binary.rs"]
 mod mcp_binary;
-#[path = "../workspace/mod.rs"]
 mod workspace;
 
 mod batch;

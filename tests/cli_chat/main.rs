@@ -3,7 +3,6 @@
 #![allow(clippy::unwrap_used)] // tests state their expectations with unwrap
 
 mod agent;
-#[path = "../cli_agents/mod.rs"]
 mod cli_agents;
 #[path = "../common/mod.rs"]
 mod common;

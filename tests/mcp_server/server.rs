@@ -1,4 +1,4 @@
-//! A small MCP server over stdio for the integration tests in `tests/mcp.rs`.
+//! A small MCP server over stdio for the integration tests in `tests/mcp/main.rs`.
 //!
 //! Built as the example `mcp_test_server` (an example, not a `[[bin]]`, so it never ships with
 //! the app). Every tool exists to exercise one behaviour of `tandem_core::agent::mcp`: plain text

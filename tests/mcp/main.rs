@@ -1,6 +1,6 @@
 //! MCP servers as agent tools, end to end: records in a real SQLite store, the real rmcp client,
 //! and a real stdio server process (the example `mcp_test_server`, tests/mcp_server/server.rs).
-//! `mcp/survive.rs`: HTTP headers, the legacy SSE transport (against `mcp/fake_http.rs`, a
+//! `survive.rs`: HTTP headers, the legacy SSE transport (against `fake_http.rs`, a
 //! fake speaking the real formats), restarts, process groups, the per-project pool, the CLI.
 
 #![allow(clippy::unwrap_used)] // tests state their expectations with unwrap
@@ -9,13 +9,12 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+#[path = "../common/mod.rs"]
 mod common;
-#[path = "mcp_server/binary.rs"]
+#[path = "../mcp_server/binary.rs"]
 mod mcp_binary;
 
-#[path = "mcp/fake_http.rs"]
 mod fake_http;
-#[path = "mcp/survive.rs"]
 mod survive;
 
 use mcp_binary::server_binary;

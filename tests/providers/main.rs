@@ -2,13 +2,12 @@
 //! send, the events they yield, and how each fault ends (always within a bound).
 #![allow(clippy::unwrap_used)]
 
+#[path = "../common/mod.rs"]
 mod common;
+#[path = "../fake_provider/mod.rs"]
 mod fake_provider;
-#[path = "providers/faults.rs"]
 mod faults;
-#[path = "providers/responses.rs"]
 mod responses;
-#[path = "providers/tools.rs"]
 mod tools;
 
 use std::time::{Duration, Instant};

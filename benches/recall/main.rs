@@ -3,7 +3,7 @@
 //!
 //! For each repository: the 25 most recent non-merge commits that change 1 to 20 files, at
 //! least one of which existed at the parent (no releases, version bumps, dependency updates or
-//! lock-file-only changes; see `recall/commits.rs`). At each commit's parent, with the
+//! lock-file-only changes; see `commits.rs`). At each commit's parent, with the
 //! commit's subject as the prompt, the release `tandem` runs `context --json` as a whole
 //! process (a throwaway data directory, sealed from this machine's settings) for models of
 //! 8,192, 32,768 and 131,072 tokens.
@@ -31,13 +31,10 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-#[path = "recall/bm25.rs"]
 mod bm25;
-#[path = "recall/commits.rs"]
 mod commits;
-#[path = "support/ollama.rs"]
+#[path = "../support/ollama.rs"]
 mod ollama;
-#[path = "recall/tandem.rs"]
 mod tandem_cli;
 
 const WINDOWS: [u32; 3] = [8_192, 32_768, 131_072];

@@ -31,7 +31,7 @@ impl Agents {
             std::fs::create_dir_all(home.join(state)).unwrap();
         }
         std::fs::create_dir_all(&bin).unwrap();
-        let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli_agents/fake-agent.sh");
+        let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli_chat/fake-agent.sh");
         for name in ["codex", "claude"] {
             std::fs::copy(&fake, bin.join(name)).unwrap();
         }
