@@ -15,9 +15,23 @@ async fn auto_approve_commits_at_the_end_of_the_turn() {
         auto_approve: Some(true),
         ..SendOptions::default()
     };
+    let mut events = s.service.subscribe();
     let outcome = send_and_wait(&s, chat, "add a greeting", options).await;
     let commit = outcome.approval.unwrap().commit.unwrap();
     assert_eq!(common::git(&s.root, &["rev-parse", "HEAD"]).trim(), commit);
+    // The turn's end tells the commit (the window's toast shows it), and no error.
+    let mut finished = None;
+    while let Ok(event) = events.try_recv() {
+        if let ChatEventKind::Finished {
+            commit,
+            approve_error,
+            ..
+        } = event.kind
+        {
+            finished = Some((commit, approve_error));
+        }
+    }
+    assert_eq!(finished, Some((Some(commit.clone()), None)));
     let message = s.engine.store().message(outcome.message_id).unwrap();
     assert_eq!(message.approval_state, Some(ApprovalState::Approved));
     assert_eq!(message.commit_hash.as_deref(), Some(commit.as_str()));

@@ -76,6 +76,55 @@ fn send_stream_review_uncheck_a_hunk_and_approve() {
 }
 
 #[test]
+fn an_auto_approved_turn_toasts_its_commit_whichever_chat_is_open() {
+    let (world, prefs) = world();
+    world
+        .store()
+        .set_setting(tandem_core::store::keys::AUTO_APPROVE, &true)
+        .unwrap();
+    let reply = proposal_reply();
+    let pieces: Vec<&str> = reply.iter().map(String::as_str).collect();
+    // The reply stops after its first piece until another chat is open.
+    let gate = Gate::default();
+    world.server.push(
+        "POST",
+        "/api/chat",
+        ollama_stream(&pieces, Duration::ZERO).hold_before(1, &gate),
+    );
+    let mut harness = harness(&world.data, prefs);
+    wait_until(&mut harness, "auto-approve on", |a| a.state.auto_approve);
+    open_chat(&mut harness);
+    send(&mut harness, "spell out 2 and 18");
+    wait_until(&mut harness, "streamed text", |a| {
+        a.state
+            .chat()
+            .and_then(|c| c.streaming.as_ref())
+            .is_some_and(|s| s.parser.text().contains("spell out two numbers"))
+    });
+    let sent_in = app(&harness).state.chat().unwrap().chat.id;
+    harness.get_by_label("+ New").click();
+    wait_until(&mut harness, "another chat", |a| {
+        a.state.chat().is_some_and(|c| c.chat.id != sent_in)
+    });
+    gate.open();
+    wait_until(&mut harness, "the commit in history", |a| {
+        a.state.project.as_ref().is_some_and(|p| {
+            p.history
+                .first()
+                .is_some_and(|v| v.message.contains("Spell out numbers"))
+        })
+    });
+    let head = common::git(&world.root, &["rev-parse", "HEAD"]);
+    let applied = format!("Applied as commit {}", tandem_core::vcs::short(head.trim()));
+    wait_until(&mut harness, "the commit's toast", |a| {
+        a.state.toasts.iter().any(|t| t.text == applied)
+    });
+    assert_ne!(app(&harness).state.chat().unwrap().chat.id, sent_in);
+    let on_disk = std::fs::read_to_string(world.root.join("notes.txt")).unwrap();
+    assert!(on_disk.contains("line two\n") && on_disk.contains("line eighteen\n"));
+}
+
+#[test]
 fn after_a_partial_approval_each_card_says_what_became_of_its_file() {
     let (world, prefs) = gui_harness::world(&[("notes.txt", ORIGINAL), ("keep.txt", "keep me\n")]);
     let changed = ORIGINAL

@@ -110,13 +110,18 @@ pub enum ChatEventKind {
         text: String,
         reasoning: String,
     },
+    /// The turn ended: the last event of its reply, and what auto-approve made of its
+    /// proposal.
     Finished {
         status: MessageStatus,
         error: Option<String>,
         usage: Option<Usage>,
         /// The reply proposes changes (pending review, or applied with `commit`).
         proposal: bool,
+        /// The commit auto-approve landed the proposal as.
         commit: Option<String>,
+        /// Why auto-approve could not land the proposal (it stays pending).
+        approve_error: Option<String>,
     },
     TitleChanged {
         title: String,

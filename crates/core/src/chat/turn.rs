@@ -313,6 +313,7 @@ impl ChatService {
                 usage: outcome.usage,
                 proposal: outcome.plan.as_ref().is_some_and(|p| p.is_proposal()),
                 commit: outcome.approval.as_ref().and_then(|a| a.commit.clone()),
+                approve_error: outcome.approve_error.clone(),
             },
         );
         outcome

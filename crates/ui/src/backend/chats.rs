@@ -130,9 +130,10 @@ impl Backend {
     }
 }
 
-/// Reports a started turn from start to finish. The chat as the turn left it comes on the
-/// app's stream (its end says the chat changed): the window reads it again if it is the one
-/// open, once it no longer streams.
+/// Reports a started turn, and waits for it to end (a task that failed is reported as an
+/// error). Its end comes on the app's stream: `ChatEventKind::Finished` (with what
+/// auto-approve made of its proposal), then the chat changed, which the window reads again if
+/// it is the one open, once it no longer streams.
 async fn run_turn(emit: &Emit, started: StartedTurn) -> anyhow::Result<()> {
     let chat_id = started.chat_id;
     emit.send_async(Event::TurnStarted {
@@ -141,9 +142,7 @@ async fn run_turn(emit: &Emit, started: StartedTurn) -> anyhow::Result<()> {
         reply_id: started.reply_id,
     })
     .await;
-    let outcome = started.finish().await?;
-    emit.send_async(Event::TurnFinished(Box::new(outcome)))
-        .await;
+    started.finish().await?;
     Ok(())
 }
 

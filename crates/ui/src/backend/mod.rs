@@ -16,8 +16,7 @@ use tokio::sync::mpsc;
 use tandem_core::agent::gateway::GatewayEvent;
 use tandem_core::app::{
     App, AppEvent, ApproveOutcome, ApproverShown, ApproverStatus, ChatEvent, ChatSettings,
-    ContextBreakdown, GatewayStatus, LoadedChat, OpenedProject, RestoreOutcome, TurnOutcome,
-    UndoOutcome,
+    ContextBreakdown, GatewayStatus, LoadedChat, OpenedProject, RestoreOutcome, UndoOutcome,
 };
 use tandem_core::llm::ModelInfo;
 use tandem_core::store::{
@@ -94,7 +93,6 @@ pub enum Event {
         user: Option<Message>,
         reply_id: i64,
     },
-    TurnFinished(Box<TurnOutcome>),
     /// A prompt could not be sent (`message` says why): it goes back to the composer. A chat
     /// made for it was deleted again.
     NotSent {

@@ -1,12 +1,14 @@
 //! A turn's events on the window's state: streamed text, steps (and following the agent to the
-//! file it read or edited), questions, calls waiting for approval, the end.
+//! file it read or edited), questions, calls waiting for approval, the end (and what
+//! auto-approve made of its proposal).
 
 use crate::model::state::AppState;
 use tandem_core::app::ChatEventKind;
 
 impl AppState {
     pub(super) fn on_chat_event(&mut self, event: tandem_core::app::ChatEvent) {
-        // Waiting calls are tracked for every chat (the open one shows them inline).
+        // Waiting calls are tracked, and a turn's end told, for every chat (the open one shows
+        // its calls inline); what follows is for the open chat only.
         match &event.kind {
             ChatEventKind::Approval { approval } => {
                 if self.chat().is_none_or(|c| c.chat.id != event.chat_id) {
@@ -18,6 +20,22 @@ impl AppState {
             ChatEventKind::ApprovalSettled { id } => {
                 self.agent.settle(*id);
                 return;
+            }
+            // What auto-approve made of a turn's proposal, told whichever chat is open.
+            ChatEventKind::Finished {
+                commit,
+                approve_error,
+                ..
+            } => {
+                if let Some(error) = approve_error {
+                    self.toast(format!("The changes were not applied: {error}"), true);
+                }
+                if let Some(commit) = commit {
+                    self.toast(
+                        format!("Applied as commit {}", tandem_core::vcs::short(commit)),
+                        false,
+                    );
+                }
             }
             // Following the agent in the open chat: its file opens where it worked.
             ChatEventKind::Step { step }

@@ -184,17 +184,6 @@ impl AppState {
                 }
             }
             Event::Chat(event) => self.on_chat_event(event),
-            Event::TurnFinished(outcome) => {
-                if let Some(error) = &outcome.approve_error {
-                    self.toast(format!("The changes were not applied: {error}"), true);
-                }
-                if let Some(commit) = outcome.approval.as_ref().and_then(|a| a.commit.as_ref()) {
-                    self.toast(
-                        format!("Applied as commit {}", tandem_core::vcs::short(commit)),
-                        false,
-                    );
-                }
-            }
             Event::Approved { outcome, .. } => match outcome.commit {
                 Some(commit) => self.toast(
                     format!("Applied as commit {}", tandem_core::vcs::short(&commit)),
