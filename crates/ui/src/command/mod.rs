@@ -1,19 +1,27 @@
 //! Every user action is a [`Command`]: buttons, shortcuts, the command palette and tests all
 //! send the same values, applied in one place after the frame's UI has been laid out.
+//!
+//! [`AppState::apply`] hands each command to its handler, kept with what it serves: the chats
+//! (`chats`), the composer and the turns it sends (`composer`), the files and the editor's
+//! tabs (`files`), the bottom panel's history and usage (`bottom`), the review panel
+//! (`review`), the Settings window (`settings`) and the symbols (`symbols`); the agent's and
+//! the workspaces' commands are [`AgentCommand`] and [`WorkspaceCommand`].
 
 use std::path::PathBuf;
 
 pub use crate::agent_commands::AgentCommand;
 use crate::backend::{Backend, Event};
-use crate::calls::open_file;
 use crate::model::state::{AppState, BottomTab, Confirm, Palette, SendKey, Theme};
 use crate::model::unsaved::CloseChoice;
 pub use crate::workspace_commands::WorkspaceCommand;
 pub use symbols::SymbolCommand;
-use tandem_core::app::SendOptions;
 use tandem_core::store::ChatMode;
 
-// The handlers of the review panel's and the Settings window's commands.
+// The handlers, by what they serve.
+mod bottom;
+mod chats;
+mod composer;
+mod files;
 mod review;
 mod settings;
 mod symbols;
@@ -190,93 +198,27 @@ impl AppState {
             Command::OpenProject(path) => backend.open_project(path),
             Command::NewProject(path) => backend.new_project(path),
             Command::SwitchProject(id) => backend.switch_project(id),
-            Command::NewChat => {
-                if let Some(project) = &self.project {
-                    backend.new_chat(project.project.id, self.mode);
-                }
-            }
-            Command::SelectChat(id) => {
-                self.prefs.last_chat = Some(id);
-                backend.load_chat(id);
-            }
-            Command::RenameChat(id, title) => {
-                if let Some(project) = &mut self.project {
-                    project.renaming_chat = None;
-                }
-                backend.run("renaming the chat", move |app| app.rename_chat(id, &title));
-            }
+            Command::NewChat => self.new_chat(backend),
+            Command::SelectChat(id) => self.select_chat(id, backend),
+            Command::RenameChat(id, title) => self.rename_chat(id, title, backend),
             Command::DeleteChat(id) => self.confirm = Some(Confirm::DeleteChat(id)),
-            Command::ArchiveChat(id, archived) => {
-                let action = match archived {
-                    true => "archiving the chat",
-                    false => "unarchiving the chat",
-                };
-                // Both lists come again on the app's stream.
-                backend.run(action, move |app| app.set_chat_archived(id, archived));
-            }
-            Command::ToggleArchived => {
-                if let Some(project) = &mut self.project {
-                    project.show_archived = !project.show_archived;
-                    if project.show_archived {
-                        let project_id = project.project.id;
-                        backend.query(
-                            "listing archived chats",
-                            move |app| app.archived_chats(project_id),
-                            move |chats| Event::ArchivedChats { project_id, chats },
-                        );
-                    }
-                }
-            }
+            Command::ArchiveChat(id, archived) => chats::archive_chat(id, archived, backend),
+            Command::ToggleArchived => self.toggle_archived(backend),
             Command::SavePrompt { id, name, text } => {
-                // A new prompt (`id` `None`), or prompt `id` renamed and rewritten.
-                backend.run("saving the prompt", move |app| match id {
-                    Some(id) => app.update_prompt(id, &name, &text),
-                    None => app.save_prompt(&name, &text),
-                });
+                settings::save_prompt(id, name, text, backend)
             }
-            Command::RemovePrompt(name) => {
-                backend.run("removing the prompt", move |app| app.remove_prompt(&name));
-            }
-            Command::SetMode(mode) => {
-                self.mode = mode;
-                if let Some(chat) = self.chat() {
-                    let chat_id = chat.chat.id;
-                    backend.run("changing the mode", move |app| {
-                        app.set_chat_mode(chat_id, mode)
-                    });
-                }
-            }
-            Command::SelectModel { provider, model } => {
-                let (p, m) = (provider.clone(), model.clone());
-                backend.run("saving a setting", move |app| {
-                    app.update_chat_settings(move |s| {
-                        s.default_provider = Some(p);
-                        s.default_model = Some(m);
-                    })
-                });
-                self.provider = Some(provider);
-                self.model = Some(model);
-            }
+            Command::RemovePrompt(name) => settings::remove_prompt(name, backend),
+            Command::SetMode(mode) => self.set_mode(mode, backend),
+            Command::SelectModel { provider, model } => self.select_model(provider, model, backend),
             Command::RefreshModels => {
                 for provider in &self.providers {
-                    refresh_models(backend, provider.name.clone());
+                    composer::refresh_models(backend, provider.name.clone());
                 }
             }
-            Command::ToggleAutoApprove => {
-                self.auto_approve = !self.auto_approve;
-                let on = self.auto_approve;
-                backend.run("saving a setting", move |app| {
-                    app.update_chat_settings(move |s| s.auto_approve = on)
-                });
-            }
+            Command::ToggleAutoApprove => self.toggle_auto_approve(backend),
             Command::Send => self.send(backend, false),
             Command::Redo => self.send(backend, true),
-            Command::Cancel => {
-                if self.palette.take().is_some() {
-                } else if let Some(chat) = self.chat().filter(|c| c.streaming.is_some()) {
-                    backend.cancel(chat.chat.id);
-                }
-            }
+            Command::Cancel => self.cancel(backend),
             Command::ToggleFile(file) => self.toggle_file(file),
             Command::ToggleHunk(file, hunk) => self.toggle_hunk(file, hunk),
             Command::ToggleDependencies => self.toggle_dependencies(),
@@ -286,189 +228,56 @@ impl AppState {
             Command::ToggleSideBySide => self.prefs.side_by_side = !self.prefs.side_by_side,
             Command::Approve => self.approve(backend),
             Command::Reject => self.reject(backend),
-            Command::OpenFileAt { path, line } => {
-                if let Some(project) = &mut self.project {
-                    project.goto = Some((path.clone(), line));
-                }
-                self.apply(Command::OpenFile(path), backend);
-            }
-            Command::SummarizeIntoNewChat => {
-                let Some(chat) = self.chat() else {
-                    return;
-                };
-                backend.summarize_into_new_chat(chat.chat.id, self.send_options());
-            }
-            Command::FixProblems => {
-                let Some(chat) = self.chat() else { return };
-                let chat_id = chat.chat.id;
-                self.mode = ChatMode::Build;
-                let options = self.send_options();
-                backend.turn("asking to fix the problems", move |app| async move {
-                    app.fix_problems(chat_id, options).await
-                });
-            }
-            Command::FixFinding(index) => {
-                let Some(chat) = self.chat() else { return };
-                let chat_id = chat.chat.id;
-                self.mode = ChatMode::Build;
-                let options = self.send_options();
-                backend.turn("asking to fix the finding", move |app| async move {
-                    app.fix_finding(chat_id, index, options).await
-                });
-            }
+            Command::OpenFileAt { path, line } => self.open_file_at(path, line, backend),
+            Command::SummarizeIntoNewChat => self.summarize_into_new_chat(backend),
+            Command::FixProblems => self.fix_problems(backend),
+            Command::FixFinding(index) => self.fix_finding(index, backend),
             Command::ToggleFindingLevel(level) => {
                 if let Some(hidden) = self.findings_filter.hidden.get_mut(level) {
                     *hidden = !*hidden;
                 }
             }
-            Command::OpenFile(path) => {
-                self.show_review = false;
-                let Some(project) = &mut self.project else {
-                    return;
-                };
-                match project.tabs.iter().position(|t| t.path == path) {
-                    Some(index) => project.active_tab = Some(index),
-                    None => open_file(backend, project.project.clone(), path),
-                }
-            }
+            Command::OpenFile(path) => self.open_file(path, backend),
             Command::CloseTab(index) => self.close_tab(index),
             Command::CloseActiveTab => self.close_active_tab(),
             Command::CloseChoice(choice) => self.close_choice(choice, backend),
             Command::OverwriteOnDisk => self.overwrite_on_disk(backend),
             Command::KeepEditing => self.keep_editing(),
-            Command::SelectTab(index) => {
-                if let Some(project) = &mut self.project {
-                    project.active_tab = (index < project.tabs.len()).then_some(index);
-                }
-            }
+            Command::SelectTab(index) => self.select_tab(index),
             Command::Save => self.save_active(backend),
-            Command::ToggleFind => {
-                let tab = self.project.as_mut().and_then(|p| {
-                    let index = p.active_tab?;
-                    p.tabs.get_mut(index)
-                });
-                if let Some(tab) = tab {
-                    tab.find = match tab.find.take() {
-                        Some(_) => None,
-                        None => Some(String::new()),
-                    };
-                }
-            }
-            Command::CreateFile(path) => {
-                if let Some(project) = &mut self.project {
-                    project.new_file = None;
-                    // An existing file is left as it is (reported as a conflict).
-                    backend.save_file(project.project.clone(), path.clone(), String::new(), None);
-                    open_file(backend, project.project.clone(), path);
-                }
-            }
+            Command::ToggleFind => self.toggle_find(),
+            Command::CreateFile(path) => self.create_file(path, backend),
             Command::DeleteFile(path) => self.confirm = Some(Confirm::DeleteFile(path)),
-            Command::RenameFile { from, to } => {
-                if let Some(project) = &mut self.project {
-                    project.renaming_file = None;
-                    if from != to && !to.trim().is_empty() {
-                        for tab in project.tabs.iter_mut().filter(|t| t.path == from) {
-                            tab.path = to.clone();
-                        }
-                        let project = project.project.clone();
-                        backend.run("renaming the file", move |app| {
-                            app.rename_file(&project, &from, &to)
-                        });
-                    }
-                }
-            }
-            Command::SelectVersion(hash) => {
-                if let Some(project) = &mut self.project {
-                    project.selected_version = Some(hash.clone());
-                    let (project, commit) = (project.project.clone(), hash.clone());
-                    backend.query(
-                        "reading the version",
-                        move |app| app.version_diff(&project, &hash),
-                        move |diff| Event::VersionDiff { commit, diff },
-                    );
-                }
-            }
+            Command::RenameFile { from, to } => self.rename_file(from, to, backend),
+            Command::SelectVersion(hash) => self.select_version(hash, backend),
             Command::Restore(hash) => self.confirm = Some(Confirm::Restore(hash)),
-            Command::Undo => {
-                if let Some(project) = &self.project {
-                    let project = project.project.clone();
-                    backend.query(
-                        "undoing the last change",
-                        move |app| app.undo(&project),
-                        Event::Undone,
-                    );
-                }
-            }
+            Command::Undo => self.undo(backend),
             Command::Confirm => self.confirmed(backend),
             Command::Dismiss => {
                 self.confirm = None;
                 self.closing = None;
                 self.palette = None;
             }
-            Command::ShowBottom(tab) => {
-                self.bottom = tab;
-                self.prefs.show_bottom = true;
-                if tab == BottomTab::Usage {
-                    self.load_usage(backend, self.usage_all);
-                }
-            }
+            Command::ShowBottom(tab) => self.show_bottom(tab, backend),
             Command::LoadUsage(all) => self.load_usage(backend, all),
             Command::SelectionToChat {
                 path,
                 first,
                 last,
                 change,
-            } => {
-                let Some(project) = &self.project else { return };
-                let Some(tab) = project.tabs.iter().find(|t| t.path == path) else {
-                    return;
-                };
-                let lines = crate::model::selection::selected_lines(&tab.text, first, last);
-                let start = crate::model::selection::prompt(&path, first, last, &lines, change);
-                // What was typed already stays after it.
-                self.composer = format!("{start}{}", self.composer);
-                self.composer_edited = Some(std::time::Instant::now());
-                let mode = if change {
-                    ChatMode::Build
-                } else {
-                    ChatMode::Ask
-                };
-                self.apply(Command::SetMode(mode), backend);
-            }
+            } => self.selection_to_chat(path, first, last, change, backend),
             Command::ToggleFollowAgent => self.prefs.follow_agent = !self.prefs.follow_agent,
             Command::AttachFiles => backend.pick_attachments(),
             Command::PasteImage => backend.paste_image(),
-            Command::RemoveAttachment(index) => {
-                if index < self.attachments.len() {
-                    self.attachments.remove(index);
-                }
-            }
+            Command::RemoveAttachment(index) => self.remove_attachment(index),
             Command::AddAttachmentToProject(index) => {
-                let Some(project) = &self.project else { return };
-                if index < self.attachments.len() {
-                    let attach = self.attachments.remove(index);
-                    let chat = project.chat.as_ref().map(|c| c.chat.id);
-                    self.show_review = true;
-                    backend.propose_attachment(project.project.clone(), chat, attach);
-                }
+                self.add_attachment_to_project(index, backend)
             }
-            Command::SetPrice(model, price) => {
-                let scope = self.usage_scope();
-                backend.set_price(model, price, scope);
-            }
+            Command::SetPrice(model, price) => self.set_price(model, price, backend),
             Command::ToggleBottom => self.prefs.show_bottom = !self.prefs.show_bottom,
             Command::OpenSettings => self.open_settings(backend),
             Command::LoadProviderDetails => self.load_provider_details(backend),
-            Command::CheckModel => {
-                let (provider, model) = (self.provider.clone(), self.model.clone());
-                backend.query_async(
-                    "checking the model",
-                    move |app| async move {
-                        app.check_model(provider.as_deref(), model.as_deref()).await
-                    },
-                    Event::ModelProfile,
-                );
-            }
+            Command::CheckModel => self.check_model(backend),
             Command::SaveModelSettings => self.save_model_settings(backend),
             Command::CloseSettings => self.settings_open = false,
             Command::SetTheme(theme) => self.prefs.theme = theme,
@@ -476,33 +285,15 @@ impl AppState {
             Command::SetSendKey(key) => self.prefs.send_key = key,
             Command::OpenPalette => self.palette = Some(Palette::default()),
             Command::SaveProvider => self.save_provider(backend),
-            Command::ResolveDiskChange(reload) => {
-                let tab = self
-                    .project
-                    .as_mut()
-                    .and_then(|p| p.active_tab.and_then(|i| p.tabs.get_mut(i)));
-                if let Some(tab) = tab
-                    && let Some(disk) = tab.disk_changed.take()
-                {
-                    tab.save_refused = None;
-                    if reload {
-                        tab.text = disk.clone();
-                        tab.revision += 1;
-                    }
-                    // Either way the buffer now knows what is on disk.
-                    tab.saved = disk;
-                }
-            }
+            Command::ResolveDiskChange(reload) => self.resolve_disk_change(reload),
             Command::EditProvider(id) => self.edit_provider(id),
             Command::DeleteProvider(id) => self.delete_provider(id, backend),
-            Command::TestProvider(name) => refresh_models(backend, name),
+            Command::TestProvider(name) => composer::refresh_models(backend, name),
             Command::SaveKey(provider) => self.save_key(provider, backend),
             Command::RemoveKey {
                 provider,
                 fingerprint,
-            } => backend.run("removing the key", move |app| {
-                app.remove_key(&provider, &fingerprint)
-            }),
+            } => settings::remove_key(provider, fingerprint, backend),
             Command::SaveHistoryTurns => self.save_history_turns(backend),
             Command::SaveCheckCommand => self.save_check_command(backend),
             Command::SaveModeRules => self.save_mode_rules(backend),
@@ -515,65 +306,7 @@ impl AppState {
         }
     }
 
-    /// The project the Usage tab is about (`None`: every project).
-    fn usage_scope(&self) -> Option<i64> {
-        match self.usage_all {
-            true => None,
-            false => self.project.as_ref().map(|p| p.project.id),
-        }
-    }
-
-    fn load_usage(&mut self, backend: &Backend, all: bool) {
-        self.usage_all = all;
-        backend.usage(self.usage_scope());
-    }
-
-    fn send(&mut self, backend: &Backend, redo: bool) {
-        let prompt = self.composer.trim().to_string();
-        let Some(project) = &self.project else {
-            self.toast("Open a project first", true);
-            return;
-        };
-        let mut options = self.send_options();
-        if !redo {
-            // The attachments go with a new prompt (a redo resends the old one's).
-            options.attachments = self.attachments.clone();
-        }
-        let Some(chat) = &project.chat else {
-            if !redo && !prompt.is_empty() {
-                // No chat yet: start one with this prompt.
-                backend.start_chat(project.project.id, self.mode, prompt, options);
-                self.composer.clear();
-                self.attachments.clear();
-            }
-            return;
-        };
-        if !redo && prompt.is_empty() {
-            return;
-        }
-        backend.send(chat.chat.id, self.mode, prompt, options, redo);
-        if !redo {
-            self.composer.clear();
-            self.attachments.clear();
-        }
-    }
-
-    /// The model and auto-approve choices for a send, and what the editor shows (its tabs and
-    /// selection). The GUI never pre-approves agent calls by risk: the policy and the person
-    /// decide.
-    pub(super) fn send_options(&self) -> SendOptions {
-        SendOptions {
-            provider: self.provider.clone(),
-            model: self.model.clone(),
-            auto_approve: Some(self.auto_approve),
-            allow_risk: None,
-            attachments: Vec::new(),
-            editor: (self.project.as_ref())
-                .map(crate::model::selection::focus)
-                .unwrap_or_default(),
-        }
-    }
-
+    /// What the confirm dialog asked, done once the person confirms.
     fn confirmed(&mut self, backend: &Backend) {
         let Some(confirm) = self.confirm.take() else {
             return;
@@ -599,14 +332,4 @@ impl AppState {
             }
         }
     }
-}
-
-/// Lists provider `name`'s models (which also tests that it answers).
-fn refresh_models(backend: &Backend, name: String) {
-    let provider = name.clone();
-    backend.query_async(
-        "listing models",
-        move |app| async move { anyhow::Ok(app.models(&name).await.map_err(|e| e.to_string())) },
-        move |models| Event::Models { provider, models },
-    );
 }

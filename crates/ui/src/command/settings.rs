@@ -1,5 +1,6 @@
 //! The Settings window's commands (`panels::settings`): providers and their keys, the chosen
-//! model's settings, and the project's check command, rules and context globs.
+//! model's settings and check-up, the prompt library, and the project's check command, rules
+//! and context globs.
 
 use crate::backend::{Backend, Event};
 use crate::calls::{cli_agent_status, save_project_settings};
@@ -251,4 +252,34 @@ impl AppState {
         }
         self.settings = crate::model::state::SettingsForm::default();
     }
+
+    /// Runs the chosen model's check-up (window, native tool calls, images).
+    pub(super) fn check_model(&self, backend: &Backend) {
+        let (provider, model) = (self.provider.clone(), self.model.clone());
+        backend.query_async(
+            "checking the model",
+            move |app| async move { app.check_model(provider.as_deref(), model.as_deref()).await },
+            Event::ModelProfile,
+        );
+    }
+}
+
+/// Saves a prompt of the library.
+pub(super) fn save_prompt(id: Option<i64>, name: String, text: String, backend: &Backend) {
+    // A new prompt (`id` `None`), or prompt `id` renamed and rewritten.
+    backend.run("saving the prompt", move |app| match id {
+        Some(id) => app.update_prompt(id, &name, &text),
+        None => app.save_prompt(&name, &text),
+    });
+}
+
+pub(super) fn remove_prompt(name: String, backend: &Backend) {
+    backend.run("removing the prompt", move |app| app.remove_prompt(&name));
+}
+
+/// Removes a provider's stored key, named by its fingerprint.
+pub(super) fn remove_key(provider: String, fingerprint: String, backend: &Backend) {
+    backend.run("removing the key", move |app| {
+        app.remove_key(&provider, &fingerprint)
+    });
 }

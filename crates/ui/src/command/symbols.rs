@@ -133,7 +133,7 @@ impl crate::TandemApp {
         let Some(project) = &mut self.state.project else {
             return;
         };
-        if !crate::typing_paused(&mut project.symbols.filter_edited, ctx, now) {
+        if !crate::typing::typing_paused(&mut project.symbols.filter_edited, ctx, now) {
             return;
         }
         let query = project.files.filter.trim().to_string();

@@ -17,9 +17,10 @@ use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode, header};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
+use super::session::{Ended, session};
 use super::{
-    AutoAnswer, EVENT_BUFFER, Ended, GatewayError, GatewayEvent, MAX_MESSAGE, Result, Serving,
-    Shared, lock, session,
+    AutoAnswer, EVENT_BUFFER, GatewayError, GatewayEvent, MAX_MESSAGE, Result, Serving, Shared,
+    lock,
 };
 use crate::store::Store;
 

@@ -1,20 +1,18 @@
 //! The editor for large files: only the visible rows are laid out, each as its own one-line
-//! text field; edits go through [`super::Tracked`] so the highlight cache sees them.
+//! text field; edits go through [`super::small::Tracked`] so the highlight cache sees them.
 
 use std::ops::Range;
 use std::time::Instant;
 
 use egui::text::{CCursor, CCursorRange, TextFormat};
 use egui::text_edit::TextEditState;
-use egui::{FontId, Id, Key, Modifiers, Sense, TextEdit};
+use egui::{Event, FontId, Id, Key, Modifiers, Sense, TextEdit};
 
 use crate::model::state::Tab;
 use crate::widgets::highlight::{FindMarks, HighlightCache};
 
-use super::{
-    BUDGET, View, escape_pressed, gutter_width, move_to, name_for_screen_readers,
-    take_multiline_paste,
-};
+use super::keys::escape_pressed;
+use super::{BUDGET, View, gutter_width, name_for_screen_readers};
 
 pub(super) fn large_view(
     ui: &mut egui::Ui,
@@ -218,4 +216,23 @@ pub(super) fn edit_line(
         .show(&mut ui.new_child(egui::UiBuilder::new().max_rect(rect)));
     name_for_screen_readers(ui, id, &format!("{path} line {}", index + 1));
     (output.response.changed() && edited != text).then_some((range, edited))
+}
+
+/// Takes this frame's paste event if it holds more than one line.
+fn take_multiline_paste(ui: &egui::Ui) -> Option<String> {
+    ui.input_mut(|i| {
+        let at = i
+            .events
+            .iter()
+            .position(|e| matches!(e, Event::Paste(t) if t.contains('\n')))?;
+        match i.events.remove(at) {
+            Event::Paste(text) => Some(text.replace("\r\n", "\n")),
+            _ => None,
+        }
+    })
+}
+
+fn move_to(view: &mut View, line: usize, column: usize) {
+    view.editing = Some(line);
+    view.place_cursor = Some(column);
 }

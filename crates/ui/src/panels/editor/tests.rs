@@ -2,6 +2,7 @@
 use super::*;
 use crate::widgets::highlight::Highlighter;
 use egui::accesskit::Role;
+use egui::{Key, Modifiers};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use tandem_core::store::{Project, ProjectSettings};
