@@ -186,6 +186,15 @@ impl CodeIndex {
             .optional()?)
     }
 
+    /// The path of the file `id` and its length in bytes.
+    pub(crate) fn path_and_len(&self, id: u32) -> Result<Option<(String, u64)>> {
+        let row: Option<(String, i64)> = (self.db)
+            .prepare_cached("SELECT path, len FROM files WHERE id = ?1")?
+            .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        Ok(row.map(|(path, len)| (path, len.max(0) as u64)))
+    }
+
     /// The names the file `id` uses.
     pub(crate) fn refs_of(&self, id: u32) -> Result<Vec<String>> {
         let refs: Option<String> = (self.db)

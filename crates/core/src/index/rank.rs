@@ -7,6 +7,9 @@
 //! - the selected text's words, as a second, lighter query;
 //! - the reference graph: one step of personalised PageRank from those files, so that a file
 //!   defining what the relevant files use ranks next to them.
+//!
+//! The files come best first as they are to be packed: a file's score counts against its size
+//! a little (see [`SIZE`]), except for those the person named.
 
 use std::collections::{HashMap, HashSet};
 
@@ -49,6 +52,13 @@ pub const SELECTED_WHY: &str = "selected in the editor";
 /// 0.05 costs none at 8k and 32k against no graph and still ranks a definer of what the best
 /// files use above files nothing points to.
 const GRAPH: f32 = 0.05;
+/// Whole files are packed in order while they fit: of two files nearly as relevant, the
+/// smaller goes first and leaves room for the next. A file's place is its score divided by
+/// (its tokens / 1,000) to this power, counting at least [`SMALL_TOKENS`] (the smallest
+/// files are not preferred for being tiny). Measured on the recall bench (five repositories,
+/// micro recall at 8k / 32k / 128k): none 21.3 / 44.1 / 74.3, 0.2 23.4 / 45.3 / 73.7.
+const SIZE: f32 = 0.2;
+const SMALL_TOKENS: f32 = 200.0;
 /// Files whose score spreads along the graph (the best ones).
 const SEEDS: usize = 40;
 /// A name defined in more files than this (`new`, `get`, `main`) says little about which one
@@ -94,6 +104,8 @@ struct Reason {
 struct Scored {
     score: f32,
     reasons: Vec<Reason>,
+    /// The person named it (`@` or in the prompt): its size does not move it.
+    named: bool,
 }
 
 impl Scored {
@@ -113,27 +125,29 @@ impl CodeIndex {
     pub fn rank(&self, signals: &Signals<'_>, limit: usize) -> Result<Vec<Ranked>> {
         let mut scored: HashMap<u32, Scored> = HashMap::new();
         let mut paths: HashMap<u32, String> = HashMap::new();
-        let mut signal = |path: &str, worth: f32, why: &str| -> Result<()> {
+        let mut signal = |path: &str, worth: f32, why: &str, named: bool| -> Result<()> {
             if let Some(id) = self.id_of(path)? {
                 paths.insert(id, path.to_string());
-                scored.entry(id).or_default().add(worth, why);
+                let scored = scored.entry(id).or_default();
+                scored.add(worth, why);
+                scored.named |= named;
             }
             Ok(())
         };
         for (i, path) in signals.mentioned.iter().enumerate() {
-            signal(path, MENTIONED - i as f32 * 0.01, "mentioned")?;
+            signal(path, MENTIONED - i as f32 * 0.01, "mentioned", true)?;
         }
         for path in signals.named {
-            signal(path, NAMED, "named in the prompt")?;
+            signal(path, NAMED, "named in the prompt", true)?;
         }
         if let Some(path) = signals.selected {
-            signal(path, SELECTED, SELECTED_WHY)?;
+            signal(path, SELECTED, SELECTED_WHY, false)?;
         }
         for (i, path) in signals.open.iter().enumerate() {
-            signal(path, OPEN / (1.0 + i as f32 * 0.2), OPEN_WHY)?;
+            signal(path, OPEN / (1.0 + i as f32 * 0.2), OPEN_WHY, false)?;
         }
         for path in signals.recent {
-            signal(path, RECENT, "edited in the last commits")?;
+            signal(path, RECENT, "edited in the last commits", false)?;
         }
         let prompt = terms::words(signals.prompt);
         for (id, score, matched) in self.bm25(&prompt, 0.0)? {
@@ -165,23 +179,27 @@ impl CodeIndex {
         best.truncate(limit);
         let mut ranked = Vec::new();
         for (id, mut s) in best {
-            let path = match paths.remove(&id) {
-                Some(path) => path,
-                None => match self.path_of(id)? {
-                    Some(path) => path,
-                    None => continue,
-                },
+            let Some((path, bytes)) = self.path_and_len(id)? else {
+                continue;
             };
             s.reasons.sort_by(|a, b| b.worth.total_cmp(&a.worth));
             let why: Vec<&str> = s.reasons.iter().map(|r| r.text.as_str()).collect();
-            ranked.push(Ranked {
+            let place = match s.named {
+                true => s.score,
+                false => {
+                    let tokens = (bytes as f32 / 4.0).max(SMALL_TOKENS);
+                    s.score / (tokens / 1000.0).powf(SIZE)
+                }
+            };
+            let ranked_file = Ranked {
                 path,
                 score: s.score,
                 why: why.join("; "),
-            });
+            };
+            ranked.push((place, ranked_file));
         }
-        ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
-        Ok(ranked)
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.path.cmp(&b.1.path)));
+        Ok(ranked.into_iter().map(|(_, ranked)| ranked).collect())
     }
 
     /// BM25 of the query's words for every file that has one: (file, (raw, normalised to the

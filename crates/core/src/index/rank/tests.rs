@@ -4,7 +4,11 @@ use crate::index::{FileStamp, extract};
 fn index(files: &[(&str, &str)]) -> CodeIndex {
     let mut index = CodeIndex::in_memory().unwrap();
     for (path, text) in files {
-        (index.insert(path, FileStamp::default(), &extract(path, text))).unwrap();
+        let stamp = FileStamp {
+            len: text.len() as u64,
+            ..FileStamp::default()
+        };
+        (index.insert(path, stamp, &extract(path, text))).unwrap();
     }
     index
 }
@@ -176,8 +180,11 @@ fn a_prompts_word_in_a_path_ranks_that_file_however_long_it_is_and_goes_with_the
         index.rank(&signals, 400).unwrap()
     };
     let ranked = rank(&index);
-    assert_eq!(ranked[0].path, "src/plugins/css.ts", "{ranked:#?}");
-    assert!(ranked[0].why.contains("path has: css"), "{}", ranked[0].why);
+    // Scored above the page (it is packed after it: the page is tiny, see the test on size).
+    let css = &ranked[position(&ranked, "src/plugins/css.ts").unwrap()];
+    let page = &ranked[position(&ranked, "src/pages/render.ts").unwrap()];
+    assert!(css.score > page.score, "{ranked:#?}");
+    assert!(css.why.contains("path has: css"), "{}", css.why);
     // Renamed, the file keeps its text but no longer its path's word.
     let text = extract("src/plugins/shrink.ts", &plugin);
     index.remove("src/plugins/css.ts").unwrap();
@@ -334,4 +341,33 @@ fn a_selections_keywords_found_in_most_files_rank_nothing() {
         )
         .unwrap();
     assert!(ranked.is_empty(), "{ranked:#?}");
+}
+
+#[test]
+fn of_two_files_nearly_as_relevant_the_smaller_goes_first_but_not_past_what_the_person_named() {
+    // About 200 tokens, and forty times that with the same words as often: BM25 ranks the
+    // big one a little higher (more of them, against a length it saturates on).
+    let small = format!(
+        "fn resolve_alias() {{}}\n{}",
+        "// nothing to see here\n".repeat(30)
+    );
+    let big = small.repeat(40);
+    let index = index(&[
+        ("src/big.rs", big.as_str()),
+        ("src/small.rs", small.as_str()),
+    ]);
+    let ranked = |mentioned: &[String]| {
+        let signals = Signals {
+            prompt: "resolve_alias",
+            mentioned,
+            ..Signals::default()
+        };
+        index.rank(&signals, 400).unwrap()
+    };
+    let by_size = ranked(&[]);
+    assert_eq!(by_size[0].path, "src/small.rs", "{by_size:#?}");
+    assert_eq!(by_size[1].path, "src/big.rs", "{by_size:#?}");
+    // Named by the person, in their order: the size does not move them.
+    let named = ranked(&["src/big.rs".to_string(), "src/small.rs".to_string()]);
+    assert_eq!(named[0].path, "src/big.rs", "{named:#?}");
 }
