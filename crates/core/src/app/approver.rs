@@ -121,7 +121,7 @@ impl App {
             auto,
             backoff: Backoff::default(),
         };
-        let approver = Approver::start(config, self.chat.engine().shared_store())?;
+        let approver = Approver::start(config, self.engine.shared_store())?;
         let started = ApproverStarted {
             events: approver.subscribe(),
             status: approver.status(),

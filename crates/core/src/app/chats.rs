@@ -289,15 +289,10 @@ impl App {
         let outcome = self
             .engine()
             .approve_with_reason(message_id, selection, reason)?;
-        // It landed: the project is read again even if its id cannot be found now (the
-        // chat deleted meanwhile); then there is no one to tell.
-        let store = self.store();
-        let message = store.message(message_id);
-        if let Ok(chat) = message.and_then(|m| store.chat(m.chat_id)) {
-            self.changed(AppEvent::ProjectChanged {
-                project_id: chat.project_id,
-            });
-        }
+        // It landed: the project's tree and history are read again.
+        self.changed(AppEvent::ProjectChanged {
+            project_id: outcome.project_id,
+        });
         Ok(outcome)
     }
 

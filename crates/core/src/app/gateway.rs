@@ -143,7 +143,7 @@ impl App {
             token: settings.token.clone(),
             auto: settings.auto,
         };
-        match Gateway::start(config, self.chat.engine().shared_store()).await {
+        match Gateway::start(config, self.engine.shared_store()).await {
             Ok(gateway) => {
                 let port = gateway.local_addr().port();
                 let events = gateway.subscribe();

@@ -142,8 +142,11 @@ pub enum AppError {
 
 pub type Result<T, E = AppError> = std::result::Result<T, E>;
 
-/// Tandem, opened on one data directory: the door into the core.
+/// Tandem, opened on one data directory: the door into the core. Below it, side by side:
+/// the engine (projects, proposals, versions) and the chat service (turns, which propose
+/// through the engine); each use case here calls the one it needs.
 pub struct App {
+    engine: Arc<Engine>,
     chat: Arc<ChatService>,
     data_dir: PathBuf,
     gateway: gateway::GatewayHost,
@@ -169,8 +172,9 @@ impl App {
 
     /// Around an engine opened elsewhere (tests with a fake file system or short timeouts).
     pub fn with_engine(engine: Arc<Engine>, dir: PathBuf, env: &Environment) -> Arc<App> {
-        let chat = ChatService::with_data_dir(engine, dir.clone(), env);
+        let chat = ChatService::with_data_dir(Arc::clone(&engine), dir.clone(), env);
         Arc::new(App {
+            engine,
             gateway: gateway::GatewayHost::default(),
             chat,
             data_dir: dir,
@@ -183,11 +187,11 @@ impl App {
     }
 
     fn engine(&self) -> &Engine {
-        self.chat.engine()
+        &self.engine
     }
 
     fn store(&self) -> &crate::store::Store {
-        self.chat.engine().store()
+        self.engine.store()
     }
 
     /// What the sandbox enforces on this machine (probed once per process).

@@ -227,10 +227,6 @@ impl ChatService {
         self.secrets.environment()
     }
 
-    pub fn engine(&self) -> &Arc<Engine> {
-        &self.engine
-    }
-
     pub fn secrets(&self) -> &Secrets {
         &self.secrets
     }

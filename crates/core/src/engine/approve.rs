@@ -17,6 +17,8 @@ use crate::vcs::{self, PathContent};
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ApproveOutcome {
+    /// The project the proposal was for (and landed in).
+    pub project_id: i64,
     /// The commit with the approved changes (`None` when nothing needed changing).
     pub commit: Option<String>,
     /// A commit of the user's uncommitted edits to the same files, made first.
@@ -271,6 +273,7 @@ impl Engine {
         }
 
         let mut outcome = ApproveOutcome {
+            project_id: review.project.id,
             commit,
             manual_commit: manual_commit.map(|oid| oid.to_string()),
             ..ApproveOutcome::default()
