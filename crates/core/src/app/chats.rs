@@ -7,7 +7,7 @@ use super::{App, AppError, AppEvent, Result};
 use crate::agent::runner::Answer;
 use crate::chat::{ContextBreakdown, PendingPermission, SendOptions};
 use crate::edits::{EditPlan, Selection};
-use crate::engine::{ApproveOutcome, Proposal, Review};
+use crate::engine::{ApproveOutcome, EngineError, Proposal, Review};
 use crate::store::{
     AgentStep, ApprovalState, Chat, ChatMode, ChatSummary, Message, MessageHit, Project, Role,
 };
@@ -98,7 +98,11 @@ impl App {
     ) -> Result<Chat> {
         let chat = self.chat(chat_id)?;
         if chat.project_id != project.id {
-            return Err(AppError::ChatNotInProject { chat: chat_id });
+            return Err(EngineError::ChatNotInProject {
+                chat: chat_id,
+                project: project.name.clone(),
+            }
+            .into());
         }
         match mode {
             Some(mode) if mode != chat.mode => self.set_chat_mode(chat_id, mode),

@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 
 use super::{App, AppError, AppEvent, Result, gateway::GatewaySettings};
 use crate::agent::policy::PolicySettings;
+use crate::chat::ChatError;
 use crate::store::keys;
 
 /// The values a key takes.
@@ -413,7 +414,7 @@ impl App {
             keys::DEFAULT_PROVIDER => {
                 let provider = value.as_str().unwrap_or_default();
                 if self.store().provider_by_name(provider)?.is_none() {
-                    return Err(AppError::UnknownProvider(provider.to_string()));
+                    return Err(ChatError::UnknownProvider(provider.to_string()).into());
                 }
                 self.store().set_setting(key.name, &value)?;
             }

@@ -92,6 +92,9 @@ pub use crate::store::{
     ModelTokens, Price, Prices, SavedPrompt, mask_header_value, parse_mcp_header,
 };
 
+/// What went wrong in a use case: in the engine (projects, proposals, versions), in a chat's
+/// turn, or in what the use case itself called (the store, a provider, the files, ...). An
+/// error of a service comes as that service's, once: a name or a rule is not given again here.
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
     #[error(transparent)]
@@ -124,10 +127,6 @@ pub enum AppError {
     Watch(#[from] crate::folder::watch::WatchError),
     #[error(transparent)]
     Index(#[from] crate::index::IndexError),
-    #[error("no provider named {0:?}; `tandem provider list` shows them")]
-    UnknownProvider(String),
-    #[error("chat {chat} belongs to another project")]
-    ChatNotInProject { chat: i64 },
     #[error("{what}: {source}")]
     Io {
         what: String,

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::{App, AppError, AppEvent, Result};
-use crate::chat::provider_config;
+use crate::chat::{ChatError, provider_config};
 use crate::cli_agents::{LoginStatus, provider};
 use crate::llm::secrets::SecretLocation;
 use crate::llm::{ModelInfo, ProviderKind};
@@ -80,7 +80,7 @@ impl App {
     pub fn provider(&self, name: &str) -> Result<ProviderRecord> {
         self.store()
             .provider_by_name(name)?
-            .ok_or_else(|| AppError::UnknownProvider(name.to_string()))
+            .ok_or_else(|| ChatError::UnknownProvider(name.to_string()).into())
     }
 
     /// Every provider with where its key comes from.
