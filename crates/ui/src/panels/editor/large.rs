@@ -1,5 +1,6 @@
 //! The editor for large files: only the visible rows are laid out, each as its own one-line
-//! text field; edits go through [`super::small::Tracked`] so the highlight cache sees them.
+//! text field; an edit is spliced into the tab's text once per frame and bumps its revision,
+//! so the highlight cache sees it.
 
 use std::ops::Range;
 use std::time::Instant;
