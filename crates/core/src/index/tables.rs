@@ -279,9 +279,9 @@ pub(super) fn write(
         length_delta += i64::from(length);
     }
     drop(insert);
-    write_words(&tx, words)?;
+    WORDS.write(&tx, words)?;
     write_names(&tx, definers, users)?;
-    write_path_words(&tx, in_paths)?;
+    PATH_WORDS.write(&tx, in_paths)?;
     tx.execute(
         "UPDATE totals SET files = files + ?1, length = length + ?2",
         params![files_delta, length_delta],
@@ -335,33 +335,23 @@ fn take_out(
     Ok(Some(stored))
 }
 
-fn write_words(
-    tx: &Transaction<'_>,
-    words: HashMap<String, Edit<Posting>>,
-) -> rusqlite::Result<()> {
-    let list = List {
-        table: "words",
-        column: "postings",
-        decode: decode_postings,
-        encode: encode_postings,
-        file: |p: &Posting| p.file,
-    };
-    list.write(tx, words)
-}
+/// Each word's files having it, with its count there and their length.
+const WORDS: List<Posting> = List {
+    table: "words",
+    column: "postings",
+    decode: decode_postings,
+    encode: encode_postings,
+    file: |p: &Posting| p.file,
+};
 
-fn write_path_words(
-    tx: &Transaction<'_>,
-    in_paths: HashMap<String, Edit<u32>>,
-) -> rusqlite::Result<()> {
-    let list = List {
-        table: "path_words",
-        column: "files",
-        decode: decode_ids,
-        encode: encode_ids,
-        file: |id: &u32| *id,
-    };
-    list.write(tx, in_paths)
-}
+/// Each word's indexed files whose path has it.
+const PATH_WORDS: List<u32> = List {
+    table: "path_words",
+    column: "files",
+    decode: decode_ids,
+    encode: encode_ids,
+    file: |id: &u32| *id,
+};
 
 /// A table of one list per word (`word`, and the list in `column`), and how its entries are
 /// stored and which file each is of.
