@@ -3,28 +3,40 @@
 
 use super::*;
 
-#[test]
-fn send_stream_review_uncheck_a_hunk_and_approve() {
-    let (world, prefs) = world();
+/// The proposal reply, queued on the fake server and held after its first piece until the
+/// returned gate opens.
+fn held_proposal(world: &World) -> Gate {
     let reply = proposal_reply();
     let pieces: Vec<&str> = reply.iter().map(String::as_str).collect();
-    // The reply stops after its first piece until the test has seen it stream.
     let gate = Gate::default();
     world.server.push(
         "POST",
         "/api/chat",
         ollama_stream(&pieces, Duration::ZERO).hold_before(1, &gate),
     );
-    let mut harness = harness(&world.data, prefs);
-    open_chat(&mut harness);
-    send(&mut harness, "spell out 2 and 18");
-    // The reply streams in live.
-    wait_until(&mut harness, "streamed text", |a| {
+    gate
+}
+
+/// Opens a new chat, sends the proposal's prompt and waits until its first piece streams in.
+fn send_until_streaming(harness: &mut gui_harness::H) {
+    open_chat(harness);
+    send(harness, "spell out 2 and 18");
+    wait_until(harness, "streamed text", |a| {
         a.state
             .chat()
             .and_then(|c| c.streaming.as_ref())
             .is_some_and(|s| s.parser.text().contains("spell out two numbers"))
     });
+}
+
+#[test]
+fn send_stream_review_uncheck_a_hunk_and_approve() {
+    let (world, prefs) = world();
+    // The reply stops after its first piece until the test has seen it stream.
+    let gate = held_proposal(&world);
+    let mut harness = harness(&world.data, prefs);
+    // The reply streams in live.
+    send_until_streaming(&mut harness);
     gate.open();
     // Then the proposal is shown with the right file, two hunks, all checked.
     wait_until(&mut harness, "the proposal", |a| a.state.review().is_some());
@@ -82,25 +94,11 @@ fn an_auto_approved_turn_toasts_its_commit_whichever_chat_is_open() {
         .store()
         .set_setting(tandem_core::store::keys::AUTO_APPROVE, &true)
         .unwrap();
-    let reply = proposal_reply();
-    let pieces: Vec<&str> = reply.iter().map(String::as_str).collect();
     // The reply stops after its first piece until another chat is open.
-    let gate = Gate::default();
-    world.server.push(
-        "POST",
-        "/api/chat",
-        ollama_stream(&pieces, Duration::ZERO).hold_before(1, &gate),
-    );
+    let gate = held_proposal(&world);
     let mut harness = harness(&world.data, prefs);
     wait_until(&mut harness, "auto-approve on", |a| a.state.auto_approve);
-    open_chat(&mut harness);
-    send(&mut harness, "spell out 2 and 18");
-    wait_until(&mut harness, "streamed text", |a| {
-        a.state
-            .chat()
-            .and_then(|c| c.streaming.as_ref())
-            .is_some_and(|s| s.parser.text().contains("spell out two numbers"))
-    });
+    send_until_streaming(&mut harness);
     let sent_in = app(&harness).state.chat().unwrap().chat.id;
     harness.get_by_label("+ New").click();
     wait_until(&mut harness, "another chat", |a| {
