@@ -163,9 +163,9 @@ pub struct ContextFile {
     pub why: Arc<str>,
 }
 
-/// Why a file is not eligible at all. Ignored, hidden and symlinked files, named pipes,
-/// sockets and devices, and the always excluded directories, are not walked and so are not
-/// reported.
+/// Why a file is not eligible at all. Ignored and symlinked files, hidden ones other than the
+/// project's configuration, named pipes, sockets and devices, and the always excluded
+/// directories, are not walked and so are not reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum SkipReason {
     TooLarge,

@@ -1,6 +1,7 @@
 //! Which files of a project may go into the model's prompt, found by one walk: what the
-//! walk leaves out (ignored, hidden, linked, always excluded folders), and what makes a walked
-//! file ineligible (its name, its extension, the person's globs, its size).
+//! walk leaves out (ignored, linked, always excluded folders, hidden entries other than the
+//! project's own configuration), and what makes a walked file ineligible (its name, its
+//! extension, the person's globs, its size).
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -48,6 +49,48 @@ const SOURCE_EXTENSIONS: &[&str] = &[
     "dockerfile", "just",
 ];
 
+/// Hidden folders that hold the project's own configuration (CI workflows, hooks, dev
+/// containers, docs and component-explorer set-ups): walked like any other folder. Every other
+/// hidden folder stays out: tool state and caches are not the project, and some (`.cargo`,
+/// `.docker`, `.aws`, `.ssh`) hold credentials.
+#[rustfmt::skip]
+const CONFIG_FOLDERS: &[&str] = &[
+    ".github", ".gitlab", ".circleci", ".buildkite", ".devcontainer", ".husky", ".changeset",
+    ".storybook", ".vitepress",
+];
+
+/// Hidden files that are the project's own configuration, matched exactly. An allow-list: a
+/// hidden file not named here (`.env*`, `.npmrc`, `.pypirc`, `.netrc`, …) may hold a secret
+/// and is never sent.
+#[rustfmt::skip]
+const CONFIG_FILES: &[&str] = &[
+    ".gitignore", ".gitattributes", ".gitmodules", ".editorconfig", ".dockerignore",
+    ".gitlab-ci.yml", ".travis.yml", ".pre-commit-config.yaml", ".pre-commit-hooks.yaml",
+    ".readthedocs.yaml", ".readthedocs.yml", ".nvmrc", ".node-version", ".python-version",
+    ".ruby-version", ".tool-versions", ".rustfmt.toml", ".clippy.toml", ".clang-format",
+    ".clang-tidy", ".flake8", ".pylintrc", ".coveragerc", ".browserslistrc", ".swcrc",
+    ".prettierignore", ".eslintignore", ".npmignore", ".gitpod.yml",
+];
+
+/// Families of hidden linter and tool settings, any extension (`.eslintrc.cjs`,
+/// `.prettierrc.json`, `.golangci.yml`).
+#[rustfmt::skip]
+const CONFIG_PREFIXES: &[&str] = &[
+    ".eslintrc", ".prettierrc", ".stylelintrc", ".babelrc", ".mocharc", ".lintstagedrc",
+    ".commitlintrc", ".markdownlint", ".yamllint", ".golangci", ".releaserc", ".nycrc", ".c8rc",
+];
+
+/// Whether a hidden entry is the project's own configuration (see [`CONFIG_FOLDERS`] and
+/// [`CONFIG_FILES`]); a name that is not hidden is not asked.
+fn is_project_config(name: &str, is_dir: bool) -> bool {
+    match is_dir {
+        true => CONFIG_FOLDERS.contains(&name),
+        false => {
+            CONFIG_FILES.contains(&name) || CONFIG_PREFIXES.iter().any(|p| name.starts_with(p))
+        }
+    }
+}
+
 /// Well-known files without a (source) extension, matched exactly.
 #[rustfmt::skip]
 pub(super) const SOURCE_NAMES: &[&str] = &[
@@ -61,7 +104,8 @@ pub(super) const SOURCE_NAMES: &[&str] = &[
 const STAT_ALL_BUDGET: usize = 1_000_000;
 
 /// The files of a project eligible for the prompt, found by one walk (`.gitignore` and
-/// friends honoured, hidden files, links and the always excluded folders left out), sorted by
+/// friends honoured, links, the always excluded folders and hidden entries other than the
+/// project's configuration left out), sorted by
 /// path, with the files that are not eligible and why. Packed by
 /// [`super::ContextCache::pack`], as many times as needed.
 #[derive(Debug, Clone)]
@@ -275,13 +319,24 @@ pub(in crate::folder) fn walker(root: &Path) -> ignore::WalkBuilder {
     let mut builder = ignore::WalkBuilder::new(root);
     builder
         .standard_filters(true)
+        // Hidden entries are decided below: the project's configuration is walked.
+        .hidden(false)
         // A plain folder (not yet a git repository) still has its .gitignore honoured.
         .require_git(false)
         .follow_links(false)
         .filter_entry(|entry| {
+            if entry.depth() == 0 {
+                return true;
+            }
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            let name = entry.file_name().to_str().unwrap_or_default();
-            !(is_dir && entry.depth() > 0 && ALWAYS_EXCLUDED_DIRS.contains(&name))
+            let name = entry.file_name();
+            match name.to_str() {
+                Some(name) if name.starts_with('.') => is_project_config(name, is_dir),
+                Some(name) => !(is_dir && ALWAYS_EXCLUDED_DIRS.contains(&name)),
+                // Not UTF-8: a hidden one stays out, another is walked (and reported as
+                // unreadable: it cannot be named cleanly in the prompt).
+                None => !name.as_encoded_bytes().starts_with(b"."),
+            }
         });
     builder
 }
@@ -369,7 +424,8 @@ fn check_name(rel: &str, include: &GlobSet, exclude: &GlobSet) -> Result<(), Ski
     }
     let known_name = NAMES.contains(name)
         || name.starts_with("Dockerfile.")
-        || name.starts_with("Containerfile.");
+        || name.starts_with("Containerfile.")
+        || (name.starts_with('.') && is_project_config(name, false));
     if known_name || EXTENSIONS.contains(extension.as_ref()) {
         Ok(())
     } else {

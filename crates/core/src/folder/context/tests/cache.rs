@@ -10,32 +10,32 @@ fn second_collect_hits_the_cache_and_a_change_misses() {
     let cache = ContextCache::default();
     let options = ContextOptions::default();
     let first = cache.collect(root, &options).unwrap();
-    // Read: the five included files and the two binaries (name and size checks need no read).
-    assert_eq!((cache.hits(), cache.misses()), (0, 7));
+    // Read: the six included files and the two binaries (name and size checks need no read).
+    assert_eq!((cache.hits(), cache.misses()), (0, 8));
 
     let second = cache.collect(root, &options).unwrap();
     assert_eq!(second, first);
-    assert_eq!((cache.hits(), cache.misses()), (7, 7));
+    assert_eq!((cache.hits(), cache.misses()), (8, 8));
 
     // A longer file is a different version.
     write(root, "src/main.rs", "fn main() { run() }\n");
     let third = cache.collect(root, &options).unwrap();
-    assert_eq!((cache.hits(), cache.misses()), (13, 8));
-    assert_eq!(&*third.included[3].content, "fn main() { run() }\n");
+    assert_eq!((cache.hits(), cache.misses()), (15, 9));
+    assert_eq!(&*third.included[4].content, "fn main() { run() }\n");
 
     // So is a same-length atomic replacement (new inode), even within one mtime tick.
     write(root, "src/main.tmp", "fn main() { walk() }");
     fs::rename(root.join("src/main.tmp"), root.join("src/main.rs")).unwrap();
     let fourth = cache.collect(root, &options).unwrap();
-    assert_eq!((cache.hits(), cache.misses()), (19, 9));
-    assert_eq!(&*fourth.included[3].content, "fn main() { walk() }");
+    assert_eq!((cache.hits(), cache.misses()), (22, 10));
+    assert_eq!(&*fourth.included[4].content, "fn main() { walk() }");
 
     // Deleted files leave the cache.
-    assert_eq!(cache.lock().entries.len(), 7);
+    assert_eq!(cache.lock().entries.len(), 8);
     fs::remove_file(root.join("README.md")).unwrap();
     fs::remove_file(root.join("data.txt")).unwrap();
     cache.collect(root, &options).unwrap();
-    assert_eq!(cache.lock().entries.len(), 5);
+    assert_eq!(cache.lock().entries.len(), 6);
 }
 
 #[test]
@@ -45,9 +45,9 @@ fn one_cache_serves_several_roots() {
     let options = ContextOptions::default();
     cache.collect(one.path(), &options).unwrap();
     cache.collect(two.path(), &options).unwrap();
-    assert_eq!(cache.lock().entries.len(), 14);
+    assert_eq!(cache.lock().entries.len(), 16);
     cache.collect(one.path(), &options).unwrap();
-    assert_eq!((cache.hits(), cache.misses()), (7, 14));
+    assert_eq!((cache.hits(), cache.misses()), (8, 16));
 }
 
 #[test]
@@ -88,5 +88,5 @@ fn the_cache_is_shareable_between_threads() {
             });
         }
     });
-    assert_eq!((cache.hits(), cache.misses()), (7, 7));
+    assert_eq!((cache.hits(), cache.misses()), (8, 8));
 }

@@ -69,6 +69,7 @@ fn walks_nested_dirs_and_honours_gitignore_without_a_git_repo() {
     assert_eq!(
         paths(&context),
         [
+            ".gitignore",
             "Makefile",
             "README.md",
             "exactly.txt",
@@ -76,7 +77,8 @@ fn walks_nested_dirs_and_honours_gitignore_without_a_git_repo() {
             "src/nested/deep/util.rs"
         ]
     );
-    // Ignored, hidden and always-excluded files are not walked at all, so not even reported.
+    // Ignored, hidden (other than the project's configuration) and always-excluded files are
+    // not walked at all, so not even reported.
     for rel in [
         "ignored.rs",
         "logs/today.txt",
@@ -89,12 +91,12 @@ fn walks_nested_dirs_and_honours_gitignore_without_a_git_repo() {
         ".venv/lib/site.py",
         ".hidden/secret.rs",
         ".env",
-        ".gitignore",
+        ".ignore",
     ] {
         assert!(!context.skipped.iter().any(|(p, _)| p == rel), "{rel}");
         assert!(!paths(&context).contains(&rel), "{rel}");
     }
-    let main = &context.included[3];
+    let main = &context.included[4];
     assert_eq!(main.bytes, 13);
     assert_eq!(&*main.content, "fn main() {}\n");
     assert_eq!(main.tokens, estimate_tokens("fn main() {}\n"));
@@ -104,6 +106,46 @@ fn walks_nested_dirs_and_honours_gitignore_without_a_git_repo() {
     );
     assert!(context.listed_only.is_empty());
     assert_eq!(context.listing_tokens, 0);
+}
+
+#[test]
+fn the_projects_hidden_configuration_is_walked_and_no_other_hidden_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let sent = [
+        ".github/workflows/ci.yml",
+        ".github/CODEOWNERS",
+        ".gitlab-ci.yml",
+        ".pre-commit-config.yaml",
+        ".eslintrc.cjs",
+        ".editorconfig",
+        "docs/.vitepress/config.ts",
+        "src/lib.rs",
+    ];
+    let never = [
+        ".env",
+        ".env.production",
+        ".npmrc",
+        ".pypirc",
+        ".netrc",
+        ".cargo/credentials.toml",
+        ".aws/credentials",
+        ".idea/workspace.xml",
+        ".github/.env",
+        ".github/workflows/.secrets.yml",
+        "src/.cache/state.json",
+        ".git/config",
+    ];
+    for rel in sent.iter().chain(&never) {
+        write(root, rel, "name: value\n");
+    }
+    let context = collect(root, &ContextOptions::default());
+    let mut expected = sent.to_vec();
+    expected.sort_unstable();
+    assert_eq!(paths(&context), expected);
+    for rel in never {
+        assert!(!context.skipped.iter().any(|(p, _)| p == rel), "{rel}");
+    }
 }
 
 #[test]
