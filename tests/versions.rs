@@ -469,6 +469,85 @@ fn a_change_left_half_landed_is_put_back_at_the_next_start() {
     assert_eq!(git(&root, &["status", "--porcelain"]), "");
 }
 
+/// `git args` in `root` at `time` (seconds since the epoch), as author and committer.
+fn git_at(root: &std::path::Path, time: u32, args: &[&str]) -> String {
+    let date = format!("@{time} +0000");
+    let output = std::process::Command::new("git")
+        .args(args)
+        .current_dir(root)
+        .env("GIT_AUTHOR_NAME", "Test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.com")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.com")
+        .env("GIT_AUTHOR_DATE", &date)
+        .env("GIT_COMMITTER_DATE", &date)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "git {args:?}: {output:?}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn the_history_comes_as_git_log_lists_it_merges_and_a_shallow_clone_included() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("project");
+    repo_with(&root, &[("a.txt", "a\n")]);
+    // Two lines of work interleaved in time, then merged: the side's last commit is newer
+    // than main's (git log lists it first, a walk parents-first would not).
+    let commit = |time: u32, file: &str| {
+        std::fs::write(root.join(file), format!("{time}\n")).unwrap();
+        git_at(&root, time, &["add", "-A"]);
+        git_at(
+            &root,
+            time,
+            &["commit", "-q", "-m", &format!("{file} at {time}")],
+        );
+    };
+    let checkout = |branch: &str| git_at(&root, 0, &["checkout", "-q", branch]);
+    git_at(&root, 0, &["branch", "side"]);
+    checkout("side");
+    commit(1_750_000_000, "side.txt");
+    commit(1_755_000_000, "side.txt");
+    checkout("main");
+    commit(1_760_000_000, "main.txt");
+    commit(1_770_000_000, "main.txt");
+    checkout("side");
+    commit(1_775_000_000, "side.txt");
+    checkout("main");
+    git_at(
+        &root,
+        1_780_000_000,
+        &["merge", "-q", "--no-ff", "-m", "merge side", "side"],
+    );
+    commit(1_790_000_000, "main.txt");
+    let listed = |root: &std::path::Path, limit: usize| -> Vec<String> {
+        let repo = tandem_core::vcs::open(root).unwrap();
+        (tandem_core::vcs::log(&repo, limit).unwrap().into_iter())
+            .map(|v| v.hash)
+            .collect()
+    };
+    let git_log = |root: &std::path::Path, limit: usize| -> Vec<String> {
+        let out = git_at(root, 0, &["log", "--format=%H", "-n", &limit.to_string()]);
+        out.lines().map(str::to_string).collect()
+    };
+    assert_eq!(listed(&root, 100).len(), 8);
+    for limit in [1, 3, 4, 6, 100] {
+        assert_eq!(listed(&root, limit), git_log(&root, limit), "{limit}");
+    }
+    // A shallow clone's history ends where the clone cut it, without an error.
+    let shallow = dir.path().join("shallow");
+    let url = format!("file://{}", root.display());
+    let target = shallow.to_str().unwrap();
+    git_at(
+        dir.path(),
+        0,
+        &["clone", "-q", "--depth", "2", &url, target],
+    );
+    let cut = listed(&shallow, 100);
+    assert_eq!(cut, git_log(&shallow, 100));
+    assert_eq!(cut.len(), 2, "{cut:?}");
+}
+
 #[test]
 fn recently_edited_passes_over_the_import_and_mass_changes() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,6 +1,7 @@
 //! The version history: list commits, show one as a diff, restore the tree to a version, and
 //! revert one change. Every operation adds a commit; history is never rewritten.
 
+use std::collections::{BinaryHeap, HashSet};
 use std::path::Path;
 
 use git2::{Delta, DiffFormat, DiffOptions, FileMode, Repository, build::CheckoutBuilder};
@@ -42,15 +43,12 @@ pub struct Version {
 
 /// The newest `limit` commits reachable from HEAD, newest first, with the files each changed.
 pub fn log(repo: &Repository, limit: usize) -> Result<Vec<Version>> {
-    if head_commit(repo)?.is_none() {
+    let Some(head) = head_commit(repo)? else {
         return Ok(Vec::new());
-    }
-    let mut walk = repo.revwalk()?;
-    walk.push_head()?;
-    walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::TIME)?;
+    };
     let mut versions = Vec::new();
-    for oid in walk.take(limit) {
-        let commit = repo.find_commit(oid?)?;
+    for commit in newest_first(repo, head).take(limit) {
+        let commit = commit?;
         versions.push(Version {
             hash: commit.id().to_string(),
             time: commit.time().seconds(),
@@ -73,16 +71,13 @@ const MASS_CHANGE_FILES: usize = 50;
 /// the person is working on. A commit without a parent (the project's import, every file at
 /// once) and a mass change are passed over, as are files since deleted.
 pub fn recently_edited(repo: &Repository) -> Result<Vec<String>> {
-    if head_commit(repo)?.is_none() {
+    let Some(head) = head_commit(repo)? else {
         return Ok(Vec::new());
-    }
-    let mut walk = repo.revwalk()?;
-    walk.push_head()?;
-    walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::TIME)?;
-    let mut seen = std::collections::HashSet::new();
+    };
+    let mut seen = HashSet::new();
     let mut paths = Vec::new();
-    for oid in walk.take(RECENT_COMMITS) {
-        let commit = repo.find_commit(oid?)?;
+    for commit in newest_first(repo, head).take(RECENT_COMMITS) {
+        let commit = commit?;
         let Ok(parent) = commit.parent(0) else {
             continue;
         };
@@ -99,6 +94,62 @@ pub fn recently_edited(repo: &Repository) -> Result<Vec<String>> {
         }
     }
     Ok(paths)
+}
+
+/// The commits reachable from `head`, newest first as `git log` lists them (by commit time
+/// among those whose children came already), each read only when it is asked for: a walk
+/// sorted by libgit2 reads the whole history before it gives the first commit, which on a
+/// long history (vite's 9,600 commits) cost a turn tens of milliseconds for five commits.
+/// A parent that is not there (a shallow clone's edge) ends that line of history.
+fn newest_first<'r>(
+    repo: &'r Repository,
+    head: git2::Commit<'r>,
+) -> impl Iterator<Item = Result<git2::Commit<'r>>> + 'r {
+    let mut seen = HashSet::from([head.id()]);
+    let mut next = BinaryHeap::from([Newest(head)]);
+    std::iter::from_fn(move || {
+        let Newest(commit) = next.pop()?;
+        for parent in commit.parent_ids() {
+            if !seen.insert(parent) {
+                continue;
+            }
+            match repo.find_commit(parent) {
+                Ok(parent) => next.push(Newest(parent)),
+                Err(e) if e.code() == git2::ErrorCode::NotFound => {}
+                Err(e) => return Some(Err(e.into())),
+            }
+        }
+        Some(Ok(commit))
+    })
+}
+
+/// A commit ordered by its time (then its id, so that the order is always the same).
+struct Newest<'r>(git2::Commit<'r>);
+
+impl Newest<'_> {
+    fn key(&self) -> (i64, git2::Oid) {
+        (self.0.time().seconds(), self.0.id())
+    }
+}
+
+impl PartialEq for Newest<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for Newest<'_> {}
+
+impl PartialOrd for Newest<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Newest<'_> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key().cmp(&other.key())
+    }
 }
 
 /// Adds to `out` the files of `new` (under `prefix`) that `old` does not have as they are, in
