@@ -5,7 +5,9 @@
 //! The project is the synthetic 15,000-file one (see `support`), imported with `tandem project
 //! add` (a folder without `.git`: `git init` and one commit of every file). Measured:
 //! 1. the fresh import: the first `tandem context` after it, then repeated runs;
-//! 2. warm: after five small edits committed on top (what recently edited files then mean).
+//! 2. warm: after five small edits committed on top (what recently edited files then mean);
+//! 3. a long history: 20,000 more commits on top (each changing one file), as a real project's
+//!    years of history (a turn reads only the last few commits, however long it is).
 //!
 //! The model's provider is a local stand-in for Ollama: the first run asks it for the model's
 //! window and keeps the answer (as with a real server); the later runs do not ask.
@@ -191,4 +193,67 @@ fn main() {
     }
     let (ours, theirs) = s.compare();
     row("after five edits committed", ours, theirs);
+
+    long_history(&s.root, 20_000);
+    let (ours, theirs) = s.compare();
+    row("after 20,000 more commits", ours, theirs);
+}
+
+/// `count` commits on top of HEAD, each changing `HISTORY.txt`, written by `git fast-import`
+/// (a pack, as a cloned history is), then checked out.
+fn long_history(root: &Path, count: usize) {
+    use std::fmt::Write as _;
+    let head = String::from_utf8(
+        Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .current_dir(root)
+            .output()
+            .expect("git")
+            .stdout,
+    )
+    .expect("utf-8");
+    let branch = String::from_utf8(
+        Command::new("git")
+            .args(["symbolic-ref", "HEAD"])
+            .current_dir(root)
+            .output()
+            .expect("git")
+            .stdout,
+    )
+    .expect("utf-8");
+    let mut stream = String::new();
+    for i in 0..count {
+        let message = format!("change {i}\n");
+        let content = format!("{i}\n");
+        let _ = write!(
+            stream,
+            "commit {}\ncommitter b <b@example.com> {} +0000\ndata {}\n{message}",
+            branch.trim(),
+            1_700_000_000 + i,
+            message.len()
+        );
+        if i == 0 {
+            let _ = writeln!(stream, "from {}", head.trim());
+        }
+        let _ = write!(
+            stream,
+            "M 100644 inline HISTORY.txt\ndata {}\n{content}\n",
+            content.len()
+        );
+    }
+    let mut import = Command::new("git")
+        .args(["fast-import", "--quiet"])
+        .current_dir(root)
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("git fast-import");
+    {
+        use std::io::Write as _;
+        let mut stdin = import.stdin.take().expect("stdin");
+        stdin
+            .write_all(stream.as_bytes())
+            .expect("write the stream");
+    }
+    assert!(import.wait().expect("git fast-import").success());
+    git(root, &["reset", "-q", "--hard"]);
 }
