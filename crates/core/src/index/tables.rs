@@ -50,16 +50,34 @@ pub(super) fn prepare(conn: &Connection) -> rusqlite::Result<()> {
     conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
-    if version != VERSION {
+    // An index of this layout is only read here: opening it writes nothing (setting the
+    // version again would commit a transaction, and sync the log, in every process).
+    if version == VERSION {
+        return Ok(());
+    }
+    // Built or rebuilt under the write lock, the version asked again: another process may
+    // have just done it (and begun to index).
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let built = (|| {
+        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if version == VERSION {
+            return Ok(());
+        }
         conn.execute_batch(
             "DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS words;
              DROP TABLE IF EXISTS names; DROP TABLE IF EXISTS totals;
              DROP TABLE IF EXISTS path_words;",
         )?;
+        conn.execute_batch(SCHEMA)?;
+        conn.pragma_update(None, "user_version", VERSION)
+    })();
+    match built {
+        Ok(()) => conn.execute_batch("COMMIT"),
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
     }
-    conn.execute_batch(SCHEMA)?;
-    conn.pragma_update(None, "user_version", VERSION)?;
-    Ok(())
 }
 
 /// One file having a word.

@@ -136,3 +136,31 @@ fn two_writers_on_one_store_both_succeed() {
         assert_eq!(found.len(), 1, "round {round}: {found:?}");
     }
 }
+
+#[test]
+fn opening_a_stored_index_writes_nothing_and_an_older_layout_is_built_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = project(dir.path());
+    let stored = dir.path().join("index.sqlite");
+    let wal = dir.path().join("index.sqlite-wal");
+    let logged = || fs::metadata(&wal).map_or(0, |m| m.len());
+    {
+        let mut index = CodeIndex::open(&stored).unwrap();
+        index.refresh(&root, ["src/a.rs", "src/b.rs"]).unwrap();
+    }
+    // The last connection closed: its log was folded into the file.
+    assert_eq!(logged(), 0);
+    let index = CodeIndex::open(&stored).unwrap();
+    assert_eq!(index.len().unwrap(), 2);
+    assert_eq!(logged(), 0, "opening the index wrote to it");
+    drop(index);
+
+    // An index of an older layout is dropped and built anew (it is derived from the files).
+    let old = rusqlite::Connection::open(&stored).unwrap();
+    old.pragma_update(None, "user_version", 2).unwrap();
+    drop(old);
+    let mut index = CodeIndex::open(&stored).unwrap();
+    assert_eq!(index.len().unwrap(), 0);
+    let done = index.refresh(&root, ["src/a.rs", "src/b.rs"]).unwrap();
+    assert_eq!(done.extracted, 2);
+}
