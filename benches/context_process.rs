@@ -74,10 +74,11 @@ fn median(mut times: Vec<Duration>) -> Duration {
     times[times.len() / 2]
 }
 
-fn git(root: &Path, args: &[&str]) {
+/// Runs `git args` in `root`; its output.
+fn git(root: &Path, args: &[&str]) -> String {
     // No automatic `git gc`: packing the import's 15,000 loose objects in the background
     // would run during the measurements.
-    let ok = Command::new("git")
+    let output = Command::new("git")
         .args(["-c", "gc.auto=0"])
         .args(args)
         .current_dir(root)
@@ -86,10 +87,9 @@ fn git(root: &Path, args: &[&str]) {
         .env("GIT_COMMITTER_NAME", "b")
         .env("GIT_COMMITTER_EMAIL", "b@example.com")
         .output()
-        .expect("git")
-        .status
-        .success();
-    assert!(ok, "git {args:?}");
+        .expect("git");
+    assert!(output.status.success(), "git {args:?}");
+    String::from_utf8(output.stdout).expect("utf-8")
 }
 
 struct Subjects {
@@ -203,24 +203,8 @@ fn main() {
 /// (a pack, as a cloned history is), then checked out.
 fn long_history(root: &Path, count: usize) {
     use std::fmt::Write as _;
-    let head = String::from_utf8(
-        Command::new("git")
-            .args(["rev-parse", "HEAD"])
-            .current_dir(root)
-            .output()
-            .expect("git")
-            .stdout,
-    )
-    .expect("utf-8");
-    let branch = String::from_utf8(
-        Command::new("git")
-            .args(["symbolic-ref", "HEAD"])
-            .current_dir(root)
-            .output()
-            .expect("git")
-            .stdout,
-    )
-    .expect("utf-8");
+    let head = git(root, &["rev-parse", "HEAD"]);
+    let branch = git(root, &["symbolic-ref", "HEAD"]);
     let mut stream = String::new();
     for i in 0..count {
         let message = format!("change {i}\n");

@@ -469,22 +469,9 @@ fn a_change_left_half_landed_is_put_back_at_the_next_start() {
     assert_eq!(git(&root, &["status", "--porcelain"]), "");
 }
 
-/// `git args` in `root` at `time` (seconds since the epoch), as author and committer.
+/// `git args` in `root` with the commits dated `time` (seconds since the epoch).
 fn git_at(root: &std::path::Path, time: u32, args: &[&str]) -> String {
-    let date = format!("@{time} +0000");
-    let output = std::process::Command::new("git")
-        .args(args)
-        .current_dir(root)
-        .env("GIT_AUTHOR_NAME", "Test")
-        .env("GIT_AUTHOR_EMAIL", "test@example.com")
-        .env("GIT_COMMITTER_NAME", "Test")
-        .env("GIT_COMMITTER_EMAIL", "test@example.com")
-        .env("GIT_AUTHOR_DATE", &date)
-        .env("GIT_COMMITTER_DATE", &date)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "git {args:?}: {output:?}");
-    String::from_utf8(output.stdout).unwrap()
+    common::git_at(root, &format!("@{time} +0000"), args)
 }
 
 #[test]

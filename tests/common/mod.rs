@@ -127,6 +127,13 @@ pub struct Fixture {
 
 /// Runs git in `root` with a fixed identity and returns its stdout; panics on failure.
 pub fn git(root: &Path, args: &[&str]) -> String {
+    // Fixed dates: the same files give the same commit ids (the GUI snapshots show them).
+    git_at(root, "2025-01-01T00:00:00Z", args)
+}
+
+/// [`git`] with the commits dated `date` (as `GIT_COMMITTER_DATE` takes it: `@1750000000
+/// +0000`).
+pub fn git_at(root: &Path, date: &str, args: &[&str]) -> String {
     let output = Command::new("git")
         .args(args)
         .current_dir(root)
@@ -134,9 +141,8 @@ pub fn git(root: &Path, args: &[&str]) -> String {
         .env("GIT_AUTHOR_EMAIL", "test@example.com")
         .env("GIT_COMMITTER_NAME", "Test")
         .env("GIT_COMMITTER_EMAIL", "test@example.com")
-        // Fixed dates: the same files give the same commit ids (the GUI snapshots show them).
-        .env("GIT_AUTHOR_DATE", "2025-01-01T00:00:00Z")
-        .env("GIT_COMMITTER_DATE", "2025-01-01T00:00:00Z")
+        .env("GIT_AUTHOR_DATE", date)
+        .env("GIT_COMMITTER_DATE", date)
         .output()
         .expect("git runs");
     assert!(
