@@ -536,6 +536,30 @@ fn the_history_comes_as_git_log_lists_it_merges_and_a_shallow_clone_included() {
 }
 
 #[test]
+fn a_turn_reads_only_the_newest_commits_of_a_long_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("project");
+    repo_with(&root, &[("a.txt", "0\n")]);
+    for i in 1..=30 {
+        std::fs::write(root.join("a.txt"), format!("{i}\n")).unwrap();
+        git(&root, &["commit", "-q", "-am", &format!("edit {i}")]);
+    }
+    // An old commit gone from the store: a walk that reads the whole history before giving
+    // the newest commits fails on it; one that reads only what it gives does not.
+    let old = git(&root, &["rev-parse", "HEAD~20"]);
+    let old = old.trim();
+    std::fs::remove_file(root.join(".git/objects").join(&old[..2]).join(&old[2..])).unwrap();
+    let repo = tandem_core::vcs::open(&root).unwrap();
+    assert_eq!(tandem_core::vcs::recently_edited(&repo).unwrap(), ["a.txt"]);
+    let newest = tandem_core::vcs::log(&repo, 5).unwrap();
+    let messages: Vec<&str> = newest.iter().map(|v| v.message.as_str()).collect();
+    assert_eq!(
+        messages,
+        ["edit 30", "edit 29", "edit 28", "edit 27", "edit 26"]
+    );
+}
+
+#[test]
 fn recently_edited_passes_over_the_import_and_mass_changes() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("project");
