@@ -55,8 +55,8 @@ const SOURCE_EXTENSIONS: &[&str] = &[
 /// `.docker`, `.aws`, `.ssh`) hold credentials.
 #[rustfmt::skip]
 const CONFIG_FOLDERS: &[&str] = &[
-    ".github", ".gitlab", ".circleci", ".buildkite", ".devcontainer", ".husky", ".changeset",
-    ".storybook", ".vitepress",
+    ".github", ".gitlab", ".gitea", ".forgejo", ".woodpecker", ".circleci", ".buildkite",
+    ".devcontainer", ".husky", ".changeset", ".storybook", ".vitepress",
 ];
 
 /// Hidden files that are the project's own configuration, matched exactly. An allow-list: a
@@ -65,7 +65,8 @@ const CONFIG_FOLDERS: &[&str] = &[
 #[rustfmt::skip]
 const CONFIG_FILES: &[&str] = &[
     ".gitignore", ".gitattributes", ".gitmodules", ".editorconfig", ".dockerignore",
-    ".gitlab-ci.yml", ".travis.yml", ".pre-commit-config.yaml", ".pre-commit-hooks.yaml",
+    ".gitlab-ci.yml", ".travis.yml", ".drone.yml", ".woodpecker.yml", ".cirrus.yml",
+    ".pre-commit-config.yaml", ".pre-commit-hooks.yaml",
     ".readthedocs.yaml", ".readthedocs.yml", ".nvmrc", ".node-version", ".python-version",
     ".ruby-version", ".tool-versions", ".rustfmt.toml", ".clippy.toml", ".clang-format",
     ".clang-tidy", ".flake8", ".pylintrc", ".coveragerc", ".browserslistrc", ".swcrc",
