@@ -323,12 +323,7 @@ fn secrets_never_reach_a_real_command() {
         .env("RUST_LOG", "kept-value")
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let stdout = common::succeeded(&output);
     let env = stdout
         .split("CHILD-ENV-BEGIN\n")
         .nth(1)

@@ -38,12 +38,7 @@ fn the_machines_environment_never_reaches_tandem() {
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let stdout = common::succeeded(&output);
     assert!(
         stdout.contains("SEALED"),
         "the probe did not run:\n{stdout}"

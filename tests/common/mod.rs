@@ -125,6 +125,19 @@ pub struct Fixture {
     pub project: Project,
 }
 
+/// What a process that had to succeed printed; its stdout and stderr are the failure's
+/// message when it did not.
+#[track_caller]
+pub fn succeeded(output: &std::process::Output) -> String {
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
 /// Runs git in `root` with a fixed identity and returns its stdout; panics on failure.
 pub fn git(root: &Path, args: &[&str]) -> String {
     // Fixed dates: the same files give the same commit ids (the GUI snapshots show them).

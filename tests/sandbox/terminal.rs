@@ -102,12 +102,7 @@ fn a_command_cannot_type_into_the_persons_terminal() {
         });
     }
     let output = child.output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let stdout = crate::common::succeeded(&output);
     let typed = pending_input(&slave);
     let legacy = std::fs::read_to_string("/proc/sys/dev/tty/legacy_tiocsti").unwrap_or_default();
     if !typed.contains('C') {

@@ -76,12 +76,7 @@ fn the_container_is_built_for_a_user_who_is_not_root() {
         .current_dir(dir.path())
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let stdout = crate::common::succeeded(&output);
     assert!(
         stdout.contains("OUTCOME"),
         "the inner half did not run: {stdout}"
