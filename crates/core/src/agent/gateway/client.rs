@@ -117,7 +117,7 @@ impl Approver {
 
     /// Whether the executor, connected now, waits for the decision on request `id`.
     pub fn is_waiting(&self, id: i64) -> bool {
-        lock(&self.serving.shared.waiting).contains_key(&id)
+        self.serving.is_waiting(id)
     }
 
     /// The person's decision: persisted, then sent to the executor if it still waits for it.

@@ -181,6 +181,11 @@ impl Serving {
         }
     }
 
+    /// Whether the connected side waits for the decision on request `id`.
+    fn is_waiting(&self, id: i64) -> bool {
+        lock(&self.shared.waiting).contains_key(&id)
+    }
+
     /// The person's decision: persisted, then sent to the waiting client if it still waits.
     fn decide(&self, id: i64, approved: bool, reason: Option<String>) -> Result<()> {
         let (shared, by) = (&self.shared, DecidedBy::User);

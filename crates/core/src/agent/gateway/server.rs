@@ -15,7 +15,7 @@ use super::auth::refusal;
 use super::session::session;
 use super::{
     AutoAnswer, BUSY, EVENT_BUFFER, GatewayConfig, GatewayError, GatewayEvent, HANDSHAKE_TIMEOUT,
-    MAX_CONNECTIONS, MAX_HANDSHAKING, MAX_MESSAGE, Result, Serving, Shared, lock,
+    MAX_CONNECTIONS, MAX_HANDSHAKING, MAX_MESSAGE, Result, Serving, Shared,
 };
 use crate::store::Store;
 
@@ -52,7 +52,7 @@ impl Gateway {
 
     /// Whether a client, connected now, waits for the decision on request `id`.
     pub fn is_waiting(&self, id: i64) -> bool {
-        lock(&self.serving.shared.waiting).contains_key(&id)
+        self.serving.is_waiting(id)
     }
 
     /// The person's decision: persisted, then sent to the waiting client if it is still
