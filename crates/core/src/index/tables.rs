@@ -16,7 +16,7 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
-use rusqlite::{Connection, OptionalExtension, Transaction, params};
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 use super::{Definition, Extracted, FileStamp};
 
@@ -49,35 +49,29 @@ pub(super) fn prepare(conn: &Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(Duration::from_secs(5))?;
     conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
-    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
     // An index of this layout is only read here: opening it writes nothing (setting the
     // version again would commit a transaction, and sync the log, in every process).
-    if version == VERSION {
+    if user_version(conn)? == VERSION {
         return Ok(());
     }
     // Built or rebuilt under the write lock, the version asked again: another process may
-    // have just done it (and begun to index).
-    conn.execute_batch("BEGIN IMMEDIATE")?;
-    let built = (|| {
-        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
-        if version == VERSION {
-            return Ok(());
-        }
-        conn.execute_batch(
+    // have just done it (and begun to index). Rolled back if any step fails.
+    let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+    if user_version(&tx)? != VERSION {
+        tx.execute_batch(
             "DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS words;
              DROP TABLE IF EXISTS names; DROP TABLE IF EXISTS totals;
              DROP TABLE IF EXISTS path_words;",
         )?;
-        conn.execute_batch(SCHEMA)?;
-        conn.pragma_update(None, "user_version", VERSION)
-    })();
-    match built {
-        Ok(()) => conn.execute_batch("COMMIT"),
-        Err(e) => {
-            let _ = conn.execute_batch("ROLLBACK");
-            Err(e)
-        }
+        tx.execute_batch(SCHEMA)?;
+        tx.pragma_update(None, "user_version", VERSION)?;
     }
+    tx.commit()
+}
+
+/// The layout version the index at `conn` was built with (0 for a new file).
+fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.pragma_query_value(None, "user_version", |r| r.get(0))
 }
 
 /// One file having a word.
