@@ -6,6 +6,7 @@
 //! operation (and it can be done again); once HEAD moved, the operation is whole and
 //! recorded.
 
+use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -254,4 +255,77 @@ async fn agent_turn_killed_mid_tool_call(cli: &Cli, server: &fake_provider::Fake
     let out = cli.json(&args).await;
     assert_eq!(out["status"], "complete", "the turn after the kill: {out}");
     check(cli, Some(server), "the turn after the kill").await;
+}
+
+/// A change killed while git held its lock files (libgit2 writes the index and a branch
+/// through `index.lock` and `refs/heads/NAME.lock`, renamed over them when done): the next
+/// start removes the ones made since the change began, so the recovery, the next change
+/// and the person's own `git` go on. A lock file that is not a cut-off change's (a `git`
+/// of the person's at work) is left alone, and the change that meets it says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_killed_inside_gits_lock_files_does_not_lock_the_project() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cli, _server) = setup(dir.path()).await;
+    let id = new_proposal(&cli, dir.path(), 1).await;
+    cli.json(&["approve", &id]).await;
+    let branch = common::git(&cli.root, &["symbolic-ref", "--short", "HEAD"]);
+    let git = cli.root.join(".git");
+    let left = [
+        git.join("index.lock"),
+        git.join("refs/heads")
+            .join(format!("{}.lock", branch.trim())),
+    ];
+
+    // Killed mid-checkout, then the lock files a kill inside libgit2's writes leaves.
+    let (before, tree_before) = (head(&cli.root), tree(&cli));
+    let target = common::git(&cli.root, &["rev-parse", "HEAD~1"]);
+    let restore = ["restore", "--project", cli.root(), target.trim()];
+    cli.killed_at("mid-checkout:2", &restore).await;
+    assert!(cli.landing_left());
+    for path in &left {
+        std::fs::write(path, "").unwrap();
+    }
+    let when = "restore killed inside git's lock files";
+    check(&cli, None, when).await;
+    assert_eq!(head(&cli.root), before, "{when}");
+    assert_eq!(tree(&cli), tree_before, "{when}");
+    for path in &left {
+        assert!(!path.exists(), "{when}: {} stayed", path.display());
+    }
+    // The person's git and Tandem's next change both go on.
+    common::git(&cli.root, &["update-index", "--refresh"]);
+    cli.json(&restore).await;
+    check(&cli, None, "restored after the kill").await;
+    assert_eq!(
+        common::git(&cli.root, &["rev-parse", "HEAD^{tree}"]),
+        common::git(
+            &cli.root,
+            &["rev-parse", &format!("{}^{{tree}}", target.trim())]
+        ),
+    );
+
+    // No change was cut off: a lock file is someone else's, at work, and stays. An
+    // approval still lands (its commit holds it) and the index is brought up to date once
+    // git lets go of it; a restore stops and says why.
+    let theirs = &left[0];
+    std::fs::write(theirs, "").unwrap();
+    let id = new_proposal(&cli, dir.path(), 2).await;
+    cli.json(&["approve", &id]).await;
+    assert!(holds_round(&cli, 2));
+    let back = common::git(&cli.root, &["rev-parse", "HEAD~1"]);
+    let restore = ["restore", "--project", cli.root(), back.trim()];
+    let output = cli
+        .command(&restore)
+        .stderr(Stdio::piped())
+        .output()
+        .await
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "a restore under a held index");
+    assert!(said.contains("index.lock"), "{said}");
+    assert!(theirs.exists(), "a lock no cut-off change made was removed");
+    std::fs::remove_file(theirs).unwrap();
+    check(&cli, None, "after the person's git finished").await;
+    cli.json(&restore).await;
+    check(&cli, None, "restored once the person's git finished").await;
 }

@@ -4,20 +4,63 @@
 //! means its holder is alive and at work. Two opens of one file conflict even within one
 //! process, so a lock also keeps two threads apart.
 //!
+//! A holder that says what it is doing ([`FileLock::begin`]) leaves that on the lock's file
+//! until it finishes: a holder killed in between leaves it behind, and the next holder learns
+//! from [`FileLock::unfinished_since`] that work was cut off, and since when.
+//!
 //! A lock's file stays where it is (removing it would let a second process lock a new file
 //! while a third still holds the old one), except where its owner goes away as a whole (a
 //! layer's lock, see `layer::lock`): a lock taken on a file removed meanwhile is taken again
 //! on the new one.
 
 use std::fs::{self, File, OpenOptions, TryLockError};
-use std::io;
+use std::io::{self, Seek, SeekFrom, Write};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 /// A held lock; released when dropped (or when its process ends).
 #[derive(Debug)]
 pub struct FileLock {
-    _file: File,
+    file: File,
+}
+
+impl FileLock {
+    /// When a holder before this one began work ([`FileLock::begin`]) and never finished
+    /// it: it was killed holding the lock. The time is the lock file's own modification
+    /// time, written by that `begin`, so it compares with the times of files the cut-off
+    /// work made after it (one clock, one granularity). `None` when every holder finished.
+    pub fn unfinished_since(&self) -> io::Result<Option<SystemTime>> {
+        let meta = self.file.metadata()?;
+        if meta.len() == 0 {
+            return Ok(None);
+        }
+        meta.modified().map(Some)
+    }
+
+    /// Says on the lock's file that work is in flight (`what`, with this process's id) until
+    /// the returned guard drops. A process killed before that leaves it there.
+    pub fn begin(&self, what: &str) -> io::Result<InFlight<'_>> {
+        let mut file = &self.file;
+        file.set_len(0)?;
+        file.seek(SeekFrom::Start(0))?;
+        file.write_all(format!("{what} by process {}\n", std::process::id()).as_bytes())?;
+        Ok(InFlight { file })
+    }
+}
+
+/// Work in flight under a [`FileLock`]; dropping it says the work finished (however it
+/// ended: an error or a panic leaves nothing half-way that a kill would).
+#[derive(Debug)]
+pub struct InFlight<'a> {
+    file: &'a File,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        // Not cleared (a full disk cannot refuse a truncation, but a vanished mount can):
+        // the next holder then looks for leftovers it will not find.
+        let _ = self.file.set_len(0);
+    }
 }
 
 /// Takes the lock on the file at `path` (made, with its folder, when missing) now:
@@ -35,7 +78,7 @@ pub fn try_take(path: &Path) -> io::Result<Option<FileLock>> {
             .write(true)
             .open(path)?;
         match file.try_lock() {
-            Ok(()) if same_file(&file, path) => return Ok(Some(FileLock { _file: file })),
+            Ok(()) if same_file(&file, path) => return Ok(Some(FileLock { file })),
             Ok(()) => continue,
             Err(TryLockError::WouldBlock) => return Ok(None),
             Err(TryLockError::Error(e)) => return Err(e),
@@ -102,6 +145,33 @@ mod tests {
         drop(lock);
         assert!(!held(&path));
         assert!(take(&path, Duration::ZERO).unwrap().is_some());
+    }
+
+    #[test]
+    fn work_begun_and_never_finished_is_seen_by_the_next_holder_and_since_when() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.lock");
+        let lock = try_take(&path).unwrap().unwrap();
+        assert_eq!(lock.unfinished_since().unwrap(), None, "a new lock");
+        // Finished (the guard dropped): nothing for the next holder.
+        drop(lock.begin("approve").unwrap());
+        drop(lock);
+        let lock = try_take(&path).unwrap().unwrap();
+        assert_eq!(lock.unfinished_since().unwrap(), None);
+        // Cut off: the guard never drops, as in a process killed with the lock held.
+        std::mem::forget(lock.begin("restore").unwrap());
+        let begun = fs::metadata(&path).unwrap().modified().unwrap();
+        drop(lock);
+        let lock = try_take(&path).unwrap().unwrap();
+        assert_eq!(lock.unfinished_since().unwrap(), Some(begun));
+        assert!(
+            fs::read_to_string(&path)
+                .unwrap()
+                .starts_with("restore by process ")
+        );
+        // Its own work begun again and finished: the leftover is no longer reported.
+        drop(lock.begin("undo").unwrap());
+        assert_eq!(lock.unfinished_since().unwrap(), None);
     }
 
     #[test]

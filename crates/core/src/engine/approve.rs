@@ -254,10 +254,12 @@ impl Engine {
         }
         crate::failpoint::hit("approve-after-head");
         let paths: Vec<&str> = writes.iter().map(|w| w.rel.as_str()).collect();
-        // The commit holds the change; a stale index only costs git a re-hash.
-        let _ = vcs::refresh_index(&repo, &paths);
-        // Landed: a record left behind by a failure here only refreshes the index later.
-        let _ = vcs::landing::finish(&repo);
+        // Landed. An index git could not take (another git holds it) would show the change
+        // as undone and staged: the record stays, and the next start (or change) refreshes
+        // the index from it. A record left by a failure to remove it does the same.
+        if vcs::refresh_index(&repo, &paths).is_ok() {
+            let _ = vcs::landing::finish(&repo);
+        }
         crate::failpoint::hit("commit-before-record");
         let commit = commit.map(|oid| oid.to_string());
         if let Err(source) = self

@@ -235,23 +235,27 @@ impl Engine {
             locks.entry(root.to_path_buf()).or_default().clone()
         };
         let _guard = mutex.lock().unwrap_or_else(|p| p.into_inner());
-        let _file = match self.data_dir() {
-            Some(data) => {
-                let path = project_lock_path(data, root);
-                match crate::lockfile::take(&path, wait) {
-                    Ok(Some(lock)) => Some(lock),
-                    Ok(None) => return Ok(None),
-                    Err(source) => {
-                        return Err(EngineError::Io {
-                            path: path.display().to_string(),
-                            source,
-                        });
-                    }
-                }
-            }
-            // A database in memory is this process's alone.
-            None => None,
+        // A database in memory is this process's alone: no lock between processes.
+        let Some(data) = self.data_dir() else {
+            return f().map(Some);
         };
+        let path = project_lock_path(data, root);
+        let io = |source| EngineError::Io {
+            path: path.display().to_string(),
+            source,
+        };
+        let Some(lock) = crate::lockfile::take(&path, wait).map_err(io)? else {
+            return Ok(None);
+        };
+        // The previous holder was killed in the middle of a change: the lock files git
+        // writes through (the index, a ref) it made are left, and would refuse every later
+        // change, by Tandem or by `git`, until removed by hand.
+        if let Some(since) = lock.unfinished_since().map_err(io)?
+            && let Ok(repo) = vcs::open(root)
+        {
+            vcs::leftover::remove_since(repo.path(), since);
+        }
+        let _in_flight = lock.begin("a change of the project").map_err(io)?;
         f().map(Some)
     }
 

@@ -3,6 +3,7 @@
 
 mod history;
 pub mod landing;
+pub mod leftover;
 
 pub use history::{
     ChangeKind, ChangedFile, Restored, Unlanded, Version, commit_patch, commit_patch_head, land,
@@ -16,7 +17,13 @@ use git2::{Index, IndexAddOption, IndexEntry, IndexTime, Oid, Repository, Signat
 #[derive(Debug, thiserror::Error)]
 pub enum VcsError {
     #[error("git: {0}")]
-    Git(#[from] git2::Error),
+    Git(git2::Error),
+    #[error(
+        "git: {0}: another git is at work in this repository, or one was killed and left its \
+         lock file behind (`.git/index.lock`, or a `.lock` file under `.git/refs`); if no git \
+         is running, remove it"
+    )]
+    Locked(String),
     #[error("{0} is a bare repository; Tandem needs a working tree")]
     Bare(PathBuf),
     #[error("cannot prepare {path}: {source}")]
@@ -38,6 +45,15 @@ pub enum VcsError {
     WouldOverwrite(Vec<String>),
     #[error("undoing {commit} conflicts with later changes to: {}", paths.join(", "))]
     RevertConflict { commit: String, paths: Vec<String> },
+}
+
+impl From<git2::Error> for VcsError {
+    fn from(e: git2::Error) -> Self {
+        match e.code() {
+            git2::ErrorCode::Locked => Self::Locked(e.message().to_string()),
+            _ => Self::Git(e),
+        }
+    }
 }
 
 pub type Result<T, E = VcsError> = std::result::Result<T, E>;

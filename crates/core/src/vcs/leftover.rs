@@ -1,0 +1,137 @@
+//! Git's lock files a killed writer left. Git (and libgit2) writes the index, a ref or the
+//! configuration through `NAME.lock`, renamed over `NAME` when done; a process killed in
+//! between leaves the `.lock`, and every later writer, Tandem or `git`, refuses to go on
+//! ("index.lock: File exists") until someone removes it.
+//!
+//! Only the caller knows whose a lock file is. Tandem's project lock says when a change was
+//! cut off ([`crate::lockfile::FileLock::unfinished_since`]); the lock files made since then
+//! in the repository are that change's, and [`remove_since`] removes them. One still being
+//! written (its time moves while we look, or it goes away) belongs to a live `git` and is
+//! left alone.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// How long a lock file must stay as it is to count as left: a live `git` renames its lock
+/// over the file within this in all but the largest writes.
+const SETTLE: Duration = Duration::from_millis(250);
+
+/// Removes the lock files in the git folder `git_dir` (its own files, and those under `refs`
+/// and `logs`) made at or after `since`; returns the ones removed.
+pub fn remove_since(git_dir: &Path, since: SystemTime) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    locks_in(git_dir, false, &mut found);
+    for sub in ["refs", "logs"] {
+        locks_in(&git_dir.join(sub), true, &mut found);
+    }
+    found.retain(|(_, modified)| *modified >= since);
+    let youngest = found
+        .iter()
+        .filter_map(|(_, modified)| SystemTime::now().duration_since(*modified).ok())
+        .min();
+    if let Some(age) = youngest.filter(|age| *age < SETTLE) {
+        std::thread::sleep(SETTLE - age);
+    }
+    found
+        .into_iter()
+        .filter(|(path, modified)| {
+            let unchanged = modified_time(path).is_some_and(|now| now == *modified);
+            unchanged && fs::remove_file(path).is_ok()
+        })
+        .map(|(path, _)| path)
+        .collect()
+}
+
+/// The `*.lock` files in `dir` (and its subfolders when `deep`), with their times.
+fn locks_in(dir: &Path, deep: bool, found: &mut Vec<(PathBuf, SystemTime)>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        let path = entry.path();
+        if kind.is_dir() && deep {
+            locks_in(&path, true, found);
+        } else if kind.is_file()
+            && path.extension().is_some_and(|e| e == "lock")
+            && let Some(modified) = modified_time(&path)
+        {
+            found.push((path, modified));
+        }
+    }
+}
+
+fn modified_time(path: &Path) -> Option<SystemTime> {
+    fs::symlink_metadata(path).and_then(|m| m.modified()).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn touch(path: &Path) {
+        fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        fs::write(path, "").expect("write");
+    }
+
+    #[test]
+    fn the_lock_files_made_since_the_cut_are_removed_and_older_ones_kept() {
+        let dir = tempfile::tempdir().expect("dir");
+        let git = dir.path();
+        let older = git.join("config.lock");
+        touch(&older);
+        std::thread::sleep(Duration::from_millis(30));
+        // The cut-off change began here (a file's time, as the project lock gives it).
+        let mark = git.join("mark");
+        touch(&mark);
+        let since = modified_time(&mark).expect("time");
+        let left = [
+            git.join("index.lock"),
+            git.join("HEAD.lock"),
+            git.join("refs/heads/main.lock"),
+            git.join("refs/heads/topic/deep.lock"),
+            git.join("logs/refs/heads/main.lock"),
+        ];
+        for path in &left {
+            touch(path);
+        }
+        // Not git's lock files: kept whatever their time.
+        let others = [git.join("index"), git.join("objects/ab/cd.lock")];
+        for path in &others {
+            touch(path);
+        }
+        let mut removed = remove_since(git, since);
+        removed.sort();
+        let mut expected = left.to_vec();
+        expected.sort();
+        assert_eq!(removed, expected);
+        assert!(left.iter().all(|p| !p.exists()));
+        assert!(older.exists(), "a lock from before the change is not its");
+        assert!(others.iter().all(|p| p.exists()));
+    }
+
+    #[test]
+    fn a_lock_file_still_being_written_is_left_to_its_writer() {
+        let dir = tempfile::tempdir().expect("dir");
+        let git = dir.path().to_path_buf();
+        let since = SystemTime::now() - Duration::from_secs(1);
+        let lock = git.join("index.lock");
+        touch(&lock);
+        // A live writer: the file changes while the settling wait lasts.
+        let writer = {
+            let lock = lock.clone();
+            std::thread::spawn(move || {
+                for i in 0..10 {
+                    std::thread::sleep(Duration::from_millis(40));
+                    fs::write(&lock, "x".repeat(i + 1)).expect("write");
+                }
+            })
+        };
+        assert_eq!(remove_since(&git, since), Vec::<PathBuf>::new());
+        writer.join().expect("writer");
+        assert!(lock.exists());
+    }
+}
