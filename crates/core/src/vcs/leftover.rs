@@ -3,11 +3,12 @@
 //! between leaves the `.lock`, and every later writer, Tandem or `git`, refuses to go on
 //! ("index.lock: File exists") until someone removes it.
 //!
-//! Only the caller knows whose a lock file is. Tandem's project lock says when a change was
-//! cut off ([`crate::lockfile::FileLock::unfinished_since`]); the lock files made since then
-//! in the repository are that change's, and [`remove_since`] removes them. One still being
-//! written (its time moves while we look, or it goes away) belongs to a live `git` and is
-//! left alone.
+//! Only the caller knows whose a lock file is. Tandem's project lock says when a change that
+//! was cut off began ([`crate::lockfile::FileLock::unfinished_since`]); the lock files made
+//! in the repository while it could still have been running are that change's, and
+//! [`remove_since`] removes them. One made later (a `git commit` the person started after
+//! the kill, waiting for its message) or still being written (its time moves while we look,
+//! or it goes away) belongs to a live `git` and is left alone.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -17,15 +18,25 @@ use std::time::{Duration, SystemTime};
 /// over the file within this in all but the largest writes.
 const SETTLE: Duration = Duration::from_millis(250);
 
+/// How long after its start a change can still be writing through git's lock files: longer
+/// than any change Tandem makes takes to reach its last git write. A lock file made later
+/// than this after the cut-off change began is not its.
+pub const CHANGE_WITHIN: Duration = Duration::from_secs(120);
+
 /// Removes the lock files in the git folder `git_dir` (its own files, and those under `refs`
-/// and `logs`) made at or after `since`; returns the ones removed.
+/// and `logs`) made at or after `since` and within [`CHANGE_WITHIN`] of it; returns the ones
+/// removed.
 pub fn remove_since(git_dir: &Path, since: SystemTime) -> Vec<PathBuf> {
     let mut found = Vec::new();
     locks_in(git_dir, false, &mut found);
     for sub in ["refs", "logs"] {
         locks_in(&git_dir.join(sub), true, &mut found);
     }
-    found.retain(|(_, modified)| *modified >= since);
+    found.retain(|(_, modified)| {
+        modified
+            .duration_since(since)
+            .is_ok_and(|after| after <= CHANGE_WITHIN)
+    });
     let youngest = found
         .iter()
         .filter_map(|(_, modified)| SystemTime::now().duration_since(*modified).ok())
@@ -111,6 +122,13 @@ mod tests {
         assert!(left.iter().all(|p| !p.exists()));
         assert!(older.exists(), "a lock from before the change is not its");
         assert!(others.iter().all(|p| p.exists()));
+
+        // Made well after the change began: a `git commit` started after the kill.
+        let later = git.join("index.lock");
+        touch(&later);
+        let long_before = modified_time(&later).expect("time") - CHANGE_WITHIN * 2;
+        assert_eq!(remove_since(git, long_before), Vec::<PathBuf>::new());
+        assert!(later.exists());
     }
 
     #[test]
