@@ -329,3 +329,39 @@ async fn a_change_killed_inside_gits_lock_files_does_not_lock_the_project() {
     cli.json(&restore).await;
     check(&cli, None, "restored once the person's git finished").await;
 }
+
+/// A save killed once its commit moved HEAD and before the index was written: the next
+/// start brings the index to HEAD (`git status` clean), and a file the person staged
+/// meanwhile keeps what they staged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_save_killed_before_its_index_write_leaves_git_status_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cli, _server) = setup(dir.path()).await;
+    let before = head(&cli.root);
+    let content = dir.path().join("saved.rs");
+    std::fs::write(&content, "fn saved() {}\n").unwrap();
+    let from = content.to_str().unwrap();
+    let save = [
+        "save",
+        "--project",
+        cli.root(),
+        "--from",
+        from,
+        "src/f00.rs",
+    ];
+    cli.killed_at("save-after-commit", &save).await;
+    // The person's own staged work, on another file, from before the next start.
+    std::fs::write(cli.root.join("src/f01.rs"), "staged by the person\n").unwrap();
+    common::git(&cli.root, &["add", "src/f01.rs"]);
+    std::fs::write(cli.root.join("src/f01.rs"), "and edited again\n").unwrap();
+
+    let status = |cli: &Cli| common::git(&cli.root, &["status", "--porcelain"]);
+    let when = "save killed after its commit";
+    cli.json(&["chats", "--project", cli.root()]).await;
+    assert_ne!(head(&cli.root), before, "{when}: the save is committed");
+    assert_eq!(status(&cli), "MM src/f01.rs\n", "{when}");
+    let staged = common::git(&cli.root, &["show", ":src/f01.rs"]);
+    assert_eq!(staged, "staged by the person\n", "{when}");
+    common::git(&cli.root, &["checkout", "HEAD", "--", "src/f01.rs"]);
+    check(&cli, None, when).await;
+}

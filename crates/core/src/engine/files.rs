@@ -139,6 +139,7 @@ impl Engine {
     ) -> Result<Option<String>> {
         let repo = vcs::open(&project.path)?;
         let commit = vcs::commit_paths(&repo, changes, message)?;
+        crate::failpoint::hit("save-after-commit");
         let paths: Vec<&str> = changes.iter().map(|(p, _)| *p).collect();
         let _ = vcs::refresh_index(&repo, &paths);
         Ok(commit.map(|oid| oid.to_string()))

@@ -163,7 +163,7 @@ pub fn recover(repo: &Repository) -> Result<Option<Recovered>> {
 /// The git blob id of the file at `abs`; `None` when there is no regular file. It is read
 /// through the handle whose kind was checked: a named pipe put there would block the
 /// recovery for ever.
-fn blob_id(abs: &Path) -> Result<Option<Oid>> {
+pub(super) fn blob_id(abs: &Path) -> Result<Option<Oid>> {
     match read_regular(abs) {
         Ok((bytes, _)) => Ok(Some(Oid::hash_object(ObjectType::Blob, &bytes)?)),
         Err(OpenError::NotRegular(_)) => Ok(None),

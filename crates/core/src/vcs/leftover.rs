@@ -3,6 +3,10 @@
 //! between leaves the `.lock`, and every later writer, Tandem or `git`, refuses to go on
 //! ("index.lock: File exists") until someone removes it.
 //!
+//! A writer killed after it moved HEAD and before it wrote the index leaves the index at
+//! the commit before: `git status` shows the change as undone and the undoing staged.
+//! [`settle_index`] brings those entries to HEAD.
+//!
 //! Only the caller knows whose a lock file is. Tandem's project lock says when a change that
 //! was cut off began ([`crate::lockfile::FileLock::unfinished_since`]); the lock files made
 //! in the repository while it could still have been running are that change's, and
@@ -14,6 +18,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use git2::Repository;
+
+use super::{Result, VcsError};
+
 /// How long a lock file must stay as it is to count as left: a live `git` renames its lock
 /// over the file within this in all but the largest writes.
 const SETTLE: Duration = Duration::from_millis(250);
@@ -21,7 +29,7 @@ const SETTLE: Duration = Duration::from_millis(250);
 /// How long after its start a change can still be writing through git's lock files: longer
 /// than any change Tandem makes takes to reach its last git write. A lock file made later
 /// than this after the cut-off change began is not its.
-pub const CHANGE_WITHIN: Duration = Duration::from_secs(120);
+const CHANGE_WITHIN: Duration = Duration::from_secs(120);
 
 /// Removes the lock files in the git folder `git_dir` (its own files, and those under `refs`
 /// and `logs`) made at or after `since` and within [`CHANGE_WITHIN`] of it; returns the ones
@@ -52,6 +60,38 @@ pub fn remove_since(git_dir: &Path, since: SystemTime) -> Vec<PathBuf> {
         })
         .map(|(path, _)| path)
         .collect()
+}
+
+/// Brings to HEAD the index entries a change cut off before its index write left behind:
+/// those that differ from HEAD while the working tree holds HEAD's content (Tandem never
+/// stages anything for the person, so such an entry only says what HEAD was before). An
+/// entry whose working file differs from HEAD is the person's staged work, and is left as
+/// it is. Returns the paths brought to HEAD.
+pub fn settle_index(repo: &Repository) -> Result<Vec<String>> {
+    let Some(head) = super::head_commit(repo)? else {
+        return Ok(Vec::new());
+    };
+    let workdir = repo
+        .workdir()
+        .ok_or_else(|| VcsError::Bare(repo.path().to_path_buf()))?
+        .to_path_buf();
+    let diff = repo.diff_tree_to_index(Some(&head.tree()?), Some(&repo.index()?), None)?;
+    let mut settled = Vec::new();
+    for delta in diff.deltas() {
+        let in_head = delta.old_file();
+        let Some(rel) = (in_head.path().or(delta.new_file().path())).and_then(Path::to_str) else {
+            continue;
+        };
+        let head_id = in_head.exists().then(|| in_head.id());
+        if super::landing::blob_id(&workdir.join(rel))? == head_id {
+            settled.push(rel.to_string());
+        }
+    }
+    if !settled.is_empty() {
+        let paths: Vec<&str> = settled.iter().map(String::as_str).collect();
+        super::refresh_index(repo, &paths)?;
+    }
+    Ok(settled)
 }
 
 /// The `*.lock` files in `dir` (and its subfolders when `deep`), with their times.
