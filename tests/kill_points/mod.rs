@@ -365,3 +365,50 @@ async fn a_save_killed_before_its_index_write_leaves_git_status_clean() {
     common::git(&cli.root, &["checkout", "HEAD", "--", "src/f01.rs"]);
     check(&cli, None, when).await;
 }
+
+/// A save killed with its new content in the temporary file, before the rename: the next
+/// start removes that file (nothing else was changed), and leaves a file of the same kind of
+/// name made long before the change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_save_killed_before_its_rename_leaves_no_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cli, _server) = setup(dir.path()).await;
+    let old = cli.root.join("src/.tandem-old.tmp");
+    std::fs::write(&old, "not this change's").unwrap();
+    let long_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&old)
+        .unwrap()
+        .set_modified(long_ago)
+        .unwrap();
+    let before = head(&cli.root);
+    let content = dir.path().join("saved.rs");
+    std::fs::write(&content, "fn saved() {}\n").unwrap();
+    let from = content.to_str().unwrap();
+    let save = [
+        "save",
+        "--project",
+        cli.root(),
+        "--from",
+        from,
+        "src/f00.rs",
+    ];
+    cli.killed_at("write-before-rename", &save).await;
+    let temps = || -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(cli.root.join("src"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(".tandem-"))
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(temps().len(), 2, "the kill left the save's temporary file");
+    let when = "save killed before its rename";
+    cli.json(&["chats", "--project", cli.root()]).await;
+    assert_eq!(temps(), [".tandem-old.tmp"], "{when}");
+    std::fs::remove_file(&old).unwrap();
+    check(&cli, None, when).await;
+    assert_eq!(head(&cli.root), before, "{when}");
+}

@@ -249,13 +249,16 @@ impl Engine {
         };
         // The previous holder was killed in the middle of a change: the lock files git
         // writes through (the index, a ref) it made are left, and would refuse every later
-        // change, by Tandem or by `git`, until removed by hand; and an index it had not yet
-        // written after moving HEAD shows its change undone.
-        if let Some(since) = lock.unfinished_since().map_err(io)?
-            && let Ok(repo) = vcs::open(root)
-        {
-            vcs::leftover::remove_since(repo.path(), since);
-            let _ = vcs::leftover::settle_index(&repo);
+        // change, by Tandem or by `git`, until removed by hand; an index it had not yet
+        // written after moving HEAD shows its change undone; a file it was writing left its
+        // temporary file.
+        if let Some(since) = lock.unfinished_since().map_err(io)? {
+            if let Ok(repo) = vcs::open(root) {
+                vcs::leftover::remove_since(repo.path(), since);
+                let _ = vcs::leftover::settle_index(&repo);
+            }
+            let until = since + vcs::leftover::CHANGE_WITHIN;
+            crate::folder::remove_temp_files_made(root, since, until);
         }
         let _in_flight = lock.begin("a change of the project").map_err(io)?;
         f().map(Some)

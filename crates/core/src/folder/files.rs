@@ -5,12 +5,17 @@
 //! apply leaves nothing behind (running as root, a read-only directory is no obstacle).
 
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use super::{FileKind, OpenError};
 
 /// Mode for files Tandem creates.
 const NEW_FILE_MODE: u32 = 0o644;
+
+/// How [`write_file_atomic`] names its temporary files: `.tandem-XXXXXX.tmp`.
+const TEMP_PREFIX: &str = ".tandem-";
+const TEMP_SUFFIX: &str = ".tmp";
 
 /// What is at a path: nothing, or a file with its bytes and permission bits.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,13 +84,46 @@ pub fn write_file_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> io::Re
     })?;
     std::fs::create_dir_all(parent)?;
     let mut temp = tempfile::Builder::new()
-        .prefix(".tandem-")
-        .suffix(".tmp")
+        .prefix(TEMP_PREFIX)
+        .suffix(TEMP_SUFFIX)
         .tempfile_in(parent)?;
     temp.write_all(bytes)?;
     super::platform::set_mode(temp.as_file(), mode.unwrap_or(NEW_FILE_MODE))?;
+    crate::failpoint::hit("write-before-rename");
     temp.persist(path).map_err(|e| e.error)?;
     Ok(())
+}
+
+/// Whether `name` is a temporary file of [`write_file_atomic`]'s: a write killed between
+/// making it and renaming it over its target leaves one.
+pub fn is_temp_file_name(name: &str) -> bool {
+    name.starts_with(TEMP_PREFIX) && name.ends_with(TEMP_SUFFIX)
+}
+
+/// Removes the temporary files of [`write_file_atomic`] made between `since` and `until`
+/// anywhere under `root` in the folders the project is made of (those `.gitignore` leaves
+/// out, and `.git`, are not looked in); returns the ones removed. For a change that was
+/// killed: the writes it had under way are what made them.
+pub fn remove_temp_files_made(root: &Path, since: SystemTime, until: SystemTime) -> Vec<PathBuf> {
+    let mut walk = ignore::WalkBuilder::new(root);
+    walk.standard_filters(true)
+        .hidden(false)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|entry| entry.file_name() != ".git");
+    let mut removed = Vec::new();
+    for entry in walk.build().flatten() {
+        let is_temp = entry.file_type().is_some_and(|t| t.is_file())
+            && entry.file_name().to_str().is_some_and(is_temp_file_name);
+        let made = || entry.metadata().ok().and_then(|m| m.modified().ok());
+        if is_temp
+            && made().is_some_and(|t| t >= since && t <= until)
+            && std::fs::remove_file(entry.path()).is_ok()
+        {
+            removed.push(entry.into_path());
+        }
+    }
+    removed
 }
 
 /// Removes the file at `path`; a file that is already gone is not an error.

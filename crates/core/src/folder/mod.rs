@@ -14,8 +14,8 @@ mod walk;
 pub mod watch;
 
 pub use files::{
-    FileState, Fs, RealFs, blob_hash, read_state, remove_file, remove_file_and_emptied,
-    write_file_atomic,
+    FileState, Fs, RealFs, blob_hash, is_temp_file_name, read_state, remove_file,
+    remove_file_and_emptied, remove_temp_files_made, write_file_atomic,
 };
 pub use listing::{ListError, list_files};
 pub use paths::{PathError, ResolvedPath, is_view, normalize_relative, resolve, root_path};

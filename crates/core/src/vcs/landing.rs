@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 use git2::{FileMode, ObjectType, Oid, Repository};
 
 use super::{Result, VcsError};
-use crate::folder::{OpenError, read_regular, remove_file_and_emptied, write_file_atomic};
+use crate::folder::{
+    OpenError, is_temp_file_name, read_regular, remove_file_and_emptied, write_file_atomic,
+};
 
 const RECORD: &str = "tandem-landing";
 
@@ -199,9 +201,7 @@ fn remove_temp_files(dir: &Path) {
         return;
     };
     for entry in entries.flatten() {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if name.starts_with(".tandem-") && name.ends_with(".tmp") {
+        if entry.file_name().to_str().is_some_and(is_temp_file_name) {
             let _ = fs::remove_file(entry.path());
         }
     }

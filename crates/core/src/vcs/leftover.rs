@@ -29,7 +29,7 @@ const SETTLE: Duration = Duration::from_millis(250);
 /// How long after its start a change can still be writing through git's lock files: longer
 /// than any change Tandem makes takes to reach its last git write. A lock file made later
 /// than this after the cut-off change began is not its.
-const CHANGE_WITHIN: Duration = Duration::from_secs(120);
+pub const CHANGE_WITHIN: Duration = Duration::from_secs(120);
 
 /// Removes the lock files in the git folder `git_dir` (its own files, and those under `refs`
 /// and `logs`) made at or after `since` and within [`CHANGE_WITHIN`] of it; returns the ones
