@@ -11,6 +11,7 @@ pub use history::{
 };
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use git2::{Index, IndexAddOption, IndexEntry, IndexTime, Oid, Repository, Signature, Status};
 
@@ -239,23 +240,39 @@ pub fn in_history(repo: &Repository, commit: &str) -> Result<bool> {
     }
 }
 
+/// How long a write of the index waits for a `git` that holds it: `git status` (an editor's
+/// git panel, a shell prompt showing the branch) takes the index's lock for a moment to
+/// refresh it, and would otherwise make a change fail, or leave the index behind HEAD.
+const INDEX_WAIT: Duration = Duration::from_secs(2);
+
 /// Brings the repository's own index in line with the working tree for `paths` (after they
-/// were written and committed), so `git status` shows them clean.
+/// were written and committed), so `git status` shows them clean. A `git` holding the index
+/// is waited for up to [`INDEX_WAIT`].
 pub fn refresh_index(repo: &Repository, paths: &[&str]) -> Result<()> {
-    let mut index = repo.index()?;
     let workdir = repo
         .workdir()
         .ok_or_else(|| VcsError::Bare(repo.path().to_path_buf()))?
         .to_path_buf();
-    for path in paths {
-        if workdir.join(path).is_file() {
-            index.add_path(Path::new(path))?;
-        } else if index.get_path(Path::new(path), 0).is_some() {
-            index.remove_path(Path::new(path))?;
+    let start = Instant::now();
+    let mut pause = Duration::from_millis(5);
+    loop {
+        // Read again each time: the git that held the index may have changed it.
+        let mut index = repo.index()?;
+        for path in paths {
+            if workdir.join(path).is_file() {
+                index.add_path(Path::new(path))?;
+            } else if index.get_path(Path::new(path), 0).is_some() {
+                index.remove_path(Path::new(path))?;
+            }
+        }
+        match index.write() {
+            Err(e) if e.code() == git2::ErrorCode::Locked && start.elapsed() < INDEX_WAIT => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(100));
+            }
+            done => return Ok(done?),
         }
     }
-    index.write()?;
-    Ok(())
 }
 
 /// What [`commit_all`] did.
@@ -447,6 +464,36 @@ mod tests {
         ] {
             assert!(!looks_secret(path), "{path}");
         }
+    }
+
+    /// A `git status` elsewhere holds the index for a moment: the refresh waits for it
+    /// instead of failing (which left the index behind HEAD after an approval). One held
+    /// past the wait is reported as locked.
+    #[test]
+    fn a_git_holding_the_index_for_a_moment_is_waited_for() {
+        let dir = tempfile::tempdir().expect("dir");
+        let (repo, _) = super::open_or_init(dir.path()).expect("repository");
+        std::fs::write(dir.path().join("a.txt"), "a").expect("write");
+        let lock = repo.path().join("index.lock");
+        std::fs::write(&lock, "").expect("a git takes the index");
+        let released = {
+            let lock = lock.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                std::fs::remove_file(&lock).expect("the git lets go");
+            })
+        };
+        super::refresh_index(&repo, &["a.txt"]).expect("refreshed once the git let go");
+        released.join().expect("thread");
+        let index = repo.index().expect("index");
+        assert!(index.get_path(std::path::Path::new("a.txt"), 0).is_some());
+
+        std::fs::write(dir.path().join("b.txt"), "b").expect("write");
+        std::fs::write(&lock, "").expect("held for good");
+        let started = std::time::Instant::now();
+        let err = super::refresh_index(&repo, &["b.txt"]).expect_err("still held");
+        assert!(started.elapsed() >= super::INDEX_WAIT);
+        assert!(matches!(err, super::VcsError::Locked(_)), "{err}");
     }
 
     #[test]
