@@ -405,7 +405,7 @@ fn a_change_left_half_landed_is_put_back_at_the_next_start() {
     std::fs::create_dir_all(root.join("new")).unwrap();
     std::fs::write(root.join("new/d.txt"), "D\n").unwrap();
     std::fs::write(root.join("b.txt"), "edited by hand\n").unwrap();
-    std::fs::write(root.join(".tandem-x1y2.tmp"), "half a write").unwrap();
+    std::fs::write(root.join(".tandem-write-x1y2z3.tmp"), "half a write").unwrap();
 
     let recovered = landing::recover(&repo).unwrap().unwrap();
     assert!(!recovered.landed);
@@ -415,7 +415,7 @@ fn a_change_left_half_landed_is_put_back_at_the_next_start() {
     assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "a\n");
     assert_eq!(std::fs::read_to_string(root.join("c.txt")).unwrap(), "c\n");
     assert!(!root.join("new/d.txt").exists());
-    assert!(!root.join(".tandem-x1y2.tmp").exists());
+    assert!(!root.join(".tandem-write-x1y2z3.tmp").exists());
     // The record is gone: nothing more to do.
     assert_eq!(landing::recover(&repo).unwrap(), None);
 
@@ -425,7 +425,7 @@ fn a_change_left_half_landed_is_put_back_at_the_next_start() {
     std::thread::sleep(std::time::Duration::from_millis(30));
     landing::begin(&repo, target).unwrap();
     std::fs::create_dir_all(root.join("new")).unwrap();
-    std::fs::write(root.join("new/.tandem-a1b2.tmp"), "half").unwrap();
+    std::fs::write(root.join("new/.tandem-write-a1b2c3.tmp"), "half").unwrap();
     let recovered = landing::recover(&repo).unwrap().unwrap();
     assert!(recovered.restored.is_empty(), "{recovered:?}");
     assert!(

@@ -304,30 +304,40 @@ async fn a_change_killed_inside_gits_lock_files_does_not_lock_the_project() {
         ),
     );
 
-    // No change was cut off: a lock file is someone else's, at work, and stays. An
-    // approval still lands (its commit holds it) and the index is brought up to date once
-    // git lets go of it; a restore stops and says why.
+    // No change was cut off: a lock file is someone else's, at work, and stays. A change
+    // that would write the index waits for it, then stops before changing anything and
+    // says why; once git lets go, it goes through.
     let theirs = &left[0];
     std::fs::write(theirs, "").unwrap();
     let id = new_proposal(&cli, dir.path(), 2).await;
-    cli.json(&["approve", &id]).await;
-    assert!(holds_round(&cli, 2));
+    let before = head(&cli.root);
     let back = common::git(&cli.root, &["rev-parse", "HEAD~1"]);
     let restore = ["restore", "--project", cli.root(), back.trim()];
-    let output = cli
-        .command(&restore)
-        .stderr(Stdio::piped())
-        .output()
-        .await
-        .unwrap();
-    let said = String::from_utf8_lossy(&output.stderr);
-    assert!(!output.status.success(), "a restore under a held index");
-    assert!(said.contains("index.lock"), "{said}");
-    assert!(theirs.exists(), "a lock no cut-off change made was removed");
+    for args in [&["approve", id.as_str()][..], &restore[..]] {
+        let output = cli
+            .command(args)
+            .stderr(Stdio::piped())
+            .output()
+            .await
+            .unwrap();
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{args:?} under a held index");
+        assert!(said.contains("index.lock"), "{said}");
+        assert!(theirs.exists(), "a lock no cut-off change made was removed");
+        assert_eq!(head(&cli.root), before, "{args:?} changed HEAD");
+        assert!(!holds_round(&cli, 2), "{args:?} wrote files");
+    }
     std::fs::remove_file(theirs).unwrap();
     check(&cli, None, "after the person's git finished").await;
+    cli.json(&["approve", &id]).await;
+    assert!(holds_round(&cli, 2));
     cli.json(&restore).await;
-    check(&cli, None, "restored once the person's git finished").await;
+    check(
+        &cli,
+        None,
+        "approved and restored once the person's git finished",
+    )
+    .await;
 }
 
 /// A save killed once its commit moved HEAD and before the index was written: the next
@@ -373,8 +383,17 @@ async fn a_save_killed_before_its_index_write_leaves_git_status_clean() {
 async fn a_save_killed_before_its_rename_leaves_no_temporary_file() {
     let dir = tempfile::tempdir().unwrap();
     let (cli, _server) = setup(dir.path()).await;
-    let old = cli.root.join("src/.tandem-old.tmp");
+    // Named as Tandem names them: one made long before the change, one the person
+    // committed (made recently), one in an ignored folder.
+    let old = cli.root.join("src/.tandem-write-old001.tmp");
     std::fs::write(&old, "not this change's").unwrap();
+    let committed = cli.root.join("src/.tandem-write-keep01.tmp");
+    std::fs::write(&committed, "the person's").unwrap();
+    common::git(&cli.root, &["add", "src/.tandem-write-keep01.tmp"]);
+    common::git(
+        &cli.root,
+        &["commit", "-qm", "a file with a temporary's name"],
+    );
     let long_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
     std::fs::File::options()
         .write(true)
@@ -404,10 +423,22 @@ async fn a_save_killed_before_its_rename_leaves_no_temporary_file() {
         names.sort();
         names
     };
-    assert_eq!(temps().len(), 2, "the kill left the save's temporary file");
+    assert_eq!(temps().len(), 3, "the kill left the save's temporary file");
+    // The person takes their file out of the index (it stays in HEAD and on disk): that is
+    // their staged work, which the tidying after a kill leaves alone.
+    let rel = "src/.tandem-write-keep01.tmp";
+    common::git(&cli.root, &["rm", "-q", "--cached", rel]);
     let when = "save killed before its rename";
     cli.json(&["chats", "--project", cli.root()]).await;
-    assert_eq!(temps(), [".tandem-old.tmp"], "{when}");
+    assert_eq!(
+        temps(),
+        [".tandem-write-keep01.tmp", ".tandem-write-old001.tmp"],
+        "{when}"
+    );
+    assert!(committed.exists());
+    let status = common::git(&cli.root, &["status", "--porcelain", "--", rel]);
+    assert_eq!(status, format!("D  {rel}\n?? {rel}\n"), "{when}");
+    common::git(&cli.root, &["reset", "-q", "--", rel]);
     std::fs::remove_file(&old).unwrap();
     check(&cli, None, when).await;
     assert_eq!(head(&cli.root), before, "{when}");

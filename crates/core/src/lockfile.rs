@@ -6,7 +6,8 @@
 //!
 //! A holder that says what it is doing ([`FileLock::begin`]) leaves that on the lock's file
 //! until it finishes: a holder killed in between leaves it behind, and the next holder learns
-//! from [`FileLock::unfinished_since`] that work was cut off, and since when.
+//! from [`FileLock::unfinished`] that work was cut off, when it began and when it took its
+//! last step ([`mark_step`]).
 //!
 //! A lock's file stays where it is (removing it would let a second process lock a new file
 //! while a third still holds the old one), except where its owner goes away as a whole (a
@@ -25,27 +26,72 @@ pub struct FileLock {
 }
 
 impl FileLock {
-    /// When a holder before this one began work ([`FileLock::begin`]) and never finished
-    /// it: it was killed holding the lock. The time is the lock file's own modification
-    /// time, written by that `begin`, so it compares with the times of files the cut-off
-    /// work made after it (one clock, one granularity). `None` when every holder finished.
-    pub fn unfinished_since(&self) -> io::Result<Option<SystemTime>> {
+    /// The work a holder before this one began ([`FileLock::begin`]) and never finished: it
+    /// was killed holding the lock. `None` when every holder finished.
+    pub fn unfinished(&self) -> io::Result<Option<Unfinished>> {
         let meta = self.file.metadata()?;
         if meta.len() == 0 {
             return Ok(None);
         }
-        meta.modified().map(Some)
+        let last_step = meta.modified()?;
+        let mut text = String::new();
+        let began = (&self.file)
+            .seek(SeekFrom::Start(0))
+            .and_then(|_| io::Read::read_to_string(&mut &self.file, &mut text))
+            .ok()
+            .and_then(|_| text.rsplit_once(" since ")?.1.trim().parse::<u64>().ok())
+            .map(|ns| SystemTime::UNIX_EPOCH + Duration::from_nanos(ns))
+            .map_or(last_step, |began| began.min(last_step));
+        Ok(Some(Unfinished { began, last_step }))
     }
 
-    /// Says on the lock's file that work is in flight (`what`, with this process's id) until
-    /// the returned guard drops. A process killed before that leaves it there.
+    /// Says on the lock's file that work is in flight (`what`, with this process's id and
+    /// the time) until the returned guard drops. A process killed before that leaves it
+    /// there. Until then, [`mark_step`] on this thread stamps the file with the time of
+    /// the work's latest step.
     pub fn begin(&self, what: &str) -> io::Result<InFlight<'_>> {
+        let began = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let line = format!("{what} by process {} since {began}\n", std::process::id());
         let mut file = &self.file;
         file.set_len(0)?;
         file.seek(SeekFrom::Start(0))?;
-        file.write_all(format!("{what} by process {}\n", std::process::id()).as_bytes())?;
+        file.write_all(line.as_bytes())?;
+        let marker = self.file.try_clone()?;
+        STEP.with_borrow_mut(|step| *step = Some((marker, line)));
         Ok(InFlight { file })
     }
+}
+
+/// What a holder killed at work left: when its work began, and when it took its latest step
+/// ([`mark_step`]), as the lock file's own modification time, so on the clock and at the
+/// granularity of the times of the files that step made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unfinished {
+    pub began: SystemTime,
+    pub last_step: SystemTime,
+}
+
+thread_local! {
+    /// The lock file of the work in flight on this thread, with the line that says so.
+    static STEP: std::cell::RefCell<Option<(File, String)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Stamps the lock file of the work in flight on this thread (if any) with the time of a
+/// step about to be taken, such as a write through git's lock files: a process killed in
+/// that step leaves files made right after the stamp, which tells them from files made by
+/// anyone later. The line is written again (a write, so the time is the kernel's, as the
+/// step's files get).
+pub fn mark_step() {
+    STEP.with_borrow(|step| {
+        if let Some((file, line)) = step {
+            let mut file = file;
+            let _ = file
+                .seek(SeekFrom::Start(0))
+                .and_then(|_| file.write_all(line.as_bytes()));
+        }
+    });
 }
 
 /// Work in flight under a [`FileLock`]; dropping it says the work finished (however it
@@ -57,6 +103,7 @@ pub struct InFlight<'a> {
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
+        STEP.with_borrow_mut(|step| *step = None);
         // Not cleared (a full disk cannot refuse a truncation, but a vanished mount can):
         // the next holder then looks for leftovers it will not find.
         let _ = self.file.set_len(0);
@@ -75,6 +122,7 @@ pub fn try_take(path: &Path) -> io::Result<Option<FileLock>> {
         let file = OpenOptions::new()
             .create(true)
             .truncate(false)
+            .read(true)
             .write(true)
             .open(path)?;
         match file.try_lock() {
@@ -148,30 +196,41 @@ mod tests {
     }
 
     #[test]
-    fn work_begun_and_never_finished_is_seen_by_the_next_holder_and_since_when() {
+    fn work_begun_and_never_finished_is_seen_by_the_next_holder_with_its_times() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.lock");
         let lock = try_take(&path).unwrap().unwrap();
-        assert_eq!(lock.unfinished_since().unwrap(), None, "a new lock");
+        assert_eq!(lock.unfinished().unwrap(), None, "a new lock");
         // Finished (the guard dropped): nothing for the next holder.
         drop(lock.begin("approve").unwrap());
         drop(lock);
         let lock = try_take(&path).unwrap().unwrap();
-        assert_eq!(lock.unfinished_since().unwrap(), None);
+        assert_eq!(lock.unfinished().unwrap(), None);
         // Cut off: the guard never drops, as in a process killed with the lock held.
+        let before = SystemTime::now();
         std::mem::forget(lock.begin("restore").unwrap());
         let begun = fs::metadata(&path).unwrap().modified().unwrap();
+        std::thread::sleep(Duration::from_millis(30));
+        mark_step();
+        let stepped = fs::metadata(&path).unwrap().modified().unwrap();
+        assert!(stepped > begun, "a step stamps the file");
+        STEP.with_borrow_mut(|step| *step = None);
         drop(lock);
         let lock = try_take(&path).unwrap().unwrap();
-        assert_eq!(lock.unfinished_since().unwrap(), Some(begun));
+        let left = lock.unfinished().unwrap().expect("cut off");
+        assert_eq!(left.last_step, stepped);
+        assert!(left.began >= before && left.began < stepped, "{left:?}");
         assert!(
             fs::read_to_string(&path)
                 .unwrap()
                 .starts_with("restore by process ")
         );
-        // Its own work begun again and finished: the leftover is no longer reported.
+        // Its own work begun again and finished: the leftover is no longer reported, and a
+        // step with no work in flight stamps nothing.
         drop(lock.begin("undo").unwrap());
-        assert_eq!(lock.unfinished_since().unwrap(), None);
+        assert_eq!(lock.unfinished().unwrap(), None);
+        mark_step();
+        assert_eq!(fs::metadata(&path).unwrap().len(), 0);
     }
 
     #[test]

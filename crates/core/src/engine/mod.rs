@@ -84,6 +84,10 @@ pub type Result<T, E = EngineError> = std::result::Result<T, E>;
 /// How long a change waits for another process's change of the same project to end.
 pub const LOCK_WAIT: Duration = Duration::from_secs(60);
 
+/// How long after its start a change can still be writing files: longer than any change
+/// Tandem makes takes. A temporary file made later than this is not a cut-off change's.
+const CHANGE_WITHIN: Duration = Duration::from_secs(120);
+
 /// The file whose lock (see [`crate::lockfile`]) every change of the project at `root`
 /// (canonical) holds, in every process using the data directory `data`: approving,
 /// restoring, undoing, saving, adding it, and the recovery of a change a killed process
@@ -252,13 +256,26 @@ impl Engine {
         // change, by Tandem or by `git`, until removed by hand; an index it had not yet
         // written after moving HEAD shows its change undone; a file it was writing left its
         // temporary file.
-        if let Some(since) = lock.unfinished_since().map_err(io)? {
-            if let Ok(repo) = vcs::open(root) {
-                vcs::leftover::remove_since(repo.path(), since);
-                let _ = vcs::leftover::settle_index(&repo);
+        let repo = vcs::open(root).ok();
+        if let Some(cut) = lock.unfinished().map_err(io)? {
+            if let Some(repo) = &repo {
+                vcs::leftover::remove_since(repo.path(), cut.last_step);
+                let _ = vcs::leftover::settle_index(repo, cut.began);
             }
-            let until = since + vcs::leftover::CHANGE_WITHIN;
-            crate::folder::remove_temp_files_made(root, since, until);
+            // Its writes ran from its start; a file's time can trail the clock it was read
+            // from by a tick.
+            let since = cut.began - Duration::from_secs(1);
+            let until = cut.began + CHANGE_WITHIN;
+            let tracked = |rel: &str| {
+                repo.as_ref()
+                    .is_some_and(|r| vcs::leftover::is_tracked(r, rel))
+            };
+            crate::folder::remove_temp_files_made(root, since, until, &tracked);
+        }
+        // A change that writes the index later waits now for a git that holds it, before it
+        // changes anything. Recovery at start-up (no wait) does not: its own write waits.
+        if let Some(repo) = repo.as_ref().filter(|_| !wait.is_zero()) {
+            vcs::wait_for_index(repo)?;
         }
         let _in_flight = lock.begin("a change of the project").map_err(io)?;
         f().map(Some)

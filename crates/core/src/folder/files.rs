@@ -13,9 +13,11 @@ use super::{FileKind, OpenError};
 /// Mode for files Tandem creates.
 const NEW_FILE_MODE: u32 = 0o644;
 
-/// How [`write_file_atomic`] names its temporary files: `.tandem-XXXXXX.tmp`.
-const TEMP_PREFIX: &str = ".tandem-";
+/// How [`write_file_atomic`] names its temporary files: `.tandem-write-XXXXXX.tmp`, six
+/// random letters or digits in the middle.
+const TEMP_PREFIX: &str = ".tandem-write-";
 const TEMP_SUFFIX: &str = ".tmp";
+const TEMP_RANDOM: usize = 6;
 
 /// What is at a path: nothing, or a file with its bytes and permission bits.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,6 +88,7 @@ pub fn write_file_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> io::Re
     let mut temp = tempfile::Builder::new()
         .prefix(TEMP_PREFIX)
         .suffix(TEMP_SUFFIX)
+        .rand_bytes(TEMP_RANDOM)
         .tempfile_in(parent)?;
     temp.write_all(bytes)?;
     super::platform::set_mode(temp.as_file(), mode.unwrap_or(NEW_FILE_MODE))?;
@@ -97,27 +100,47 @@ pub fn write_file_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> io::Re
 /// Whether `name` is a temporary file of [`write_file_atomic`]'s: a write killed between
 /// making it and renaming it over its target leaves one.
 pub fn is_temp_file_name(name: &str) -> bool {
-    name.starts_with(TEMP_PREFIX) && name.ends_with(TEMP_SUFFIX)
+    name.strip_prefix(TEMP_PREFIX)
+        .and_then(|rest| rest.strip_suffix(TEMP_SUFFIX))
+        .is_some_and(|random| {
+            random.len() == TEMP_RANDOM && random.bytes().all(|b| b.is_ascii_alphanumeric())
+        })
 }
 
 /// Removes the temporary files of [`write_file_atomic`] made between `since` and `until`
-/// anywhere under `root` in the folders the project is made of (those `.gitignore` leaves
-/// out, and `.git`, are not looked in); returns the ones removed. For a change that was
-/// killed: the writes it had under way are what made them.
-pub fn remove_temp_files_made(root: &Path, since: SystemTime, until: SystemTime) -> Vec<PathBuf> {
+/// under `root`, in the folders the project is made of (those `.gitignore` leaves out,
+/// `.git`, and other repositories nested inside are not looked in), but those `keep` says
+/// are someone's (a file committed or staged under such a name); returns the ones removed.
+/// For a change that was killed: the writes it had under way are what made them.
+pub fn remove_temp_files_made(
+    root: &Path,
+    since: SystemTime,
+    until: SystemTime,
+    keep: &dyn Fn(&str) -> bool,
+) -> Vec<PathBuf> {
     let mut walk = ignore::WalkBuilder::new(root);
     walk.standard_filters(true)
         .hidden(false)
         .require_git(false)
         .follow_links(false)
-        .filter_entry(|entry| entry.file_name() != ".git");
+        .filter_entry(|entry| {
+            let nested_repository = entry.depth() > 0
+                && entry.file_type().is_some_and(|t| t.is_dir())
+                && entry.path().join(".git").exists();
+            entry.file_name() != ".git" && !nested_repository
+        });
     let mut removed = Vec::new();
     for entry in walk.build().flatten() {
         let is_temp = entry.file_type().is_some_and(|t| t.is_file())
             && entry.file_name().to_str().is_some_and(is_temp_file_name);
         let made = || entry.metadata().ok().and_then(|m| m.modified().ok());
+        let rel = || {
+            let rel = entry.path().strip_prefix(root).ok()?.to_str()?;
+            Some(rel.replace(std::path::MAIN_SEPARATOR, "/"))
+        };
         if is_temp
             && made().is_some_and(|t| t >= since && t <= until)
+            && rel().is_some_and(|rel| !keep(&rel))
             && std::fs::remove_file(entry.path()).is_ok()
         {
             removed.push(entry.into_path());

@@ -463,6 +463,7 @@ fn checkout(repo: &Repository, from: &git2::Tree<'_>, to: &git2::Tree<'_>) -> Re
         for path in &special {
             opts.path(path);
         }
+        crate::lockfile::mark_step();
         repo.checkout_tree(to.as_object(), Some(&mut opts))?;
     }
     let paths: Vec<&str> = changed.iter().map(String::as_str).collect();

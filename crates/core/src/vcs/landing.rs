@@ -194,7 +194,7 @@ fn remove_emptied_since(path: &Path, root: &Path, begun: std::time::SystemTime) 
     }
 }
 
-/// Removes what an interrupted atomic write leaves: `.tandem-*.tmp` files (Tandem's own
+/// Removes what an interrupted atomic write leaves: `.tandem-write-*.tmp` files (Tandem's own
 /// temporary names) in `dir`.
 fn remove_temp_files(dir: &Path) {
     let Ok(entries) = fs::read_dir(dir) else {

@@ -8,8 +8,9 @@
 //! [`settle_index`] brings those entries to HEAD.
 //!
 //! Only the caller knows whose a lock file is. Tandem's project lock says when a change that
-//! was cut off began ([`crate::lockfile::FileLock::unfinished_since`]); the lock files made
-//! in the repository while it could still have been running are that change's, and
+//! was cut off took its last step through git ([`crate::lockfile::Unfinished`]: every write
+//! through git's lock files is stamped first, [`crate::lockfile::mark_step`]); the lock files
+//! made in the repository in the moments after that stamp are that step's, and
 //! [`remove_since`] removes them. One made later (a `git commit` the person started after
 //! the kill, waiting for its message) or still being written (its time moves while we look,
 //! or it goes away) belongs to a live `git` and is left alone.
@@ -26,14 +27,15 @@ use super::{Result, VcsError};
 /// over the file within this in all but the largest writes.
 const SETTLE: Duration = Duration::from_millis(250);
 
-/// How long after its start a change can still be writing through git's lock files: longer
-/// than any change Tandem makes takes to reach its last git write. A lock file made later
-/// than this after the cut-off change began is not its.
-pub const CHANGE_WITHIN: Duration = Duration::from_secs(120);
+/// How long one step through git's lock files takes at most, from its stamp to the last
+/// write of its lock file (the index of a very large project is written in a fraction of
+/// this). A lock file made later than this after the cut-off step's stamp is not its: only
+/// a `git` started within this of the kill can be taken for the step.
+pub const STEP_WITHIN: Duration = Duration::from_secs(2);
 
 /// Removes the lock files in the git folder `git_dir` (its own files, and those under `refs`
-/// and `logs`) made at or after `since` and within [`CHANGE_WITHIN`] of it; returns the ones
-/// removed.
+/// and `logs`) made at or after `since` (the cut-off step's stamp) and within
+/// [`STEP_WITHIN`] of it; returns the ones removed.
 pub fn remove_since(git_dir: &Path, since: SystemTime) -> Vec<PathBuf> {
     let mut found = Vec::new();
     locks_in(git_dir, false, &mut found);
@@ -43,7 +45,7 @@ pub fn remove_since(git_dir: &Path, since: SystemTime) -> Vec<PathBuf> {
     found.retain(|(_, modified)| {
         modified
             .duration_since(since)
-            .is_ok_and(|after| after <= CHANGE_WITHIN)
+            .is_ok_and(|after| after <= STEP_WITHIN)
     });
     let youngest = found
         .iter()
@@ -62,28 +64,45 @@ pub fn remove_since(git_dir: &Path, since: SystemTime) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Brings to HEAD the index entries a change cut off before its index write left behind:
-/// those that differ from HEAD while the working tree holds HEAD's content (Tandem never
-/// stages anything for the person, so such an entry only says what HEAD was before). An
-/// entry whose working file differs from HEAD is the person's staged work, and is left as
+/// Brings to HEAD the index entries a change that began at `began` and was cut off between
+/// moving HEAD and writing the index left behind. Only when HEAD's commit is Tandem's
+/// (`[tandem] …`) and made since `began`: the paths it changed whose index entry is still
+/// the one from before it while the working tree holds its content. Any other entry (the
+/// person's staged work, a `git rm --cached`, a staged edit since undone on disk) is left as
 /// it is. Returns the paths brought to HEAD.
-pub fn settle_index(repo: &Repository) -> Result<Vec<String>> {
+pub fn settle_index(repo: &Repository, began: SystemTime) -> Result<Vec<String>> {
     let Some(head) = super::head_commit(repo)? else {
+        return Ok(Vec::new());
+    };
+    // A commit's time is in whole seconds.
+    let began = began
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let made = u64::try_from(head.committer().when().seconds()).unwrap_or(0);
+    let tandems = head.message_bytes().starts_with(b"[tandem] ");
+    if !tandems || made < began {
+        return Ok(Vec::new());
+    }
+    // A first commit has nothing before it that an index could still show.
+    let Ok(parent) = head.parent(0) else {
         return Ok(Vec::new());
     };
     let workdir = repo
         .workdir()
         .ok_or_else(|| VcsError::Bare(repo.path().to_path_buf()))?
         .to_path_buf();
-    let diff = repo.diff_tree_to_index(Some(&head.tree()?), Some(&repo.index()?), None)?;
+    let index = repo.index()?;
+    let diff = repo.diff_tree_to_tree(Some(&parent.tree()?), Some(&head.tree()?), None)?;
     let mut settled = Vec::new();
     for delta in diff.deltas() {
-        let in_head = delta.old_file();
-        let Some(rel) = (in_head.path().or(delta.new_file().path())).and_then(Path::to_str) else {
+        let (before, after) = (delta.old_file(), delta.new_file());
+        let Some(rel) = (after.path().or(before.path())).and_then(Path::to_str) else {
             continue;
         };
-        let head_id = in_head.exists().then(|| in_head.id());
-        if super::landing::blob_id(&workdir.join(rel))? == head_id {
+        let indexed = index.get_path(Path::new(rel), 0).map(|entry| entry.id);
+        let before_id = before.exists().then(|| before.id());
+        let after_id = after.exists().then(|| after.id());
+        if indexed == before_id && super::landing::blob_id(&workdir.join(rel))? == after_id {
             settled.push(rel.to_string());
         }
     }
@@ -92,6 +111,21 @@ pub fn settle_index(repo: &Repository) -> Result<Vec<String>> {
         super::refresh_index(repo, &paths)?;
     }
     Ok(settled)
+}
+
+/// Whether `rel` is a file of HEAD's commit or of the index: a file someone committed or
+/// staged is theirs, whatever its name looks like.
+pub fn is_tracked(repo: &Repository, rel: &str) -> bool {
+    let path = Path::new(rel);
+    let in_index = repo
+        .index()
+        .is_ok_and(|index| index.get_path(path, 0).is_some());
+    let in_head = super::head_commit(repo)
+        .ok()
+        .flatten()
+        .and_then(|head| head.tree().ok())
+        .is_some_and(|tree| tree.get_path(path).is_ok());
+    in_index || in_head
 }
 
 /// The `*.lock` files in `dir` (and its subfolders when `deep`), with their times.
@@ -163,10 +197,10 @@ mod tests {
         assert!(older.exists(), "a lock from before the change is not its");
         assert!(others.iter().all(|p| p.exists()));
 
-        // Made well after the change began: a `git commit` started after the kill.
+        // Made well after the step's stamp: a `git commit` started after the kill.
         let later = git.join("index.lock");
         touch(&later);
-        let long_before = modified_time(&later).expect("time") - CHANGE_WITHIN * 2;
+        let long_before = modified_time(&later).expect("time") - STEP_WITHIN * 2;
         assert_eq!(remove_since(git, long_before), Vec::<PathBuf>::new());
         assert!(later.exists());
     }

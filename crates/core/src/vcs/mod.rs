@@ -51,7 +51,10 @@ pub enum VcsError {
 impl From<git2::Error> for VcsError {
     fn from(e: git2::Error) -> Self {
         match e.code() {
-            git2::ErrorCode::Locked => Self::Locked(e.message().to_string()),
+            git2::ErrorCode::Locked => {
+                let message = e.message().trim_end_matches([' ', ':', ';']);
+                Self::Locked(message.to_string())
+            }
             _ => Self::Git(e),
         }
     }
@@ -202,6 +205,7 @@ pub fn advance_head(repo: &Repository, from: Option<Oid>, to: Oid, message: &str
     let summary = message.lines().next().unwrap_or_default();
     let log = format!("commit: {summary}");
     let head = repo.find_reference("HEAD")?;
+    crate::lockfile::mark_step();
     match head.symbolic_target()? {
         Some(branch) => {
             match from {
@@ -245,6 +249,24 @@ pub fn in_history(repo: &Repository, commit: &str) -> Result<bool> {
 /// refresh it, and would otherwise make a change fail, or leave the index behind HEAD.
 const INDEX_WAIT: Duration = Duration::from_secs(2);
 
+/// Waits up to [`INDEX_WAIT`] for a `git` that holds the index (its `index.lock` is there):
+/// a change that would write the index later waits before it changes anything, instead of
+/// failing half-way or leaving the index behind HEAD. [`VcsError::Locked`] when it is still
+/// held then.
+pub fn wait_for_index(repo: &Repository) -> Result<()> {
+    let lock = repo.path().join("index.lock");
+    let start = Instant::now();
+    let mut pause = Duration::from_millis(5);
+    while lock.exists() {
+        if start.elapsed() >= INDEX_WAIT {
+            return Err(VcsError::Locked(format!("{} is held", lock.display())));
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(100));
+    }
+    Ok(())
+}
+
 /// Brings the repository's own index in line with the working tree for `paths` (after they
 /// were written and committed), so `git status` shows them clean. A `git` holding the index
 /// is waited for up to [`INDEX_WAIT`].
@@ -265,6 +287,7 @@ pub fn refresh_index(repo: &Repository, paths: &[&str]) -> Result<()> {
                 index.remove_path(Path::new(path))?;
             }
         }
+        crate::lockfile::mark_step();
         match index.write() {
             Err(e) if e.code() == git2::ErrorCode::Locked && start.elapsed() < INDEX_WAIT => {
                 std::thread::sleep(pause);
@@ -301,6 +324,7 @@ pub fn commit_all(repo: &Repository, message: &str) -> Result<CommitAll> {
     };
     index.add_all(["*"], IndexAddOption::DEFAULT, Some(&mut skip_secrets))?;
     index.update_all(["*"], None)?;
+    crate::lockfile::mark_step();
     index.write()?;
     let tree_id = index.write_tree()?;
     let parent = head_commit(repo)?;
@@ -313,6 +337,7 @@ pub fn commit_all(repo: &Repository, message: &str) -> Result<CommitAll> {
     let tree = repo.find_tree(tree_id)?;
     let sig = signature(repo)?;
     let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+    crate::lockfile::mark_step();
     let commit = repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)?;
     Ok(CommitAll {
         commit: Some(commit),
