@@ -443,3 +443,24 @@ async fn a_save_killed_before_its_rename_leaves_no_temporary_file() {
     check(&cli, None, when).await;
     assert_eq!(head(&cli.root), before, "{when}");
 }
+
+/// Adding a folder killed once its `.git` is made and before the first commit: adding it
+/// again makes the repository whole (its first commit holds the folder's files), as if the
+/// first attempt had not run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_add_killed_before_its_first_commit_is_made_whole_when_added_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cli, _server) = setup(dir.path()).await;
+    let folder = dir.path().join("second");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::write(folder.join("a.txt"), "a\n").unwrap();
+    std::fs::write(folder.join("b.txt"), "b\n").unwrap();
+    let arg = folder.to_str().unwrap();
+    cli.killed_at("add-after-init", &["project", "add", arg])
+        .await;
+    assert!(folder.join(".git").is_dir(), "the kill left the new .git");
+    cli.json(&["project", "add", arg]).await;
+    let files = common::git(&folder, &["ls-tree", "-r", "--name-only", "HEAD"]);
+    assert_eq!(files, ".gitignore\na.txt\nb.txt\n");
+    assert_eq!(common::git(&folder, &["status", "--porcelain"]), "");
+}

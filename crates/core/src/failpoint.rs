@@ -17,6 +17,7 @@
 //! - `land-after-head`: a restore or undo moved HEAD; the landing record remains
 //! - `undo-before-record`: an undo is committed, not yet recorded on its message
 //! - `agent-after-tool`: an agent's N-th tool call ran, its step not yet recorded
+//! - `add-after-init`: a project being added has its new `.git`, without a commit yet
 //! - `write-before-rename`: a file's new content is in its temporary file, not yet renamed
 //!   over it (any atomic write: the N-th of the process)
 //! - `save-after-commit`: a saved (renamed, deleted) file is committed, the index not yet

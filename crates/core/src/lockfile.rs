@@ -35,14 +35,19 @@ impl FileLock {
         }
         let last_step = meta.modified()?;
         let mut text = String::new();
-        let began = (&self.file)
-            .seek(SeekFrom::Start(0))
-            .and_then(|_| io::Read::read_to_string(&mut &self.file, &mut text))
-            .ok()
-            .and_then(|_| text.rsplit_once(" since ")?.1.trim().parse::<u64>().ok())
-            .map(|ns| SystemTime::UNIX_EPOCH + Duration::from_nanos(ns))
-            .map_or(last_step, |began| began.min(last_step));
-        Ok(Some(Unfinished { began, last_step }))
+        (&self.file).seek(SeekFrom::Start(0))?;
+        io::Read::read_to_string(&mut &self.file, &mut text)?;
+        let began = (text
+            .rsplit_once(" since ")
+            .and_then(|(_, ns)| ns.trim().parse().ok()))
+        .map(|ns| SystemTime::UNIX_EPOCH + Duration::from_nanos(ns))
+        .map_or(last_step, |began| began.min(last_step));
+        let what = text.split(" by process ").next().unwrap_or_default();
+        Ok(Some(Unfinished {
+            what: what.to_string(),
+            began,
+            last_step,
+        }))
     }
 
     /// Says on the lock's file that work is in flight (`what`, with this process's id and
@@ -53,29 +58,54 @@ impl FileLock {
         let began = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
-        let line = format!("{what} by process {} since {began}\n", std::process::id());
+        let step = Step {
+            file: self.file.try_clone()?,
+            what: what.to_string(),
+            began,
+        };
+        step.stamp()?;
+        STEP.with_borrow_mut(|current| *current = Some(step));
+        Ok(InFlight { file: &self.file })
+    }
+}
+
+/// The work in flight on a thread: its lock's file, what it is doing now, when it began.
+struct Step {
+    file: File,
+    what: String,
+    began: u128,
+}
+
+impl Step {
+    /// Writes the line that says so (a write: the file's time becomes the kernel's now).
+    fn stamp(&self) -> io::Result<()> {
+        let line = format!(
+            "{} by process {} since {}\n",
+            self.what,
+            std::process::id(),
+            self.began
+        );
         let mut file = &self.file;
         file.set_len(0)?;
         file.seek(SeekFrom::Start(0))?;
-        file.write_all(line.as_bytes())?;
-        let marker = self.file.try_clone()?;
-        STEP.with_borrow_mut(|step| *step = Some((marker, line)));
-        Ok(InFlight { file })
+        file.write_all(line.as_bytes())
     }
 }
 
 /// What a holder killed at work left: when its work began, and when it took its latest step
 /// ([`mark_step`]), as the lock file's own modification time, so on the clock and at the
 /// granularity of the times of the files that step made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unfinished {
+    /// What it said it was doing last ([`FileLock::begin`], [`note_step`]).
+    pub what: String,
     pub began: SystemTime,
     pub last_step: SystemTime,
 }
 
 thread_local! {
-    /// The lock file of the work in flight on this thread, with the line that says so.
-    static STEP: std::cell::RefCell<Option<(File, String)>> = const { std::cell::RefCell::new(None) };
+    /// The work in flight on this thread.
+    static STEP: std::cell::RefCell<Option<Step>> = const { std::cell::RefCell::new(None) };
 }
 
 /// Stamps the lock file of the work in flight on this thread (if any) with the time of a
@@ -85,11 +115,19 @@ thread_local! {
 /// step's files get).
 pub fn mark_step() {
     STEP.with_borrow(|step| {
-        if let Some((file, line)) = step {
-            let mut file = file;
-            let _ = file
-                .seek(SeekFrom::Start(0))
-                .and_then(|_| file.write_all(line.as_bytes()));
+        if let Some(step) = step {
+            let _ = step.stamp();
+        }
+    });
+}
+
+/// [`mark_step`], saying from now on that the work in flight on this thread is doing
+/// `what`: the next holder reads it if this process is killed before the work ends.
+pub fn note_step(what: &str) {
+    STEP.with_borrow_mut(|step| {
+        if let Some(step) = step {
+            step.what = what.to_string();
+            let _ = step.stamp();
         }
     });
 }
@@ -218,12 +256,26 @@ mod tests {
         drop(lock);
         let lock = try_take(&path).unwrap().unwrap();
         let left = lock.unfinished().unwrap().expect("cut off");
+        assert_eq!(left.what, "restore");
         assert_eq!(left.last_step, stepped);
         assert!(left.began >= before && left.began < stepped, "{left:?}");
         assert!(
             fs::read_to_string(&path)
                 .unwrap()
                 .starts_with("restore by process ")
+        );
+        // A step that says what it does is read back.
+        let in_flight = lock.begin("add").unwrap();
+        note_step("git init");
+        let noted = fs::read_to_string(&path).unwrap();
+        assert!(noted.starts_with("git init by process "), "{noted}");
+        std::mem::forget(in_flight);
+        STEP.with_borrow_mut(|step| *step = None);
+        drop(lock);
+        let lock = try_take(&path).unwrap().unwrap();
+        assert_eq!(
+            lock.unfinished().unwrap().expect("cut off").what,
+            "git init"
         );
         // Its own work begun again and finished: the leftover is no longer reported, and a
         // step with no work in flight stamps nothing.

@@ -256,8 +256,14 @@ impl Engine {
         // change, by Tandem or by `git`, until removed by hand; an index it had not yet
         // written after moving HEAD shows its change undone; a file it was writing left its
         // temporary file.
+        let cut = lock.unfinished().map_err(io)?;
+        // Cut off while putting the folder under git: a repository without a commit is
+        // that attempt's, and is made again.
+        if cut.as_ref().is_some_and(|cut| cut.what == vcs::INIT_STEP) {
+            vcs::remove_unfinished_init(root);
+        }
         let repo = vcs::open(root).ok();
-        if let Some(cut) = lock.unfinished().map_err(io)? {
+        if let Some(cut) = cut {
             if let Some(repo) = &repo {
                 vcs::leftover::remove_since(repo.path(), cut.last_step);
                 let _ = vcs::leftover::settle_index(repo, cut.began);

@@ -79,7 +79,9 @@ pub fn open_or_init(root: &Path) -> Result<(Repository, Option<CommitAll>)> {
         // A repository that cannot be opened is reported, never re-initialised over.
         return Ok((open(root)?, None));
     }
+    crate::lockfile::note_step(INIT_STEP);
     let repo = Repository::init(root)?;
+    crate::failpoint::hit("add-after-init");
     let gitignore = root.join(".gitignore");
     if !gitignore.exists() {
         std::fs::write(&gitignore, DEFAULT_GITIGNORE).map_err(|source| VcsError::Io {
@@ -89,6 +91,27 @@ pub fn open_or_init(root: &Path) -> Result<(Repository, Option<CommitAll>)> {
     }
     let initial = commit_all(&repo, "[tandem] Initial commit")?;
     Ok((repo, Some(initial)))
+}
+
+/// What the project lock says while [`open_or_init`] makes a repository and its first commit.
+pub const INIT_STEP: &str = "putting the folder under git";
+
+/// After a process killed while [`open_or_init`] made the repository at `root` (the project
+/// lock said [`INIT_STEP`]): removes that `.git` if it holds no commit (or cannot even be
+/// opened), so that the next attempt makes it whole. One with a commit is kept. Whether one
+/// was removed.
+pub fn remove_unfinished_init(root: &Path) -> bool {
+    let dotgit = root.join(".git");
+    if !std::fs::symlink_metadata(&dotgit).is_ok_and(|m| m.is_dir()) {
+        return false;
+    }
+    let no_commit = match Repository::open(root) {
+        Ok(repo) => repo
+            .references()
+            .is_ok_and(|mut refs| refs.next().is_none()),
+        Err(_) => true,
+    };
+    no_commit && std::fs::remove_dir_all(&dotgit).is_ok()
 }
 
 pub fn open(root: &Path) -> Result<Repository> {
