@@ -251,37 +251,16 @@ impl Engine {
         let Some(lock) = crate::lockfile::take(&path, wait).map_err(io)? else {
             return Ok(None);
         };
-        // The previous holder was killed in the middle of a change: the lock files git
-        // writes through (the index, a ref) it made are left, and would refuse every later
-        // change, by Tandem or by `git`, until removed by hand; an index it had not yet
-        // written after moving HEAD shows its change undone; a file it was writing left its
-        // temporary file.
-        let cut = lock.unfinished().map_err(io)?;
-        // Cut off while putting the folder under git: a repository without a commit is
-        // that attempt's, and is made again.
-        if cut.as_ref().is_some_and(|cut| cut.what == vcs::INIT_STEP) {
-            vcs::remove_unfinished_init(root);
-        }
-        let repo = vcs::open(root).ok();
-        if let Some(cut) = cut {
-            if let Some(repo) = &repo {
-                vcs::leftover::remove_since(repo.path(), cut.last_step);
-                let _ = vcs::leftover::settle_index(repo, cut.began);
-            }
-            // Its writes ran from its start; a file's time can trail the clock it was read
-            // from by a tick.
-            let since = cut.began - Duration::from_secs(1);
-            let until = cut.began + CHANGE_WITHIN;
-            let tracked = |rel: &str| {
-                repo.as_ref()
-                    .is_some_and(|r| vcs::leftover::is_tracked(r, rel))
-            };
-            crate::folder::remove_temp_files_made(root, since, until, &tracked);
+        if let Some(cut) = lock.unfinished().map_err(io)? {
+            tidy_after(&cut, root);
         }
         // A change that writes the index later waits now for a git that holds it, before it
-        // changes anything. Recovery at start-up (no wait) does not: its own write waits.
-        if let Some(repo) = repo.as_ref().filter(|_| !wait.is_zero()) {
-            vcs::wait_for_index(repo)?;
+        // changes anything. Recovery at start-up (no wait, every project's lock) does not:
+        // its own write waits.
+        if !wait.is_zero()
+            && let Ok(repo) = vcs::open(root)
+        {
+            vcs::wait_for_index(&repo)?;
         }
         let _in_flight = lock.begin("a change of the project").map_err(io)?;
         f().map(Some)
@@ -342,4 +321,30 @@ impl Engine {
             .flatten();
         by_path.ok_or_else(|| EngineError::UnknownProject(spec.to_string()))
     }
+}
+
+/// What the previous holder of the project's lock left when it was killed in the middle of
+/// `cut`: the lock files git writes through that its last git step made (left, they refuse
+/// every later change, by Tandem or by `git`, until removed by hand); an index it had not
+/// yet written after its commit (it shows the change undone); the temporary files of the
+/// writes it had under way; a `.git` without a commit, if it was putting the folder under
+/// git (made again by the next attempt).
+fn tidy_after(cut: &crate::lockfile::Unfinished, root: &Path) {
+    if cut.what == vcs::INIT_STEP {
+        vcs::remove_unfinished_init(root);
+    }
+    let repo = vcs::open(root).ok();
+    if let Some(repo) = &repo {
+        vcs::leftover::remove_since(repo.path(), cut.last_step);
+        let _ = vcs::leftover::settle_index(repo, cut.began);
+    }
+    // Its writes ran from its start; a file's time can trail the clock it was read from by
+    // a tick.
+    let since = cut.began - Duration::from_secs(1);
+    let until = cut.began + CHANGE_WITHIN;
+    let tracked = |rel: &str| {
+        repo.as_ref()
+            .is_some_and(|r| vcs::leftover::is_tracked(r, rel))
+    };
+    crate::folder::remove_temp_files_made(root, since, until, &tracked);
 }
