@@ -464,3 +464,24 @@ async fn a_project_add_killed_before_its_first_commit_is_made_whole_when_added_a
     assert_eq!(files, ".gitignore\na.txt\nb.txt\n");
     assert_eq!(common::git(&folder, &["status", "--porcelain"]), "");
 }
+
+/// A restore killed while it commits the person's uncommitted work first: their changes are
+/// left as they were, not staged on their behalf (an untracked file stays untracked), and
+/// HEAD has not moved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restore_killed_saving_the_persons_work_leaves_it_unstaged() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cli, _server) = setup(dir.path()).await;
+    let id = new_proposal(&cli, dir.path(), 1).await;
+    cli.json(&["approve", &id]).await;
+    std::fs::write(cli.root.join("src/f01.rs"), "the person's edit\n").unwrap();
+    std::fs::write(cli.root.join("notes.txt"), "the person's notes\n").unwrap();
+    let before = head(&cli.root);
+    let target = common::git(&cli.root, &["rev-parse", "HEAD~1"]);
+    let restore = ["restore", "--project", cli.root(), target.trim()];
+    cli.killed_at("commit-all-before-commit", &restore).await;
+    cli.json(&["chats", "--project", cli.root()]).await;
+    assert_eq!(head(&cli.root), before);
+    let status = common::git(&cli.root, &["status", "--porcelain"]);
+    assert_eq!(status, " M src/f01.rs\n?? notes.txt\n");
+}

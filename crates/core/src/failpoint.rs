@@ -17,6 +17,8 @@
 //! - `land-after-head`: a restore or undo moved HEAD; the landing record remains
 //! - `undo-before-record`: an undo is committed, not yet recorded on its message
 //! - `agent-after-tool`: an agent's N-th tool call ran, its step not yet recorded
+//! - `commit-all-before-commit`: every change in the working tree (the person's work before
+//!   a restore or an undo, a new project's files) is in a tree, not yet committed
 //! - `add-after-init`: a project being added has its new `.git`, without a commit yet
 //! - `write-before-rename`: a file's new content is in its temporary file, not yet renamed
 //!   over it (any atomic write: the N-th of the process)

@@ -347,11 +347,14 @@ pub fn commit_all(repo: &Repository, message: &str) -> Result<CommitAll> {
     };
     index.add_all(["*"], IndexAddOption::DEFAULT, Some(&mut skip_secrets))?;
     index.update_all(["*"], None)?;
-    crate::lockfile::mark_step();
-    index.write()?;
+    // The tree is written from the index in memory: the repository's index is written only
+    // once the commit holds it, so a process killed before that leaves the person's changes
+    // as they were (not staged), and one killed after it leaves an index the next start
+    // brings to HEAD (`leftover::settle_index`).
     let tree_id = index.write_tree()?;
     let parent = head_commit(repo)?;
     if parent.as_ref().map(|p| p.tree_id()) == Some(tree_id) {
+        write_index(&mut index)?;
         return Ok(CommitAll {
             commit: None,
             left_out,
@@ -360,12 +363,30 @@ pub fn commit_all(repo: &Repository, message: &str) -> Result<CommitAll> {
     let tree = repo.find_tree(tree_id)?;
     let sig = signature(repo)?;
     let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+    crate::failpoint::hit("commit-all-before-commit");
     crate::lockfile::mark_step();
     let commit = repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)?;
+    write_index(&mut index)?;
     Ok(CommitAll {
         commit: Some(commit),
         left_out,
     })
+}
+
+/// Writes `index` to the repository, waiting up to [`INDEX_WAIT`] for a `git` that holds it.
+fn write_index(index: &mut Index) -> Result<()> {
+    let start = Instant::now();
+    let mut pause = Duration::from_millis(5);
+    loop {
+        crate::lockfile::mark_step();
+        match index.write() {
+            Err(e) if e.code() == git2::ErrorCode::Locked && start.elapsed() < INDEX_WAIT => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(100));
+            }
+            done => return Ok(done?),
+        }
+    }
 }
 
 /// Whether a file's name looks like it holds a secret: `.env` and `.env.*` (but the
