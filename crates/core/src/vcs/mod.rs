@@ -298,9 +298,7 @@ pub fn refresh_index(repo: &Repository, paths: &[&str]) -> Result<()> {
         .workdir()
         .ok_or_else(|| VcsError::Bare(repo.path().to_path_buf()))?
         .to_path_buf();
-    let start = Instant::now();
-    let mut pause = Duration::from_millis(5);
-    loop {
+    while_index_held(|| {
         // Read again each time: the git that held the index may have changed it.
         let mut index = repo.index()?;
         for path in paths {
@@ -311,7 +309,17 @@ pub fn refresh_index(repo: &Repository, paths: &[&str]) -> Result<()> {
             }
         }
         crate::lockfile::mark_step();
-        match index.write() {
+        index.write()
+    })
+}
+
+/// Runs `attempt` (one that ends by writing the index) again while a `git` holds the index,
+/// up to [`INDEX_WAIT`]; then its last error.
+fn while_index_held(mut attempt: impl FnMut() -> Result<(), git2::Error>) -> Result<()> {
+    let start = Instant::now();
+    let mut pause = Duration::from_millis(5);
+    loop {
+        match attempt() {
             Err(e) if e.code() == git2::ErrorCode::Locked && start.elapsed() < INDEX_WAIT => {
                 std::thread::sleep(pause);
                 pause = (pause * 2).min(Duration::from_millis(100));
@@ -375,18 +383,10 @@ pub fn commit_all(repo: &Repository, message: &str) -> Result<CommitAll> {
 
 /// Writes `index` to the repository, waiting up to [`INDEX_WAIT`] for a `git` that holds it.
 fn write_index(index: &mut Index) -> Result<()> {
-    let start = Instant::now();
-    let mut pause = Duration::from_millis(5);
-    loop {
+    while_index_held(|| {
         crate::lockfile::mark_step();
-        match index.write() {
-            Err(e) if e.code() == git2::ErrorCode::Locked && start.elapsed() < INDEX_WAIT => {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(100));
-            }
-            done => return Ok(done?),
-        }
-    }
+        index.write()
+    })
 }
 
 /// Whether a file's name looks like it holds a secret: `.env` and `.env.*` (but the
