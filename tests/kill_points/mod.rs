@@ -340,15 +340,9 @@ async fn a_change_killed_inside_gits_lock_files_does_not_lock_the_project() {
     .await;
 }
 
-/// A save killed once its commit moved HEAD and before the index was written: the next
-/// start brings the index to HEAD (`git status` clean), and a file the person staged
-/// meanwhile keeps what they staged.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_save_killed_before_its_index_write_leaves_git_status_clean() {
-    let dir = tempfile::tempdir().unwrap();
-    let (cli, _server) = setup(dir.path()).await;
-    let before = head(&cli.root);
-    let content = dir.path().join("saved.rs");
+/// `tandem save` of new content to `src/f00.rs`, killed at the fail point `point`.
+async fn save_killed_at(cli: &Cli, dir: &std::path::Path, point: &str) {
+    let content = dir.join("saved.rs");
     std::fs::write(&content, "fn saved() {}\n").unwrap();
     let from = content.to_str().unwrap();
     let save = [
@@ -359,7 +353,18 @@ async fn a_save_killed_before_its_index_write_leaves_git_status_clean() {
         from,
         "src/f00.rs",
     ];
-    cli.killed_at("save-after-commit", &save).await;
+    cli.killed_at(point, &save).await;
+}
+
+/// A save killed once its commit moved HEAD and before the index was written: the next
+/// start brings the index to HEAD (`git status` clean), and a file the person staged
+/// meanwhile keeps what they staged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_save_killed_before_its_index_write_leaves_git_status_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cli, _server) = setup(dir.path()).await;
+    let before = head(&cli.root);
+    save_killed_at(&cli, dir.path(), "save-after-commit").await;
     // The person's own staged work, on another file, from before the next start.
     std::fs::write(cli.root.join("src/f01.rs"), "staged by the person\n").unwrap();
     common::git(&cli.root, &["add", "src/f01.rs"]);
@@ -383,8 +388,8 @@ async fn a_save_killed_before_its_index_write_leaves_git_status_clean() {
 async fn a_save_killed_before_its_rename_leaves_no_temporary_file() {
     let dir = tempfile::tempdir().unwrap();
     let (cli, _server) = setup(dir.path()).await;
-    // Named as Tandem names them: one made long before the change, one the person
-    // committed (made recently), one in an ignored folder.
+    // Named as Tandem names them: one made long before the change, and one the person
+    // committed (made recently).
     let old = cli.root.join("src/.tandem-write-old001.tmp");
     std::fs::write(&old, "not this change's").unwrap();
     let committed = cli.root.join("src/.tandem-write-keep01.tmp");
@@ -402,18 +407,7 @@ async fn a_save_killed_before_its_rename_leaves_no_temporary_file() {
         .set_modified(long_ago)
         .unwrap();
     let before = head(&cli.root);
-    let content = dir.path().join("saved.rs");
-    std::fs::write(&content, "fn saved() {}\n").unwrap();
-    let from = content.to_str().unwrap();
-    let save = [
-        "save",
-        "--project",
-        cli.root(),
-        "--from",
-        from,
-        "src/f00.rs",
-    ];
-    cli.killed_at("write-before-rename", &save).await;
+    save_killed_at(&cli, dir.path(), "write-before-rename").await;
     let temps = || -> Vec<String> {
         let mut names: Vec<String> = std::fs::read_dir(cli.root.join("src"))
             .unwrap()
