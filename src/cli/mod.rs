@@ -174,10 +174,24 @@ enum Command {
     Proposal(proposals::ProposalCommand),
     #[command(flatten)]
     Version(versions::VersionCommand),
+    /// Keeps the change journal of the project at ROOT on SOCKET (started by Tandem itself,
+    /// in the background: see `tandem_core::folder::journal`).
+    #[command(hide = true)]
+    Journal {
+        #[arg(long)]
+        root: PathBuf,
+        #[arg(long)]
+        socket: PathBuf,
+    },
 }
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    // This program keeps the projects' change journals (in the background, for the window
+    // and the commands alike).
+    if let Ok(program) = std::env::current_exe() {
+        tandem_core::app::keep_journals_with(program);
+    }
     let Some(command) = cli.command else {
         // No command: the desktop app.
         return match tandem_ui::run(cli.data_dir, cli.open) {
@@ -189,6 +203,16 @@ pub fn main() -> ExitCode {
             }
         };
     };
+    // The journal's keeper opens no database: it only watches the project.
+    if let Command::Journal { root, socket } = &command {
+        return match keep_journal(root, socket) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     match run(cli.data_dir, cli.json, command) {
         Ok(code) => code,
         Err(e) => {
@@ -207,6 +231,19 @@ fn read_input(path: &PathBuf) -> Result<Vec<u8>> {
         return Ok(bytes);
     }
     std::fs::read(path).with_context(|| format!("reading {}", path.display()))
+}
+
+fn keep_journal(root: &std::path::Path, socket: &std::path::Path) -> Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        tandem_core::app::keep_journal(root, socket)
+            .with_context(|| format!("keeping the change journal of {}", root.display()))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (root, socket);
+        anyhow::bail!("the change journal is kept only on Linux")
+    }
 }
 
 fn run(data_dir: Option<PathBuf>, json: bool, command: Command) -> Result<ExitCode> {
@@ -273,6 +310,8 @@ fn run(data_dir: Option<PathBuf>, json: bool, command: Command) -> Result<ExitCo
         Command::Messages { chat: chat_id } => chats::messages(&ctx, chat_id)?,
         Command::Workspace(command) => workspace::workspace(&ctx, command)?,
         Command::Run(args) => return workspace::run(&ctx, args),
+        // Handled before the database is opened (see `main`).
+        Command::Journal { root, socket } => keep_journal(&root, &socket)?,
     }
     Ok(ExitCode::SUCCESS)
 }

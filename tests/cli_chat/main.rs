@@ -10,6 +10,7 @@ mod context;
 mod editor;
 #[path = "../fake_provider/mod.rs"]
 mod fake_provider;
+mod journal;
 mod prompt;
 mod seal;
 mod turns;

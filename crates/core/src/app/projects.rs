@@ -361,14 +361,16 @@ fn index_project(
     project: &Project,
 ) -> Result<crate::index::Refreshed> {
     let options = project.settings.context_options();
-    let walk = crate::folder::context::Walk::new(&project.path, &options)?;
+    let indexes = chat.indexes();
+    let walk =
+        crate::index::Indexes::walk(&project.path, &options, &indexes.changes(&project.path))?;
     let mut done = crate::index::Refreshed::default();
     let mut round_time = std::time::Duration::from_millis(250);
     loop {
         let deadline = std::time::Instant::now() + round_time;
-        let (_, round) = chat
-            .indexes()
-            .refreshed(&project.path, &walk, Some(deadline))?;
+        // Asked again each round: the last round's writes moved where the index stands.
+        let changes = indexes.changes(&project.path);
+        let (_, round) = indexes.refreshed(&project.path, &walk, &changes, Some(deadline))?;
         if done == crate::index::Refreshed::default() {
             done.unchanged = round.unchanged;
         }

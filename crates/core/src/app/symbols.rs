@@ -7,7 +7,6 @@
 use std::sync::{Arc, Mutex};
 
 use super::{App, AppError, Result};
-use crate::folder::context::Walk;
 use crate::index::CodeIndex;
 use crate::index::terms::{find_name, is_name_char};
 use crate::store::Project;
@@ -137,8 +136,11 @@ impl App {
     /// The project's index, brought up to date with the files a turn sees (the same walk, so
     /// the two never undo each other's refresh).
     fn refreshed_index(&self, project: &Project) -> Result<Arc<Mutex<CodeIndex>>> {
-        let walk = Walk::stamped(&project.path, &project.settings.context_options())?;
-        let (index, _) = self.chat.indexes().refreshed(&project.path, &walk, None)?;
+        let indexes = self.chat.indexes();
+        let changes = indexes.changes(&project.path);
+        let options = project.settings.context_options();
+        let walk = crate::index::Indexes::walk(&project.path, &options, &changes)?;
+        let (index, _) = indexes.refreshed(&project.path, &walk, &changes, None)?;
         Ok(index)
     }
 }

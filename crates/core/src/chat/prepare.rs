@@ -11,6 +11,7 @@ use super::ranking::{editor_files, rank_files, recently_edited};
 use super::turn::Turn;
 use super::{ChatError, ChatEventKind, ChatService, SendOptions};
 use crate::folder::context::{ContextOptions, Priority, Walk, mentioned_paths};
+use crate::index::{Changes, Indexes};
 use crate::llm::ChatRequest;
 use crate::store::keys::HISTORY_TURNS;
 use crate::store::{Chat, ChatMode, ChatSummary, Project};
@@ -255,19 +256,23 @@ impl ChatService {
             // One walk: its paths are the candidates for mentions, and it is packed below
             // (sizes asked on the walker's threads only for a window that takes nearly all).
             // The history is read meanwhile.
-            let (walk, recent) = std::thread::scope(|s| {
+            let (walk, changes, recent) = std::thread::scope(|s| {
                 let recent = (!agent).then(|| s.spawn(|| recently_edited(&root)));
                 let walk_options = ContextOptions {
                     budget_tokens: window,
                     ..options.clone()
                 };
-                // The code index compares every file's stamp: asked on the walker's threads.
-                let walk = match agent {
-                    true => Walk::new(&root, &walk_options),
-                    false => Walk::stamped(&root, &walk_options),
+                // The code index needs every file's stamp (asked on the walker's threads)
+                // unless the change journal says which files changed.
+                let (walk, changes) = match agent {
+                    true => (Walk::new(&root, &walk_options), None),
+                    false => {
+                        let changes = indexes.changes(&root);
+                        (Indexes::walk(&root, &walk_options, &changes), Some(changes))
+                    }
                 };
                 let recent = recent.map(|r| r.join().unwrap_or_default());
-                (walk, recent.unwrap_or_default())
+                (walk, changes, recent.unwrap_or_default())
             });
             let walk = walk?;
             let candidates: Vec<&str> = walk.paths().collect();
@@ -297,7 +302,8 @@ impl ChatService {
                     selection: selected.map_or("", |s| s.text.as_str()),
                     recent: &recent,
                 };
-                let ranked = rank_files(&indexes, &root, &walk, &signals);
+                let changes = changes.unwrap_or_else(Changes::unknown);
+                let ranked = rank_files(&indexes, &root, &walk, &changes, &signals);
                 // Mentioned files lead even when the index cannot read them (too large).
                 options.priority = because(explicit, MENTIONED_WHY).collect();
                 options.priority.extend(because(named, NAMED_WHY));

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::focus::Focus;
 use crate::folder::context::{Priority, Walk};
-use crate::index::{Indexes, OPEN_WHY, Ranked, SELECTED_WHY, Signals};
+use crate::index::{Changes, Indexes, OPEN_WHY, Ranked, SELECTED_WHY, Signals};
 
 /// The most ranked files packed before the rest (in path order); the first
 /// [`MAPPED_FILES`] of them may go as their map when they do not fit whole.
@@ -25,11 +25,12 @@ pub(super) fn rank_files(
     indexes: &Indexes,
     root: &Path,
     walk: &Walk,
+    changes: &Changes,
     signals: &Signals<'_>,
 ) -> Vec<Priority> {
     let ranked = || -> crate::index::Result<Vec<(Ranked, Option<Arc<str>>)>> {
         let deadline = std::time::Instant::now() + INDEX_BUDGET;
-        let (project, _) = indexes.refreshed(root, walk, Some(deadline))?;
+        let (project, _) = indexes.refreshed(root, walk, changes, Some(deadline))?;
         let project = crate::index::lock(&project);
         // The maps of those that may go as one, from the definitions the index keeps (a
         // file is not parsed again to be mapped).

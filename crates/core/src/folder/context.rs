@@ -15,8 +15,8 @@ mod walk;
 
 use crate::tokens::estimate as estimate_tokens;
 use walk::SOURCE_NAMES;
-pub use walk::Walk;
 pub(super) use walk::walker;
+pub use walk::{Walk, never_walked_folder};
 
 /// Files larger than this are skipped by default: they are almost always generated or data.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024;

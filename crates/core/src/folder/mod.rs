@@ -3,6 +3,7 @@
 
 pub mod context;
 mod files;
+pub mod journal;
 mod listing;
 pub(crate) mod outline;
 mod paths;

@@ -23,7 +23,7 @@ use rusqlite::{Connection, OptionalExtension};
 pub use extract::{Definition, Extracted, MAX_PARSED_BYTES, extract, file_map, map_of};
 pub use lang::Lang;
 pub use rank::{OPEN_WHY, Ranked, SELECTED_WHY, Signals};
-pub use refresh::{FileStamp, Refreshed};
+pub use refresh::{Changes, FileStamp, Refreshed};
 pub use store::{Indexes, lock};
 
 /// The index cannot be read or written.

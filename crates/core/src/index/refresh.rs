@@ -1,7 +1,13 @@
-//! Bringing the index up to date with the files on disk: every file is `stat`ed (on every
-//! core), and only those whose stamp changed are read and extracted again, in rounds of one
-//! transaction each, until a deadline if one is given: a project met for the first time is
-//! indexed over several refreshes rather than holding up the one asking.
+//! Bringing the index up to date with the files on disk, reading and extracting again only
+//! the files that changed, in rounds of one transaction each, until a deadline if one is
+//! given: a project met for the first time is indexed over several refreshes rather than
+//! holding up the one asking.
+//!
+//! Which files changed: the project's change journal says, when its keeper runs and knows
+//! where the index stands ([`Changes`]); otherwise every file is `stat`ed (on every core)
+//! and its stamp compared with the stored one. Which files exist: the walk's paths, compared
+//! with the stored ones only when their digest differs from the digest of the walk the index
+//! was last made from.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -9,8 +15,11 @@ use std::time::Instant;
 
 pub use crate::folder::FileStamp;
 
-use super::tables::Change;
+use rusqlite::OptionalExtension;
+
+use super::tables::{Change, JournalState};
 use super::{CodeIndex, Extracted, Result, extract};
+use crate::folder::journal::{Answer, Token};
 
 /// Files larger than this are not indexed (as the context leaves them out).
 pub const MAX_INDEXED_BYTES: u64 = 1024 * 1024;
@@ -31,6 +40,29 @@ pub struct Refreshed {
     pub left: usize,
 }
 
+/// What changed in a project since its index last looked, as far as is known before its
+/// walk: from [`Indexes::changes`](super::Indexes::changes).
+#[derive(Debug, Clone, Default)]
+pub struct Changes {
+    /// Where the index stood when asked.
+    pub(super) stored: JournalState,
+    /// The change journal's answer since the stored token; `None` without a keeper.
+    pub(super) answer: Option<Answer>,
+}
+
+impl Changes {
+    /// Nothing known: every file's stamp is compared.
+    pub fn unknown() -> Changes {
+        Changes::default()
+    }
+
+    /// Whether the refresh needs every file's stamp (the walk then asks them on its threads):
+    /// not when the journal said which files changed.
+    pub fn needs_stamps(&self) -> bool {
+        !matches!(self.answer, Some(Answer::Changed { .. }))
+    }
+}
+
 /// What reading one file found.
 #[derive(Clone, Default)]
 enum Read {
@@ -49,17 +81,18 @@ impl CodeIndex {
         paths: impl IntoIterator<Item = &'a str>,
     ) -> Result<Refreshed> {
         let files = paths.into_iter().map(|p| (p, None));
-        self.refresh_until(root, files, None)
+        self.refresh_until(root, files, &Changes::unknown(), None)
     }
 
     /// [`refresh`](Self::refresh) of `files`, each with its stamp when the caller has it
-    /// (a stamped walk: then it is not asked again), reading files until `deadline`: the
-    /// files not read by then are counted in [`Refreshed::left`] (a deadline already past
-    /// only drops the gone).
+    /// (a stamped walk: then it is not asked again), knowing `changes`, reading files until
+    /// `deadline`: the files not read by then are counted in [`Refreshed::left`] (a deadline
+    /// already past only drops the gone).
     pub fn refresh_until<'a>(
         &mut self,
         root: &Path,
         files: impl IntoIterator<Item = (&'a str, Option<FileStamp>)>,
+        changes: &Changes,
         deadline: Option<Instant>,
     ) -> Result<Refreshed> {
         let mut asked: Vec<(&str, Option<FileStamp>)> = files.into_iter().collect();
@@ -67,17 +100,33 @@ impl CodeIndex {
             asked.sort_unstable_by(|a, b| a.0.cmp(b.0));
         }
         asked.dedup_by(|a, b| a.0 == b.0);
-        let now: Vec<Option<FileStamp>> = match asked.iter().all(|(_, known)| known.is_some()) {
-            true => asked.iter().map(|(_, known)| *known).collect(),
-            false => parallel(&asked, |(path, known)| {
-                known.or_else(|| {
-                    std::fs::symlink_metadata(root.join(path))
-                        .ok()
-                        .map(|m| FileStamp::of(&m))
-                })
-            }),
+        let digest = paths_digest(asked.iter().map(|(path, _)| *path));
+        let same_paths = !changes.stored.paths.is_empty() && changes.stored.paths == digest;
+        let (stale, gone) = match &changes.answer {
+            Some(Answer::Changed { paths, .. }) => {
+                let journaled = journaled(&asked, paths);
+                match same_paths {
+                    // The same files as last time: only the journaled ones are looked at.
+                    true => (self.journaled_stale(&asked, &journaled)?, Vec::new()),
+                    false => self.compare(&asked, Now::Journaled(&journaled))?,
+                }
+            }
+            _ => {
+                let now: Vec<Option<FileStamp>> = match asked.iter().all(|(_, k)| k.is_some()) {
+                    true => asked.iter().map(|(_, known)| *known).collect(),
+                    false => parallel(&asked, |(path, known)| {
+                        known.or_else(|| {
+                            std::fs::symlink_metadata(root.join(path))
+                                .ok()
+                                .map(|m| FileStamp::of(&m))
+                        })
+                    }),
+                };
+                self.compare(&asked, Now::Stamps(&now))?
+            }
         };
-        let (stale, gone) = self.compare(&asked, &now)?;
+        let mut writes = 0;
+        let mut vanished = false;
         let mut done = Refreshed {
             unchanged: asked.len() - stale.len(),
             removed: gone.iter().filter(|(_, indexed)| *indexed).count(),
@@ -86,7 +135,7 @@ impl CodeIndex {
         let gone: Vec<(&str, Change<'_>)> = (gone.iter())
             .map(|(path, _)| (path.as_str(), Change::Gone))
             .collect();
-        tables_write(self, &gone)?;
+        writes += tables_write(self, &gone)?;
         let indexed: HashSet<&str> = (stale.iter())
             .filter(|(_, indexed)| *indexed)
             .map(|(path, _)| *path)
@@ -107,7 +156,10 @@ impl CodeIndex {
                             Change::Indexed(*stamp, extracted)
                         }
                         Read::Skipped(stamp) => Change::Skipped(*stamp),
-                        Read::Missing => Change::Gone,
+                        Read::Missing => {
+                            vanished = true;
+                            Change::Gone
+                        }
                     };
                     if !matches!(found, Read::Indexed(..)) && indexed(path) {
                         done.removed += 1;
@@ -115,9 +167,43 @@ impl CodeIndex {
                     (*path, change)
                 })
                 .collect();
-            tables_write(self, &changes)?;
+            writes += tables_write(self, &changes)?;
+        }
+        if done.left == 0 {
+            // Everything before the answer's token is in the index now. A file that
+            // vanished while being read is in the walk, not in the index: no digest.
+            let token = changes.answer.as_ref().map(Answer::token);
+            let token = token.or(changes.stored.token);
+            let paths = if vanished { String::new() } else { digest };
+            self.stand_at(token, &paths, changes.stored.writes + writes)?;
         }
         Ok(done)
+    }
+
+    /// Records where the index stands (see `tables::set_journal`), unless it is so already.
+    fn stand_at(&self, token: Option<Token>, paths: &str, writes: i64) -> Result<()> {
+        let now = super::tables::journal(&self.db)?;
+        if now.token != token || now.paths != paths {
+            super::tables::set_journal(&self.db, token, paths, writes)?;
+        }
+        Ok(())
+    }
+
+    /// The journaled files of `asked` (the same files as the index holds), each with whether
+    /// it was indexed.
+    fn journaled_stale<'a>(
+        &self,
+        asked: &[(&'a str, Option<FileStamp>)],
+        journaled: &[bool],
+    ) -> Result<Vec<(&'a str, bool)>> {
+        let mut statement =
+            (self.db).prepare_cached("SELECT skipped FROM files WHERE path = ?1")?;
+        let mut stale = Vec::new();
+        for ((path, _), _) in asked.iter().zip(journaled).filter(|(_, j)| **j) {
+            let skipped: Option<bool> = statement.query_row([path], |r| r.get(0)).optional()?;
+            stale.push((*path, skipped == Some(false)));
+        }
+        Ok(stale)
     }
 
     /// Compares `asked` (sorted by path, with each file's stamp `now`, `None` when it is not
@@ -128,7 +214,7 @@ impl CodeIndex {
     fn compare<'a>(
         &self,
         asked: &[(&'a str, Option<FileStamp>)],
-        now: &[Option<FileStamp>],
+        now: Now<'_>,
     ) -> Result<(Vec<(&'a str, bool)>, Vec<(String, bool)>)> {
         let (mut stale, mut gone) = (Vec::new(), Vec::new());
         let mut statement = (self.db).prepare_cached(
@@ -141,7 +227,7 @@ impl CodeIndex {
             while let Some((path, _)) = asked.get(*next)
                 && until.is_none_or(|until| *path < until)
             {
-                if now[*next].is_some() {
+                if now.is_there(*next) {
                     stale.push((*path, false));
                 }
                 *next += 1;
@@ -160,7 +246,7 @@ impl CodeIndex {
             let indexed = !row.get::<_, bool>(4)?;
             match asked.get(next) {
                 Some((asked_path, _)) if *asked_path == path => {
-                    if now[next] != Some(stamp) {
+                    if now.changed(next, stamp) {
                         stale.push((*asked_path, indexed));
                     }
                     next += 1;
@@ -173,11 +259,71 @@ impl CodeIndex {
     }
 }
 
-fn tables_write(index: &mut CodeIndex, changes: &[(&str, Change<'_>)]) -> Result<()> {
-    if !changes.is_empty() {
-        super::tables::write(&mut index.db, changes)?;
+/// What is known of each asked file now.
+#[derive(Clone, Copy)]
+enum Now<'a> {
+    /// Its stamp (`None`: not there).
+    Stamps(&'a [Option<FileStamp>]),
+    /// Whether the journal says it may have changed (it was there for the walk).
+    Journaled(&'a [bool]),
+}
+
+impl Now<'_> {
+    fn is_there(self, i: usize) -> bool {
+        match self {
+            Now::Stamps(now) => now[i].is_some(),
+            Now::Journaled(_) => true,
+        }
     }
-    Ok(())
+
+    fn changed(self, i: usize, stored: FileStamp) -> bool {
+        match self {
+            Now::Stamps(now) => now[i] != Some(stored),
+            Now::Journaled(journaled) => journaled[i],
+        }
+    }
+}
+
+/// For each of `asked` (sorted by path), whether the journal's `paths` name it or a folder
+/// above it.
+fn journaled(asked: &[(&str, Option<FileStamp>)], paths: &[String]) -> Vec<bool> {
+    let mut marked = vec![false; asked.len()];
+    let at = |key: &str| asked.partition_point(|(path, _)| *path < key);
+    for path in paths {
+        let exact = at(path);
+        if asked.get(exact).is_some_and(|(p, _)| p == path) {
+            marked[exact] = true;
+        }
+        // Everything under it: the paths from `path/` up to (not including) `path0`, `0`
+        // being the character after `/`.
+        let (from, to) = (at(&format!("{path}/")), at(&format!("{path}0")));
+        marked[from..to.max(from)].fill(true);
+    }
+    marked
+}
+
+/// A digest of a sorted list of paths (64-bit FNV-1a over each path and its end, and their
+/// count): equal digests mean the same files, as far as a turn needs to know.
+fn paths_digest<'a>(paths: impl Iterator<Item = &'a str>) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut count = 0u64;
+    for path in paths {
+        for &b in path.as_bytes().iter().chain(&[0]) {
+            hash ^= u64::from(b);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+        count += 1;
+    }
+    format!("{count}:{hash:016x}")
+}
+
+/// Writes `changes` when there are any; how many writes that made (0 or 1).
+fn tables_write(index: &mut CodeIndex, changes: &[(&str, Change<'_>)]) -> Result<i64> {
+    if changes.is_empty() {
+        return Ok(0);
+    }
+    super::tables::write(&mut index.db, changes)?;
+    Ok(1)
 }
 
 /// `f` of each item, on as many threads as there are cores, in order. An item whose thread

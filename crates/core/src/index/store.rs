@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
-use super::{CodeIndex, Refreshed, Result};
+use super::{Changes, CodeIndex, Refreshed, Result};
 use crate::folder::context::Walk;
+use crate::folder::journal::Journal;
 
 /// The projects' indexes of this process, each opened when first asked for.
 #[derive(Default)]
@@ -56,19 +57,56 @@ impl Indexes {
         Ok(index)
     }
 
+    /// What changed in the project at `root` since its index last looked, as its change
+    /// journal says (asked before the walk: whether the walk must ask every file's stamp
+    /// depends on it). Without an answer (no keeper yet, none can be), a keeper is started
+    /// for the next turns, and this one compares every stamp.
+    pub fn changes(&self, root: &Path) -> Changes {
+        let Ok(index) = self.project(root) else {
+            return Changes::unknown();
+        };
+        let Ok(stored) = super::tables::journal(&lock(&index).db) else {
+            return Changes::unknown();
+        };
+        let journal =
+            (self.dir.as_ref()).and_then(|dir| Journal::new(root, dir.join(journal_name(root))));
+        let answer = journal.as_ref().and_then(|journal| {
+            let answer = journal.ask(stored.token);
+            if answer.is_none() {
+                journal.start_keeper();
+            }
+            answer
+        });
+        Changes { stored, answer }
+    }
+
+    /// The walk an index refresh needs: every file's stamp asked on the walker's threads,
+    /// unless `changes` say which files changed.
+    pub fn walk(
+        root: &Path,
+        options: &crate::folder::context::ContextOptions,
+        changes: &Changes,
+    ) -> Result<Walk, crate::folder::context::ContextError> {
+        match changes.needs_stamps() {
+            true => Walk::stamped(root, options),
+            false => Walk::new(root, options),
+        }
+    }
+
     /// The index of the project at `root` brought up to date with `walk` (its files, with
-    /// their stamps when it asked them), reading until `deadline`. Every caller walks with the
-    /// project's own include and exclude
+    /// their stamps when it asked them) and `changes`, reading until `deadline`. Every
+    /// caller walks with the project's own include and exclude
     /// ([`ProjectSettings::context_options`](crate::store::ProjectSettings::context_options)),
     /// so that no refresh puts back what another one dropped.
     pub fn refreshed(
         &self,
         root: &Path,
         walk: &Walk,
+        changes: &Changes,
         deadline: Option<Instant>,
     ) -> Result<(Arc<Mutex<CodeIndex>>, Refreshed)> {
         let index = self.project(root)?;
-        let done = lock(&index).refresh_until(root, walk.stamped_paths(), deadline)?;
+        let done = lock(&index).refresh_until(root, walk.stamped_paths(), changes, deadline)?;
         Ok((index, done))
     }
 }
@@ -83,8 +121,19 @@ pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// The store's file name for a project root: a hash of its path.
 fn db_name(root: &Path) -> String {
+    format!("{}.sqlite", root_hash(root))
+}
+
+/// The name of the socket of the project's change journal, beside its index. The number is
+/// the journal's wire version: a keeper left running by an older Tandem is not asked (it
+/// leaves once nobody asks it).
+fn journal_name(root: &Path) -> String {
+    format!("{}-1.journal", root_hash(root))
+}
+
+fn root_hash(root: &Path) -> String {
     let hash = crate::folder::blob_hash(root.to_string_lossy().as_bytes());
-    format!("{}.sqlite", &hash[..hash.len().min(16)])
+    hash[..hash.len().min(16)].to_string()
 }
 
 #[cfg(test)]

@@ -10,6 +10,10 @@
 //! - `path_words`: per word, the indexed files whose path has it (a prompt's words met in a
 //!   path are ranked on their own, not drowned in a long file's text).
 //! - `totals`: how many files, and their summed length.
+//! - `journal`: where the index stands in the project's change journal (the token after
+//!   which changes are not in it yet), which paths it holds (a digest of the walk it was
+//!   made from: `''` when unknown) and a count of writes (a digest is stored only by the
+//!   refresh that made the last write, see [`set_journal`]).
 //!
 //! A query reads only the rows it needs; nothing is loaded whole.
 
@@ -22,7 +26,7 @@ use super::{Definition, Extracted, FileStamp};
 
 /// The layout's version; an index written by another layout is dropped and rebuilt (it is
 /// derived from the files, nothing is lost).
-const VERSION: i64 = 3;
+const VERSION: i64 = 4;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS files (
@@ -41,6 +45,11 @@ CREATE TABLE IF NOT EXISTS totals (
     one INTEGER PRIMARY KEY CHECK (one = 1), files INTEGER NOT NULL, length INTEGER NOT NULL
 );
 INSERT OR IGNORE INTO totals VALUES (1, 0, 0);
+CREATE TABLE IF NOT EXISTS journal (
+    one INTEGER PRIMARY KEY CHECK (one = 1), token TEXT NOT NULL, paths TEXT NOT NULL,
+    writes INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO journal VALUES (1, '', '', 0);
 ";
 
 /// Readies `conn` for the index: the tables, written ahead (so that a second process reads
@@ -61,7 +70,7 @@ pub(super) fn prepare(conn: &Connection) -> rusqlite::Result<()> {
         tx.execute_batch(
             "DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS words;
              DROP TABLE IF EXISTS names; DROP TABLE IF EXISTS totals;
-             DROP TABLE IF EXISTS path_words;",
+             DROP TABLE IF EXISTS path_words; DROP TABLE IF EXISTS journal;",
         )?;
         tx.execute_batch(SCHEMA)?;
         tx.pragma_update(None, "user_version", VERSION)?;
@@ -298,8 +307,53 @@ pub(super) fn write(
         "UPDATE totals SET files = files + ?1, length = length + ?2",
         params![files_delta, length_delta],
     )?;
+    // The files may no longer be the walk's the digest was made from.
+    tx.execute("UPDATE journal SET paths = '', writes = writes + 1", [])?;
     tx.commit()?;
     Ok(written)
+}
+
+/// Where the index stands in the change journal (see the module's `journal` table).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct JournalState {
+    pub(crate) token: Option<crate::folder::journal::Token>,
+    /// The digest of the paths the index holds; empty when not known.
+    pub(crate) paths: String,
+    pub(crate) writes: i64,
+}
+
+pub(super) fn journal(conn: &Connection) -> rusqlite::Result<JournalState> {
+    let row = (conn.prepare_cached("SELECT token, paths, writes FROM journal")?)
+        .query_row([], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get(2)?))
+        })
+        .optional()?;
+    Ok(
+        row.map_or_else(JournalState::default, |(token, paths, writes)| {
+            JournalState {
+                token: crate::folder::journal::Token::parse(&token),
+                paths,
+                writes,
+            }
+        }),
+    )
+}
+
+/// Stores where the index stands, unless another write came after `writes` (another
+/// refresh, maybe of another process, wrote files this one did not see): then the state
+/// stays as that write left it (no digest: the next refresh compares every path).
+pub(super) fn set_journal(
+    conn: &Connection,
+    token: Option<crate::folder::journal::Token>,
+    paths: &str,
+    writes: i64,
+) -> rusqlite::Result<()> {
+    let token = token.map(|t| t.to_text()).unwrap_or_default();
+    conn.execute(
+        "UPDATE journal SET token = ?1, paths = ?2 WHERE writes = ?3",
+        params![token, paths, writes],
+    )?;
+    Ok(())
 }
 
 /// A file's row as it was before a write.

@@ -111,7 +111,13 @@ fn a_deadline_leaves_the_rest_for_the_next_refresh() {
     let mut index = CodeIndex::in_memory().unwrap();
     let paths = || names.iter().map(String::as_str);
     let past = std::time::Instant::now();
-    let first = (index.refresh_until(root, paths().map(|p| (p, None)), Some(past))).unwrap();
+    let first = (index.refresh_until(
+        root,
+        paths().map(|p| (p, None)),
+        &Changes::unknown(),
+        Some(past),
+    ))
+    .unwrap();
     assert_eq!((first.extracted, first.left), (0, 700), "{first:?}");
     let rest = index.refresh(root, paths()).unwrap();
     assert_eq!((rest.extracted, rest.left), (700, 0), "{rest:?}");
@@ -130,7 +136,7 @@ fn a_stamp_the_caller_has_is_not_asked_again() {
     fs::rename(root.join("a.tmp"), root.join("a.rs")).unwrap();
     // Given the stamp it stored, the index takes the file as unchanged (it trusts the walk).
     let trusted = index
-        .refresh_until(root, [("a.rs", Some(before))], None)
+        .refresh_until(root, [("a.rs", Some(before))], &Changes::unknown(), None)
         .unwrap();
     assert_eq!(
         (trusted.extracted, trusted.unchanged),
@@ -140,8 +146,128 @@ fn a_stamp_the_caller_has_is_not_asked_again() {
     // Given the file's stamp now, it reads it.
     let now = FileStamp::of(&fs::symlink_metadata(root.join("a.rs")).unwrap());
     let read = index
-        .refresh_until(root, [("a.rs", Some(now))], None)
+        .refresh_until(root, [("a.rs", Some(now))], &Changes::unknown(), None)
         .unwrap();
     assert_eq!(read.extracted, 1, "{read:?}");
     assert_eq!(index.definitions_of("gamma").unwrap()[0].path, "a.rs");
+}
+
+/// What a refresh is told when the change journal answered `paths` since where the index
+/// stands, with `seq` as the answer's token.
+fn told(index: &CodeIndex, seq: u64, paths: &[&str]) -> Changes {
+    let token = crate::folder::journal::Token { keeper: 7, seq };
+    Changes {
+        stored: tables::journal(&index.db).unwrap(),
+        answer: Some(crate::folder::journal::Answer::Changed {
+            token,
+            paths: paths.iter().map(|p| p.to_string()).collect(),
+        }),
+    }
+}
+
+#[test]
+fn a_refresh_told_what_changed_reads_only_that_and_still_sees_files_come_and_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fs::create_dir_all(root.join("src/deep")).unwrap();
+    fs::write(root.join("src/a.rs"), "fn alpha() {}\n").unwrap();
+    fs::write(root.join("src/deep/b.rs"), "fn beta() {}\n").unwrap();
+    fs::write(root.join("top.rs"), "fn top() {}\n").unwrap();
+    let mut index = CodeIndex::in_memory().unwrap();
+    let all = ["src/a.rs", "src/deep/b.rs", "top.rs"];
+    let unstamped = |paths: &[&'static str]| {
+        let paths: Vec<&'static str> = paths.to_vec();
+        paths.into_iter().map(|p| (p, None))
+    };
+    index.refresh(root, all).unwrap();
+    assert_eq!(tables::journal(&index.db).unwrap().token, None);
+
+    // Changed on disk, but the journal names nothing: the same files as before, none read
+    // (no `stat` either: the walk gave no stamps).
+    fs::write(root.join("top.rs"), "fn changed() {}\n").unwrap();
+    let changes = told(&index, 5, &[]);
+    assert!(!changes.needs_stamps());
+    let done = index
+        .refresh_until(root, unstamped(&all), &changes, None)
+        .unwrap();
+    assert_eq!((done.extracted, done.unchanged), (0, 3), "{done:?}");
+    let stood = tables::journal(&index.db).unwrap();
+    assert_eq!(stood.token.map(|t| t.seq), Some(5));
+
+    // A folder named stands for everything under it; a file for itself.
+    let changes = told(&index, 6, &["src", "top.rs"]);
+    let done = index
+        .refresh_until(root, unstamped(&all), &changes, None)
+        .unwrap();
+    assert_eq!((done.extracted, done.unchanged), (3, 0), "{done:?}");
+    assert_eq!(index.definitions_of("changed").unwrap()[0].path, "top.rs");
+    let changes = told(&index, 7, &["src/deep"]);
+    let done = index
+        .refresh_until(root, unstamped(&all), &changes, None)
+        .unwrap();
+    assert_eq!((done.extracted, done.unchanged), (1, 2), "{done:?}");
+
+    // Files that came and went are found by the walk's paths, whatever the journal says
+    // (a new `.gitignore`, other settings: the walk changes without its files changing).
+    fs::write(root.join("new.rs"), "fn gamma() {}\n").unwrap();
+    let now = ["new.rs", "src/deep/b.rs", "top.rs"];
+    let changes = told(&index, 8, &[]);
+    let done = index
+        .refresh_until(root, unstamped(&now), &changes, None)
+        .unwrap();
+    assert_eq!((done.extracted, done.removed), (1, 1), "{done:?}");
+    assert_eq!(index.definitions_of("gamma").unwrap()[0].path, "new.rs");
+    assert!(index.definitions_of("alpha").unwrap().is_empty());
+    assert_eq!(
+        tables::journal(&index.db).unwrap().token.map(|t| t.seq),
+        Some(8)
+    );
+}
+
+#[test]
+fn a_refresh_cut_short_overtaken_or_missing_a_file_keeps_no_new_standing() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let names: Vec<String> = (0..700).map(|i| format!("f{i}.rs")).collect();
+    for (i, name) in names.iter().enumerate() {
+        fs::write(root.join(name), format!("fn f{i}() {{}}\n")).unwrap();
+    }
+    let mut index = CodeIndex::in_memory().unwrap();
+    let paths = || names.iter().map(|p| (p.as_str(), None));
+    // Cut short by its deadline: the files not read are not covered by the token.
+    let past = std::time::Instant::now();
+    let done = index
+        .refresh_until(root, paths(), &told(&index, 3, &[]), Some(past))
+        .unwrap();
+    assert_eq!(done.left, 700);
+    assert_eq!(tables::journal(&index.db).unwrap().token, None);
+    let done = index
+        .refresh_until(root, paths(), &told(&index, 4, &[]), None)
+        .unwrap();
+    assert_eq!(done.extracted, 700);
+    let stood = tables::journal(&index.db).unwrap();
+    assert_eq!(stood.token.map(|t| t.seq), Some(4));
+    assert!(!stood.paths.is_empty());
+
+    // Overtaken: another refresh wrote after this one was told where the index stood.
+    let changes = told(&index, 9, &["f1.rs"]);
+    fs::write(root.join("f2.rs"), "fn other() {}\n").unwrap();
+    index
+        .refresh(root, names.iter().map(String::as_str))
+        .unwrap();
+    index.refresh_until(root, paths(), &changes, None).unwrap();
+    let stood = tables::journal(&index.db).unwrap();
+    assert_eq!(stood.token.map(|t| t.seq), Some(4), "the older token stays");
+
+    // A file of the walk that vanished before it was read: the index does not hold the
+    // walk's paths, so no digest of them is kept.
+    let mut with_ghost: Vec<&str> = names.iter().map(String::as_str).collect();
+    with_ghost.push("ghost.rs");
+    with_ghost.sort();
+    let changes = told(&index, 10, &[]);
+    let ghost = with_ghost.iter().map(|p| (*p, None));
+    index.refresh_until(root, ghost, &changes, None).unwrap();
+    let stood = tables::journal(&index.db).unwrap();
+    assert_eq!(stood.token.map(|t| t.seq), Some(10));
+    assert!(stood.paths.is_empty(), "{stood:?}");
 }

@@ -15,7 +15,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{Args, MAX_READ_FILE_BYTES, PATH_KEYS, ToolError};
-use crate::folder::context::{ContextOptions, Walk};
+use crate::folder::context::ContextOptions;
 use crate::folder::search::BINARY_SNIFF_BYTES;
 use crate::folder::{RegularFile, open_regular, resolve};
 use crate::index::{self, CodeIndex, Extracted, Indexes, Lang, MAX_PARSED_BYTES};
@@ -69,9 +69,10 @@ impl CodeView<'_> {
             path: "the code index".into(),
             message: e.to_string(),
         };
-        let walk = Walk::stamped(self.project, self.files).map_err(|e| failed(&e))?;
-        let (project, _) =
-            (self.indexes.refreshed(self.project, &walk, None)).map_err(|e| failed(&e))?;
+        let changes = self.indexes.changes(self.project);
+        let walk = Indexes::walk(self.project, self.files, &changes).map_err(|e| failed(&e))?;
+        let (project, _) = (self.indexes.refreshed(self.project, &walk, &changes, None))
+            .map_err(|e| failed(&e))?;
         query(&index::lock(&project)).map_err(|e| failed(&e))
     }
 

@@ -92,6 +92,16 @@ fn is_project_config(name: &str, is_dir: bool) -> bool {
     }
 }
 
+/// Whether a folder of this name is never walked, whatever the ignore files say: an always
+/// excluded one, or a hidden one other than the project's configuration (the change journal
+/// does not watch them).
+pub fn never_walked_folder(name: &str) -> bool {
+    match name.starts_with('.') {
+        true => !is_project_config(name, true),
+        false => ALWAYS_EXCLUDED_DIRS.contains(&name),
+    }
+}
+
 /// Well-known files without a (source) extension, matched exactly.
 #[rustfmt::skip]
 pub(super) const SOURCE_NAMES: &[&str] = &[
@@ -332,8 +342,9 @@ pub(in crate::folder) fn walker(root: &Path) -> ignore::WalkBuilder {
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
             let name = entry.file_name();
             match name.to_str() {
-                Some(name) if name.starts_with('.') => is_project_config(name, is_dir),
-                Some(name) => !(is_dir && ALWAYS_EXCLUDED_DIRS.contains(&name)),
+                Some(name) if is_dir => !never_walked_folder(name),
+                Some(name) if name.starts_with('.') => is_project_config(name, false),
+                Some(_) => true,
                 // Not UTF-8: a hidden one stays out, another is walked (and reported as
                 // unreadable: it cannot be named cleanly in the prompt).
                 None => !name.as_encoded_bytes().starts_with(b"."),

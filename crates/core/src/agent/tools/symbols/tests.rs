@@ -454,7 +454,9 @@ fn the_tools_index_the_files_the_project_sends_and_agree_with_the_turns_refresh(
     );
     // A turn's refresh walks the same files: nothing is read again, nothing dropped (with
     // the default globs the tools once used, each refresh undid the other's).
-    let walk = Walk::stamped(&root, &files).unwrap();
-    let (_, again) = indexes.refreshed(&root, &walk, None).unwrap();
+    let walk = crate::folder::context::Walk::stamped(&root, &files).unwrap();
+    let (_, again) = indexes
+        .refreshed(&root, &walk, &crate::index::Changes::unknown(), None)
+        .unwrap();
     assert_eq!((again.extracted, again.removed), (0, 0), "{again:?}");
 }

@@ -1,0 +1,286 @@
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::*;
+
+#[test]
+fn tokens_and_answers_read_back_as_written() {
+    let token = Token {
+        keeper: 0xdead_beef,
+        seq: 42,
+    };
+    assert_eq!(Token::parse(&token.to_text()), Some(token));
+    assert_eq!(Token::parse("zz:1"), None);
+    assert_eq!(Token::parse("12"), None);
+    let bytes = b"changed 1f:7\nsrc/a.rs\0docs\0";
+    let answer = parse_answer(bytes).unwrap();
+    let token = Token {
+        keeper: 0x1f,
+        seq: 7,
+    };
+    let paths = vec!["src/a.rs".to_string(), "docs".to_string()];
+    assert_eq!(answer, Answer::Changed { token, paths });
+    assert_eq!(
+        parse_answer(b"everything 1f:7\n"),
+        Some(Answer::Everything { token })
+    );
+    // An answer cut short, or not one, is no answer: every file is looked at instead.
+    assert_eq!(parse_answer(b"changed 1f:7\nsrc/a.r"), None);
+    assert_eq!(parse_answer(b"changed 1f:7"), None);
+    assert_eq!(parse_answer(b"maybe 1f:7\n"), None);
+}
+
+#[test]
+fn a_journal_that_is_off_or_cannot_be_a_socket_is_none() {
+    let long = PathBuf::from(format!("/tmp/{}/x.journal", "d".repeat(120)));
+    assert!(Journal::new(Path::new("/tmp/p"), long).is_none());
+}
+
+#[cfg(target_os = "linux")]
+mod kept {
+    use super::*;
+
+    /// A keeper of `root` on a thread of this process, and its journal once it answers.
+    fn keep(root: &Path, socket: &Path) -> (Journal, std::thread::JoinHandle<io::Result<()>>) {
+        let (r, s) = (root.to_path_buf(), socket.to_path_buf());
+        let thread = std::thread::spawn(move || serve(&r, &s));
+        let journal = Journal {
+            root: root.to_path_buf(),
+            socket: socket.to_path_buf(),
+        };
+        let start = Instant::now();
+        while journal.ask(None).is_none() {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "the keeper never answered"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        (journal, thread)
+    }
+
+    use std::io;
+
+    fn changed(journal: &Journal, since: Token) -> (Token, Vec<String>) {
+        match journal.ask(Some(since)) {
+            Some(Answer::Changed { token, mut paths }) => {
+                paths.sort();
+                (token, paths)
+            }
+            other => panic!("expected the changed paths, got {other:?}"),
+        }
+    }
+
+    fn project() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p").canonicalize().unwrap_or_else(|_| {
+            fs::create_dir_all(dir.path().join("p/src/deep")).unwrap();
+            dir.path().join("p").canonicalize().unwrap()
+        });
+        for (path, text) in [
+            ("src/a.rs", "fn a() {}\n"),
+            ("src/deep/b.rs", "fn b() {}\n"),
+            ("README.md", "hi\n"),
+        ] {
+            fs::write(root.join(path), text).unwrap();
+        }
+        for folder in [
+            ".git/objects",
+            "node_modules/x",
+            ".cache",
+            ".github/workflows",
+        ] {
+            fs::create_dir_all(root.join(folder)).unwrap();
+        }
+        let socket = dir.path().join("j.sock");
+        (dir, root, socket)
+    }
+
+    #[test]
+    fn every_change_finished_before_the_question_is_in_the_answer() {
+        let (_dir, root, socket) = project();
+        let (journal, _thread) = keep(&root, &socket);
+        let Some(Answer::Everything { token }) = journal.ask(None) else {
+            panic!("a reader that never asked looks at everything");
+        };
+        let (token, paths) = changed(&journal, token);
+        assert!(paths.is_empty(), "{paths:?}");
+
+        // An edit in place that keeps the size, the inode and the time (what a `stat`
+        // cannot tell apart) is seen; so is one deep down, asked at once.
+        let a = root.join("src/a.rs");
+        let before = fs::metadata(&a).unwrap().modified().unwrap();
+        fs::write(&a, "fn z() {}\n").unwrap();
+        fs::File::options()
+            .write(true)
+            .open(&a)
+            .unwrap()
+            .set_modified(before)
+            .unwrap();
+        fs::write(root.join("src/deep/b.rs"), "fn b() { a(); }\n").unwrap();
+        let (token, paths) = changed(&journal, token);
+        assert_eq!(paths, ["src/a.rs", "src/deep/b.rs"]);
+
+        // Asked again: nothing new.
+        let (token, paths) = changed(&journal, token);
+        assert!(paths.is_empty(), "{paths:?}");
+
+        // Made, removed, renamed; a new folder with files made in it at once stands for them.
+        fs::write(root.join("new.rs"), "x").unwrap();
+        fs::remove_file(root.join("README.md")).unwrap();
+        fs::rename(root.join("src/a.rs"), root.join("src/c.rs")).unwrap();
+        fs::create_dir_all(root.join("lib/inner")).unwrap();
+        fs::write(root.join("lib/inner/d.rs"), "fn d() {}\n").unwrap();
+        let (token, paths) = changed(&journal, token);
+        // How much of the new folder is named by its own paths depends on when the keeper
+        // watched it; the folder itself is always named.
+        let (under_lib, others): (Vec<_>, Vec<_>) =
+            paths.iter().partition(|p| p.starts_with("lib/"));
+        assert_eq!(
+            others,
+            ["README.md", "lib", "new.rs", "src/a.rs", "src/c.rs"]
+        );
+        assert!(
+            under_lib
+                .iter()
+                .all(|p| ["lib/inner", "lib/inner/d.rs"].contains(&p.as_str()))
+        );
+        // The new folder is watched: a later change in it is seen by its own path.
+        fs::write(root.join("lib/inner/d.rs"), "fn e() {}\n").unwrap();
+        let (token, paths) = changed(&journal, token);
+        assert_eq!(paths, ["lib/inner/d.rs"]);
+
+        // Folders a walk never enters are not watched; the project's configuration is.
+        fs::write(root.join(".git/objects/o"), "x").unwrap();
+        fs::write(root.join("node_modules/x/i.js"), "x").unwrap();
+        fs::write(root.join(".cache/c"), "x").unwrap();
+        fs::create_dir_all(root.join("target/debug")).unwrap();
+        fs::write(root.join("target/debug/t"), "x").unwrap();
+        fs::write(root.join(".github/workflows/ci.yml"), "on: push\n").unwrap();
+        let (_, paths) = changed(&journal, token);
+        assert_eq!(paths, [".github/workflows/ci.yml"]);
+    }
+
+    #[test]
+    fn a_moved_folder_or_another_keepers_token_means_looking_at_everything() {
+        let (_dir, root, socket) = project();
+        let (journal, _thread) = keep(&root, &socket);
+        let token = journal.ask(None).unwrap().token();
+        let foreign = Token {
+            keeper: token.keeper ^ 1,
+            seq: token.seq,
+        };
+        assert!(matches!(
+            journal.ask(Some(foreign)),
+            Some(Answer::Everything { .. })
+        ));
+        let ahead = Token {
+            seq: token.seq + 1000,
+            ..token
+        };
+        assert!(matches!(
+            journal.ask(Some(ahead)),
+            Some(Answer::Everything { .. })
+        ));
+
+        // A folder moved inside the project: its watches would name its old path.
+        fs::rename(root.join("src/deep"), root.join("src/moved")).unwrap();
+        let Some(Answer::Everything { token: after }) = journal.ask(Some(token)) else {
+            panic!("a moved folder drops every token");
+        };
+        // Its new path is watched, and the new token counts from there.
+        fs::write(root.join("src/moved/b.rs"), "fn m() {}\n").unwrap();
+        let (_, paths) = changed(&journal, after);
+        assert_eq!(paths, ["src/moved/b.rs"]);
+    }
+
+    #[test]
+    fn a_question_about_another_folder_is_told_to_look_at_everything() {
+        let (_dir, root, socket) = project();
+        let (journal, _thread) = keep(&root, &socket);
+        let token = journal.ask(None).unwrap().token();
+        let other = Journal {
+            root: root.join("src"),
+            socket: socket.clone(),
+        };
+        assert!(matches!(
+            other.ask(Some(token)),
+            Some(Answer::Everything { .. })
+        ));
+    }
+
+    #[test]
+    fn events_lost_to_a_full_queue_drop_every_token() {
+        let (_dir, root, _socket) = project();
+        let mut keeper = crate::folder::journal::keeper::Keeper::new(&root).unwrap();
+        let question = |t: Token| format!("since {} {}\n", t.to_text(), root.display());
+        let token = keeper.since(b"since - /").token();
+        assert!(matches!(
+            keeper.since(question(token).as_bytes()),
+            Answer::Changed { .. }
+        ));
+        // More events than the kernel queues, made while the keeper does not read.
+        let queued: usize = fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+            .unwrap_or(16384);
+        fs::create_dir(root.join("many")).unwrap();
+        let many = root.join("src");
+        for i in 0..queued + 64 {
+            fs::write(many.join(format!("f{i}")), "").unwrap();
+        }
+        assert!(keeper.read_events().unwrap());
+        assert!(matches!(
+            keeper.since(question(token).as_bytes()),
+            Answer::Everything { .. }
+        ));
+        // Watching again: changes after the new token are told again.
+        let token = keeper.since(b"since - /").token();
+        fs::write(root.join("src/deep/b.rs"), "fn q() {}\n").unwrap();
+        assert!(keeper.read_events().unwrap());
+        let Answer::Changed { paths, .. } = keeper.since(question(token).as_bytes()) else {
+            panic!("a token after the overflow is good");
+        };
+        assert_eq!(paths, ["src/deep/b.rs"]);
+    }
+
+    #[test]
+    fn the_keeper_leaves_when_its_socket_or_its_project_goes_and_is_alone() {
+        let (dir, root, socket) = project();
+        let (journal, thread) = keep(&root, &socket);
+        // A second keeper for the same socket leaves at once.
+        let second = serve(&root, &socket);
+        assert!(second.is_ok());
+        assert!(
+            journal.ask(None).is_some(),
+            "the first keeper still answers"
+        );
+        fs::remove_file(&socket).unwrap();
+        let start = Instant::now();
+        while !thread.is_finished() {
+            assert!(
+                start.elapsed() < Duration::from_secs(5),
+                "the keeper stayed"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(thread.join().unwrap().is_ok());
+
+        let socket = dir.path().join("k.sock");
+        let (_, thread) = keep(&root, &socket);
+        fs::remove_dir_all(&root).unwrap();
+        let start = Instant::now();
+        while !thread.is_finished() {
+            assert!(
+                start.elapsed() < Duration::from_secs(5),
+                "the keeper stayed"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(
+            !socket.exists(),
+            "a keeper that leaves takes its socket away"
+        );
+    }
+}
