@@ -310,7 +310,7 @@ fn wire(answer: &Answer) -> Vec<u8> {
     match answer {
         Answer::Everything { token } => format!("everything {}\n", token.to_text()).into_bytes(),
         Answer::Changed { token, paths } => {
-            let mut out = format!("changed {}\n", token.to_text()).into_bytes();
+            let mut out = format!("changed {} {}\n", token.to_text(), paths.len()).into_bytes();
             for path in paths {
                 out.extend_from_slice(path.as_bytes());
                 out.push(0);

@@ -183,26 +183,28 @@ fn question(root: &str, since: Option<Token>) -> String {
     format!("since {since} {root}\n")
 }
 
-/// The answer on the wire: `changed <token>\n` then each path ended by a NUL, or
-/// `everything <token>\n`.
+/// The answer on the wire: `changed <token> <count>\n` then each path ended by a NUL, or
+/// `everything <token>\n`. An answer cut short (fewer paths than counted) is no answer.
 #[cfg(unix)]
 fn parse_answer(bytes: &[u8]) -> Option<Answer> {
     let end = bytes.iter().position(|&b| b == b'\n')?;
     let head = std::str::from_utf8(&bytes[..end]).ok()?;
-    let (kind, token) = head.split_once(' ')?;
+    let mut head = head.split(' ');
+    let (kind, token, count) = (head.next()?, head.next()?, head.next());
     let token = Token::parse(token)?;
     let rest = &bytes[end + 1..];
-    match kind {
-        "everything" => Some(Answer::Everything { token }),
-        "changed" => {
-            if !rest.is_empty() && rest.last() != Some(&0) {
-                return None; // cut short
+    match (kind, count) {
+        ("everything", None) if rest.is_empty() => Some(Answer::Everything { token }),
+        ("changed", Some(count)) => {
+            let count: usize = count.parse().ok()?;
+            if rest.last().is_some_and(|&b| b != 0) {
+                return None;
             }
-            let paths = (rest.split(|&b| b == 0))
+            let paths: Vec<String> = (rest.split(|&b| b == 0))
                 .filter(|p| !p.is_empty())
                 .map(|p| String::from_utf8_lossy(p).into_owned())
                 .collect();
-            Some(Answer::Changed { token, paths })
+            (paths.len() == count).then_some(Answer::Changed { token, paths })
         }
         _ => None,
     }

@@ -13,7 +13,7 @@ fn tokens_and_answers_read_back_as_written() {
     assert_eq!(Token::parse(&token.to_text()), Some(token));
     assert_eq!(Token::parse("zz:1"), None);
     assert_eq!(Token::parse("12"), None);
-    let bytes = b"changed 1f:7\nsrc/a.rs\0docs\0";
+    let bytes = b"changed 1f:7 2\nsrc/a.rs\0docs\0";
     let answer = parse_answer(bytes).unwrap();
     let token = Token {
         keeper: 0x1f,
@@ -25,9 +25,19 @@ fn tokens_and_answers_read_back_as_written() {
         parse_answer(b"everything 1f:7\n"),
         Some(Answer::Everything { token })
     );
-    // An answer cut short, or not one, is no answer: every file is looked at instead.
-    assert_eq!(parse_answer(b"changed 1f:7\nsrc/a.r"), None);
-    assert_eq!(parse_answer(b"changed 1f:7"), None);
+    assert_eq!(
+        parse_answer(b"changed 1f:7 0\n"),
+        Some(Answer::Changed {
+            token,
+            paths: vec![]
+        })
+    );
+    // An answer cut short (even between two paths), or not one, is no answer: every file
+    // is looked at instead.
+    assert_eq!(parse_answer(b"changed 1f:7 2\nsrc/a.rs\0"), None);
+    assert_eq!(parse_answer(b"changed 1f:7 2\nsrc/a.rs\0docs"), None);
+    assert_eq!(parse_answer(b"changed 1f:7 2"), None);
+    assert_eq!(parse_answer(b"changed 1f:7\nsrc/a.rs\0"), None);
     assert_eq!(parse_answer(b"maybe 1f:7\n"), None);
 }
 
