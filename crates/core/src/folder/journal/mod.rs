@@ -31,6 +31,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 /// How long a reader waits for the keeper's answer before looking at every file instead (it
 /// answers within a millisecond or two; one stopped or swamped costs a turn this much).
+#[cfg(unix)]
 const ASK_WAIT: Duration = Duration::from_millis(250);
 /// How long after a keeper said it cannot watch the project none is started again.
 const REFUSED_FOR: Duration = Duration::from_secs(3600);
@@ -171,6 +172,7 @@ fn refused_path(socket: &Path) -> PathBuf {
 }
 
 /// The lock a keeper holds for its life: one keeper per socket.
+#[cfg(target_os = "linux")]
 fn lock_path(socket: &Path) -> PathBuf {
     let mut name = socket.as_os_str().to_owned();
     name.push(".lock");
@@ -178,6 +180,7 @@ fn lock_path(socket: &Path) -> PathBuf {
 }
 
 /// The question on the wire: `since <token or -> <root>\n`.
+#[cfg(unix)]
 fn question(root: &str, since: Option<Token>) -> String {
     let since = since.map_or_else(|| "-".to_string(), Token::to_text);
     format!("since {since} {root}\n")
