@@ -197,9 +197,16 @@ impl Walk {
         self.candidates.iter().map(|c| &*c.rel)
     }
 
-    /// The eligible files with their stamps when the walk asked them (see [`Walk::stamped`]).
+    /// The files the code index is made of, with their stamps when the walk asked them (see
+    /// [`Walk::stamped`]): the eligible files, and those left out only for their size. Every
+    /// walk names the same files, whether it asked sizes or not (the index keeps a digest of
+    /// them), and the index keeps the large ones as not indexed.
     pub fn stamped_paths(&self) -> impl Iterator<Item = (&str, Option<crate::folder::FileStamp>)> {
-        (self.candidates.iter()).map(|c| (&*c.rel, c.seen.and_then(|s| s.stamp)))
+        let eligible = (self.candidates.iter()).map(|c| (&*c.rel, c.seen.and_then(|s| s.stamp)));
+        let large = (self.skipped.iter())
+            .filter(|(_, why)| *why == SkipReason::TooLarge)
+            .map(|(path, _)| (path.as_str(), None));
+        eligible.chain(large)
     }
 
     /// Whether `options` choose files as this walk did (same globs, same size limit).

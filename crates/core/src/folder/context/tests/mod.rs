@@ -201,6 +201,28 @@ fn max_file_bytes_is_configurable() {
     );
 }
 
+/// The code index is made of the same files whether the walk asked sizes or not (it keeps a
+/// digest of them: a walk of each kind would otherwise make it compare every path again).
+#[test]
+fn a_walk_with_sizes_gives_the_index_the_files_one_without_does() {
+    let dir = project();
+    let options = ContextOptions {
+        max_file_bytes: 13,
+        ..ContextOptions::default()
+    };
+    let stamped = Walk::stamped(dir.path(), &options).unwrap();
+    let plain = Walk::new(dir.path(), &options).unwrap();
+    let mut with_sizes: Vec<&str> = stamped.stamped_paths().map(|(p, _)| p).collect();
+    let mut without: Vec<&str> = plain.stamped_paths().map(|(p, _)| p).collect();
+    with_sizes.sort_unstable();
+    without.sort_unstable();
+    assert!(
+        with_sizes.contains(&"src/nested/deep/util.rs"),
+        "{with_sizes:?}"
+    );
+    assert_eq!(with_sizes, without);
+}
+
 #[test]
 fn include_and_exclude_globs() {
     let dir = project();
