@@ -87,12 +87,13 @@ pub struct Journal {
 
 impl Journal {
     /// The journal of the project at `root` (canonical), its socket at `socket`; `None` when
-    /// the journal is turned off, the socket's path is too long to be one, or this system
-    /// has no keeper.
+    /// the journal is turned off, the socket's path is too long to be one, the root cannot be
+    /// named in a question (not UTF-8, or with a line break), or this system has no keeper.
     pub fn new(root: &Path, socket: PathBuf) -> Option<Journal> {
         let off = std::env::var_os("TANDEM_JOURNAL").is_some_and(|v| v == "off");
         let fits = socket.as_os_str().len() <= MAX_SOCKET_PATH;
-        (cfg!(target_os = "linux") && !off && fits && root.to_str().is_some()).then(|| Journal {
+        let named = root.to_str().is_some_and(|r| !r.contains('\n'));
+        (cfg!(target_os = "linux") && !off && fits && named).then(|| Journal {
             root: root.to_path_buf(),
             socket,
         })
@@ -216,7 +217,7 @@ fn parse_answer(bytes: &[u8]) -> Option<Answer> {
 #[cfg(unix)]
 fn ask(socket: &Path, root: &Path, since: Option<Token>) -> Option<Answer> {
     use std::io::{Read, Write};
-    let root = root.to_str().filter(|r| !r.contains('\n'))?;
+    let root = root.to_str()?;
     let mut stream = std::os::unix::net::UnixStream::connect(socket).ok()?;
     stream.set_read_timeout(Some(ASK_WAIT)).ok()?;
     stream.set_write_timeout(Some(ASK_WAIT)).ok()?;

@@ -45,6 +45,14 @@ fn tokens_and_answers_read_back_as_written() {
 fn a_journal_that_is_off_or_cannot_be_a_socket_is_none() {
     let long = PathBuf::from(format!("/tmp/{}/x.journal", "d".repeat(120)));
     assert!(Journal::new(Path::new("/tmp/p"), long).is_none());
+    let socket = PathBuf::from("/tmp/x.journal");
+    assert!(Journal::new(Path::new("/tmp/a\nb"), socket.clone()).is_none());
+    if std::env::var_os("TANDEM_JOURNAL").is_none() {
+        assert_eq!(
+            Journal::new(Path::new("/tmp/p"), socket).is_some(),
+            cfg!(target_os = "linux")
+        );
+    }
 }
 
 #[cfg(target_os = "linux")]
