@@ -92,6 +92,9 @@ pub(super) struct Keeper {
     inotify: Inotify,
     /// Each watched folder, relative to the root (`""` for the root).
     folders: HashMap<WatchDescriptor, Vec<u8>>,
+    /// Files with more than one link, each watched on its own with the paths naming it here:
+    /// a write through a link outside the project reaches no folder's watch.
+    linked: HashMap<WatchDescriptor, Vec<Vec<u8>>>,
     root_watch: Option<WatchDescriptor>,
     /// This keeper's number (see [`Token::keeper`]).
     id: u64,
@@ -114,6 +117,7 @@ impl Keeper {
             root: root.to_path_buf(),
             inotify: Inotify::init()?,
             folders: HashMap::new(),
+            linked: HashMap::new(),
             root_watch: None,
             id,
             seq: 1,
@@ -130,6 +134,7 @@ impl Keeper {
     fn start_over(&mut self) -> io::Result<()> {
         self.inotify = Inotify::init()?;
         self.folders.clear();
+        self.linked.clear();
         self.root_watch = None;
         self.changed.clear();
         self.seq += 1;
@@ -157,13 +162,10 @@ impl Keeper {
             let path = self.root.join(OsStr::from_bytes(&rel));
             let wd = match self.inotify.watches().add(&path, mask) {
                 Ok(wd) => wd,
-                Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => {
-                    return Err(io::Error::other(
-                        "more folders than the system lets one process watch \
-                         (fs.inotify.max_user_watches)",
-                    ));
-                }
-                Err(_) => continue,
+                Err(e) => match too_many(e) {
+                    Some(e) => return Err(e),
+                    None => continue,
+                },
             };
             if rel.is_empty() {
                 self.root_watch = Some(wd.clone());
@@ -177,10 +179,32 @@ impl Keeper {
                 let name = entry.file_name();
                 if is_dir && !never_walked(&name) {
                     todo.push(joined(&rel, name.as_bytes()));
+                } else if !is_dir && entry.metadata().is_ok_and(|m| m.nlink() > 1) {
+                    self.watch_linked(joined(&rel, name.as_bytes()))?;
                 }
             }
         }
         Ok(())
+    }
+
+    /// Watches the file `rel` on its own when it has more than one link (see
+    /// [`Keeper::linked`]).
+    fn watch_linked(&mut self, rel: Vec<u8>) -> io::Result<()> {
+        let path = self.root.join(OsStr::from_bytes(&rel));
+        if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.nlink() > 1) {
+            return Ok(());
+        }
+        let mask = WatchMask::MODIFY | WatchMask::ATTRIB | WatchMask::DONT_FOLLOW;
+        match self.inotify.watches().add(&path, mask) {
+            Ok(wd) => {
+                let paths = self.linked.entry(wd).or_default();
+                if !paths.contains(&rel) {
+                    paths.push(rel);
+                }
+                Ok(())
+            }
+            Err(e) => too_many(e).map_or(Ok(()), Err),
+        }
     }
 
     fn record(&mut self, path: Vec<u8>) {
@@ -223,7 +247,16 @@ impl Keeper {
             self.start_over()?;
             return Ok(true);
         }
+        if let Some(paths) = self.linked.get(&wd)
+            && !mask.contains(EventMask::IGNORED)
+        {
+            for path in paths.clone() {
+                self.record(path);
+            }
+            return Ok(true);
+        }
         if mask.contains(EventMask::IGNORED) {
+            self.linked.remove(&wd);
             self.folders.remove(&wd);
             return Ok(self.root_watch.as_ref() != Some(&wd));
         }
@@ -236,6 +269,9 @@ impl Keeper {
         };
         let path = joined(folder, &name);
         if !mask.contains(EventMask::ISDIR) {
+            if mask.intersects(EventMask::CREATE | EventMask::MOVED_TO) {
+                self.watch_linked(path.clone())?;
+            }
             self.record(path);
             return Ok(true);
         }
@@ -318,6 +354,17 @@ fn wire(answer: &Answer) -> Vec<u8> {
             out
         }
     }
+}
+
+/// The error to stop at when adding a watch failed for want of watches (the system's limit);
+/// `None` for another failure (the path vanished or cannot be read: passed over).
+fn too_many(e: io::Error) -> Option<io::Error> {
+    (e.raw_os_error() == Some(libc::ENOSPC)).then(|| {
+        io::Error::other(
+            "more folders and linked files than the system lets one process watch \
+             (fs.inotify.max_user_watches)",
+        )
+    })
 }
 
 /// Whether a folder of this name is never entered by a context walk, whatever the ignore

@@ -181,6 +181,32 @@ mod kept {
     }
 
     #[test]
+    fn a_write_through_a_link_outside_the_project_is_seen() {
+        let (dir, root, socket) = project();
+        // One link made before the keeper starts, one after it (into the project).
+        let outside = dir.path().join("outside");
+        fs::create_dir(&outside).unwrap();
+        fs::hard_link(root.join("src/a.rs"), outside.join("a.rs")).unwrap();
+        let (journal, _thread) = keep(&root, &socket);
+        let token = journal.ask(None).unwrap().token();
+        fs::write(outside.join("shared.rs"), "fn s() {}\n").unwrap();
+        fs::hard_link(outside.join("shared.rs"), root.join("src/shared.rs")).unwrap();
+        let (token, paths) = changed(&journal, token);
+        assert_eq!(paths, ["src/shared.rs"]);
+
+        // Written in place through the outside names: no folder of the project sees it.
+        for name in ["a.rs", "shared.rs"] {
+            let mut file = fs::File::options()
+                .append(true)
+                .open(outside.join(name))
+                .unwrap();
+            std::io::Write::write_all(&mut file, b"// more\n").unwrap();
+        }
+        let (_, paths) = changed(&journal, token);
+        assert_eq!(paths, ["src/a.rs", "src/shared.rs"]);
+    }
+
+    #[test]
     fn a_moved_folder_or_another_keepers_token_means_looking_at_everything() {
         let (_dir, root, socket) = project();
         let (journal, _thread) = keep(&root, &socket);
