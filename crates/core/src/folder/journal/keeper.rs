@@ -51,12 +51,28 @@ pub fn serve(root: &Path, socket: &Path) -> io::Result<()> {
     std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600))?;
     listener.set_nonblocking(true)?;
     let bound = std::fs::symlink_metadata(socket)?.ino();
+    let kept = keep(&mut keeper, &listener, root, socket, bound);
+    // Still ours: no reader connects to a keeper that left.
+    if std::fs::symlink_metadata(socket).is_ok_and(|m| m.ino() == bound) {
+        let _ = std::fs::remove_file(socket);
+    }
+    kept
+}
+
+/// Watches and answers until a reason to leave (see the module).
+fn keep(
+    keeper: &mut Keeper,
+    listener: &UnixListener,
+    root: &Path,
+    socket: &Path,
+    bound: u64,
+) -> io::Result<()> {
     let mut asked = Instant::now();
     loop {
         let (events, asking) = {
             let mut fds = [
                 PollFd::new(&keeper.inotify, PollFlags::IN),
-                PollFd::new(&listener, PollFlags::IN),
+                PollFd::new(listener, PollFlags::IN),
             ];
             match rustix::event::poll(&mut fds, Some(&TICK)) {
                 Ok(_) | Err(rustix::io::Errno::INTR) => {}
@@ -65,7 +81,7 @@ pub fn serve(root: &Path, socket: &Path) -> io::Result<()> {
             (!fds[0].revents().is_empty(), !fds[1].revents().is_empty())
         };
         if events && !keeper.read_events()? {
-            break;
+            return Ok(());
         }
         if asking {
             while let Ok((stream, _)) = listener.accept() {
@@ -77,14 +93,9 @@ pub fn serve(root: &Path, socket: &Path) -> io::Result<()> {
         }
         let ours = std::fs::symlink_metadata(socket).is_ok_and(|m| m.ino() == bound);
         if !ours || asked.elapsed() > IDLE || !root.is_dir() {
-            break;
+            return Ok(());
         }
     }
-    // Still ours: no reader connects to a keeper that left.
-    if std::fs::symlink_metadata(socket).is_ok_and(|m| m.ino() == bound) {
-        let _ = std::fs::remove_file(socket);
-    }
-    Ok(())
 }
 
 pub(super) struct Keeper {
