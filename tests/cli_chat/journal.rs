@@ -157,3 +157,32 @@ async fn the_journal_packs_what_a_fresh_look_packs_through_every_kind_of_change(
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// The keeper holds none of its starter's descriptors: a caller that hands `tandem` a pipe
+/// beside its output (a script's status pipe) reads to its end once `tandem` is done, not
+/// once the keeper leaves, half an hour later.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_keeper_holds_none_of_its_starters_pipes() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("project");
+    common::repo_with(&root, &[("src/lib.rs", "pub fn one() -> u32 { 1 }\n")]);
+    let data = dir.path().join("data");
+    // The shell passes its output down as descriptor 3 as well; `project add` starts the
+    // keeper (it indexes the project).
+    let mut sh = std::process::Command::new("sh");
+    common::seal(&mut sh)
+        .arg("-c")
+        .arg(r#"exec 3>&1; "$0" --data-dir "$1" project add "$2" >/dev/null"#)
+        .arg(env!("CARGO_BIN_EXE_tandem"))
+        .arg(&data)
+        .arg(&root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped());
+    let child = Command::from(sh).spawn().unwrap();
+    let done = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output()).await;
+    let output = done.expect("the pipe stayed open after tandem ended: a keeper holds it");
+    assert!(output.unwrap().status.success());
+    // A keeper was started (without one this would prove nothing).
+    keeper_socket(&data);
+}

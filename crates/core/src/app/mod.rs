@@ -84,9 +84,9 @@ pub use crate::engine::{
     AddedProject, ApproveOutcome, Proposal, RestoreOutcome, Review, SaveOutcome, UndoOutcome,
 };
 pub use crate::folder::context::{PackedAs, code_fence};
-pub use crate::folder::journal::keep_with as keep_journals_with;
 #[cfg(target_os = "linux")]
-pub use crate::folder::journal::serve as keep_journal;
+pub use crate::folder::journal::keep_alone as keep_journal;
+pub use crate::folder::journal::keep_with as keep_journals_with;
 pub use crate::folder::search::{SearchMatch, SearchQuery, SearchResult};
 pub use crate::folder::watch::{Changed, Watch};
 pub use crate::folder::{blob_hash, normalize_relative};

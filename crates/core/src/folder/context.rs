@@ -293,10 +293,20 @@ impl ContextCache {
             }
             let mapper =
                 mapper.filter(|_| chosen.is_some_and(|c| c.map) && remaining + map_room > 0);
-            let mut seen = found.seen;
+            // A file's size is looked at only while something may fit, and until
+            // STAT_MISSES files were too big; after that the rest is listed. Whether the walk
+            // asked the sizes already or not, the same files are packed.
+            let mut seen = None;
             let may_fit = remaining > 0 || mapper.is_some();
-            if seen.is_none() && may_fit && misses < STAT_MISSES {
-                match found.stat(root, options.max_file_bytes) {
+            if may_fit && misses < STAT_MISSES {
+                let asked = match found.seen {
+                    Some(known) if known.bytes > options.max_file_bytes => {
+                        Err(SkipReason::TooLarge)
+                    }
+                    Some(known) => Ok(known),
+                    None => found.stat(root, options.max_file_bytes),
+                };
+                match asked {
                     Ok(now) => seen = Some(now),
                     Err(reason) => {
                         skipped.push((found.rel.to_string(), reason));

@@ -151,7 +151,7 @@ impl Walk {
         let include = glob_set("include", &options.include)?;
         let exclude = glob_set("exclude", &options.exclude)?;
         let root = open_root(root)?;
-        let filters = (&include, &exclude, options.max_file_bytes);
+        let filters = (&include, &exclude);
         let walked = crate::folder::walk::parallel(&walker(&root), |item| {
             let entry = match item {
                 Ok(entry) => entry,
@@ -197,16 +197,11 @@ impl Walk {
         self.candidates.iter().map(|c| &*c.rel)
     }
 
-    /// The files the code index is made of, with their stamps when the walk asked them (see
-    /// [`Walk::stamped`]): the eligible files, and those left out only for their size. Every
-    /// walk names the same files, whether it asked sizes or not (the index keeps a digest of
-    /// them), and the index keeps the large ones as not indexed.
+    /// The eligible files with their stamps when the walk asked them (see [`Walk::stamped`]).
+    /// Every walk names the same files, whether it asked sizes or not: the code index keeps a
+    /// digest of them (and the too large ones as not indexed).
     pub fn stamped_paths(&self) -> impl Iterator<Item = (&str, Option<crate::folder::FileStamp>)> {
-        let eligible = (self.candidates.iter()).map(|c| (&*c.rel, c.seen.and_then(|s| s.stamp)));
-        let large = (self.skipped.iter())
-            .filter(|(_, why)| *why == SkipReason::TooLarge)
-            .map(|(path, _)| (path.as_str(), None));
-        eligible.chain(large)
+        (self.candidates.iter()).map(|c| (&*c.rel, c.seen.and_then(|s| s.stamp)))
     }
 
     /// Whether `options` choose files as this walk did (same globs, same size limit).
@@ -291,11 +286,12 @@ impl Candidate {
     }
 }
 
-/// The checks a walked file passes without being read: its name, and (`sized`) its size.
+/// The checks a walked file passes without being read: its name (and, `sized`, its stamp is
+/// asked: the size is for packing to weigh).
 fn candidate(
     rel: &str,
     entry: &ignore::DirEntry,
-    (include, exclude, max_bytes): (&GlobSet, &GlobSet, u64),
+    (include, exclude): (&GlobSet, &GlobSet),
     sized: bool,
 ) -> Result<Candidate, (String, SkipReason)> {
     if let Err(reason) = check_name(rel, include, exclude) {
@@ -307,9 +303,8 @@ fn candidate(
             let Ok(stamp) = crate::folder::platform::file_stamp(entry.path()) else {
                 return Err((rel.to_string(), SkipReason::Unreadable));
             };
-            if stamp.len > max_bytes {
-                return Err((rel.to_string(), SkipReason::TooLarge));
-            }
+            // One too large stays a candidate: packing decides, as for a walk without sizes
+            // (the same files are packed either way).
             Some(Seen {
                 bytes: stamp.len,
                 stamp: Some(stamp),

@@ -32,6 +32,38 @@ const MAX_PATHS: usize = 200_000;
 /// The longest question read from a reader.
 const MAX_QUESTION: u64 = 8192;
 
+/// The keeper's process: it first closes every descriptor it inherited past the standard
+/// three (a pipe its starter's caller passed down would otherwise stay open for the keeper's
+/// whole life, and whoever reads it would wait that long), then [`serve`]s.
+pub fn keep_alone(root: &Path, socket: &Path) -> io::Result<()> {
+    close_inherited();
+    serve(root, socket)
+}
+
+#[allow(unsafe_code)]
+fn close_inherited() {
+    // SAFETY: close_range(2) closes descriptors of this process only, and the process has
+    // opened none of its own yet (it is called first thing).
+    let closed = unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) };
+    if closed == 0 {
+        return;
+    }
+    // Kernels before 5.9: one at a time, as /proc lists them.
+    let open: Vec<i32> = (std::fs::read_dir("/proc/self/fd")
+        .into_iter()
+        .flatten()
+        .flatten())
+    .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
+    .filter(|fd| *fd > 2)
+    .collect();
+    for fd in open {
+        // SAFETY: as above; the listing's own descriptor is closed already (EBADF).
+        unsafe {
+            libc::close(fd);
+        }
+    }
+}
+
 /// Keeps the journal of the project at `root` (canonical) on `socket` until one of the
 /// reasons to leave (see the module). Returns at once when another keeper holds the socket.
 pub fn serve(root: &Path, socket: &Path) -> io::Result<()> {

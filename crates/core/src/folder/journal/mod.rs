@@ -23,7 +23,7 @@
 #[cfg(target_os = "linux")]
 mod keeper;
 #[cfg(target_os = "linux")]
-pub use keeper::serve;
+pub use keeper::{keep_alone, serve};
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};

@@ -223,6 +223,35 @@ fn a_walk_with_sizes_gives_the_index_the_files_one_without_does() {
     assert_eq!(with_sizes, without);
 }
 
+/// A turn whose walk asked every size (the code index without its change journal) packs
+/// what one that did not ask packs: the same files whole, listed and skipped, also past the
+/// point where sizes stop being asked.
+#[test]
+fn packing_does_not_depend_on_whether_the_walk_asked_sizes() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "a_large.rs", "x".repeat(3000));
+    for i in 0..100 {
+        write(root, &format!("b/file_{i:03}.rs"), "y".repeat(400));
+    }
+    write(root, "c_large.rs", "x".repeat(3000));
+    write(root, "d_tiny.rs", "z");
+    let options = ContextOptions {
+        budget_tokens: 150,
+        max_file_bytes: 2000,
+        ..ContextOptions::default()
+    };
+    let pack = |walk: &Walk| ContextCache::default().pack(walk, &options).unwrap();
+    let with_sizes = pack(&Walk::stamped(root, &options).unwrap());
+    let without = pack(&Walk::new(root, &options).unwrap());
+    assert_eq!(
+        skip_reason(&without, "a_large.rs"),
+        Some(SkipReason::TooLarge)
+    );
+    assert!(without.listed_only.iter().any(|(p, _)| &**p == "d_tiny.rs"));
+    assert_eq!(with_sizes, without);
+}
+
 #[test]
 fn include_and_exclude_globs() {
     let dir = project();
