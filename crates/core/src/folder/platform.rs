@@ -34,6 +34,21 @@ pub fn set_mode(file: &File, mode: u32) -> io::Result<()> {
     }
 }
 
+/// When the file's status last changed (its content, links or mode), in nanoseconds since
+/// the epoch; 0 where the platform does not say.
+pub fn change_time_ns(meta: &Metadata) -> i64 {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        (meta.ctime().saturating_mul(1_000_000_000) + meta.ctime_nsec()).max(0)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        0
+    }
+}
+
 /// What tells two files with the same path, size and time apart (the inode), where known.
 pub fn identity(meta: &Metadata) -> u64 {
     #[cfg(unix)]
@@ -93,12 +108,14 @@ mod folder_relative {
             let Some((_, fd)) = open.as_ref() else {
                 return Err(io::Error::other("no folder open"));
             };
-            let mask = StatxFlags::MTIME | StatxFlags::SIZE | StatxFlags::INO;
+            let mask = StatxFlags::MTIME | StatxFlags::CTIME | StatxFlags::SIZE | StatxFlags::INO;
             let st = rustix::fs::statx(fd, name, AtFlags::SYMLINK_NOFOLLOW, mask)?;
-            let mtime_ns =
-                st.stx_mtime.tv_sec.saturating_mul(1_000_000_000) + i64::from(st.stx_mtime.tv_nsec);
+            let ns = |t: rustix::fs::StatxTimestamp| {
+                (t.tv_sec.saturating_mul(1_000_000_000) + i64::from(t.tv_nsec)).max(0)
+            };
             Ok(super::super::FileStamp {
-                mtime_ns: mtime_ns.max(0),
+                mtime_ns: ns(st.stx_mtime),
+                ctime_ns: ns(st.stx_ctime),
                 len: st.stx_size,
                 inode: st.stx_ino,
             })

@@ -2,16 +2,20 @@
 //! since something was computed from it: its kind, size, modification time and identity. An
 //! atomic write (Tandem's own included) replaces the file, so even a same-size edit within one
 //! timestamp tick shows as a new identity; only an in-place, same-size rewrite within one tick
-//! goes unseen, as it does for git.
+//! goes unseen, as it does for git. The stored stamp also has the status change time (Unix):
+//! a tool that puts the old modification time back after an edit (`touch -d`) cannot put
+//! that one back, as git's index knows.
 
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A file version as `stat` sees it, in a form that is stored (the code index keeps one per
-/// file): modification time in nanoseconds, length and identity (the inode on Unix).
+/// file): modification and status change times in nanoseconds (the latter 0 where there is
+/// none), length and identity (the inode on Unix).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FileStamp {
     pub mtime_ns: i64,
+    pub ctime_ns: i64,
     pub len: u64,
     pub inode: u64,
 }
@@ -23,6 +27,7 @@ impl FileStamp {
             .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
         FileStamp {
             mtime_ns,
+            ctime_ns: super::platform::change_time_ns(meta),
             len: meta.len(),
             inode: super::platform::identity(meta),
         }

@@ -218,7 +218,7 @@ impl CodeIndex {
     ) -> Result<(Vec<(&'a str, bool)>, Vec<(String, bool)>)> {
         let (mut stale, mut gone) = (Vec::new(), Vec::new());
         let mut statement = (self.db).prepare_cached(
-            "SELECT path, mtime_ns, len, inode, skipped FROM files ORDER BY path",
+            "SELECT path, mtime_ns, ctime_ns, len, inode, skipped FROM files ORDER BY path",
         )?;
         let mut rows = statement.query([])?;
         // Asked files before the stored one at hand are new; stored ones not asked are gone.
@@ -240,10 +240,11 @@ impl CodeIndex {
             new(&mut next, Some(path), &mut stale);
             let stamp = FileStamp {
                 mtime_ns: row.get(1)?,
-                len: u64::try_from(row.get::<_, i64>(2)?).unwrap_or(0),
-                inode: row.get::<_, i64>(3)? as u64,
+                ctime_ns: row.get(2)?,
+                len: u64::try_from(row.get::<_, i64>(3)?).unwrap_or(0),
+                inode: row.get::<_, i64>(4)? as u64,
             };
-            let indexed = !row.get::<_, bool>(4)?;
+            let indexed = !row.get::<_, bool>(5)?;
             match asked.get(next) {
                 Some((asked_path, _)) if *asked_path == path => {
                     if now.changed(next, stamp) {

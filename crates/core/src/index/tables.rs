@@ -31,11 +31,13 @@ const VERSION: i64 = 4;
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS files (
     id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE,
-    mtime_ns INTEGER NOT NULL, len INTEGER NOT NULL, inode INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL, ctime_ns INTEGER NOT NULL, len INTEGER NOT NULL,
+    inode INTEGER NOT NULL,
     length INTEGER NOT NULL, defs TEXT NOT NULL, refs TEXT NOT NULL, words TEXT NOT NULL,
     skipped INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS files_stamps ON files (path, mtime_ns, len, inode, skipped);
+CREATE INDEX IF NOT EXISTS files_stamps
+    ON files (path, mtime_ns, ctime_ns, len, inode, skipped);
 CREATE TABLE IF NOT EXISTS words (word TEXT PRIMARY KEY, postings BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS names (
     name TEXT PRIMARY KEY, definers BLOB NOT NULL, users BLOB NOT NULL
@@ -198,8 +200,8 @@ pub(super) fn write(
     let mut written = 0;
     let mut insert = tx.prepare_cached(
         "INSERT OR REPLACE INTO files
-         (id, path, mtime_ns, len, inode, length, defs, refs, words, skipped)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+         (id, path, mtime_ns, ctime_ns, len, inode, length, defs, refs, words, skipped)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?;
     for &(path, change) in changes {
         let old = take_out(&tx, path, &mut words, &mut definers, &mut users)?;
@@ -251,6 +253,7 @@ pub(super) fn write(
             old.map(|o| o.id),
             path,
             stamp.mtime_ns,
+            stamp.ctime_ns,
             i64::try_from(stamp.len).unwrap_or(i64::MAX),
             stamp.inode as i64,
             length,

@@ -271,3 +271,31 @@ fn a_refresh_cut_short_overtaken_or_missing_a_file_keeps_no_new_standing() {
     assert_eq!(stood.token.map(|t| t.seq), Some(10));
     assert!(stood.paths.is_empty(), "{stood:?}");
 }
+
+/// An edit in place that keeps the size, the inode and the modification time (put back as
+/// `touch -d` does) is still seen by its status change time, which nothing can put back.
+#[test]
+fn an_edit_with_its_old_time_put_back_is_read_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fs::write(root.join("a.rs"), "fn alpha() {}\n").unwrap();
+    let mut index = CodeIndex::in_memory().unwrap();
+    index.refresh(root, ["a.rs"]).unwrap();
+    let before = fs::metadata(root.join("a.rs")).unwrap();
+    // Past the file system's clock tick, as any later edit is.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    fs::write(root.join("a.rs"), "fn omega() {}\n").unwrap();
+    let file = fs::File::options()
+        .write(true)
+        .open(root.join("a.rs"))
+        .unwrap();
+    file.set_modified(before.modified().unwrap()).unwrap();
+    let after = fs::metadata(root.join("a.rs")).unwrap();
+    assert_eq!(
+        (after.len(), after.modified().unwrap()),
+        (before.len(), before.modified().unwrap())
+    );
+    let done = index.refresh(root, ["a.rs"]).unwrap();
+    assert_eq!(done.extracted, 1, "{done:?}");
+    assert_eq!(index.definitions_of("omega").unwrap()[0].path, "a.rs");
+}

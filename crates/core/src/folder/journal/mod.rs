@@ -218,12 +218,25 @@ fn parse_answer(bytes: &[u8]) -> Option<Answer> {
 fn ask(socket: &Path, root: &Path, since: Option<Token>) -> Option<Answer> {
     use std::io::{Read, Write};
     let root = root.to_str()?;
+    let deadline = Instant::now() + ASK_WAIT;
     let mut stream = std::os::unix::net::UnixStream::connect(socket).ok()?;
-    stream.set_read_timeout(Some(ASK_WAIT)).ok()?;
     stream.set_write_timeout(Some(ASK_WAIT)).ok()?;
     stream.write_all(question(root, since).as_bytes()).ok()?;
+    // The whole answer within the wait, however slowly it comes.
     let mut answer = Vec::new();
-    stream.read_to_end(&mut answer).ok()?;
+    let mut chunk = [0u8; 64 * 1024];
+    loop {
+        let left = deadline.checked_duration_since(Instant::now())?;
+        stream
+            .set_read_timeout(Some(left.max(Duration::from_millis(1))))
+            .ok()?;
+        match stream.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => answer.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
     parse_answer(&answer)
 }
 

@@ -55,6 +55,41 @@ fn a_journal_that_is_off_or_cannot_be_a_socket_is_none() {
     }
 }
 
+/// Something on the socket that answers a byte at a time, for ever, costs a turn no more
+/// than the wait: then every file is looked at.
+#[cfg(unix)]
+#[test]
+fn an_answer_that_never_ends_is_given_up_within_the_wait() {
+    use std::io::{BufRead, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("slow.journal");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        let mut question = String::new();
+        std::io::BufReader::new(&stream)
+            .read_line(&mut question)
+            .unwrap();
+        for _ in 0..100 {
+            if (&stream).write_all(b"c").is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    });
+    let journal = Journal {
+        root: dir.path().to_path_buf(),
+        socket,
+    };
+    let start = Instant::now();
+    assert_eq!(journal.ask(None), None);
+    assert!(
+        start.elapsed() < ASK_WAIT + Duration::from_millis(200),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
 #[cfg(target_os = "linux")]
 mod kept {
     use super::*;
