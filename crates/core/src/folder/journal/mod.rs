@@ -25,8 +25,9 @@ mod keeper;
 #[cfg(target_os = "linux")]
 pub use keeper::{keep_alone, serve};
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{LazyLock, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 /// How long a reader waits for the keeper's answer before looking at every file instead (it
@@ -126,12 +127,14 @@ impl Journal {
         if recently_refused {
             return;
         }
-        static STARTED: Mutex<Option<Instant>> = Mutex::new(None);
+        // Per project: a window with several projects starts each one's keeper.
+        static STARTED: LazyLock<Mutex<HashMap<PathBuf, Instant>>> = LazyLock::new(Mutex::default);
         let mut started = STARTED.lock().unwrap_or_else(|p| p.into_inner());
-        if started.is_some_and(|at| at.elapsed() < Duration::from_secs(2)) {
+        let lately = started.get(&self.socket);
+        if lately.is_some_and(|at| at.elapsed() < Duration::from_secs(2)) {
             return;
         }
-        *started = Some(Instant::now());
+        started.insert(self.socket.clone(), Instant::now());
         let mut command = std::process::Command::new(program);
         command
             .arg("journal")
