@@ -136,12 +136,8 @@ impl App {
     /// The project's index, brought up to date with the files a turn sees (the same walk, so
     /// the two never undo each other's refresh).
     fn refreshed_index(&self, project: &Project) -> Result<Arc<Mutex<CodeIndex>>> {
-        let indexes = self.chat.indexes();
-        let changes = indexes.changes(&project.path);
         let options = project.settings.context_options();
-        let walk = crate::index::Indexes::walk(&project.path, &options, &changes)?;
-        let (index, _) = indexes.refreshed(&project.path, &walk, &changes, None)?;
-        Ok(index)
+        Ok(self.chat.indexes().current(&project.path, &options)?)
     }
 }
 

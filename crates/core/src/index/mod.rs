@@ -26,13 +26,15 @@ pub use rank::{OPEN_WHY, Ranked, SELECTED_WHY, Signals};
 pub use refresh::{Changes, FileStamp, Refreshed};
 pub use store::{Indexes, lock};
 
-/// The index cannot be read or written.
+/// The index cannot be read or written, or the project cannot be walked to refresh it.
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
     #[error("the code index cannot be used: {0}")]
     Sqlite(#[from] rusqlite::Error),
     #[error("the code index folder cannot be created: {0}")]
     Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Walk(#[from] crate::folder::context::ContextError),
 }
 
 pub type Result<T, E = IndexError> = std::result::Result<T, E>;

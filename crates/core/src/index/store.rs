@@ -93,6 +93,19 @@ impl Indexes {
         }
     }
 
+    /// The index of the project at `root` brought up to date now (no deadline) with a walk
+    /// of its own, with `options` (the project's include and exclude): for a question that
+    /// needs the index, not the walk.
+    pub fn current(
+        &self,
+        root: &Path,
+        options: &crate::folder::context::ContextOptions,
+    ) -> Result<Arc<Mutex<CodeIndex>>> {
+        let changes = self.changes(root);
+        let walk = Indexes::walk(root, options, &changes)?;
+        Ok(self.refreshed(root, &walk, &changes, None)?.0)
+    }
+
     /// The index of the project at `root` brought up to date with `walk` (its files, with
     /// their stamps when it asked them) and `changes`, reading until `deadline`. Every
     /// caller walks with the project's own include and exclude

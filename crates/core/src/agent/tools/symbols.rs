@@ -69,10 +69,7 @@ impl CodeView<'_> {
             path: "the code index".into(),
             message: e.to_string(),
         };
-        let changes = self.indexes.changes(self.project);
-        let walk = Indexes::walk(self.project, self.files, &changes).map_err(|e| failed(&e))?;
-        let (project, _) = (self.indexes.refreshed(self.project, &walk, &changes, None))
-            .map_err(|e| failed(&e))?;
+        let project = (self.indexes.current(self.project, self.files)).map_err(|e| failed(&e))?;
         query(&index::lock(&project)).map_err(|e| failed(&e))
     }
 
