@@ -83,7 +83,7 @@ pub fn serve(root: &Path, socket: &Path) -> io::Result<()> {
     std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600))?;
     listener.set_nonblocking(true)?;
     let bound = std::fs::symlink_metadata(socket)?.ino();
-    let kept = keep(&mut keeper, &listener, root, socket, bound);
+    let kept = keep(&mut keeper, &listener, socket, bound);
     // Still ours: no reader connects to a keeper that left.
     if std::fs::symlink_metadata(socket).is_ok_and(|m| m.ino() == bound) {
         let _ = std::fs::remove_file(socket);
@@ -92,13 +92,7 @@ pub fn serve(root: &Path, socket: &Path) -> io::Result<()> {
 }
 
 /// Watches and answers until a reason to leave (see the module).
-fn keep(
-    keeper: &mut Keeper,
-    listener: &UnixListener,
-    root: &Path,
-    socket: &Path,
-    bound: u64,
-) -> io::Result<()> {
+fn keep(keeper: &mut Keeper, listener: &UnixListener, socket: &Path, bound: u64) -> io::Result<()> {
     let mut asked = Instant::now();
     loop {
         let (events, asking) = {
@@ -124,7 +118,7 @@ fn keep(
             }
         }
         let ours = std::fs::symlink_metadata(socket).is_ok_and(|m| m.ino() == bound);
-        if !ours || asked.elapsed() > IDLE || !root.is_dir() {
+        if !ours || asked.elapsed() > IDLE || !keeper.root.is_dir() {
             return Ok(());
         }
     }

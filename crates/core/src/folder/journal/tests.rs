@@ -115,6 +115,18 @@ mod kept {
 
     use std::io;
 
+    /// Waits (up to 5 s) for the keeper on `thread` to leave.
+    fn left(thread: &std::thread::JoinHandle<io::Result<()>>) {
+        let start = Instant::now();
+        while !thread.is_finished() {
+            assert!(
+                start.elapsed() < Duration::from_secs(5),
+                "the keeper stayed"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     fn changed(journal: &Journal, since: Token) -> (Token, Vec<String>) {
         match journal.ask(Some(since)) {
             Some(Answer::Changed { token, mut paths }) => {
@@ -304,10 +316,8 @@ mod kept {
             .ok()
             .and_then(|t| t.trim().parse().ok())
             .unwrap_or(16384);
-        fs::create_dir(root.join("many")).unwrap();
-        let many = root.join("src");
         for i in 0..queued + 64 {
-            fs::write(many.join(format!("f{i}")), "").unwrap();
+            fs::write(root.join(format!("src/f{i}")), "").unwrap();
         }
         assert!(keeper.read_events().unwrap());
         assert!(matches!(
@@ -336,27 +346,13 @@ mod kept {
             "the first keeper still answers"
         );
         fs::remove_file(&socket).unwrap();
-        let start = Instant::now();
-        while !thread.is_finished() {
-            assert!(
-                start.elapsed() < Duration::from_secs(5),
-                "the keeper stayed"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        left(&thread);
         assert!(thread.join().unwrap().is_ok());
 
         let socket = dir.path().join("k.sock");
         let (_, thread) = keep(&root, &socket);
         fs::remove_dir_all(&root).unwrap();
-        let start = Instant::now();
-        while !thread.is_finished() {
-            assert!(
-                start.elapsed() < Duration::from_secs(5),
-                "the keeper stayed"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        left(&thread);
         assert!(
             !socket.exists(),
             "a keeper that leaves takes its socket away"
