@@ -45,11 +45,7 @@ async fn context_json_lists_each_included_file_with_how_and_why() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn context_ranks_the_prompts_files_first_and_maps_what_does_not_fit() {
     let (_dir, root, cli, _server) = setup().await;
-    let write = |rel: &str, text: &str| {
-        let path = root.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    };
+    let write = |rel: &str, text: &str| common::write_file(&root, rel, text);
     // Unrelated files first in path order, enough to fill the window many times over.
     for i in 0..40 {
         let body = format!("pub fn unrelated_{i}() -> u32 {{ {i} }}\n").repeat(60);

@@ -38,10 +38,7 @@ async fn from_scratch(server: &FakeProvider, root: &std::path::Path, prompt: &st
     let cli = Cli {
         data: dir.path().join("data"),
     };
-    cli.json(&["project", "add", root.to_str().unwrap()]).await;
-    let provider = common::fake_provider_args(&server.url());
-    let provider: Vec<&str> = provider.iter().map(String::as_str).collect();
-    cli.json(&provider).await;
+    register(&cli, root, server).await;
     let (included, listed) = packed(&cli, root, prompt).await;
     serde_json::json!({"included": included, "listed": listed})
 }
@@ -83,11 +80,7 @@ fn processes_naming(text: &str) -> usize {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_journal_packs_what_a_fresh_look_packs_through_every_kind_of_change() {
     let (dir, root, cli, server) = setup().await;
-    let write = |rel: &str, text: &str| {
-        let path = root.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    };
+    let write = |rel: &str, text: &str| common::write_file(&root, rel, text);
     for i in 0..12 {
         write(
             &format!("src/filler_{i:02}.rs"),

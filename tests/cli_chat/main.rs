@@ -77,11 +77,16 @@ async fn setup() -> (tempfile::TempDir, std::path::PathBuf, Cli, FakeProvider) {
         data: dir.path().join("data"),
     };
     let server = FakeProvider::start().await;
+    register(&cli, &root, &server).await;
+    (dir, root, cli, server)
+}
+
+/// Adds the project at `root` and the fake provider `server` to `cli`'s data directory.
+async fn register(cli: &Cli, root: &std::path::Path, server: &FakeProvider) {
     cli.json(&["project", "add", root.to_str().unwrap()]).await;
     let provider = common::fake_provider_args(&server.url());
     let provider: Vec<&str> = provider.iter().map(String::as_str).collect();
     cli.json(&provider).await;
-    (dir, root, cli, server)
 }
 
 /// The file `name` as the chats' workspaces hold it (the layer of an overlay keeps what

@@ -166,6 +166,13 @@ pub fn git_at(root: &Path, date: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+/// Writes `text` to the file `rel` under `root`, making its folders.
+pub fn write_file(root: &Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
 /// A git repository with `files` committed by the git CLI.
 pub fn repo_with(root: &Path, files: &[(&str, &str)]) {
     std::fs::create_dir_all(root).unwrap();
@@ -173,9 +180,7 @@ pub fn repo_with(root: &Path, files: &[(&str, &str)]) {
     git(root, &["config", "user.name", "Test User"]);
     git(root, &["config", "user.email", "test@example.com"]);
     for (path, content) in files {
-        let full = root.join(path);
-        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
-        std::fs::write(full, content).unwrap();
+        write_file(root, path, content);
     }
     git(root, &["add", "-A"]);
     git(root, &["commit", "-q", "-m", "initial", "--allow-empty"]);

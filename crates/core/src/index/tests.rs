@@ -100,14 +100,20 @@ fn a_binary_file_is_not_read_again_until_it_changes() {
     assert_eq!(index.len().unwrap(), 2);
 }
 
-#[test]
-fn a_deadline_leaves_the_rest_for_the_next_refresh() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
+/// 700 files, `f{i}.rs` each defining `f{i}`, more than one round of reading; their names.
+fn many_files(root: &std::path::Path) -> Vec<String> {
     let names: Vec<String> = (0..700).map(|i| format!("f{i}.rs")).collect();
     for (i, name) in names.iter().enumerate() {
         fs::write(root.join(name), format!("fn f{i}() {{}}\n")).unwrap();
     }
+    names
+}
+
+#[test]
+fn a_deadline_leaves_the_rest_for_the_next_refresh() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let names = many_files(root);
     let mut index = CodeIndex::in_memory().unwrap();
     let paths = || names.iter().map(String::as_str);
     let past = std::time::Instant::now();
@@ -228,10 +234,7 @@ fn a_refresh_told_what_changed_reads_only_that_and_still_sees_files_come_and_go(
 fn a_refresh_cut_short_overtaken_or_missing_a_file_keeps_no_new_standing() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let names: Vec<String> = (0..700).map(|i| format!("f{i}.rs")).collect();
-    for (i, name) in names.iter().enumerate() {
-        fs::write(root.join(name), format!("fn f{i}() {{}}\n")).unwrap();
-    }
+    let names = many_files(root);
     let mut index = CodeIndex::in_memory().unwrap();
     let paths = || names.iter().map(|p| (p.as_str(), None));
     // Cut short by its deadline: the files not read are not covered by the token.
