@@ -637,3 +637,85 @@ fn the_head_of_a_commits_patch_is_its_start_cut_past_the_limit() {
         whole
     );
 }
+
+#[test]
+fn what_each_commit_said_and_changed_is_read_newest_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("project");
+    let files: Vec<(String, String)> = (0..60)
+        .map(|i| (format!("src/f{i:02}.rs"), format!("fn f{i}() {{}}\n")))
+        .collect();
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    repo_with(&root, &files);
+    let commit = |message: &str| {
+        git(&root, &["add", "-A"]);
+        git(&root, &["commit", "-q", "-m", message]);
+        git(&root, &["rev-parse", "HEAD"]).trim().to_string()
+    };
+    std::fs::write(root.join("src/f01.rs"), "fn f1() { 1 }\n").unwrap();
+    std::fs::remove_file(root.join("src/f02.rs")).unwrap();
+    std::fs::create_dir_all(root.join("lib")).unwrap();
+    std::fs::write(root.join("lib/new.rs"), "fn new() {}\n").unwrap();
+    let edit = commit("Round invoice totals\n\nThe body is not the subject.");
+    for (path, content) in &files {
+        if root.join(path).exists() {
+            std::fs::write(root.join(path), format!("// formatted\n{content}")).unwrap();
+        }
+    }
+    let reformat = commit("reformat");
+    git(&root, &["checkout", "-q", "-b", "side", &edit]);
+    std::fs::write(root.join("lib/side.rs"), "fn side() {}\n").unwrap();
+    let side = commit("side edit");
+    git(&root, &["checkout", "-q", "-"]);
+    git(
+        &root,
+        &["merge", "-q", "--no-ff", "-m", "merge side", "side"],
+    );
+    let merge = git(&root, &["rev-parse", "HEAD"]).trim().to_string();
+    let import = git(&root, &["rev-list", "--max-parents=0", "HEAD"])
+        .trim()
+        .to_string();
+    let repo = tandem_core::vcs::open(&root).unwrap();
+    let newest = tandem_core::vcs::newest_commits(&repo, 10).unwrap();
+    // HEAD first; the others in time order, which within one second is any.
+    assert_eq!(newest[0], merge);
+    let mut all = newest.clone();
+    all.sort();
+    let mut expected = vec![
+        merge.clone(),
+        side.clone(),
+        reformat.clone(),
+        edit.clone(),
+        import.clone(),
+    ];
+    expected.sort();
+    assert_eq!(all, expected);
+    assert_eq!(
+        tandem_core::vcs::newest_commits(&repo, 2).unwrap(),
+        newest[..2]
+    );
+    let read = |id: &str| tandem_core::vcs::subject_and_files(&repo, id).unwrap();
+    // Added and changed files, in path order; the deleted one is not there.
+    assert_eq!(
+        read(&edit),
+        (
+            "Round invoice totals".to_string(),
+            vec!["lib/new.rs".to_string(), "src/f01.rs".to_string()]
+        )
+    );
+    assert_eq!(read(&side).1, ["lib/side.rs"]);
+    // The import, a merge and a mass change say nothing of single files.
+    for (id, subject) in [
+        (&import, "initial"),
+        (&merge, "merge side"),
+        (&reformat, "reformat"),
+    ] {
+        let (said, files) = read(id);
+        assert!(said.starts_with(subject), "{said}");
+        assert!(files.is_empty(), "{subject}: {files:?}");
+    }
+    assert!(tandem_core::vcs::subject_and_files(&repo, "not a commit").is_err());
+}

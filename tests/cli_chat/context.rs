@@ -216,3 +216,80 @@ async fn context_says_what_is_kept_free_for_a_model_that_counts_more() {
         "{parts}"
     );
 }
+
+/// What past commits said about a file ranks it for those words, though the file holds none
+/// of them: learnt at `project add`, and a commit made later is learnt by the next `context`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn context_finds_files_by_what_their_past_commits_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("project");
+    let name = |i: u8| format!("zq{}{}", (b'a' + i / 26) as char, (b'a' + i % 26) as char);
+    let files: Vec<(String, String)> = (0..30)
+        .map(|i| {
+            let text = format!("pub fn filler_{}() -> u32 {{ {i} }}\n", name(i)).repeat(40);
+            (format!("src/a/f{i:02}.rs"), text)
+        })
+        .collect();
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    common::repo_with(&root, &files);
+    // A commit that touches `file`, then five on others, so that `file` is not among the
+    // recently edited.
+    let commit_then_five = |file: &str, subject: &str, round: usize| {
+        let touch = |rel: &str, line: String| {
+            let path = root.join(rel);
+            let mut text = std::fs::read_to_string(&path).unwrap();
+            text.push_str(&line);
+            std::fs::write(&path, text).unwrap();
+        };
+        touch(file, format!("// {round}\n"));
+        common::git(&root, &["commit", "-q", "-am", subject]);
+        for i in 0..5 {
+            touch(
+                &format!("src/a/f{:02}.rs", 20 + i),
+                format!("// {round} {i}\n"),
+            );
+            common::git(
+                &root,
+                &["commit", "-q", "-am", &format!("tidy {round} {i}")],
+            );
+        }
+    };
+    commit_then_five("src/a/f05.rs", "Invoices: round each line, not the sum", 1);
+    let cli = Cli {
+        data: dir.path().join("data"),
+    };
+    let root_str = root.to_str().unwrap();
+    cli.json(&["project", "add", root_str]).await;
+    let server = FakeProvider::start().await;
+    let provider = common::fake_provider_args(&server.url());
+    let provider: Vec<&str> = provider.iter().map(String::as_str).collect();
+    cli.json(&provider).await;
+    let first = |prompt: &'static str| {
+        let cli = &cli;
+        async move {
+            let args = [
+                "context",
+                "--project",
+                root_str,
+                "--provider",
+                "fake",
+                "--prompt",
+                prompt,
+            ];
+            let context = cli.json(&args).await;
+            context["breakdown"]["included"][0].clone()
+        }
+    };
+    let top = first("the invoice rounding is off by a cent").await;
+    assert_eq!(top["path"], "src/a/f05.rs", "{top}");
+    assert!(
+        (top["why"].as_str().unwrap()).contains("its past commits said: invoice"),
+        "{top}"
+    );
+    commit_then_five("src/a/f09.rs", "Ledger exports stream to disk", 2);
+    let top = first("ledger export runs out of memory").await;
+    assert_eq!(top["path"], "src/a/f09.rs", "{top}");
+}

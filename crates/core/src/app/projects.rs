@@ -379,11 +379,24 @@ fn index_project(
         let stuck = round.left > 0 && round.left == done.left;
         done.left = round.left;
         if round.left == 0 {
-            return Ok(done);
+            break;
         }
         if stuck {
             // The stat of every file alone outlasted the round: rounds get longer.
             round_time *= 2;
+        }
+    }
+    // Then what the history says of the files, in rounds as well. A history that cannot be
+    // read is a hint missing, not a failed index: the files are indexed.
+    let Ok(repo) = crate::vcs::open(&project.path) else {
+        return Ok(done);
+    };
+    let index = indexes.project(&project.path)?;
+    loop {
+        let deadline = std::time::Instant::now() + round_time;
+        match crate::chat::learn_history(&mut crate::index::lock(&index), &repo, Some(deadline)) {
+            Ok(false) => continue,
+            Ok(true) | Err(_) => return Ok(done),
         }
     }
 }

@@ -33,6 +33,7 @@ pub use prompt::{
     ContextBreakdown, HistoryTurn, IncludedFile, PromptError, history, history_turns,
     strip_for_history, system_prompt,
 };
+pub(crate) use ranking::learn_history;
 pub use turn::TurnOutcome;
 pub use writer::{Coalescer, DB_FLUSH_INTERVAL, EVENT_INTERVAL, StreamWriter};
 

@@ -7,7 +7,7 @@ use super::compact;
 use super::focus::{EditorFocus, SentSelection};
 use super::models::{self, FALLBACK_CONTEXT, ModelChoice};
 use super::prompt::{self, ContextBreakdown, HistoryTurn, PromptError, PromptInputs};
-use super::ranking::{editor_files, rank_files, recently_edited};
+use super::ranking::{editor_files, rank_files, repository_and_recent};
 use super::turn::Turn;
 use super::{ChatError, ChatEventKind, ChatService, SendOptions};
 use crate::folder::context::{ContextOptions, Priority, Walk, mentioned_paths};
@@ -256,8 +256,8 @@ impl ChatService {
             // One walk: its paths are the candidates for mentions, and it is packed below
             // (sizes asked on the walker's threads only for a window that takes nearly all).
             // The history is read meanwhile.
-            let (walk, changes, recent) = std::thread::scope(|s| {
-                let recent = (!agent).then(|| s.spawn(|| recently_edited(&root)));
+            let (walk, changes, (repo, recent)) = std::thread::scope(|s| {
+                let recent = (!agent).then(|| s.spawn(|| repository_and_recent(&root)));
                 let walk_options = ContextOptions {
                     budget_tokens: window,
                     ..options.clone()
@@ -303,7 +303,7 @@ impl ChatService {
                     recent: &recent,
                 };
                 let changes = changes.unwrap_or_else(Changes::unknown);
-                let ranked = rank_files(&indexes, &root, &walk, &changes, &signals);
+                let ranked = rank_files(&indexes, &root, repo.as_ref(), &walk, &changes, &signals);
                 // Mentioned files lead even when the index cannot read them (too large).
                 options.priority = because(explicit, MENTIONED_WHY).collect();
                 options.priority.extend(because(named, NAMED_WHY));

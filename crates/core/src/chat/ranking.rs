@@ -4,10 +4,15 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Instant;
+
+use git2::Repository;
 
 use super::focus::Focus;
 use crate::folder::context::{Priority, Walk};
-use crate::index::{Changes, Indexes, OPEN_WHY, Ranked, SELECTED_WHY, Signals};
+use crate::index::{
+    Changes, CodeIndex, Indexes, OPEN_WHY, PastCommit, Ranked, SELECTED_WHY, Signals,
+};
 
 /// The most ranked files packed before the rest (in path order); the first
 /// [`MAPPED_FILES`] of them may go as their map when they do not fit whole.
@@ -24,6 +29,7 @@ const INDEX_BUDGET: std::time::Duration = std::time::Duration::from_millis(300);
 pub(super) fn rank_files(
     indexes: &Indexes,
     root: &Path,
+    repo: Option<&Repository>,
     walk: &Walk,
     changes: &Changes,
     signals: &Signals<'_>,
@@ -31,7 +37,11 @@ pub(super) fn rank_files(
     let ranked = || -> crate::index::Result<Vec<(Ranked, Option<Arc<str>>)>> {
         let deadline = std::time::Instant::now() + INDEX_BUDGET;
         let (project, _) = indexes.refreshed(root, walk, changes, Some(deadline))?;
-        let project = crate::index::lock(&project);
+        let mut project = crate::index::lock(&project);
+        // What the history says is a hint: a history that cannot be read ranks nothing.
+        if let Some(repo) = repo {
+            let _ = learn_history(&mut project, repo, Some(deadline));
+        }
         // The maps of those that may go as one, from the definitions the index keeps (a
         // file is not parsed again to be mapped).
         let ranked = project.rank(signals, RANKED_FILES)?;
@@ -59,6 +69,50 @@ pub(super) fn rank_files(
         .collect()
 }
 
+/// The history cannot be read or learnt.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum HistoryError {
+    #[error(transparent)]
+    Vcs(#[from] crate::vcs::VcsError),
+    #[error(transparent)]
+    Index(#[from] crate::index::IndexError),
+}
+
+/// Brings what `index` learnt from the project's history (see [`crate::index::history`]) to
+/// the commit at HEAD: only the commits it has not met yet are read (a diff of trees each),
+/// until `deadline`; says whether it is done (a history cut short goes on at the next call,
+/// the one it had stays meanwhile). Nothing to learn before the first commit.
+pub(crate) fn learn_history(
+    index: &mut CodeIndex,
+    repo: &Repository,
+    deadline: Option<Instant>,
+) -> Result<bool, HistoryError> {
+    let Some(head) = crate::vcs::head(repo)? else {
+        return Ok(true);
+    };
+    if index.history_head()?.as_deref() == Some(head.as_str()) {
+        return Ok(true);
+    }
+    let ids = crate::vcs::newest_commits(repo, crate::index::history::COMMITS)?;
+    let kept = index.kept_commits(&ids)?;
+    let mut read = Vec::new();
+    for id in ids.iter().filter(|id| !kept.contains(*id)) {
+        // One commit at least, so that every call moves on.
+        if !read.is_empty() && deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
+        // A commit that cannot be read (a damaged object) says nothing, and is not read
+        // again.
+        let (subject, files) = crate::vcs::subject_and_files(repo, id).unwrap_or_default();
+        read.push(PastCommit {
+            id: id.clone(),
+            subject,
+            files,
+        });
+    }
+    Ok(index.learn_history(&head, &ids, &read)?)
+}
+
 /// The editor's files, to follow the ranked ones: the selection's, then the open tabs, with
 /// the index's whys. Those the index ranked are already in the list (a file given twice
 /// keeps its first place and why); the others (not indexed yet) are still packed.
@@ -68,10 +122,12 @@ pub(super) fn editor_files(focus: &Focus) -> impl Iterator<Item = Priority> + '_
     selected.chain(open)
 }
 
-/// Files the last few commits edited (see [`crate::vcs::recently_edited`]); none when the
-/// project is not a repository or its history cannot be read.
-pub(super) fn recently_edited(root: &Path) -> Vec<String> {
-    crate::vcs::open(root)
-        .and_then(|repo| crate::vcs::recently_edited(&repo))
-        .unwrap_or_default()
+/// The project's repository (none when it is not one) and the files its last few commits
+/// edited (see [`crate::vcs::recently_edited`]; none when its history cannot be read).
+pub(super) fn repository_and_recent(root: &Path) -> (Option<Repository>, Vec<String>) {
+    let Ok(repo) = crate::vcs::open(root) else {
+        return (None, Vec::new());
+    };
+    let recent = crate::vcs::recently_edited(&repo).unwrap_or_default();
+    (Some(repo), recent)
 }

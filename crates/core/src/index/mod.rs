@@ -4,11 +4,12 @@
 //! The index lives in SQLite ([`tables`]), in the data directory between runs ([`store`]),
 //! and every question reads only the rows it needs: a prompt's ranking reads its own words'
 //! postings and the names of its best files, never the whole index. [`rank`] orders the files
-//! for a prompt.
+//! for a prompt; [`history`] keeps what the last commits said about each file.
 //!
 //! Core: it uses the workspace's safe reads and nothing above it.
 
 mod extract;
+pub mod history;
 mod lang;
 pub mod rank;
 mod refresh;
@@ -21,6 +22,7 @@ use std::path::Path;
 use rusqlite::{Connection, OptionalExtension};
 
 pub use extract::{Definition, Extracted, MAX_PARSED_BYTES, extract, file_map, map_of};
+pub use history::PastCommit;
 pub use lang::Lang;
 pub use rank::{OPEN_WHY, Ranked, SELECTED_WHY, Signals};
 pub use refresh::{Changes, FileStamp, Refreshed};

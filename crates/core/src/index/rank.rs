@@ -5,6 +5,8 @@
 //! - the person's signals: files mentioned or named in the prompt, open in the editor (the
 //!   selection's file above them), edited in the last commits;
 //! - the selected text's words, as a second, lighter query;
+//! - the project's history: the prompt's words in the subjects of the commits that changed
+//!   a file (see [`super::history`]);
 //! - the reference graph: one step of personalised PageRank from those files, so that a file
 //!   defining what the relevant files use ranks next to them.
 //!
@@ -24,6 +26,14 @@ const B: f32 = 0.75;
 /// 18.0 / 39.6 / 69.2; 0.3 19.2 / 43.2 / 72.2; 0.5 21.3 / 44.1 / 74.3; 0.7 20.4 / 42.9 /
 /// 74.0; 1.0 20.1 / 42.3 / 74.0.
 const PATH: f32 = 0.5;
+
+/// The prompt's words met in what the last commits said about a file (the best file 1; see
+/// [`super::history`]), against the best text match (1). Measured on the recall bench (five
+/// repositories, micro recall at 8k / 32k / 128k; 26.9 / 47.9 / 79.0 without): 0.25 29.0 /
+/// 50.6 / 79.6, 0.4 29.0 / 51.8 / 80.2, 0.5 29.3 / 50.6 / 79.9, 0.6 28.7 / 49.4 / 79.6, 0.9 28.1 / 50.0 / 79.3.
+const HISTORY: f32 = 0.4;
+/// Files the history's words rank, before their paths are looked up.
+const HISTORY_MATCHES: usize = 300;
 
 /// What the person's signals are worth, against the best lexical match (1).
 const MENTIONED: f32 = 10.0;
@@ -158,6 +168,10 @@ impl CodeIndex {
             let text = format!("path has: {}", matched.join(", "));
             scored.entry(id).or_default().add(PATH * score, text);
         }
+        for (id, score, matched) in self.history_matches(&prompt)? {
+            let text = format!("its past commits said: {}", matched.join(", "));
+            scored.entry(id).or_default().add(HISTORY * score, text);
+        }
         let selection = selection_words(signals.selection, &prompt);
         for (id, score, matched) in self.bm25(&selection, COMMON_IDF)? {
             let text = format!(
@@ -206,57 +220,34 @@ impl CodeIndex {
     /// best file's 1), the words that matched most). Words whose IDF is below `min_idf` are
     /// left out.
     fn bm25(&self, query: &[String], min_idf: f32) -> Result<Vec<(u32, Bm25Score, Vec<String>)>> {
-        if query.is_empty() {
-            return Ok(Vec::new());
-        }
-        let (n, total_length) = self.totals()?;
-        if n == 0 {
-            return Ok(Vec::new());
-        }
-        let n = n as f32;
-        let average = (total_length as f32 / n).max(1.0);
-        // Each file's count of each query word, and its length.
-        let mut hits: HashMap<u32, (u32, Found)> = HashMap::new();
-        let mut idf = Vec::with_capacity(query.len());
-        for (q, word) in query.iter().enumerate() {
-            let postings = self.postings(word)?;
-            let df = postings.len() as f32;
-            idf.push(inverse_frequency(n, df));
-            if idf[q] < min_idf {
+        bm25(query, min_idf, self.totals()?, |word| self.postings(word))
+    }
+
+    /// The files the query's words met in the history rank (see [`super::history`]), as
+    /// [`Self::bm25`] of the words past commits said about each: (file, relative to the best
+    /// file's 1, the words that matched most). Only indexed files count.
+    fn history_matches(&self, query: &[String]) -> Result<Vec<(u32, f32, Vec<String>)>> {
+        let mut found = bm25(query, 0.0, self.history_totals()?, |word| {
+            self.history_postings(word)
+        })?;
+        found.sort_by(|a, b| b.1.0.total_cmp(&a.1.0).then(a.0.cmp(&b.0)));
+        found.truncate(HISTORY_MATCHES);
+        let mut out = Vec::new();
+        for (doc, score, words) in found {
+            let Some(path) = self.history_path(doc)? else {
                 continue;
-            }
-            for p in postings {
-                let hit = hits.entry(p.file).or_insert_with(|| (p.length, Vec::new()));
-                hit.1.push((q, p.count));
+            };
+            if let Some(id) = self.id_of(&path)? {
+                out.push((id, score.0, words));
             }
         }
-        let mut out: Vec<(u32, Bm25Score, Vec<String>)> = hits
-            .into_iter()
-            .map(|(id, (length, found))| {
-                let norm = K1 * (1.0 - B + B * length as f32 / average);
-                let mut parts: Vec<(f32, usize)> = (found.iter())
-                    .map(|&(q, tf)| {
-                        let tf = f32::from(tf);
-                        (idf[q] * tf * (K1 + 1.0) / (tf + norm), q)
-                    })
-                    .collect();
-                let total = parts.iter().map(|p| p.0).sum();
-                parts.sort_by(|a, b| b.0.total_cmp(&a.0));
-                let words = (parts.iter().take(WHY_WORDS))
-                    .map(|&(_, q)| query[q].clone())
-                    .collect();
-                (id, (total, 0.0), words)
-            })
-            .collect();
-        let best = out
-            .iter()
-            .map(|o| o.1.0)
+        let best = (out.iter().map(|o| o.1))
             .fold(0.0, f32::max)
             .max(f32::EPSILON);
-        for o in &mut out {
-            o.1.1 = o.1.0 / best;
-        }
-        Ok(out)
+        Ok(out
+            .into_iter()
+            .map(|(id, raw, w)| (id, raw / best, w))
+            .collect())
     }
 
     /// The files whose path has some of the query's words: (file, the IDF (over paths) of
@@ -357,6 +348,64 @@ impl CodeIndex {
             .map(|(id, (w, why, _))| (id, (w, why)))
             .collect())
     }
+}
+
+/// BM25 of the query's words over the documents `postings` gives, `n` of them of
+/// `total_length` words together: (document, (raw, normalised to the best document's 1), the
+/// words that matched most). Words whose IDF is below `min_idf` are left out.
+fn bm25(
+    query: &[String],
+    min_idf: f32,
+    (n, total_length): (u32, u64),
+    postings: impl Fn(&str) -> Result<Vec<super::tables::Posting>>,
+) -> Result<Vec<(u32, Bm25Score, Vec<String>)>> {
+    if query.is_empty() || n == 0 {
+        return Ok(Vec::new());
+    }
+    let n = n as f32;
+    let average = (total_length as f32 / n).max(1.0);
+    // Each file's count of each query word, and its length.
+    let mut hits: HashMap<u32, (u32, Found)> = HashMap::new();
+    let mut idf = Vec::with_capacity(query.len());
+    for (q, word) in query.iter().enumerate() {
+        let postings = postings(word)?;
+        let df = postings.len() as f32;
+        idf.push(inverse_frequency(n, df));
+        if idf[q] < min_idf {
+            continue;
+        }
+        for p in postings {
+            let hit = hits.entry(p.file).or_insert_with(|| (p.length, Vec::new()));
+            hit.1.push((q, p.count));
+        }
+    }
+    let mut out: Vec<(u32, Bm25Score, Vec<String>)> = hits
+        .into_iter()
+        .map(|(id, (length, found))| {
+            let norm = K1 * (1.0 - B + B * length as f32 / average);
+            let mut parts: Vec<(f32, usize)> = (found.iter())
+                .map(|&(q, tf)| {
+                    let tf = f32::from(tf);
+                    (idf[q] * tf * (K1 + 1.0) / (tf + norm), q)
+                })
+                .collect();
+            let total = parts.iter().map(|p| p.0).sum();
+            parts.sort_by(|a, b| b.0.total_cmp(&a.0));
+            let words = (parts.iter().take(WHY_WORDS))
+                .map(|&(_, q)| query[q].clone())
+                .collect();
+            (id, (total, 0.0), words)
+        })
+        .collect();
+    let best = out
+        .iter()
+        .map(|o| o.1.0)
+        .fold(0.0, f32::max)
+        .max(f32::EPSILON);
+    for o in &mut out {
+        o.1.1 = o.1.0 / best;
+    }
+    Ok(out)
 }
 
 /// BM25's IDF of a word found in `df` of `n` files: ln 2 for half of them, near 0 for all.

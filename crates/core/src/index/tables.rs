@@ -14,6 +14,8 @@
 //!   which changes are not in it yet), which paths it holds (a digest of the walk it was
 //!   made from: `''` when unknown) and a count of writes (a digest is stored only by the
 //!   refresh that made the last write, see [`set_journal`]).
+//! - `commits`, `history_files`, `history_words`, `history`: what the last commits said
+//!   about each file (see [`super::history`]).
 //!
 //! A query reads only the rows it needs; nothing is loaded whole.
 
@@ -26,7 +28,7 @@ use super::{Definition, Extracted, FileStamp};
 
 /// The layout's version; an index written by another layout is dropped and rebuilt (it is
 /// derived from the files, nothing is lost).
-const VERSION: i64 = 4;
+const VERSION: i64 = 5;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS files (
@@ -52,6 +54,20 @@ CREATE TABLE IF NOT EXISTS journal (
     writes INTEGER NOT NULL
 );
 INSERT OR IGNORE INTO journal VALUES (1, '', '', 0);
+CREATE TABLE IF NOT EXISTS commits (
+    id TEXT PRIMARY KEY, words TEXT NOT NULL, files TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS history_files (
+    id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, length INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS history_words (
+    word TEXT PRIMARY KEY, postings BLOB NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS history (
+    one INTEGER PRIMARY KEY CHECK (one = 1), head TEXT NOT NULL, files INTEGER NOT NULL,
+    length INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO history VALUES (1, '', 0, 0);
 ";
 
 /// Readies `conn` for the index: the tables, written ahead (so that a second process reads
@@ -72,7 +88,9 @@ pub(super) fn prepare(conn: &Connection) -> rusqlite::Result<()> {
         tx.execute_batch(
             "DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS words;
              DROP TABLE IF EXISTS names; DROP TABLE IF EXISTS totals;
-             DROP TABLE IF EXISTS path_words; DROP TABLE IF EXISTS journal;",
+             DROP TABLE IF EXISTS path_words; DROP TABLE IF EXISTS journal;
+             DROP TABLE IF EXISTS commits; DROP TABLE IF EXISTS history_files;
+             DROP TABLE IF EXISTS history_words; DROP TABLE IF EXISTS history;",
         )?;
         tx.execute_batch(SCHEMA)?;
         tx.pragma_update(None, "user_version", VERSION)?;
@@ -96,7 +114,7 @@ pub(crate) struct Posting {
 
 const POSTING: usize = 10;
 
-fn encode_postings(postings: &[Posting]) -> Vec<u8> {
+pub(super) fn encode_postings(postings: &[Posting]) -> Vec<u8> {
     let mut out = Vec::with_capacity(postings.len() * POSTING);
     for p in postings {
         out.extend_from_slice(&p.file.to_le_bytes());
@@ -128,7 +146,7 @@ pub(super) fn decode_ids(bytes: &[u8]) -> Vec<u32> {
 
 /// Text stored in a tab- and newline-separated column: names and words holding either are
 /// not stored.
-fn clean(s: &str) -> bool {
+pub(super) fn clean(s: &str) -> bool {
     !s.contains(['\t', '\n'])
 }
 

@@ -96,6 +96,38 @@ pub fn recently_edited(repo: &Repository) -> Result<Vec<String>> {
     Ok(paths)
 }
 
+/// The newest `limit` commits reachable from HEAD, newest first: their ids only (nothing
+/// else of them is read). None while the branch is unborn.
+pub fn newest_commits(repo: &Repository, limit: usize) -> Result<Vec<String>> {
+    let Some(head) = head_commit(repo)? else {
+        return Ok(Vec::new());
+    };
+    (newest_first(repo, head).take(limit))
+        .map(|commit| commit.map(|c| c.id().to_string()))
+        .collect()
+}
+
+/// What the commit `id` says and changed: its subject (its message's first line) and the
+/// files it added or changed, in path order. No files for the project's import (no parent),
+/// a merge (its files came with the commits merged) or a mass change (see
+/// [`MASS_CHANGE_FILES`]): they say nothing of which files a subject is about.
+pub fn subject_and_files(repo: &Repository, id: &str) -> Result<(String, Vec<String>)> {
+    let commit = git2::Oid::from_str(id)
+        .and_then(|oid| repo.find_commit(oid))
+        .map_err(|_| VcsError::UnknownCommit(id.to_string()))?;
+    let subject = String::from_utf8_lossy(commit.summary_bytes().unwrap_or_default()).into_owned();
+    if commit.parent_count() != 1 {
+        return Ok((subject, Vec::new()));
+    }
+    let parent = commit.parent(0)?;
+    let mut files = Vec::new();
+    let within = changed_files_under(repo, Some(&parent.tree()?), &commit.tree()?, "", &mut files)?;
+    if !within {
+        files.clear();
+    }
+    Ok((subject, files))
+}
+
 /// The commits reachable from `head`, newest first as `git log` lists them (by commit time
 /// among those whose children came already), each read only when it is asked for: a walk
 /// sorted by libgit2 reads the whole history before it gives the first commit, which on a

@@ -7,7 +7,7 @@ pub mod leftover;
 
 pub use history::{
     ChangeKind, ChangedFile, Restored, Unlanded, Version, commit_patch, commit_patch_head, land,
-    log, prepare_revert, recently_edited, restore,
+    log, newest_commits, prepare_revert, recently_edited, restore, subject_and_files,
 };
 
 use std::path::{Path, PathBuf};

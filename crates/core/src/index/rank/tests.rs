@@ -371,3 +371,54 @@ fn of_two_files_nearly_as_relevant_the_smaller_goes_first_but_not_past_what_the_
     let named = ranked(&["src/big.rs".to_string(), "src/small.rs".to_string()]);
     assert_eq!(named[0].path, "src/big.rs", "{named:#?}");
 }
+
+#[test]
+fn a_file_its_past_commits_describe_ranks_for_their_words() {
+    let mut index = project();
+    let prompt = Signals {
+        prompt: "the invoice rounding is off by a cent",
+        ..Signals::default()
+    };
+    // No file has these words: nothing ranks.
+    assert!(index.rank(&prompt, 400).unwrap().is_empty());
+    let past = |id: &str, subject: &str, files: &[&str]| crate::index::PastCommit {
+        id: id.to_string(),
+        subject: subject.to_string(),
+        files: files.iter().map(|f| f.to_string()).collect(),
+    };
+    let commits = [
+        past(
+            "c3",
+            "Invoices: round each line, not the sum",
+            &["src/tree.rs"],
+        ),
+        past("c2", "Speed up the lexer", &["src/lexer.rs"]),
+        // A file the project no longer has is not ranked.
+        past(
+            "c1",
+            "Invoice totals in cents",
+            &["src/gone.rs", "src/tree.rs"],
+        ),
+    ];
+    let ids: Vec<String> = commits.iter().map(|c| c.id.clone()).collect();
+    assert!(index.learn_history("c3", &ids, &commits).unwrap());
+    let ranked = index.rank(&prompt, 400).unwrap();
+    assert_eq!(ranked.len(), 1, "{ranked:#?}");
+    assert_eq!(ranked[0].path, "src/tree.rs");
+    assert!(
+        ranked[0].why.contains("its past commits said: invoice"),
+        "{}",
+        ranked[0].why
+    );
+    // Below what the files themselves say: the lexer's words rank the lexer first.
+    let ranked = (index.rank(
+        &Signals {
+            prompt: "tokenize invoices faster",
+            ..Signals::default()
+        },
+        400,
+    ))
+    .unwrap();
+    assert_eq!(ranked[0].path, "src/lexer.rs", "{ranked:#?}");
+    assert!(position(&ranked, "src/tree.rs").is_some(), "{ranked:#?}");
+}
