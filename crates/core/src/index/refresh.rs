@@ -86,8 +86,9 @@ impl CodeIndex {
 
     /// [`refresh`](Self::refresh) of `files`, each with its stamp when the caller has it
     /// (a stamped walk: then it is not asked again), knowing `changes`, reading files until
-    /// `deadline`: the files not read by then are counted in [`Refreshed::left`] (a deadline
-    /// already past only drops the gone).
+    /// `deadline` (one round of [`ROUND`] files at least, so that every refresh moves on):
+    /// the files not read by then are counted in [`Refreshed::left`], and kept as pending,
+    /// so that the next refresh reads them first and not again what this one read.
     pub fn refresh_until<'a>(
         &mut self,
         root: &Path,
@@ -102,9 +103,11 @@ impl CodeIndex {
         asked.dedup_by(|a, b| a.0 == b.0);
         let digest = paths_digest(asked.iter().map(|(path, _)| *path));
         let same_paths = !changes.stored.paths.is_empty() && changes.stored.paths == digest;
+        // What a refresh cut short left is read whatever the journal or the stamps say.
+        let pending = &changes.stored.pending;
         let (stale, gone) = match &changes.answer {
             Some(Answer::Changed { paths, .. }) => {
-                let journaled = journaled(&asked, paths);
+                let journaled = journaled(&asked, paths.iter().chain(pending));
                 match same_paths {
                     // The same files as last time: only the journaled ones are looked at.
                     true => (self.journaled_stale(&asked, &journaled)?, Vec::new()),
@@ -122,7 +125,8 @@ impl CodeIndex {
                         })
                     }),
                 };
-                self.compare(&asked, Now::Stamps(&now))?
+                let forced = journaled(&asked, pending.iter());
+                self.compare(&asked, Now::Stamps(&now, &forced))?
             }
         };
         let mut writes = 0;
@@ -142,9 +146,11 @@ impl CodeIndex {
             .collect();
         let indexed = |path: &str| indexed.contains(path);
         let stale: Vec<&str> = stale.iter().map(|(path, _)| *path).collect();
+        let mut read_up_to = stale.len();
         for (i, round) in stale.chunks(ROUND).enumerate() {
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                done.left = stale.len() - i * ROUND;
+            if i > 0 && deadline.is_some_and(|d| Instant::now() >= d) {
+                read_up_to = i * ROUND;
+                done.left = stale.len() - read_up_to;
                 break;
             }
             let read = parallel(round, |path: &&str| read_one(root, path));
@@ -169,22 +175,32 @@ impl CodeIndex {
                 .collect();
             writes += tables_write(self, &changes)?;
         }
-        if done.left == 0 {
-            // Everything before the answer's token is in the index now. A file that
-            // vanished while being read is in the walk, not in the index: no digest.
-            let token = changes.answer.as_ref().map(Answer::token);
-            let token = token.or(changes.stored.token);
-            let paths = if vanished { String::new() } else { digest };
-            self.stand_at(token, &paths, changes.stored.writes + writes)?;
-        }
+        // Everything before the answer's token is in the index now, but for the files left
+        // (pending). A file that vanished while being read, or a refresh cut short, leaves
+        // the index without the walk's paths: no digest.
+        let token = changes.answer.as_ref().map(Answer::token);
+        let token = token.or(changes.stored.token);
+        let paths = if vanished || done.left > 0 {
+            ""
+        } else {
+            digest.as_str()
+        };
+        let left = &stale[read_up_to..];
+        self.stand_at(token, paths, left, changes.stored.writes + writes)?;
         Ok(done)
     }
 
     /// Records where the index stands (see `tables::set_journal`), unless it is so already.
-    fn stand_at(&self, token: Option<Token>, paths: &str, writes: i64) -> Result<()> {
+    fn stand_at(
+        &self,
+        token: Option<Token>,
+        paths: &str,
+        left: &[&str],
+        writes: i64,
+    ) -> Result<()> {
         let now = super::tables::journal(&self.db)?;
-        if now.token != token || now.paths != paths {
-            super::tables::set_journal(&self.db, token, paths, writes)?;
+        if now.token != token || now.paths != paths || now.pending != left {
+            super::tables::set_journal(&self.db, token, paths, left, writes)?;
         }
         Ok(())
     }
@@ -263,8 +279,8 @@ impl CodeIndex {
 /// What is known of each asked file now.
 #[derive(Clone, Copy)]
 enum Now<'a> {
-    /// Its stamp (`None`: not there).
-    Stamps(&'a [Option<FileStamp>]),
+    /// Its stamp (`None`: not there), and whether it is to be read whatever its stamp.
+    Stamps(&'a [Option<FileStamp>], &'a [bool]),
     /// Whether the journal says it may have changed (it was there for the walk).
     Journaled(&'a [bool]),
 }
@@ -272,22 +288,25 @@ enum Now<'a> {
 impl Now<'_> {
     fn is_there(self, i: usize) -> bool {
         match self {
-            Now::Stamps(now) => now[i].is_some(),
+            Now::Stamps(now, _) => now[i].is_some(),
             Now::Journaled(_) => true,
         }
     }
 
     fn changed(self, i: usize, stored: FileStamp) -> bool {
         match self {
-            Now::Stamps(now) => now[i] != Some(stored),
+            Now::Stamps(now, forced) => forced[i] || now[i] != Some(stored),
             Now::Journaled(journaled) => journaled[i],
         }
     }
 }
 
-/// For each of `asked` (sorted by path), whether the journal's `paths` name it or a folder
-/// above it.
-fn journaled(asked: &[(&str, Option<FileStamp>)], paths: &[String]) -> Vec<bool> {
+/// For each of `asked` (sorted by path), whether `paths` (the journal's) name it or a
+/// folder above it.
+fn journaled<'p>(
+    asked: &[(&str, Option<FileStamp>)],
+    paths: impl Iterator<Item = &'p String>,
+) -> Vec<bool> {
     let mut marked = vec![false; asked.len()];
     let at = |key: &str| asked.partition_point(|(path, _)| *path < key);
     for path in paths {

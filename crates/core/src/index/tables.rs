@@ -12,8 +12,9 @@
 //! - `totals`: how many files, and their summed length.
 //! - `journal`: where the index stands in the project's change journal (the token after
 //!   which changes are not in it yet), which paths it holds (a digest of the walk it was
-//!   made from: `''` when unknown) and a count of writes (a digest is stored only by the
-//!   refresh that made the last write, see [`set_journal`]).
+//!   made from: `''` when unknown), a count of writes (a digest is stored only by the
+//!   refresh that made the last write, see [`set_journal`]) and the files a refresh cut short
+//!   by its deadline left to read (`pending`, one a line: the token does not cover them).
 //! - `commits`, `history_files`, `history_words`, `history`: what the last commits said
 //!   about each file (see [`super::history`]).
 //!
@@ -51,9 +52,9 @@ CREATE TABLE IF NOT EXISTS totals (
 INSERT OR IGNORE INTO totals VALUES (1, 0, 0);
 CREATE TABLE IF NOT EXISTS journal (
     one INTEGER PRIMARY KEY CHECK (one = 1), token TEXT NOT NULL, paths TEXT NOT NULL,
-    writes INTEGER NOT NULL
+    writes INTEGER NOT NULL, pending TEXT NOT NULL
 );
-INSERT OR IGNORE INTO journal VALUES (1, '', '', 0);
+INSERT OR IGNORE INTO journal VALUES (1, '', '', 0, '');
 CREATE TABLE IF NOT EXISTS commits (
     id TEXT PRIMARY KEY, words TEXT NOT NULL, files TEXT NOT NULL
 ) WITHOUT ROWID;
@@ -341,38 +342,51 @@ pub(crate) struct JournalState {
     /// The digest of the paths the index holds; empty when not known.
     pub(crate) paths: String,
     pub(crate) writes: i64,
+    /// Files changed before the token but not read yet (a refresh was cut short).
+    pub(crate) pending: Vec<String>,
 }
 
 pub(super) fn journal(conn: &Connection) -> rusqlite::Result<JournalState> {
-    let row = (conn.prepare_cached("SELECT token, paths, writes FROM journal")?)
+    let row = (conn.prepare_cached("SELECT token, paths, writes, pending FROM journal")?)
         .query_row([], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get(2)?))
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get(2)?,
+                r.get::<_, String>(3)?,
+            ))
         })
         .optional()?;
     Ok(
-        row.map_or_else(JournalState::default, |(token, paths, writes)| {
+        row.map_or_else(JournalState::default, |(token, paths, writes, pending)| {
             JournalState {
                 token: crate::folder::journal::Token::parse(&token),
                 paths,
                 writes,
+                pending: (pending.lines())
+                    .filter(|p| !p.is_empty())
+                    .map(str::to_string)
+                    .collect(),
             }
         }),
     )
 }
 
-/// Stores where the index stands, unless another write came after `writes` (another
-/// refresh, maybe of another process, wrote files this one did not see): then the state
-/// stays as that write left it (no digest: the next refresh compares every path).
+/// Stores where the index stands, with the files still `pending`, unless another write came
+/// after `writes` (another refresh, maybe of another process, wrote files this one did not
+/// see): then the state stays as that write left it (no digest: the next refresh compares
+/// every path).
 pub(super) fn set_journal(
     conn: &Connection,
     token: Option<crate::folder::journal::Token>,
     paths: &str,
+    pending: &[&str],
     writes: i64,
 ) -> rusqlite::Result<()> {
     let token = token.map(|t| t.to_text()).unwrap_or_default();
     conn.execute(
-        "UPDATE journal SET token = ?1, paths = ?2 WHERE writes = ?3",
-        params![token, paths, writes],
+        "UPDATE journal SET token = ?1, paths = ?2, pending = ?3 WHERE writes = ?4",
+        params![token, paths, pending.join("\n"), writes],
     )?;
     Ok(())
 }
