@@ -292,4 +292,11 @@ async fn context_finds_files_by_what_their_past_commits_said() {
     commit_then_five("src/a/f09.rs", "Ledger exports stream to disk", 2);
     let top = first("ledger export runs out of memory").await;
     assert_eq!(top["path"], "src/a/f09.rs", "{top}");
+    // On a branch without a commit yet, nothing is reachable: the history says nothing.
+    common::git(&root, &["checkout", "-q", "--orphan", "fresh"]);
+    let top = first("ledger export runs out of memory").await;
+    assert!(
+        !(top["why"].as_str().unwrap()).contains("past commits"),
+        "{top}"
+    );
 }

@@ -81,13 +81,17 @@ pub(crate) enum HistoryError {
 /// Brings what `index` learnt from the project's history (see [`crate::index::history`]) to
 /// the commit at HEAD: only the commits it has not met yet are read (a diff of trees each),
 /// until `deadline`; says whether it is done (a history cut short goes on at the next call,
-/// the one it had stays meanwhile). Nothing to learn before the first commit.
+/// the one it had stays meanwhile).
 pub(crate) fn learn_history(
     index: &mut CodeIndex,
     repo: &Repository,
     deadline: Option<Instant>,
 ) -> Result<bool, HistoryError> {
     let Some(head) = crate::vcs::head(repo)? else {
+        // No commit yet (a new or orphan branch): nothing is reachable, nothing said.
+        if index.history_head()?.is_some() {
+            index.learn_history("", &[], &[])?;
+        }
         return Ok(true);
     };
     if index.history_head()?.as_deref() == Some(head.as_str()) {
