@@ -367,8 +367,10 @@ fn fit_codebase(
 ) -> Result<CodebaseContext, ContextError> {
     let mut options = inputs.context.clone();
     options.listing_budget = listing_share(budget);
-    let headings =
-        codebase_tokens(tried).saturating_sub(tried.content_tokens + tried.listing_tokens);
+    // The section's heading and what the estimate of the whole adds; the files' headers are
+    // in the packing's budget.
+    let headings = codebase_tokens(tried)
+        .saturating_sub(tried.content_tokens + tried.header_tokens + tried.listing_tokens);
     let besides = headings + tried.listing_tokens.min(options.listing_budget);
     options.budget_tokens = options.budget_tokens.min(budget.saturating_sub(besides));
     let mut context = cache.pack(inputs.walk, &options)?;

@@ -64,7 +64,8 @@ pub struct ContextOptions {
     /// Files matching one of these are never sent (checked before `include`).
     pub exclude: Vec<String>,
     pub max_file_bytes: u64,
-    /// Tokens of file content (as [`estimate_tokens`] counts them) that fit in the prompt.
+    /// Tokens of the files as sent (their content as [`estimate_tokens`] counts it, and each
+    /// one's header: path and fences) that fit in the prompt.
     pub budget_tokens: usize,
     /// Relative paths packed first, in this order (mentioned in the prompt, recently edited),
     /// each with why.
@@ -198,6 +199,9 @@ pub struct CodebaseContext {
     /// Ineligible files, by path.
     pub skipped: Vec<(String, SkipReason)>,
     pub content_tokens: usize,
+    /// What the included files' headers (path, fences) take besides their content: counted
+    /// in the budget with each file, so that thousands of tiny files do not overrun it.
+    pub header_tokens: usize,
     /// The names of `listed_only` as sent: a list, or an outline by folder when the list is
     /// over the listing budget.
     pub listing: String,
@@ -280,6 +284,7 @@ impl ContextCache {
         // listed by name need no lookup.
         let mut unclaimed = old.keys().filter(|path| path.starts_with(root)).count();
         let mut misses = 0;
+        let mut headers = 0;
         let wanted: HashSet<&str> = match options.only_priority {
             true => options.priority.iter().map(|p| p.path.as_str()).collect(),
             false => HashSet::new(),
@@ -317,7 +322,10 @@ impl ContextCache {
             // No text of `bytes` bytes estimates below a token per 4 bytes: a file whose
             // size alone is over the budget (or not known, as nothing more fits) is listed,
             // unless its map may go instead.
-            let fits = seen.filter(|s| mapper.is_some() || s.bytes.div_ceil(4) <= remaining as u64);
+            let header = header_tokens(&found.rel, false);
+            let fits = seen.filter(|s| {
+                mapper.is_some() || s.bytes.div_ceil(4) + header as u64 <= remaining as u64
+            });
             let Some(seen) = fits else {
                 misses += usize::from(seen.is_some());
                 if unclaimed > 0 {
@@ -339,9 +347,10 @@ impl ContextCache {
             match loaded {
                 // A file that may go as its map and would crowd out the next ones does.
                 Ok((content, tokens))
-                    if tokens <= remaining && !(mapper.is_some() && tokens > big) =>
+                    if tokens + header <= remaining && !(mapper.is_some() && tokens > big) =>
                 {
-                    remaining -= tokens;
+                    remaining -= tokens + header;
+                    headers += header;
                     misses = 0;
                     included.push(ContextFile {
                         path: found.rel.to_string(),
@@ -360,15 +369,17 @@ impl ContextCache {
                         (None, None) => String::new(),
                     };
                     let tokens = estimate_tokens(&map);
-                    if map.is_empty() || tokens > remaining + map_room {
+                    let header = header_tokens(&found.rel, true);
+                    if map.is_empty() || tokens + header > remaining + map_room {
                         misses += 1;
                         listed_only.push((Arc::clone(&found.rel), ListedReason::OverBudget));
                         continue;
                     }
                     // Maps spend their share first, then what whole files left.
-                    let from_share = tokens.min(map_room);
+                    let from_share = (tokens + header).min(map_room);
                     map_room -= from_share;
-                    remaining -= tokens - from_share;
+                    remaining -= tokens + header - from_share;
+                    headers += header;
                     included.push(ContextFile {
                         path: found.rel.to_string(),
                         bytes: map.len() as u64,
@@ -394,6 +405,7 @@ impl ContextCache {
         let listing = super::outline::outline(&names, &relevant, options.listing_budget);
         Ok(CodebaseContext {
             content_tokens: included.iter().map(|f| f.tokens).sum(),
+            header_tokens: headers,
             listing_tokens: estimate_tokens(&listing),
             listing,
             included,
@@ -477,6 +489,19 @@ fn read_text(abs: &Path, max_bytes: u64) -> Loaded {
     let text = String::from_utf8(bytes).map_err(|_| SkipReason::Binary)?;
     let tokens = estimate_tokens(&text);
     Ok((Arc::from(text), tokens))
+}
+
+/// The tokens [`render`] spends on a file besides its content: its path, the fences (three
+/// backticks; a longer fence, for content holding backticks, is rare) and the language tag.
+fn header_tokens(path: &str, map: bool) -> usize {
+    let header = match map {
+        true => format!("{path} (not sent whole: its definitions, by line)\n```\n```\n\n"),
+        false => {
+            let lang = file_name(path).rsplit_once('.').map_or("", |(_, ext)| ext);
+            format!("{path}\n```{lang}\n```\n\n")
+        }
+    };
+    estimate_tokens(&header)
 }
 
 /// The prompt text: each included file as its path then a fenced block, then the paths of the

@@ -365,3 +365,42 @@ fn a_model_that_counts_more_gets_a_margin_and_the_meter_says_so() {
     assert_eq!(packed(0.5).margin, 0);
     assert_eq!(packed(f64::NAN).margin, 0);
 }
+
+/// Thousands of tiny files in one folder: each costs more in its header (path, fences) than
+/// in its content. Counted with each file, they fill the room and the rest are listed; counted
+/// after the packing (as before), the shrinking to fit gave up at nothing sent at all.
+#[test]
+fn thousands_of_tiny_files_fill_the_room_and_the_rest_are_listed() {
+    let files: Vec<(String, String)> = (0..4_000)
+        .map(|i| (format!("many/m{i}.txt"), format!("{i}\n")))
+        .collect();
+    let files: Vec<(&str, String)> = files.iter().map(|(p, c)| (p.as_str(), c.clone())).collect();
+    let dir = project(&files);
+    let cache = ContextCache::default();
+    let (_, breakdown) = assemble(
+        PromptInputs {
+            system: "S".into(),
+            history: Vec::new(),
+            prompt: "fix it",
+            window: 8_192,
+            reply_reserve: 1_024,
+            estimate_scale: 1.0,
+            walk: &walk(dir.path()),
+            context: ContextOptions::default(),
+        },
+        &cache,
+    )
+    .unwrap();
+    assert!(breakdown.fits(), "{breakdown:?}");
+    assert!(
+        breakdown.included.len() > 300,
+        "{}",
+        breakdown.included.len()
+    );
+    assert_eq!(
+        breakdown.included.len() + breakdown.files_listed.len(),
+        4_000
+    );
+    // Most of the room is used.
+    assert!(breakdown.codebase > 8_192 / 2, "{breakdown:?}");
+}

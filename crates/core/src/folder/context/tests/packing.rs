@@ -46,8 +46,13 @@ fn budget_takes_priority_first_then_smaller_files_after_a_big_one() {
     write(root, "d.rs", sized(50));
     write(root, "z.rs", sized(40));
     write(root, "Cargo.lock", sized(1));
+    // Each file costs its content and its header (path and fences).
+    let headers: usize = ["z.rs", "a.rs", "c.rs"]
+        .iter()
+        .map(|p| header_tokens(p, false))
+        .sum();
     let options = ContextOptions {
-        budget_tokens: 130,
+        budget_tokens: 130 + headers,
         // Normalised, deduplicated; missing and ineligible entries are ignored.
         priority: vec![
             "./z.rs".into(),
@@ -105,19 +110,29 @@ fn a_priority_file_that_does_not_fit_is_listed_first() {
     assert_eq!(context.content_tokens, 0);
 }
 
+/// An empty file costs only its header; a file costs its header and its content.
 #[test]
-fn empty_files_are_included_at_no_cost() {
+fn each_file_costs_its_header_and_its_content() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "empty.rs", "");
     write(dir.path(), "one.rs", "abcd");
+    let headers = header_tokens("empty.rs", false) + header_tokens("one.rs", false);
     let options = ContextOptions {
-        budget_tokens: 1,
+        budget_tokens: headers + 1,
         ..ContextOptions::default()
     };
     let context = collect(dir.path(), &options);
     assert_eq!(paths(&context), ["empty.rs", "one.rs"]);
     assert_eq!(context.included[0].tokens, 0);
     assert_eq!(context.content_tokens, 1);
+    assert_eq!(context.header_tokens, headers);
+    // A token short: the second file is listed.
+    let short = ContextOptions {
+        budget_tokens: headers,
+        ..ContextOptions::default()
+    };
+    let context = collect(dir.path(), &short);
+    assert_eq!(paths(&context), ["empty.rs"]);
 
     // No budget means paths only: nothing is read, so even an empty file is only listed.
     let none = ContextOptions {
