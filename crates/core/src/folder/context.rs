@@ -322,9 +322,9 @@ impl ContextCache {
             // No text of `bytes` bytes estimates below a token per 4 bytes: a file whose
             // size alone is over the budget (or not known, as nothing more fits) is listed,
             // unless its map may go instead.
-            let header = header_tokens(&found.rel, false);
             let fits = seen.filter(|s| {
-                mapper.is_some() || s.bytes.div_ceil(4) + header as u64 <= remaining as u64
+                let header = || header_tokens(&found.rel, false) as u64;
+                mapper.is_some() || s.bytes.div_ceil(4) + header() <= remaining as u64
             });
             let Some(seen) = fits else {
                 misses += usize::from(seen.is_some());
@@ -344,6 +344,7 @@ impl ContextCache {
             unclaimed -= before - old.len();
             let why =
                 || chosen.map_or_else(|| Arc::clone(&room_left), |c| Arc::from(c.why.as_str()));
+            let header = header_tokens(&found.rel, false);
             match loaded {
                 // A file that may go as its map and would crowd out the next ones does.
                 Ok((content, tokens))
