@@ -83,6 +83,8 @@ pub(super) enum Numbering {
     /// SEARCH looks numbered, but taking the numbers off is not safe (the file has lines
     /// numbered that way, the numbers skip, REPLACE is numbered only in part, ...).
     Unsafe,
+    /// SEARCH is numbers on blank lines only: as empty as a SEARCH without them.
+    Blank,
     Stripped(Unnumbered),
 }
 
@@ -122,6 +124,18 @@ fn numbered_lines(
 /// renumber them) or on none (it is used as written); numbered only in part, it is unsafe.
 pub(super) fn unnumber(search: &str, replace: &str, file: &str) -> Numbering {
     let search_lines: Vec<&str> = search.split('\n').collect();
+    // Only numbers, each with its separator, on otherwise blank lines (`1: `, `   12\t`):
+    // nothing to find, as a SEARCH without them (a file's own such lines were found as
+    // written before numbers are looked at).
+    let numbered_blank =
+        |l: &&str| matches!(split(l), Some((_, Some(_), text)) if text.trim().is_empty());
+    if search_lines.iter().any(numbered_blank)
+        && search_lines
+            .iter()
+            .all(|l| l.trim().is_empty() || numbered_blank(l))
+    {
+        return Numbering::Blank;
+    }
     let Some((separator, numbered)) = numbered_lines(&search_lines, None) else {
         return Numbering::None;
     };

@@ -43,6 +43,27 @@ fn not_applied(file: &str, block: Block) -> SearchReplaceError {
     apply_blocks(file, &[block]).unwrap_err()
 }
 
+/// A SEARCH of numbered blank lines is as empty as one of blank lines: refused, not taken
+/// as "already applied" because REPLACE's lines are somewhere in the file (found by the
+/// property below with a random seed).
+#[test]
+fn numbers_on_blank_lines_only_are_an_empty_search() {
+    let file = "\n\n\n\n\n\n=\n";
+    for search in ["1: ", "     1\t", "1→", "   1 | ", "1: \n2: "] {
+        assert!(
+            matches!(
+                not_applied(file, b(search, "=")),
+                SearchReplaceError::EmptySearch { .. }
+            ),
+            "{search:?}"
+        );
+    }
+    assert!(matches!(
+        not_applied(file, b("", "=")),
+        SearchReplaceError::EmptySearch { .. }
+    ));
+}
+
 #[test]
 fn splits_each_style() {
     let text = |line| split(line).and_then(|(n, s, text)| Some((n, s?, text)));

@@ -282,10 +282,15 @@ fn apply_one(
         }
     }
     let numbering = line_numbers::unnumber(short_search, &replace, text);
-    if let Numbering::Stripped(unnumbered) = &numbering
-        && let Some(outcome) = apply_unnumbered(text, unnumbered, read)
-    {
-        return Ok(outcome);
+    match &numbering {
+        // Numbers on blank lines only: as empty a SEARCH as one without them.
+        Numbering::Blank => return Err(Error::EmptySearch { block: n, total }),
+        Numbering::Stripped(unnumbered) => {
+            if let Some(outcome) = apply_unnumbered(text, unnumbered, read) {
+                return Ok(outcome);
+            }
+        }
+        Numbering::None | Numbering::Unsafe => {}
     }
     // REPLACE must be found as whole lines: a fragment such as `x` occurs mid-line almost
     // anywhere, and a false "already applied" would hide a failed edit from the model.
@@ -306,7 +311,7 @@ fn apply_one(
         search: excerpt(&wanted),
         nearest: nearest(&index.lines, &wanted),
         line_numbers: match numbering {
-            Numbering::None => false,
+            Numbering::None | Numbering::Blank => false,
             Numbering::Unsafe => true,
             Numbering::Stripped(unnumbered) => unnumbered.view_like,
         },
