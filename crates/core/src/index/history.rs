@@ -158,22 +158,16 @@ impl CodeIndex {
 
     /// (files with history words, their summed length).
     pub(crate) fn history_totals(&self) -> Result<(u32, u64)> {
-        let (files, length): (i64, i64) = (self.db)
-            .prepare_cached("SELECT files, length FROM history")?
-            .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok((files.max(0) as u32, length.max(0) as u64))
+        Ok(tables::files_and_length(
+            &self.db,
+            "SELECT files, length FROM history",
+        )?)
     }
 
     /// The history's files having `word` (numbered as in `history_files`), with its count.
     pub(crate) fn history_postings(&self, word: &str) -> Result<Vec<Posting>> {
-        let blob: Option<Vec<u8>> = (self.db)
-            .prepare_cached("SELECT postings FROM history_words WHERE word = ?1")?
-            .query_row([word], |r| r.get(0))
-            .optional()?;
-        Ok(blob
-            .as_deref()
-            .map(tables::decode_postings)
-            .unwrap_or_default())
+        let sql = "SELECT postings FROM history_words WHERE word = ?1";
+        Ok(tables::postings_of(&self.db, sql, word)?)
     }
 
     /// The path of the history's file `doc`.

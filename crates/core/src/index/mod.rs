@@ -170,10 +170,10 @@ impl CodeIndex {
 
     /// (files, summed length).
     pub(crate) fn totals(&self) -> Result<(u32, u64)> {
-        let (files, length): (i64, i64) = (self.db)
-            .prepare_cached("SELECT files, length FROM totals")?
-            .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok((files.max(0) as u32, length.max(0) as u64))
+        Ok(tables::files_and_length(
+            &self.db,
+            "SELECT files, length FROM totals",
+        )?)
     }
 
     pub(crate) fn id_of(&self, path: &str) -> Result<Option<u32>> {
@@ -218,14 +218,8 @@ impl CodeIndex {
 
     /// The files having `word`, with its count there and their length.
     pub(crate) fn postings(&self, word: &str) -> Result<Vec<tables::Posting>> {
-        let blob: Option<Vec<u8>> = (self.db)
-            .prepare_cached("SELECT postings FROM words WHERE word = ?1")?
-            .query_row([word], |r| r.get(0))
-            .optional()?;
-        Ok(blob
-            .as_deref()
-            .map(tables::decode_postings)
-            .unwrap_or_default())
+        let sql = "SELECT postings FROM words WHERE word = ?1";
+        Ok(tables::postings_of(&self.db, sql, word)?)
     }
 
     /// The indexed files whose path has `word`.

@@ -125,6 +125,25 @@ pub(super) fn encode_postings(postings: &[Posting]) -> Vec<u8> {
     out
 }
 
+/// The postings `sql` (one row, one blob, asked by `word`) holds; none without a row.
+pub(super) fn postings_of(
+    conn: &Connection,
+    sql: &str,
+    word: &str,
+) -> rusqlite::Result<Vec<Posting>> {
+    let blob: Option<Vec<u8>> = (conn.prepare_cached(sql)?)
+        .query_row([word], |r| r.get(0))
+        .optional()?;
+    Ok(blob.as_deref().map(decode_postings).unwrap_or_default())
+}
+
+/// The (files, summed length) row `sql` reads: the text's totals or the history's.
+pub(super) fn files_and_length(conn: &Connection, sql: &str) -> rusqlite::Result<(u32, u64)> {
+    let (files, length): (i64, i64) =
+        (conn.prepare_cached(sql)?).query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok((files.max(0) as u32, length.max(0) as u64))
+}
+
 pub(super) fn decode_postings(bytes: &[u8]) -> Vec<Posting> {
     (bytes.chunks_exact(POSTING))
         .map(|c| Posting {
