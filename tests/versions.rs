@@ -563,14 +563,7 @@ fn a_turn_reads_only_the_newest_commits_of_a_long_history() {
 fn recently_edited_passes_over_the_import_and_mass_changes() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("project");
-    let files: Vec<(String, String)> = (0..60)
-        .map(|i| (format!("src/f{i:02}.rs"), format!("fn f{i}() {{}}\n")))
-        .collect();
-    let files: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(p, c)| (p.as_str(), c.as_str()))
-        .collect();
-    repo_with(&root, &files);
+    sixty_file_repo(&root);
     let recent =
         || tandem_core::vcs::recently_edited(&tandem_core::vcs::open(&root).unwrap()).unwrap();
     // A fresh import: every file is in the first commit, and none was edited yet.
@@ -585,11 +578,7 @@ fn recently_edited_passes_over_the_import_and_mass_changes() {
     std::fs::write(root.join("src/f10.rs"), "fn f10() { 10 }\n").unwrap();
     commit("delete f20, edit f10");
     // A reformat of every file says nothing of what the person works on.
-    for (path, content) in &files {
-        if root.join(path).exists() {
-            std::fs::write(root.join(path), format!("// formatted\n{content}")).unwrap();
-        }
-    }
+    reformat_every_file(&root);
     commit("reformat");
     std::fs::write(root.join("src/new.rs"), "fn new() {}\n").unwrap();
     std::fs::write(root.join("src/f30.rs"), "fn f30() { 31 }\n").unwrap();
@@ -642,14 +631,7 @@ fn the_head_of_a_commits_patch_is_its_start_cut_past_the_limit() {
 fn what_each_commit_said_and_changed_is_read_newest_first() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("project");
-    let files: Vec<(String, String)> = (0..60)
-        .map(|i| (format!("src/f{i:02}.rs"), format!("fn f{i}() {{}}\n")))
-        .collect();
-    let files: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(p, c)| (p.as_str(), c.as_str()))
-        .collect();
-    repo_with(&root, &files);
+    sixty_file_repo(&root);
     let commit = |message: &str| {
         git(&root, &["add", "-A"]);
         git(&root, &["commit", "-q", "-m", message]);
@@ -660,11 +642,7 @@ fn what_each_commit_said_and_changed_is_read_newest_first() {
     std::fs::create_dir_all(root.join("lib")).unwrap();
     std::fs::write(root.join("lib/new.rs"), "fn new() {}\n").unwrap();
     let edit = commit("Round invoice totals\n\nThe body is not the subject.");
-    for (path, content) in &files {
-        if root.join(path).exists() {
-            std::fs::write(root.join(path), format!("// formatted\n{content}")).unwrap();
-        }
-    }
+    reformat_every_file(&root);
     let reformat = commit("reformat");
     git(&root, &["checkout", "-q", "-b", "side", &edit]);
     std::fs::write(root.join("lib/side.rs"), "fn side() {}\n").unwrap();
@@ -718,4 +696,26 @@ fn what_each_commit_said_and_changed_is_read_newest_first() {
         assert!(files.is_empty(), "{subject}: {files:?}");
     }
     assert!(tandem_core::vcs::subject_and_files(&repo, "not a commit").is_err());
+}
+
+/// A repository of 60 files (`src/f00.rs` ... `src/f59.rs`) in one commit, "initial".
+fn sixty_file_repo(root: &std::path::Path) {
+    let files: Vec<(String, String)> = (0..60)
+        .map(|i| (format!("src/f{i:02}.rs"), format!("fn f{i}() {{}}\n")))
+        .collect();
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    repo_with(root, &files);
+}
+
+/// A line added at the top of every one of the 60 files still there: a mass change.
+fn reformat_every_file(root: &std::path::Path) {
+    for i in 0..60 {
+        let path = root.join(format!("src/f{i:02}.rs"));
+        if let Ok(content) = std::fs::read_to_string(&path) {
+            std::fs::write(&path, format!("// formatted\n{content}")).unwrap();
+        }
+    }
 }

@@ -119,19 +119,7 @@ async fn context_ranks_the_prompts_files_first_and_maps_what_does_not_fit() {
 async fn the_index_built_at_import_follows_the_files_across_processes() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("project");
-    // Names without digits (the words of an identifier drop trailing digits): `zqaa` ...
-    let name = |i: u8| format!("zq{}{}", (b'a' + i / 26) as char, (b'a' + i % 26) as char);
-    let files: Vec<(String, String)> = (0..30)
-        .map(|i| {
-            let text = format!("pub fn filler_{}() -> u32 {{ {i} }}\n", name(i)).repeat(40);
-            (format!("src/a/f{i:02}.rs"), text)
-        })
-        .collect();
-    let files: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(p, t)| (p.as_str(), t.as_str()))
-        .collect();
-    common::repo_with(&root, &files);
+    filler_repo(&root);
     let cli = Cli {
         data: dir.path().join("data"),
     };
@@ -142,22 +130,7 @@ async fn the_index_built_at_import_follows_the_files_across_processes() {
     let provider = common::fake_provider_args(&server.url());
     let provider: Vec<&str> = provider.iter().map(String::as_str).collect();
     cli.json(&provider).await;
-    let first = |prompt: &'static str| {
-        let cli = &cli;
-        async move {
-            let args = [
-                "context",
-                "--project",
-                root_str,
-                "--provider",
-                "fake",
-                "--prompt",
-                prompt,
-            ];
-            let context = cli.json(&args).await;
-            context["breakdown"]["included"][0].clone()
-        }
-    };
+    let first = |prompt| first_included(&cli, root_str, prompt);
     let top = first("filler_zqar is wrong").await;
     assert_eq!(top["path"], "src/a/f17.rs", "{top}");
 
@@ -223,18 +196,7 @@ async fn context_says_what_is_kept_free_for_a_model_that_counts_more() {
 async fn context_finds_files_by_what_their_past_commits_said() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("project");
-    let name = |i: u8| format!("zq{}{}", (b'a' + i / 26) as char, (b'a' + i % 26) as char);
-    let files: Vec<(String, String)> = (0..30)
-        .map(|i| {
-            let text = format!("pub fn filler_{}() -> u32 {{ {i} }}\n", name(i)).repeat(40);
-            (format!("src/a/f{i:02}.rs"), text)
-        })
-        .collect();
-    let files: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(p, t)| (p.as_str(), t.as_str()))
-        .collect();
-    common::repo_with(&root, &files);
+    filler_repo(&root);
     // A commit that touches `file`, then five on others, so that `file` is not among the
     // recently edited.
     let commit_then_five = |file: &str, subject: &str, round: usize| {
@@ -261,28 +223,10 @@ async fn context_finds_files_by_what_their_past_commits_said() {
     let cli = Cli {
         data: dir.path().join("data"),
     };
-    let root_str = root.to_str().unwrap();
-    cli.json(&["project", "add", root_str]).await;
     let server = FakeProvider::start().await;
-    let provider = common::fake_provider_args(&server.url());
-    let provider: Vec<&str> = provider.iter().map(String::as_str).collect();
-    cli.json(&provider).await;
-    let first = |prompt: &'static str| {
-        let cli = &cli;
-        async move {
-            let args = [
-                "context",
-                "--project",
-                root_str,
-                "--provider",
-                "fake",
-                "--prompt",
-                prompt,
-            ];
-            let context = cli.json(&args).await;
-            context["breakdown"]["included"][0].clone()
-        }
-    };
+    register(&cli, &root, &server).await;
+    let root_str = root.to_str().unwrap();
+    let first = |prompt| first_included(&cli, root_str, prompt);
     let top = first("the invoice rounding is off by a cent").await;
     assert_eq!(top["path"], "src/a/f05.rs", "{top}");
     assert!(
@@ -299,4 +243,36 @@ async fn context_finds_files_by_what_their_past_commits_said() {
         !(top["why"].as_str().unwrap()).contains("past commits"),
         "{top}"
     );
+}
+
+/// A repository of 30 files of filler functions (`src/a/f00.rs` ...), each named without
+/// digits (the words of an identifier drop trailing digits): `filler_zqaa` ...
+fn filler_repo(root: &std::path::Path) {
+    let name = |i: u8| format!("zq{}{}", (b'a' + i / 26) as char, (b'a' + i % 26) as char);
+    let files: Vec<(String, String)> = (0..30)
+        .map(|i| {
+            let text = format!("pub fn filler_{}() -> u32 {{ {i} }}\n", name(i)).repeat(40);
+            (format!("src/a/f{i:02}.rs"), text)
+        })
+        .collect();
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    common::repo_with(root, &files);
+}
+
+/// The first file `tandem context` packs for `prompt` (with the fake provider).
+async fn first_included(cli: &Cli, root: &str, prompt: &str) -> Value {
+    let args = [
+        "context",
+        "--project",
+        root,
+        "--provider",
+        "fake",
+        "--prompt",
+        prompt,
+    ];
+    let context = cli.json(&args).await;
+    context["breakdown"]["included"][0].clone()
 }
