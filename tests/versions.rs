@@ -675,27 +675,67 @@ fn what_each_commit_said_and_changed_is_read_newest_first() {
         tandem_core::vcs::newest_commits(&repo, 2).unwrap(),
         newest[..2]
     );
-    let read = |id: &str| tandem_core::vcs::subject_and_files(&repo, id).unwrap();
+    let read = |id: &str| tandem_core::vcs::commit_changes(&repo, id).unwrap();
     // Added and changed files, in path order; the deleted one is not there.
-    assert_eq!(
-        read(&edit),
-        (
-            "Round invoice totals".to_string(),
-            vec!["lib/new.rs".to_string(), "src/f01.rs".to_string()]
-        )
-    );
-    assert_eq!(read(&side).1, ["lib/side.rs"]);
+    let said = read(&edit);
+    assert_eq!(said.subject, "Round invoice totals");
+    assert_eq!(said.files, ["lib/new.rs", "src/f01.rs"]);
+    assert!(said.moved.is_empty(), "{said:?}");
+    assert_eq!(read(&side).files, ["lib/side.rs"]);
     // The import, a merge and a mass change say nothing of single files.
     for (id, subject) in [
         (&import, "initial"),
         (&merge, "merge side"),
         (&reformat, "reformat"),
     ] {
-        let (said, files) = read(id);
-        assert!(said.starts_with(subject), "{said}");
-        assert!(files.is_empty(), "{subject}: {files:?}");
+        let said = read(id);
+        assert!(said.subject.starts_with(subject), "{said:?}");
+        assert!(said.files.is_empty(), "{subject}: {said:?}");
     }
-    assert!(tandem_core::vcs::subject_and_files(&repo, "not a commit").is_err());
+    assert!(tandem_core::vcs::commit_changes(&repo, "not a commit").is_err());
+}
+
+#[test]
+fn the_files_each_commit_moved_are_read_as_git_finds_renames() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("project");
+    sixty_file_repo(&root);
+    let commit = |message: &str| {
+        git(&root, &["add", "-A"]);
+        git(&root, &["commit", "-q", "-m", message]);
+        git(&root, &["rev-parse", "HEAD"]).trim().to_string()
+    };
+    let long: String = (0..40)
+        .map(|i| format!("fn step{i}() {{ {i} }}\n"))
+        .collect();
+    std::fs::write(root.join("src/steps.rs"), &long).unwrap();
+    commit("steps");
+    // Moved and changed a little on the way (git's rename, not identical content).
+    std::fs::create_dir_all(root.join("lib")).unwrap();
+    std::fs::write(root.join("lib/steps.rs"), long.replace("{ 7 }", "{ 70 }")).unwrap();
+    std::fs::remove_file(root.join("src/steps.rs")).unwrap();
+    let moved = commit("Steps live in lib");
+    // The whole folder moved: a mass change, whose moves still count.
+    git(&root, &["mv", "src", "core"]);
+    let folder = commit("src is core now");
+    std::fs::write(root.join("core/f05.rs"), "fn f5() { 5 }\n").unwrap();
+    let edit = commit("edit");
+    let repo = tandem_core::vcs::open(&root).unwrap();
+    let read = |id: &str| tandem_core::vcs::commit_changes(&repo, id).unwrap();
+    let said = read(&moved);
+    assert_eq!(said.files, ["lib/steps.rs"]);
+    assert_eq!(
+        said.moved,
+        [("src/steps.rs".to_string(), "lib/steps.rs".to_string())]
+    );
+    let said = read(&folder);
+    assert!(said.files.is_empty(), "{said:?}");
+    assert_eq!(said.moved.len(), 60, "{said:?}");
+    assert!(
+        (said.moved.iter()).all(|(from, to)| from.strip_prefix("src/") == to.strip_prefix("core/")),
+        "{said:?}"
+    );
+    assert!(read(&edit).moved.is_empty());
 }
 
 /// A repository of 60 files (`src/f00.rs` ... `src/f59.rs`) in one commit, "initial".

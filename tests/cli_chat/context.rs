@@ -191,7 +191,8 @@ async fn context_says_what_is_kept_free_for_a_model_that_counts_more() {
 }
 
 /// What past commits said about a file ranks it for those words, though the file holds none
-/// of them: learnt at `project add`, and a commit made later is learnt by the next `context`.
+/// of them: learnt at `project add`, a commit made later is learnt by the next `context`, and
+/// a file moved keeps what was said of it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn context_finds_files_by_what_their_past_commits_said() {
     let dir = tempfile::tempdir().unwrap();
@@ -236,6 +237,16 @@ async fn context_finds_files_by_what_their_past_commits_said() {
     commit_then_five("src/a/f09.rs", "Ledger exports stream to disk", 2);
     let top = first("ledger export runs out of memory").await;
     assert_eq!(top["path"], "src/a/f09.rs", "{top}");
+    // A file moved keeps what was said of it where it was.
+    std::fs::create_dir_all(root.join("src/b")).unwrap();
+    common::git(&root, &["mv", "src/a/f05.rs", "src/b/lines.rs"]);
+    common::git(&root, &["commit", "-q", "-m", "tidy the tree"]);
+    let top = first("the invoice rounding is off by a cent").await;
+    assert_eq!(top["path"], "src/b/lines.rs", "{top}");
+    assert!(
+        (top["why"].as_str().unwrap()).contains("its past commits said: invoice"),
+        "{top}"
+    );
     // On a branch without a commit yet, nothing is reachable: the history says nothing.
     common::git(&root, &["checkout", "-q", "--orphan", "fresh"]);
     let top = first("ledger export runs out of memory").await;

@@ -107,11 +107,12 @@ pub(crate) fn learn_history(
         }
         // A commit that cannot be read (a damaged object) says nothing, and is not read
         // again.
-        let (subject, files) = crate::vcs::subject_and_files(repo, id).unwrap_or_default();
+        let said = crate::vcs::commit_changes(repo, id).unwrap_or_default();
         read.push(PastCommit {
             id: id.clone(),
-            subject,
-            files,
+            subject: said.subject,
+            files: said.files,
+            moved: said.moved,
         });
     }
     Ok(index.learn_history(&head, &ids, &read)?)

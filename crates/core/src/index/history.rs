@@ -29,6 +29,9 @@ pub struct PastCommit {
     pub subject: String,
     /// The files it added or changed; none for a commit that says nothing of single files.
     pub files: Vec<String>,
+    /// The files it moved, (from, to): what older commits said of `from` is said of the
+    /// file it is now.
+    pub moved: Vec<(String, String)>,
 }
 
 impl CodeIndex {
@@ -75,15 +78,21 @@ impl CodeIndex {
             )?;
             for commit in read {
                 let words = terms::words(&commit.subject).join(" ");
-                let files: Vec<&str> = (commit.files.iter())
-                    .map(String::as_str)
-                    .filter(|f| tables::clean(f))
-                    .collect();
-                keep.execute(params![commit.id, words, files.join("\n")])?;
+                // A line a file it changed, or `from<tab>to` a file it moved (no path holds
+                // a tab or a line break).
+                let changed =
+                    (commit.files.iter().map(String::as_str)).filter(|f| tables::clean(f));
+                let moved = (commit.moved.iter())
+                    .filter(|(from, to)| tables::clean(from) && tables::clean(to))
+                    .map(|(from, to)| format!("{from}\t{to}"));
+                let lines: Vec<String> = changed.map(str::to_string).chain(moved).collect();
+                keep.execute(params![commit.id, words, lines.join("\n")])?;
             }
         }
-        // Per file (in path order), its count of each word.
+        // Per file (in path order, by the name it has at `head`), its count of each word.
         let mut docs: BTreeMap<String, HashMap<String, u32>> = BTreeMap::new();
+        // The files newer commits moved: an older commit's path, the file's name at `head`.
+        let mut now_at: HashMap<String, String> = HashMap::new();
         let mut complete = true;
         {
             let mut kept = tx.prepare_cached("SELECT words, files FROM commits WHERE id = ?1")?;
@@ -91,15 +100,25 @@ impl CodeIndex {
                 let row: Option<(String, String)> = kept
                     .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
                     .optional()?;
-                let Some((words, files)) = row else {
+                let Some((words, lines)) = row else {
                     complete = false;
                     break;
                 };
-                for file in files.lines() {
+                let mut moved = Vec::new();
+                for line in lines.lines() {
+                    if let Some((from, to)) = line.split_once('\t') {
+                        moved.push((from, now_at.get(to).map_or(to, String::as_str).to_string()));
+                        continue;
+                    }
+                    let file = now_at.get(line).map_or(line, String::as_str);
                     let doc = docs.entry(file.to_string()).or_default();
                     for word in words.split(' ').filter(|w| !w.is_empty()) {
                         *doc.entry(word.to_string()).or_default() += 1;
                     }
+                }
+                // Its moves name older commits' paths only (ids are newest first).
+                for (from, to) in moved {
+                    now_at.insert(from.to_string(), to);
                 }
             }
         }

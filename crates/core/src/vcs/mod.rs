@@ -4,11 +4,13 @@
 mod history;
 pub mod landing;
 pub mod leftover;
+mod past;
 
 pub use history::{
     ChangeKind, ChangedFile, Restored, Unlanded, Version, commit_patch, commit_patch_head, land,
-    log, newest_commits, prepare_revert, recently_edited, restore, subject_and_files,
+    log, prepare_revert, restore,
 };
+pub use past::{CommitChanges, commit_changes, newest_commits, recently_edited};
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

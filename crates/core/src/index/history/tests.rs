@@ -5,6 +5,17 @@ fn past(id: &str, subject: &str, files: &[&str]) -> PastCommit {
         id: id.to_string(),
         subject: subject.to_string(),
         files: files.iter().map(|f| f.to_string()).collect(),
+        moved: Vec::new(),
+    }
+}
+
+/// `past` that also moved files, (from, to).
+fn moving(id: &str, subject: &str, files: &[&str], moved: &[(&str, &str)]) -> PastCommit {
+    PastCommit {
+        moved: (moved.iter())
+            .map(|(from, to)| (from.to_string(), to.to_string()))
+            .collect(),
+        ..past(id, subject, files)
     }
 }
 
@@ -84,4 +95,63 @@ fn a_path_with_a_line_break_is_not_kept() {
     let odd = past("c1", "Odd names", &["a\nb.rs", "c.rs"]);
     assert!((index.learn_history("c1", &ids(&["c1"]), &[odd])).unwrap());
     assert_eq!(said(&index, "odd"), [("c.rs".to_string(), 1)]);
+}
+
+#[test]
+fn what_older_commits_said_of_a_moved_file_is_said_of_it_where_it_is_now() {
+    let mut index = CodeIndex::in_memory().unwrap();
+    // Newest first. c4 moved lib/tax.rs on to src/tax.rs (and billing.rs with it, in a
+    // commit of no files: a mass change); c3 moved tax.rs (edited as it went) to lib/tax.rs
+    // and began a new tax.rs where it was; c2 and c1 are older than both moves.
+    let commits = [
+        past("c5", "Currency symbols", &["tax.rs"]),
+        moving(
+            "c4",
+            "Move the tax code under src",
+            &[],
+            &[
+                ("lib/tax.rs", "src/tax.rs"),
+                ("billing.rs", "src/billing.rs"),
+            ],
+        ),
+        moving(
+            "c3",
+            "Rates by region",
+            &["lib/tax.rs", "tax.rs"],
+            &[("tax.rs", "lib/tax.rs")],
+        ),
+        past("c2", "Invoice totals in cents", &["tax.rs", "billing.rs"]),
+        moving(
+            "c1",
+            "Swap a tab\tname",
+            &["a\tb.rs"],
+            &[("x\ty", "z"), ("a", "b\tc")],
+        ),
+        past("c0", "Older words", &["a", "x"]),
+    ];
+    let ids: Vec<String> = commits.iter().map(|c| c.id.clone()).collect();
+    assert!(index.learn_history("c5", &ids, &commits).unwrap());
+    // c2's words follow both files to where they are now.
+    assert_eq!(
+        said(&index, "cent"),
+        [
+            ("src/billing.rs".to_string(), 1),
+            ("src/tax.rs".to_string(), 1)
+        ]
+    );
+    // The commit that moved a file and changed it says so of where it moved it, as it is
+    // now, and of the new file it began at the old path; that new file has its own words.
+    assert_eq!(
+        said(&index, "region"),
+        [("src/tax.rs".to_string(), 1), ("tax.rs".to_string(), 1)]
+    );
+    assert_eq!(said(&index, "currency"), [("tax.rs".to_string(), 1)]);
+    // A mass move says nothing itself.
+    assert!(said(&index, "move").is_empty());
+    // A path with a tab (the separator of a move) is never kept, nor read as a move.
+    assert!(said(&index, "swap").is_empty());
+    assert_eq!(
+        said(&index, "older"),
+        [("a".to_string(), 1), ("x".to_string(), 1)]
+    );
 }

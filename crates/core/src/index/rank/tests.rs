@@ -385,6 +385,7 @@ fn a_file_its_past_commits_describe_ranks_for_their_words() {
         id: id.to_string(),
         subject: subject.to_string(),
         files: files.iter().map(|f| f.to_string()).collect(),
+        moved: Vec::new(),
     };
     let commits = [
         past(
