@@ -20,6 +20,23 @@ pub enum Lang {
     Cpp,
 }
 
+// What the grammars' own tags queries leave out, which F12, `symbols`, maps and ranking need:
+// definitions of constants, globals, macros, aliases, enums and the like, and uses of types.
+// Each is added to the grammar's query when they compile together (see [`config`]). Where
+// patterns capture the same name, the first in the query wins: definitions come before any
+// pattern taking every type name as a use.
+
+/// Macros, enumerators, globals and unions with a body, in C and C++.
+const C_DEFINITIONS: &str = r#"
+(preproc_def name: (identifier) @name) @definition.macro
+(preproc_function_def name: (identifier) @name) @definition.macro
+(enumerator name: (identifier) @name) @definition.constant
+(translation_unit (declaration declarator: (identifier) @name) @definition.variable)
+(translation_unit
+  (declaration declarator: (init_declarator declarator: (identifier) @name)) @definition.variable)
+(union_specifier name: (type_identifier) @name body: (_)) @definition.class
+"#;
+
 /// Calls and type uses in C and C++, whose tags queries name definitions only.
 const C_REFERENCES: &str = r#"
 (call_expression function: (identifier) @name) @reference.call
@@ -27,14 +44,81 @@ const C_REFERENCES: &str = r#"
 ((type_identifier) @name @reference.type)
 "#;
 
-/// Path-qualified calls in Rust (`util::helper()`, `Config::load()`), which its tags query
-/// does not name.
-const RUST_REFERENCES: &str = r#"
-(call_expression function: (scoped_identifier name: (identifier) @name)) @reference.call
+/// C++'s `using` aliases, namespaces and operators.
+const CPP_DEFINITIONS: &str = r#"
+(alias_declaration name: (type_identifier) @name) @definition.type
+(namespace_definition name: (namespace_identifier) @name) @definition.module
+(function_declarator declarator: (operator_name) @name) @definition.function
 "#;
 
+/// C++'s qualified calls (`detail::fill(b)`).
 const CPP_REFERENCES: &str = r#"
 (call_expression function: (qualified_identifier name: (identifier) @name)) @reference.call
+"#;
+
+/// Path-qualified calls and paths (`util::helper()`, `Config::load()`, `HiArgs::new`), type
+/// uses; constants, statics and the methods a trait declares.
+const RUST_EXTRA: &str = r#"
+(const_item name: (identifier) @name) @definition.constant
+(static_item name: (identifier) @name) @definition.constant
+(function_signature_item name: (identifier) @name) @definition.method
+(call_expression function: (scoped_identifier name: (identifier) @name)) @reference.call
+(scoped_identifier path: (identifier) @name) @reference.type
+((type_identifier) @name @reference.type)
+"#;
+
+/// Enums and their constants, records, annotation types, fields; every use of a type.
+const JAVA_EXTRA: &str = r#"
+(enum_declaration name: (identifier) @name) @definition.enum
+(enum_constant name: (identifier) @name) @definition.constant
+(record_declaration name: (identifier) @name) @definition.class
+(annotation_type_declaration name: (identifier) @name) @definition.interface
+(field_declaration declarator: (variable_declarator name: (identifier) @name)) @definition.field
+((type_identifier) @name @reference.type)
+(marker_annotation name: (identifier) @name) @reference.type
+(annotation name: (identifier) @name) @reference.type
+"#;
+
+/// Constants, package variables, aliases and the methods an interface declares: before Go's
+/// own query, which takes every type name as a use.
+const GO_EXTRA: &str = r#"
+(const_spec name: (identifier) @name) @definition.constant
+(source_file (var_declaration (var_spec name: (identifier) @name) @definition.variable))
+(source_file
+  (var_declaration (var_spec_list (var_spec name: (identifier) @name) @definition.variable)))
+(type_alias name: (type_identifier) @name) @definition.type
+(method_elem name: (field_identifier) @name) @definition.method
+"#;
+
+/// Decorators, base classes, imported names and annotations: what a module uses besides
+/// its calls.
+const PYTHON_EXTRA: &str = r#"
+(decorator (identifier) @name) @reference.call
+(decorator (attribute attribute: (identifier) @name)) @reference.call
+(class_definition superclasses: (argument_list (identifier) @name)) @reference.class
+(class_definition
+  superclasses: (argument_list (attribute attribute: (identifier) @name))) @reference.class
+(import_from_statement name: (dotted_name (identifier) @name)) @reference.import
+(import_from_statement
+  name: (aliased_import name: (dotted_name (identifier) @name))) @reference.import
+(type (identifier) @name) @reference.type
+"#;
+
+/// A module's constants (top level, exported or not).
+const JAVASCRIPT_EXTRA: &str = r#"
+(program (lexical_declaration (variable_declarator name: (identifier) @name)) @definition.constant)
+(program
+  (export_statement
+    declaration: (lexical_declaration
+      (variable_declarator name: (identifier) @name)) @definition.constant))
+"#;
+
+/// TypeScript on top of JavaScript's: type aliases, enums, namespaces and type uses.
+const TYPESCRIPT_EXTRA: &str = r#"
+(type_alias_declaration name: (type_identifier) @name) @definition.type
+(enum_declaration name: (identifier) @name) @definition.enum
+(internal_module name: (identifier) @name) @definition.module
+((type_identifier) @name @reference.type)
 "#;
 
 impl Lang {
@@ -63,52 +147,66 @@ impl Lang {
         static RUST: LazyLock<Option<TagsConfiguration>> = LazyLock::new(|| {
             config(
                 tree_sitter_rust::LANGUAGE.into(),
-                &[tree_sitter_rust::TAGS_QUERY, RUST_REFERENCES],
+                &[tree_sitter_rust::TAGS_QUERY, RUST_EXTRA],
+                tree_sitter_rust::TAGS_QUERY,
             )
         });
         static JS: LazyLock<Option<TagsConfiguration>> =
-            LazyLock::new(|| javascript_family(tree_sitter_javascript::LANGUAGE.into(), &[]));
+            LazyLock::new(|| javascript_family(tree_sitter_javascript::LANGUAGE.into(), &[], &[]));
         // TypeScript's query adds to JavaScript's, as the grammar extends it.
         static TS: LazyLock<Option<TagsConfiguration>> = LazyLock::new(|| {
             javascript_family(
                 tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
                 &[tree_sitter_typescript::TAGS_QUERY],
+                &[TYPESCRIPT_EXTRA],
             )
         });
         static TSX: LazyLock<Option<TagsConfiguration>> = LazyLock::new(|| {
             javascript_family(
                 tree_sitter_typescript::LANGUAGE_TSX.into(),
                 &[tree_sitter_typescript::TAGS_QUERY],
+                &[TYPESCRIPT_EXTRA],
             )
         });
         static PYTHON: LazyLock<Option<TagsConfiguration>> = LazyLock::new(|| {
             config(
                 tree_sitter_python::LANGUAGE.into(),
-                &[tree_sitter_python::TAGS_QUERY],
+                &[tree_sitter_python::TAGS_QUERY, PYTHON_EXTRA],
+                tree_sitter_python::TAGS_QUERY,
             )
         });
         static GO: LazyLock<Option<TagsConfiguration>> = LazyLock::new(|| {
             config(
                 tree_sitter_go::LANGUAGE.into(),
-                &[tree_sitter_go::TAGS_QUERY],
+                &[GO_EXTRA, tree_sitter_go::TAGS_QUERY],
+                tree_sitter_go::TAGS_QUERY,
             )
         });
         static JAVA: LazyLock<Option<TagsConfiguration>> = LazyLock::new(|| {
             config(
                 tree_sitter_java::LANGUAGE.into(),
-                &[tree_sitter_java::TAGS_QUERY],
+                &[tree_sitter_java::TAGS_QUERY, JAVA_EXTRA],
+                tree_sitter_java::TAGS_QUERY,
             )
         });
         static C: LazyLock<Option<TagsConfiguration>> = LazyLock::new(|| {
             config(
                 tree_sitter_c::LANGUAGE.into(),
-                &[tree_sitter_c::TAGS_QUERY, C_REFERENCES],
+                &[tree_sitter_c::TAGS_QUERY, C_DEFINITIONS, C_REFERENCES],
+                tree_sitter_c::TAGS_QUERY,
             )
         });
         static CPP: LazyLock<Option<TagsConfiguration>> = LazyLock::new(|| {
             config(
                 tree_sitter_cpp::LANGUAGE.into(),
-                &[tree_sitter_cpp::TAGS_QUERY, C_REFERENCES, CPP_REFERENCES],
+                &[
+                    tree_sitter_cpp::TAGS_QUERY,
+                    C_DEFINITIONS,
+                    CPP_DEFINITIONS,
+                    C_REFERENCES,
+                    CPP_REFERENCES,
+                ],
+                tree_sitter_cpp::TAGS_QUERY,
             )
         });
         let config = match self {
@@ -126,18 +224,36 @@ impl Lang {
     }
 }
 
-fn config(language: Language, queries: &[&str]) -> Option<TagsConfiguration> {
-    TagsConfiguration::new(language, &queries.join("\n"), "").ok()
+/// `queries` in their order, the grammar's own among them; `own` alone if they do not compile
+/// together (a grammar upgrade that renamed a node loses the additions, not the language).
+fn config(language: Language, queries: &[&str], own: &str) -> Option<TagsConfiguration> {
+    (TagsConfiguration::new(language.clone(), &queries.join("\n"), "").ok())
+        .or_else(|| TagsConfiguration::new(language, own, "").ok())
 }
 
 /// JavaScript's query (without its doc comments, see [`without_doc_comments`]) and `more`,
-/// for a grammar of the JavaScript family; the whole query if that does not compile.
-fn javascript_family(language: Language, more: &[&str]) -> Option<TagsConfiguration> {
+/// with JavaScript's extras and `extra`, for a grammar of the JavaScript family; the whole
+/// query if that does not compile.
+fn javascript_family(
+    language: Language,
+    more: &[&str],
+    extra: &[&str],
+) -> Option<TagsConfiguration> {
     let javascript = without_doc_comments(tree_sitter_javascript::TAGS_QUERY);
     let lean = [&[javascript.as_str()], more].concat();
-    config(language.clone(), &lean).or_else(|| {
+    let additions = [&[JAVASCRIPT_EXTRA], extra].concat();
+    config(
+        language.clone(),
+        &[&lean[..], &additions].concat(),
+        &lean.join("\n"),
+    )
+    .or_else(|| {
         let whole = [&[tree_sitter_javascript::TAGS_QUERY], more].concat();
-        config(language, &whole)
+        config(
+            language,
+            &[&whole[..], &additions].concat(),
+            &whole.join("\n"),
+        )
     })
 }
 

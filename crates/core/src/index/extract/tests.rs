@@ -148,3 +148,84 @@ fn a_huge_file_is_indexed_by_its_words_only() {
     assert!(extracted.definitions.is_empty());
     assert!(extracted.words.contains_key("giant"));
 }
+
+/// Asserts that `name` is not among the references of `text`.
+fn no_ref(path: &str, text: &str, name: &str) {
+    let found = extract(path, text).references;
+    assert!(
+        !found.iter().any(|r| r == name),
+        "{path}: a reference to {name} in {found:?}"
+    );
+}
+
+/// What the grammars' own queries leave out (see `lang`): constants, globals, macros,
+/// aliases, enums, namespaces, trait and interface methods, and uses of types.
+#[test]
+fn constants_aliases_enums_and_type_uses_are_found_in_every_language() {
+    let rust = "pub const LIMIT: usize = 8;\nstatic NAME: &str = \"x\";\ntrait Matcher {\n    fn find_at(&self, at: usize) -> bool;\n}\nfn run(s: Searcher) { HiArgs::from_low(s); }\n";
+    has_def("src/lib.rs", rust, "LIMIT", "constant", 1);
+    has_def("src/lib.rs", rust, "NAME", "constant", 2);
+    has_def("src/lib.rs", rust, "find_at", "method", 4);
+    has_ref("src/lib.rs", rust, "Searcher");
+    has_ref("src/lib.rs", rust, "HiArgs");
+
+    let ts = "export type State = { on: boolean }\nexport enum Mode { Dev, Prod }\nnamespace Tools { }\nexport const LIMIT = 5\nexport const view = () => 1\nlet local = 2\nfunction f(s: State): Mode { const inner = 1; return Mode.Dev }\n";
+    has_def("src/a.ts", ts, "State", "type", 1);
+    has_def("src/a.ts", ts, "Mode", "enum", 2);
+    has_def("src/a.ts", ts, "Tools", "module", 3);
+    has_def("src/a.ts", ts, "LIMIT", "constant", 4);
+    has_def("src/a.ts", ts, "local", "constant", 6);
+    has_ref("src/a.ts", ts, "Mode");
+    // One definition a name and line: an arrow function stays a function.
+    let view: Vec<_> = (defs("src/a.ts", ts).into_iter())
+        .filter(|d| d.0 == "view")
+        .collect();
+    assert_eq!(view, [("view".to_string(), "function".to_string(), 5)]);
+    // A function's own constants are not the module's.
+    assert!(!defs("src/a.ts", ts).iter().any(|d| d.0 == "inner"));
+    let js = "export const CONSTANT_VALUE = 5\nconst cache = new Map()\n";
+    has_def("lib/a.js", js, "CONSTANT_VALUE", "constant", 1);
+    has_def("lib/a.js", js, "cache", "constant", 2);
+
+    let py = "from .globals import current_app\nfrom .typing import Hook as H\n\n@setupmethod\ndef route(rule: Rule): pass\n\nclass App(Scaffold, abc.Base): pass\n";
+    has_ref("flask/app.py", py, "current_app");
+    has_ref("flask/app.py", py, "Hook");
+    has_ref("flask/app.py", py, "setupmethod");
+    has_ref("flask/app.py", py, "Rule");
+    has_ref("flask/app.py", py, "Scaffold");
+    has_ref("flask/app.py", py, "Base");
+
+    let go = "package c\n\nconst Limit = 3\nconst (\n\tA = iota\n\tB\n)\nvar Global = 1\nvar (\n\tMaxConn int\n)\ntype Alias = string\ntype Shape interface {\n\tArea() float64\n}\nfunc f() { var local = 2; _ = local }\n";
+    has_def("c/c.go", go, "Limit", "constant", 3);
+    has_def("c/c.go", go, "A", "constant", 5);
+    has_def("c/c.go", go, "B", "constant", 6);
+    has_def("c/c.go", go, "Global", "variable", 8);
+    has_def("c/c.go", go, "MaxConn", "variable", 10);
+    has_def("c/c.go", go, "Alias", "type", 12);
+    has_def("c/c.go", go, "Area", "method", 14);
+    assert!(!defs("c/c.go", go).iter().any(|d| d.0 == "local"));
+
+    let java = "public enum JsonToken {\n  BEGIN_ARRAY,\n  END\n}\nrecord Pt(int x) {}\n@interface Expose {}\nclass G {\n  private final TypeAdapter adapter;\n  @Expose String name;\n}\n";
+    has_def("src/J.java", java, "JsonToken", "enum", 1);
+    has_def("src/J.java", java, "BEGIN_ARRAY", "constant", 2);
+    has_def("src/J.java", java, "Pt", "class", 5);
+    has_def("src/J.java", java, "Expose", "interface", 6);
+    has_def("src/J.java", java, "adapter", "field", 8);
+    has_ref("src/J.java", java, "TypeAdapter");
+    has_ref("src/J.java", java, "Expose");
+
+    let c = "#define KILO_VERSION \"0.0.1\"\n#define CTRL(k) ((k) & 0x1f)\nenum KEY_ACTION { ENTER = 13, CTRL_C = 3 };\nstruct editorConfig E;\nstatic int count = 0;\nunion u_t { int i; float f; };\nint f(void) { int local = 1; return local; }\n";
+    has_def("kilo.c", c, "KILO_VERSION", "macro", 1);
+    has_def("kilo.c", c, "CTRL", "macro", 2);
+    has_def("kilo.c", c, "ENTER", "constant", 3);
+    has_def("kilo.c", c, "E", "variable", 4);
+    has_def("kilo.c", c, "count", "variable", 5);
+    has_def("kilo.c", c, "u_t", "class", 6);
+    assert!(!defs("kilo.c", c).iter().any(|d| d.0 == "local"));
+    no_ref("kilo.c", c, "local");
+
+    let cpp = "namespace outer {\nusing json = basic_json<>;\nstruct P { bool operator==(const P&) const; };\n}\n";
+    has_def("a.hpp", cpp, "outer", "module", 1);
+    has_def("a.hpp", cpp, "json", "type", 2);
+    has_def("a.hpp", cpp, "operator==", "function", 3);
+}
