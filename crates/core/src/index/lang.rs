@@ -35,6 +35,11 @@ const C_DEFINITIONS: &str = r#"
 (translation_unit
   (declaration declarator: (init_declarator declarator: (identifier) @name)) @definition.variable)
 (union_specifier name: (type_identifier) @name body: (_)) @definition.class
+(type_definition declarator: (pointer_declarator declarator: (type_identifier) @name)) @definition.type
+(type_definition
+  declarator: (function_declarator
+    declarator: (parenthesized_declarator
+      (pointer_declarator declarator: (type_identifier) @name)))) @definition.type
 "#;
 
 /// Calls and type uses in C and C++, whose tags queries name definitions only.
@@ -67,7 +72,8 @@ const RUST_EXTRA: &str = r#"
 ((type_identifier) @name @reference.type)
 "#;
 
-/// Enums and their constants, records, annotation types, fields; every use of a type.
+/// Enums and their constants, records, annotation types, fields; every use of a type (a
+/// capitalised name before a `.` is a class's: `JsonToken.BEGIN_ARRAY`, `Objects.equals(…)`).
 const JAVA_EXTRA: &str = r#"
 (enum_declaration name: (identifier) @name) @definition.enum
 (enum_constant name: (identifier) @name) @definition.constant
@@ -77,6 +83,8 @@ const JAVA_EXTRA: &str = r#"
 ((type_identifier) @name @reference.type)
 (marker_annotation name: (identifier) @name) @reference.type
 (annotation name: (identifier) @name) @reference.type
+((field_access object: (identifier) @name) @reference.type (#match? @name "^[A-Z]"))
+((method_invocation object: (identifier) @name) @reference.type (#match? @name "^[A-Z]"))
 "#;
 
 /// Constants, package variables, aliases and the methods an interface declares: before Go's

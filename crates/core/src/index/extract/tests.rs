@@ -213,6 +213,10 @@ fn constants_aliases_enums_and_type_uses_are_found_in_every_language() {
     has_def("src/J.java", java, "adapter", "field", 8);
     has_ref("src/J.java", java, "TypeAdapter");
     has_ref("src/J.java", java, "Expose");
+    let uses = "class R {\n  void f(JsonReader reader) {\n    if (reader.peek() == JsonToken.END) { Objects.requireNonNull(reader); }\n  }\n}\n";
+    has_ref("src/R.java", uses, "JsonToken");
+    has_ref("src/R.java", uses, "Objects");
+    no_ref("src/R.java", uses, "reader");
 
     let c = "#define KILO_VERSION \"0.0.1\"\n#define CTRL(k) ((k) & 0x1f)\nenum KEY_ACTION { ENTER = 13, CTRL_C = 3 };\nstruct editorConfig E;\nstatic int count = 0;\nunion u_t { int i; float f; };\nint f(void) { int local = 1; return local; }\n";
     has_def("kilo.c", c, "KILO_VERSION", "macro", 1);
@@ -221,6 +225,9 @@ fn constants_aliases_enums_and_type_uses_are_found_in_every_language() {
     has_def("kilo.c", c, "E", "variable", 4);
     has_def("kilo.c", c, "count", "variable", 5);
     has_def("kilo.c", c, "u_t", "class", 6);
+    let typedefs = "typedef int (*callback_t)(int);\ntypedef struct node *node_p;\n";
+    has_def("cb.c", typedefs, "callback_t", "type", 1);
+    has_def("cb.c", typedefs, "node_p", "type", 2);
     assert!(!defs("kilo.c", c).iter().any(|d| d.0 == "local"));
     no_ref("kilo.c", c, "local");
 
