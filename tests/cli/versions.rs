@@ -149,6 +149,15 @@ fn a_plain_folder_becomes_a_repository_and_errors_are_clear() {
         cli.fails(&["log", "--project", "999"])
             .contains("no project")
     );
+    // A project's name finds it (from any folder), unless two projects share it.
+    let log = cli.json(&["log", "--project", "Plain"]);
+    assert_eq!(log["versions"].as_array().map(Vec::len), Some(1), "{log}");
+    let twin = dir.path().join("twin");
+    std::fs::create_dir_all(&twin).unwrap();
+    write(&twin.join("a.txt"), "a\n");
+    cli.json(&["project", "add", twin.to_str().unwrap(), "--name", "Plain"]);
+    let ambiguous = cli.fails(&["log", "--project", "Plain"]);
+    assert!(ambiguous.contains("more than one project is named \"Plain\""), "{ambiguous}");
     assert!(
         cli.fails(&["approve", "12345"])
             .contains("message 12345 does not exist")

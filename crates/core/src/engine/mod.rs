@@ -49,9 +49,11 @@ pub enum EngineError {
     #[error("{path} is not a folder: {reason}")]
     NotAFolder { path: PathBuf, reason: String },
     #[error(
-        "no project {0:?}: give a project id or the path of a project added with `tandem project add`"
+        "no project {0:?}: give a project id, name or the path of a project added with `tandem project add`"
     )]
     UnknownProject(String),
+    #[error("more than one project is named {name:?} (ids {}): give its id or path", ids.join(", "))]
+    AmbiguousProject { name: String, ids: Vec<String> },
     #[error("message {id} {reason}")]
     NotReviewable { id: i64, reason: String },
     #[error("chat {chat} belongs to another project, not to {project}")]
@@ -304,7 +306,8 @@ impl Engine {
         })
     }
 
-    /// A project by id, or by the path of its folder.
+    /// A project by id, by the path of its folder, or by its name (as `tandem project list`
+    /// shows it) when no folder has that path and only one project has that name.
     pub fn project(&self, spec: &str) -> Result<Project> {
         if let Ok(id) = spec.trim().parse::<i64>() {
             match self.store.project(id) {
@@ -319,7 +322,20 @@ impl Engine {
             .map(|path| self.store.project_by_path(&path))
             .transpose()?
             .flatten();
-        by_path.ok_or_else(|| EngineError::UnknownProject(spec.to_string()))
+        if let Some(project) = by_path {
+            return Ok(project);
+        }
+        let mut named: Vec<Project> = (self.store.projects()?.into_iter())
+            .filter(|p| p.name == spec)
+            .collect();
+        match named.len() {
+            0 => Err(EngineError::UnknownProject(spec.to_string())),
+            1 => Ok(named.remove(0)),
+            _ => Err(EngineError::AmbiguousProject {
+                name: spec.to_string(),
+                ids: named.iter().map(|p| p.id.to_string()).collect(),
+            }),
+        }
     }
 }
 
