@@ -3,6 +3,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::ops::Range;
 
 use tree_sitter_tags::TagsContext;
 
@@ -78,6 +79,8 @@ fn tags(lang: Lang, text: &str, out: &mut Extracted) {
         return;
     };
     let source = text.as_bytes();
+    // Each definition with the bytes it spans.
+    let mut definitions: Vec<(Range<usize>, Definition)> = Vec::new();
     CONTEXT.with_borrow_mut(|context| {
         let Ok((tags, _)) = context.generate_tags(config, source, None) else {
             return;
@@ -91,21 +94,59 @@ fn tags(lang: Lang, text: &str, out: &mut Extracted) {
             }
             if tag.is_definition {
                 let line = text.get(tag.line_range.clone()).unwrap_or_default().trim();
-                out.definitions.push(Definition {
+                let definition = Definition {
                     name: name.to_string(),
                     kind: config.syntax_type_name(tag.syntax_type_id).to_string(),
                     line: u32::try_from(tag.span.start.row + 1).unwrap_or(u32::MAX),
                     signature: cut(line, MAX_SIGNATURE).to_string(),
-                });
+                };
+                definitions.push((tag.range.clone(), definition));
             } else {
                 out.references.push(name.to_string());
             }
         }
     });
+    out.definitions = project_level(definitions);
     out.definitions.sort_by_key(|d| d.line);
     out.definitions.dedup();
     out.references.sort_unstable();
     out.references.dedup();
+}
+
+/// Kinds of definition that name something of the project only outside a function: a
+/// constant, variable, type, enum or field declared in a function's body is the function's.
+const SCOPED_KINDS: [&str; 5] = ["constant", "variable", "type", "enum", "field"];
+/// Kinds that are a function's body, for [`SCOPED_KINDS`].
+const FUNCTION_KINDS: [&str; 2] = ["function", "method"];
+
+/// `found` (each definition with the bytes it spans) without what a function's body declares
+/// for itself (see [`SCOPED_KINDS`]), and with one definition a name and line: where patterns
+/// name the same thing twice (`const hook: Hook = () => …` is a constant and a function), the
+/// function or class wins over the constant or variable.
+fn project_level(mut found: Vec<(Range<usize>, Definition)>) -> Vec<Definition> {
+    // Functions by start, each with the furthest end of those starting at or before it: a
+    // definition lies in some function when the last one starting before it reaches as far.
+    let mut bodies: Vec<(usize, usize)> = (found.iter())
+        .filter(|(_, d)| FUNCTION_KINDS.contains(&d.kind.as_str()))
+        .map(|(range, _)| (range.start, range.end))
+        .collect();
+    bodies.sort_unstable();
+    let mut reach = 0;
+    for body in &mut bodies {
+        reach = reach.max(body.1);
+        body.1 = reach;
+    }
+    let inside = |range: &Range<usize>| {
+        let before = bodies.partition_point(|b| b.0 < range.start);
+        before > 0 && bodies[before - 1].1 >= range.end
+    };
+    found.retain(|(range, d)| !(SCOPED_KINDS.contains(&d.kind.as_str()) && inside(range)));
+    let plain = |d: &Definition| matches!(d.kind.as_str(), "constant" | "variable");
+    found.sort_by(|a, b| {
+        (a.1.line, &a.1.name, plain(&a.1)).cmp(&(b.1.line, &b.1.name, plain(&b.1)))
+    });
+    found.dedup_by(|later, kept| later.1.line == kept.1.line && later.1.name == kept.1.name);
+    found.into_iter().map(|(_, d)| d).collect()
 }
 
 /// `text` cut at `max` bytes, on a character boundary.

@@ -26,6 +26,26 @@ pub enum Lang {
 // patterns capture the same name, the first in the query wins: definitions come before any
 // pattern taking every type name as a use.
 
+/// Functions with a body in C and C++, as their whole definition (the grammars' own queries
+/// take the declarator, `f(void)`, so what the body declares would not be known as the
+/// function's): before those queries, whose patterns name the same functions.
+const C_FUNCTIONS: &str = r#"
+(function_definition
+  declarator: (function_declarator declarator: (identifier) @name)) @definition.function
+(function_definition
+  declarator: (pointer_declarator
+    declarator: (function_declarator declarator: (identifier) @name))) @definition.function
+"#;
+
+/// C++'s methods with a body, in a class or out of it (`int Reader::read(…) { … }`).
+const CPP_FUNCTIONS: &str = r#"
+(function_definition
+  declarator: (function_declarator declarator: (field_identifier) @name)) @definition.function
+(function_definition
+  declarator: (function_declarator
+    declarator: (qualified_identifier name: (identifier) @name))) @definition.method
+"#;
+
 /// Macros, enumerators, globals and unions with a body, in C and C++.
 const C_DEFINITIONS: &str = r#"
 (preproc_def name: (identifier) @name) @definition.macro
@@ -54,6 +74,7 @@ const CPP_DEFINITIONS: &str = r#"
 (alias_declaration name: (type_identifier) @name) @definition.type
 (namespace_definition name: (namespace_identifier) @name) @definition.module
 (function_declarator declarator: (operator_name) @name) @definition.function
+(function_declarator declarator: (qualified_identifier name: (operator_name) @name)) @definition.method
 "#;
 
 /// C++'s qualified calls (`detail::fill(b)`).
@@ -200,7 +221,12 @@ impl Lang {
         static C: LazyLock<Option<TagsConfiguration>> = LazyLock::new(|| {
             config(
                 tree_sitter_c::LANGUAGE.into(),
-                &[tree_sitter_c::TAGS_QUERY, C_DEFINITIONS, C_REFERENCES],
+                &[
+                    C_FUNCTIONS,
+                    tree_sitter_c::TAGS_QUERY,
+                    C_DEFINITIONS,
+                    C_REFERENCES,
+                ],
                 tree_sitter_c::TAGS_QUERY,
             )
         });
@@ -208,6 +234,8 @@ impl Lang {
             config(
                 tree_sitter_cpp::LANGUAGE.into(),
                 &[
+                    C_FUNCTIONS,
+                    CPP_FUNCTIONS,
                     tree_sitter_cpp::TAGS_QUERY,
                     C_DEFINITIONS,
                     CPP_DEFINITIONS,

@@ -236,3 +236,34 @@ fn constants_aliases_enums_and_type_uses_are_found_in_every_language() {
     has_def("a.hpp", cpp, "json", "type", 2);
     has_def("a.hpp", cpp, "operator==", "function", 3);
 }
+
+/// What a function's body declares is the function's: not a definition of the project.
+/// A name a line is defined once, as the function it is rather than the constant holding it.
+#[test]
+fn what_a_function_declares_for_itself_is_not_a_definition() {
+    let rust = "const TOP: u8 = 1;\nfn f() {\n    const LOCAL: u8 = 2;\n    static HIDDEN: u8 = 3;\n}\nimpl S {\n    const ASSOC: u8 = 4;\n}\n";
+    has_def("a.rs", rust, "TOP", "constant", 1);
+    has_def("a.rs", rust, "ASSOC", "constant", 7);
+    let names = |path: &str, text: &str| -> Vec<String> {
+        defs(path, text).into_iter().map(|d| d.0).collect()
+    };
+    assert!(!names("a.rs", rust).contains(&"LOCAL".to_string()));
+    assert!(!names("a.rs", rust).contains(&"HIDDEN".to_string()));
+    let go = "package a\nconst Top = 1\nfunc F() {\n\tconst local = 2\n\ttype inner struct{}\n}\n";
+    has_def("a.go", go, "Top", "constant", 2);
+    assert_eq!(names("a.go", go), ["Top", "F"]);
+    let c = "enum Top { T1 };\nint f(void) {\n  enum Local { L1 };\n  return L1;\n}\n";
+    has_def("a.c", c, "T1", "constant", 1);
+    assert!(!names("a.c", c).contains(&"L1".to_string()));
+    let cpp = "int main() {\n  using traits_t = int;\n  return 0;\n}\nusing top_t = long;\n";
+    assert_eq!(names("a.cpp", cpp), ["main", "top_t"]);
+    let ts = "function css() {\n  type WorkerType = string\n}\nexport const hook: Hook = async (html) => html\n";
+    assert!(!names("a.ts", ts).contains(&"WorkerType".to_string()));
+    let hook: Vec<_> = (defs("a.ts", ts).into_iter())
+        .filter(|d| d.0 == "hook")
+        .collect();
+    assert_eq!(hook, [("hook".to_string(), "function".to_string(), 4)]);
+    // A C++ operator defined outside its class.
+    let ool = "struct S { S operator+(S o) const; };\nS S::operator+(S o) const { return o; }\n";
+    has_def("a.cpp", ool, "operator+", "method", 2);
+}

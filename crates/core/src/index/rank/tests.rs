@@ -404,8 +404,12 @@ fn a_file_its_past_commits_describe_ranks_for_their_words() {
     let ids: Vec<String> = commits.iter().map(|c| c.id.clone()).collect();
     assert!(index.learn_history("c3", &ids, &commits).unwrap());
     let ranked = index.rank(&prompt, 400).unwrap();
-    assert_eq!(ranked.len(), 1, "{ranked:#?}");
-    assert_eq!(ranked[0].path, "src/tree.rs");
+    assert_eq!(ranked[0].path, "src/tree.rs", "{ranked:#?}");
+    // Nothing else matches: only what the tree uses follows it, along the graph.
+    assert!(
+        (ranked[1..].iter()).all(|r| r.why.starts_with("defines `")),
+        "{ranked:#?}"
+    );
     assert!(
         ranked[0].why.contains("its past commits said: invoice"),
         "{}",
