@@ -718,6 +718,24 @@ fn the_files_each_commit_moved_are_read_as_git_finds_renames() {
     // The whole folder moved: a mass change, whose moves still count.
     git(&root, &["mv", "src", "core"]);
     let folder = commit("src is core now");
+    // 60 files moved, each edited a little: a mass change whose moves git finds by
+    // similarity.
+    let body = |i: usize| {
+        (0..20)
+            .map(|l| format!("fn g{i}_{l}() {{}}\n"))
+            .collect::<String>()
+    };
+    std::fs::create_dir_all(root.join("gen")).unwrap();
+    for i in 0..60 {
+        std::fs::write(root.join(format!("gen/g{i:02}.rs")), body(i)).unwrap();
+    }
+    commit("generated");
+    std::fs::rename(root.join("gen"), root.join("out")).unwrap();
+    for i in 0..60 {
+        let text = body(i).replace("_3()", "_three()");
+        std::fs::write(root.join(format!("out/g{i:02}.rs")), text).unwrap();
+    }
+    let edited = commit("out, edited");
     std::fs::write(root.join("core/f05.rs"), "fn f5() { 5 }\n").unwrap();
     let edit = commit("edit");
     let repo = tandem_core::vcs::open(&root).unwrap();
@@ -734,6 +752,13 @@ fn the_files_each_commit_moved_are_read_as_git_finds_renames() {
     assert!(
         (said.moved.iter()).all(|(from, to)| from.strip_prefix("src/") == to.strip_prefix("core/")),
         "{said:?}"
+    );
+    let said = read(&edited);
+    assert!(said.files.is_empty(), "{said:?}");
+    assert_eq!(said.moved.len(), 60, "{said:?}");
+    assert_eq!(
+        said.moved[7],
+        ("gen/g07.rs".to_string(), "out/g07.rs".to_string())
     );
     assert!(read(&edit).moved.is_empty());
 }

@@ -70,9 +70,10 @@ pub struct CommitChanges {
     pub moved: Vec<(String, String)>,
 }
 
-/// A commit whose tree diff has more entries than this has its moves found by identical
-/// content only: comparing every added file with every deleted one costs their product.
-const SIMILAR_ENTRIES: usize = 2 * MASS_CHANGE_FILES;
+/// A commit whose added files times deleted files is more than this has its moves found by
+/// identical content only: comparing every added file with every deleted one costs their
+/// product (a folder of 100 files moved and edited is still followed).
+const SIMILAR_PAIRS: usize = 100 * 100;
 
 /// What the commit `id` says and changed (see [`CommitChanges`]).
 pub fn commit_changes(repo: &Repository, id: &str) -> Result<CommitChanges> {
@@ -115,7 +116,8 @@ fn moves(
     let mut diff = repo.diff_tree_to_tree(Some(old), Some(new), None)?;
     let path = |file: git2::DiffFile<'_>| file.path().and_then(Path::to_str).map(str::to_string);
     let mut moved = Vec::new();
-    if diff.deltas().len() <= SIMILAR_ENTRIES {
+    let count = |status| diff.deltas().filter(|d| d.status() == status).count();
+    if count(Delta::Added) * count(Delta::Deleted) <= SIMILAR_PAIRS {
         let mut find = git2::DiffFindOptions::new();
         find.renames(true);
         diff.find_similar(Some(&mut find))?;
