@@ -157,7 +157,10 @@ fn a_plain_folder_becomes_a_repository_and_errors_are_clear() {
     write(&twin.join("a.txt"), "a\n");
     cli.json(&["project", "add", twin.to_str().unwrap(), "--name", "Plain"]);
     let ambiguous = cli.fails(&["log", "--project", "Plain"]);
-    assert!(ambiguous.contains("more than one project is named \"Plain\""), "{ambiguous}");
+    assert!(
+        ambiguous.contains("more than one project is named \"Plain\""),
+        "{ambiguous}"
+    );
     assert!(
         cli.fails(&["approve", "12345"])
             .contains("message 12345 does not exist")
