@@ -37,8 +37,12 @@ const C_FUNCTIONS: &str = r#"
     declarator: (function_declarator declarator: (identifier) @name))) @definition.function
 "#;
 
-/// C++'s methods with a body, in a class or out of it (`int Reader::read(…) { … }`).
+/// C++'s methods with a body, in a class or out of it (`int Reader::read(…) { … }`); a
+/// class declared ahead without its body (`class json_pointer;`) is a use of it, not where
+/// it is defined.
 const CPP_FUNCTIONS: &str = r#"
+(class_specifier name: (type_identifier) @name !body) @reference.class
+(struct_specifier name: (type_identifier) @name !body) @reference.class
 (function_definition
   declarator: (function_declarator declarator: (field_identifier) @name)) @definition.function
 (function_definition

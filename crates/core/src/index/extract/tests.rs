@@ -263,6 +263,13 @@ fn what_a_function_declares_for_itself_is_not_a_definition() {
         .filter(|d| d.0 == "hook")
         .collect();
     assert_eq!(hook, [("hook".to_string(), "function".to_string(), 4)]);
+    // A class declared ahead is a use of it; its definition is where its body is.
+    let ahead = "class Forwarded;\nstruct Later;\nclass Forwarded { int x; };\n";
+    assert_eq!(
+        defs("a.hpp", ahead),
+        [("Forwarded".to_string(), "class".to_string(), 3)]
+    );
+    has_ref("a.hpp", ahead, "Later");
     // A C++ operator defined outside its class.
     let ool = "struct S { S operator+(S o) const; };\nS S::operator+(S o) const { return o; }\n";
     has_def("a.cpp", ool, "operator+", "method", 2);
