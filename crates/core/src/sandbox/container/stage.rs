@@ -5,8 +5,10 @@
 //! container far less than a mount or a write per file.
 //!
 //! It lives in a private directory (`tandem-container-<uid>-<pid>`, mode 0700) below the
-//! runtime directory (else the temp directory); those of processes that are gone are removed
-//! when the next one starts. The host's `/etc` is read once per process: a change there
+//! runtime directory (else the temp directory), holding the lock on its `owner.lock` for as
+//! long as the process lives. Those whose lock nobody holds (their process is gone, however
+//! it went) are removed when the next one starts: a lock says so across PID namespaces,
+//! where another process's `/proc` would not show the owner. The host's `/etc` is read once per process: a change there
 //! (a new certificate) reaches commands after Tandem restarts. The resolver configuration,
 //! which changes with the network, is shown fresh to calls that may use the network.
 
@@ -14,7 +16,11 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use super::etc::{self, Entry};
+use crate::lockfile::{self, FileLock};
 use crate::sandbox::{Identity, SandboxError};
+
+/// The file in a stage whose lock its process holds.
+const OWNER_LOCK: &str = "owner.lock";
 
 /// The shared part of every container of this process.
 #[derive(Debug)]
@@ -26,6 +32,8 @@ pub(crate) struct Stage {
     pub etc: PathBuf,
     /// The host's directories shown below `/etc`, by name.
     pub etc_dirs: Vec<(String, PathBuf)>,
+    /// Held while this process lives: the stage is in use.
+    _owner: FileLock,
 }
 
 /// The stage of this process, made on first use.
@@ -50,16 +58,32 @@ fn make(identity: &Identity) -> std::io::Result<Stage> {
     let base = base_dir();
     let prefix = format!("tandem-container-{}-", identity.uid);
     remove_stale(&base, &prefix);
-    let dir = base.join(format!("{prefix}{}", std::process::id()));
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir)?;
+    // Our process id, then with a suffix: a stage of that id still in use belongs to a
+    // process in another PID namespace.
+    let mut owner = None;
+    let mut dir = base.join(format!("{prefix}{}", std::process::id()));
+    for n in 1..=16 {
+        if dir.exists() && !lockfile::held(&dir.join(OWNER_LOCK)) {
+            std::fs::remove_dir_all(&dir)?;
+        }
+        match std::fs::create_dir(&dir) {
+            Ok(()) => {
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::PermissionsExt;
+                    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
+                }
+                owner = lockfile::try_take(&dir.join(OWNER_LOCK))?;
+                if owner.is_some() {
+                    break;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+        dir = base.join(format!("{prefix}{}.{n}", std::process::id()));
     }
-    std::fs::create_dir(&dir)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
-    }
+    let owner = owner.ok_or_else(|| std::io::Error::other("no stage of this process is free"))?;
     let root = dir.join("root");
     let etc_dir = dir.join("etc");
     std::fs::create_dir(&root)?;
@@ -90,24 +114,74 @@ fn make(identity: &Identity) -> std::io::Result<Stage> {
         root,
         etc: etc_dir,
         etc_dirs,
+        _owner: owner,
     })
 }
 
-/// Removes the stages of processes that are gone.
+/// Removes the stages of processes that are gone: those whose `owner.lock` nobody holds. A
+/// stage without one (made before stages had locks, or just being made) is removed only when
+/// no process of its id is in this `/proc`.
 fn remove_stale(base: &Path, prefix: &str) {
     let Ok(entries) = std::fs::read_dir(base) else {
         return;
     };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name.strip_prefix(prefix) else {
+        let Some(id) = name.strip_prefix(prefix) else {
             continue;
         };
+        let lock = entry.path().join(OWNER_LOCK);
+        if lock.exists() {
+            // Held while the stage is removed; not taken while its process lives.
+            if let Ok(Some(_gone)) = lockfile::try_take(&lock) {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+            continue;
+        }
+        let pid = id.split('.').next().unwrap_or_default();
         let gone = pid
             .parse::<u32>()
             .is_ok_and(|pid| !Path::new(&format!("/proc/{pid}")).exists());
         if gone {
             let _ = std::fs::remove_dir_all(entry.path());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stage at `base` named for `id`, its lock held by the returned file when `held`.
+    fn fake_stage(base: &Path, id: &str, held: bool) -> (PathBuf, Option<FileLock>) {
+        let dir = base.join(format!("tandem-container-7-{id}"));
+        std::fs::create_dir_all(dir.join("root")).unwrap_or_else(|e| panic!("{e}"));
+        let lock = lockfile::try_take(&dir.join(OWNER_LOCK)).unwrap_or_else(|e| panic!("{e}"));
+        (dir, lock.filter(|_| held))
+    }
+
+    #[test]
+    fn only_stages_whose_lock_nobody_holds_are_removed() {
+        let base = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        // No process has these ids here: one is in use in another PID namespace (its lock
+        // held), the other's process is gone.
+        let (in_use, _holder) = fake_stage(base.path(), "4000000001", true);
+        let (gone, _) = fake_stage(base.path(), "4000000002", false);
+        // Before locks: by `/proc` only (this process lives, 4000000003 does not).
+        let alive = base
+            .path()
+            .join(format!("tandem-container-7-{}", std::process::id()));
+        let dead = base.path().join("tandem-container-7-4000000003");
+        for dir in [&alive, &dead] {
+            std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let other_user = base.path().join("tandem-container-8-4000000004");
+        std::fs::create_dir_all(&other_user).unwrap_or_else(|e| panic!("{e}"));
+        remove_stale(base.path(), "tandem-container-7-");
+        assert!(in_use.join("root").exists());
+        assert!(!gone.exists());
+        assert!(alive.exists());
+        assert!(!dead.exists());
+        assert!(other_user.exists());
     }
 }
