@@ -13,7 +13,7 @@
 //! which changes with the network, is shown fresh to calls that may use the network.
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, PoisonError};
 
 use super::etc::{self, Entry};
 use crate::lockfile::{self, FileLock};
@@ -36,15 +36,42 @@ pub(crate) struct Stage {
     _owner: FileLock,
 }
 
-/// The stage of this process, made on first use.
+/// The stage of this process: made on first use, and again when it is no longer whole (a
+/// cleaner of old temporary files took part of it) or could not be made last time.
 pub(crate) fn stage(identity: &Identity) -> Result<&'static Stage, SandboxError> {
-    static MADE: OnceLock<Result<Stage, String>> = OnceLock::new();
-    MADE.get_or_init(|| make(identity).map_err(|e| e.to_string()))
-        .as_ref()
-        .map_err(|reason| SandboxError {
-            path: base_dir(),
-            reason: reason.clone(),
-        })
+    static MADE: Mutex<Option<&'static Stage>> = Mutex::new(None);
+    current(&MADE, identity)
+}
+
+/// The stage kept in `made` while it is whole, else a new one, kept there. The stage it
+/// replaces is left allocated: containers starting may still hold it (a few paths and an
+/// open file, only when a stage was taken away).
+fn current(
+    made: &Mutex<Option<&'static Stage>>,
+    identity: &Identity,
+) -> Result<&'static Stage, SandboxError> {
+    let mut made = made.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(stage) = *made
+        && stage.whole()
+    {
+        return Ok(stage);
+    }
+    let stage = make(identity).map_err(|e| SandboxError {
+        path: base_dir(),
+        reason: e.to_string(),
+    })?;
+    let stage: &'static Stage = Box::leak(Box::new(stage));
+    *made = Some(stage);
+    Ok(stage)
+}
+
+impl Stage {
+    /// Whether every directory a container mounts from the stage is still there.
+    fn whole(&self) -> bool {
+        self.root.is_dir()
+            && self.etc.join("resolv.conf").is_file()
+            && (self.etc_dirs.iter()).all(|(name, _)| self.etc.join(name).is_dir())
+    }
 }
 
 fn base_dir() -> PathBuf {
@@ -158,6 +185,29 @@ mod tests {
         std::fs::create_dir_all(dir.join("root")).unwrap_or_else(|e| panic!("{e}"));
         let lock = lockfile::try_take(&dir.join(OWNER_LOCK)).unwrap_or_else(|e| panic!("{e}"));
         (dir, lock.filter(|_| held))
+    }
+
+    #[test]
+    fn a_stage_taken_away_is_made_again() {
+        let kept = Mutex::new(None);
+        let identity = crate::sandbox::identity();
+        let first = current(&kept, identity).unwrap_or_else(|e| panic!("{e}"));
+        assert!(first.whole());
+        // Asked again, the same stage.
+        let again = current(&kept, identity).unwrap_or_else(|e| panic!("{e}"));
+        assert!(std::ptr::eq(first, again));
+        // A cleaner of old temporary files takes its root: the next container gets a stage
+        // made anew, whole, in another directory (the old one's lock is still ours).
+        std::fs::remove_dir(&first.root).unwrap_or_else(|e| panic!("{e}"));
+        let renewed = current(&kept, identity).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!std::ptr::eq(first, renewed));
+        assert!(renewed.whole());
+        assert_ne!(renewed.root, first.root);
+        for stage in [first, renewed] {
+            if let Some(dir) = stage.root.parent() {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
     }
 
     #[test]
