@@ -632,11 +632,7 @@ fn what_each_commit_said_and_changed_is_read_newest_first() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("project");
     sixty_file_repo(&root);
-    let commit = |message: &str| {
-        git(&root, &["add", "-A"]);
-        git(&root, &["commit", "-q", "-m", message]);
-        git(&root, &["rev-parse", "HEAD"]).trim().to_string()
-    };
+    let commit = |message: &str| commit_everything(&root, message);
     std::fs::write(root.join("src/f01.rs"), "fn f1() { 1 }\n").unwrap();
     std::fs::remove_file(root.join("src/f02.rs")).unwrap();
     std::fs::create_dir_all(root.join("lib")).unwrap();
@@ -700,11 +696,7 @@ fn the_files_each_commit_moved_are_read_as_git_finds_renames() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("project");
     sixty_file_repo(&root);
-    let commit = |message: &str| {
-        git(&root, &["add", "-A"]);
-        git(&root, &["commit", "-q", "-m", message]);
-        git(&root, &["rev-parse", "HEAD"]).trim().to_string()
-    };
+    let commit = |message: &str| commit_everything(&root, message);
     let long: String = (0..40)
         .map(|i| format!("fn step{i}() {{ {i} }}\n"))
         .collect();
@@ -773,6 +765,13 @@ fn sixty_file_repo(root: &std::path::Path) {
         .map(|(p, c)| (p.as_str(), c.as_str()))
         .collect();
     repo_with(root, &files);
+}
+
+/// Commits everything in the work tree at `root` with `message`: the new commit's id.
+fn commit_everything(root: &std::path::Path, message: &str) -> String {
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", message]);
+    git(root, &["rev-parse", "HEAD"]).trim().to_string()
 }
 
 /// A line added at the top of every one of the 60 files still there: a mass change.
