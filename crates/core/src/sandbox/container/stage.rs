@@ -8,7 +8,8 @@
 //! runtime directory (else the temp directory), holding the lock on its `owner.lock` for as
 //! long as the process lives. Those whose lock nobody holds (their process is gone, however
 //! it went) are removed when the next one starts: a lock says so across PID namespaces,
-//! where another process's `/proc` would not show the owner. The host's `/etc` is read once per process: a change there
+//! where another process's `/proc` would not show the owner. The host's `/etc` is read when
+//! the stage is made (once per process, unless the stage must be made again): a change there
 //! (a new certificate) reaches commands after Tandem restarts. The resolver configuration,
 //! which changes with the network, is shown fresh to calls that may use the network.
 
