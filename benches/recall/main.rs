@@ -138,6 +138,12 @@ fn measure(repo: &Path, count: usize, verbose: bool) -> [Tally; 3] {
         scratch.path(),
         &["clone", "-q", "--no-checkout", source, clone_arg],
     );
+    // The source's replacements too (a clone leaves them): a mirror missing its largest
+    // files stands an empty blob in for each (`git replace`) to be checked out at all.
+    commits::git(
+        &clone,
+        &["fetch", "-q", source, "refs/replace/*:refs/replace/*"],
+    );
     let cases = commits::recent(&clone, count);
     assert!(
         !cases.is_empty(),
