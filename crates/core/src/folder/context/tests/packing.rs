@@ -206,23 +206,24 @@ fn a_priority_file_too_big_whole_goes_as_its_map_with_its_why() {
 }
 
 #[test]
-fn a_ranked_file_that_would_crowd_out_the_next_ones_goes_as_its_map_a_named_one_whole() {
+fn the_best_file_goes_whole_however_much_of_the_room_it_takes_the_next_as_its_map() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    // About 10,000 tokens: more than 45% of a 20,000-token budget, and it would fit whole.
-    let huge: String = (0..1_000)
-        .map(|i| format!("fn f{i}() {{ body(); }}\n// {}\n", "x".repeat(12)))
-        .collect();
-    write(root, "huge.rs", &huge);
-    let next: String = (0..100).map(|i| format!("fn g{i}() {{}}\n")).collect();
-    write(root, "next.rs", &next);
-    let huge_tokens = estimate_tokens(&huge);
+    // About 10,000 tokens each: one fits in a 20,000-token budget, not two.
+    let huge = |name: &str| -> String {
+        (0..1_000)
+            .map(|i| format!("fn {name}{i}() {{ body(); }}\n// {}\n", "x".repeat(12)))
+            .collect()
+    };
+    write(root, "huge.rs", huge("f"));
+    write(root, "second.rs", huge("g"));
+    let huge_tokens = estimate_tokens(&huge("f"));
     assert!((9_001..17_500).contains(&huge_tokens), "{huge_tokens}");
     let ranked = ContextOptions {
         budget_tokens: 20_000,
         priority: vec![
             Priority::or_map("huge.rs", "matches: f"),
-            Priority::or_map("next.rs", "matches: g"),
+            Priority::or_map("second.rs", "matches: g"),
         ],
         mapper: Some(first_lines),
         ..ContextOptions::default()
@@ -235,29 +236,20 @@ fn a_ranked_file_that_would_crowd_out_the_next_ones_goes_as_its_map_a_named_one_
     assert_eq!(
         sent(&ranked),
         [
-            ("huge.rs".to_string(), PackedAs::Map),
-            ("next.rs".to_string(), PackedAs::Whole),
+            ("huge.rs".to_string(), PackedAs::Whole),
+            ("second.rs".to_string(), PackedAs::Map),
         ]
     );
-    // Named by the person (a priority that may not go as a map), it goes whole.
-    let named = ContextOptions {
-        priority: vec![
-            Priority::new("huge.rs", "mentioned"),
-            Priority::or_map("next.rs", "matches: g"),
-        ],
-        ..ranked.clone()
-    };
-    assert_eq!(sent(&named)[0], ("huge.rs".to_string(), PackedAs::Whole));
-    // In a window where it is an ordinary file (under 4,000 tokens), no file is too big.
-    let small: String = (0..150)
-        .map(|i| format!("fn s{i}() {{ body(); }}\n"))
-        .collect();
-    write(root, "huge.rs", &small);
-    let tokens = estimate_tokens(&small);
-    let tight = ContextOptions {
-        budget_tokens: tokens * 2,
+    // In the other order, the other one goes whole.
+    let swapped = ContextOptions {
+        priority: ranked.priority.iter().rev().cloned().collect(),
         ..ranked
     };
-    assert!(tokens * 100 > tight.budget_tokens * BIG_PERCENT && tokens < BIG_FLOOR);
-    assert_eq!(sent(&tight)[0], ("huge.rs".to_string(), PackedAs::Whole));
+    assert_eq!(
+        sent(&swapped),
+        [
+            ("second.rs".to_string(), PackedAs::Whole),
+            ("huge.rs".to_string(), PackedAs::Map),
+        ]
+    );
 }
