@@ -37,12 +37,14 @@ pub enum ContextError {
 /// sent instead of the whole file when that does not fit (empty when the file has none).
 pub type Mapper = fn(&str, &str) -> String;
 
-/// The share of the budget kept for maps when some priority files may be sent as one: an
-/// eighth is a dozen maps of a 32k window's codebase. Measured on the recall bench (five real
-/// repositories, 125 commits, micro recall at 8k / 32k / 128k): a quarter 16.6 / 35.2 / 65.7,
-/// an eighth 18.0 / 37.6 / 68.6 (only whole files count as found; a map points the model to
-/// the file); later, on 21 repositories, a sixteenth 42.2 against 41.8 at 32k (noise).
-const MAP_SHARE: usize = 8;
+/// The share of the budget kept for maps when some priority files may be sent as one: a
+/// sixteenth is half a dozen maps of a 32k window's codebase. Measured on the recall bench
+/// (five real repositories, 125 commits, micro recall at 8k / 32k / 128k): a quarter 16.6 /
+/// 35.2 / 65.7, an eighth 18.0 / 37.6 / 68.6 (only whole files count as found; a map points
+/// the model to the file); later, on 21 repositories at 32k, a sixteenth 42.2 against 41.8
+/// for an eighth, and 43.7 against 43.0 with how often files changed counted (see
+/// [`crate::index::rank`]).
+const MAP_SHARE: usize = 16;
 
 /// What to send. Globs are matched against `/`-separated paths relative to the root; `*` stays
 /// within one directory (`*.rs` is top-level only), `**` crosses them (`**/*.rs`).

@@ -5,6 +5,11 @@
 //! in the words people ask for it with (`fix(ssr): …`, "handle circular imports"), words the
 //! code itself may not hold, and the next change to the same code is often asked alike.
 //!
+//! The history also says how often each file changed lately: of the newest [`OFTEN_COMMITS`],
+//! how many changed it among a few files (at most [`FEW_FILES`]). A file many changes touch
+//! (a changelog, the module a project is busy with) is likely in the next one too, whatever
+//! its words; [`super::rank`] counts it a little.
+//!
 //! Each commit's subject words and files are kept by id (`commits`: a commit never changes),
 //! so a moved HEAD reads only the commits not met yet; the per-file words (`history_files`,
 //! `history_words`) are made again from them whenever HEAD moves, and `history` names the
@@ -21,6 +26,12 @@ use super::{CodeIndex, Result, terms};
 /// ranking on the recall bench's five repositories (micro recall at 32k): 500 commits +2.1
 /// points, 1,000 +3.3, 2,000 +3.5, 3,000 +2.7.
 pub const COMMITS: usize = 1000;
+
+/// How many of the newest commits say how often a file changed lately.
+pub const OFTEN_COMMITS: usize = 100;
+/// A commit changing more files than this says little of which file changes often: a
+/// release bumping every package's version, a rename across modules.
+const FEW_FILES: usize = 20;
 
 /// A commit as the history learns it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,14 +100,15 @@ impl CodeIndex {
                 keep.execute(params![commit.id, words, lines.join("\n")])?;
             }
         }
-        // Per file (in path order, by the name it has at `head`), its count of each word.
-        let mut docs: BTreeMap<String, HashMap<String, u32>> = BTreeMap::new();
+        // Per file (in path order, by the name it has at `head`), its count of each word, and
+        // how many of the newest commits changed it among a few files.
+        let mut docs: BTreeMap<String, (HashMap<String, u32>, u32)> = BTreeMap::new();
         // The files newer commits moved: an older commit's path, the file's name at `head`.
         let mut now_at: HashMap<String, String> = HashMap::new();
         let mut complete = true;
         {
             let mut kept = tx.prepare_cached("SELECT words, files FROM commits WHERE id = ?1")?;
-            for id in ids {
+            for (position, id) in ids.iter().enumerate() {
                 let row: Option<(String, String)> = kept
                     .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
                     .optional()?;
@@ -105,13 +117,16 @@ impl CodeIndex {
                     break;
                 };
                 let mut moved = Vec::new();
+                let changed = lines.lines().filter(|l| !l.contains('\t')).count();
+                let lately = position < OFTEN_COMMITS && changed <= FEW_FILES;
                 for line in lines.lines() {
                     if let Some((from, to)) = line.split_once('\t') {
                         moved.push((from, now_at.get(to).map_or(to, String::as_str).to_string()));
                         continue;
                     }
                     let file = now_at.get(line).map_or(line, String::as_str);
-                    let doc = docs.entry(file.to_string()).or_default();
+                    let (doc, changes) = docs.entry(file.to_string()).or_default();
+                    *changes += u32::from(lately);
                     for word in words.split(' ').filter(|w| !w.is_empty()) {
                         *doc.entry(word.to_string()).or_default() += 1;
                     }
@@ -131,13 +146,13 @@ impl CodeIndex {
         let mut total: u64 = 0;
         {
             let mut file_row = tx.prepare_cached(
-                "INSERT INTO history_files (id, path, length) VALUES (?1, ?2, ?3)",
+                "INSERT INTO history_files (id, path, length, changes) VALUES (?1, ?2, ?3, ?4)",
             )?;
-            for (doc, (path, words)) in docs.iter().enumerate() {
+            for (doc, (path, (words, changes))) in docs.iter().enumerate() {
                 let doc = doc as u32;
                 let length: u32 = words.values().sum();
                 total += u64::from(length);
-                file_row.execute(params![doc, path, length])?;
+                file_row.execute(params![doc, path, length, changes])?;
                 for (word, count) in words {
                     postings.entry(word.clone()).or_default().push(Posting {
                         file: doc,
@@ -187,6 +202,17 @@ impl CodeIndex {
     pub(crate) fn history_postings(&self, word: &str) -> Result<Vec<Posting>> {
         let sql = "SELECT postings FROM history_words WHERE word = ?1";
         Ok(tables::postings_of(&self.db, sql, word)?)
+    }
+
+    /// The files the newest commits changed often (see [`OFTEN_COMMITS`]): (path, how many
+    /// of those commits changed it), most often first.
+    pub(crate) fn often_changed(&self) -> Result<Vec<(String, u32)>> {
+        let mut statement = self.db.prepare_cached(
+            "SELECT path, changes FROM history_files WHERE changes > 0
+             ORDER BY changes DESC, path",
+        )?;
+        let rows = statement.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// The path of the history's file `doc`.

@@ -155,3 +155,53 @@ fn what_older_commits_said_of_a_moved_file_is_said_of_it_where_it_is_now() {
         [("a".to_string(), 1), ("x".to_string(), 1)]
     );
 }
+
+#[test]
+fn how_often_a_file_changed_counts_the_newest_commits_of_a_few_files() {
+    let mut index = CodeIndex::in_memory().unwrap();
+    let wide: Vec<String> = (0..=FEW_FILES)
+        .map(|i| format!("pkg{i}/version.txt"))
+        .collect();
+    let mut wide: Vec<&str> = wide.iter().map(String::as_str).collect();
+    wide[0] = "src/core.rs";
+    // Newest first.
+    let mut commits = vec![
+        moving(
+            "m",
+            "Rename the parser",
+            &["src/core.rs"],
+            &[("src/parse.rs", "src/parser.rs")],
+        ),
+        past("p", "Parse faster", &["src/parse.rs", "CHANGELOG.md"]),
+        // One file too many: a release bumping every package says nothing of single files.
+        past("wide", "Release 2.0", &wide),
+    ];
+    while commits.len() < OFTEN_COMMITS {
+        let id = format!("f{}", commits.len());
+        commits.push(past(&id, "Note a fix", &["CHANGELOG.md"]));
+    }
+    // The first commit past the newest ones.
+    commits.push(past("old", "Old work", &["src/core.rs", "src/old.rs"]));
+    let list: Vec<String> = commits.iter().map(|c| c.id.clone()).collect();
+    assert!(index.learn_history("m", &list, &commits).unwrap());
+    let often = index.often_changed().unwrap();
+    let count = |path: &str| often.iter().find(|(p, _)| p == path).map(|(_, n)| *n);
+    // Every newest commit but the move and the release: 97 notes and the parser's.
+    assert_eq!(count("CHANGELOG.md"), Some(OFTEN_COMMITS as u32 - 2));
+    // Counted by the name the file has now.
+    assert_eq!(count("src/parser.rs"), Some(1));
+    assert_eq!(count("src/parse.rs"), None);
+    // The move, not the release nor the old commit.
+    assert_eq!(count("src/core.rs"), Some(1));
+    assert_eq!(count("pkg1/version.txt"), None);
+    assert_eq!(count("src/old.rs"), None);
+    assert_eq!(often[0].0, "CHANGELOG.md", "most often first: {often:?}");
+    // What they said still counts: the old commit's words are the old file's.
+    assert_eq!(
+        said(&index, "old"),
+        [
+            ("src/core.rs".to_string(), 1),
+            ("src/old.rs".to_string(), 1)
+        ]
+    );
+}

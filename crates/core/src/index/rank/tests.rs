@@ -427,3 +427,38 @@ fn a_file_its_past_commits_describe_ranks_for_their_words() {
     assert_eq!(ranked[0].path, "src/lexer.rs", "{ranked:#?}");
     assert!(position(&ranked, "src/tree.rs").is_some(), "{ranked:#?}");
 }
+
+#[test]
+fn a_file_the_newest_commits_changed_often_ranks_below_a_real_match() {
+    let mut index = project();
+    let past = |id: String, files: &[&str]| crate::index::PastCommit {
+        id,
+        subject: "Small fix".to_string(),
+        files: files.iter().map(|f| f.to_string()).collect(),
+        moved: Vec::new(),
+    };
+    // The guide changed in half the newest commits, the client in one.
+    let mut commits: Vec<_> = (0..50)
+        .map(|i| past(format!("g{i}"), &["docs/guide.md"]))
+        .collect();
+    commits.push(past("c".to_string(), &["src/http/client.rs"]));
+    let ids: Vec<String> = commits.iter().map(|c| c.id.clone()).collect();
+    assert!(index.learn_history("g0", &ids, &commits).unwrap());
+    let ranked = (index.rank(
+        &Signals {
+            prompt: "parse_expression returns the wrong Expr",
+            ..Signals::default()
+        },
+        400,
+    ))
+    .unwrap();
+    let guide = position(&ranked, "docs/guide.md").expect("the guide ranks");
+    let client = position(&ranked, "src/http/client.rs").expect("the client ranks");
+    assert!(guide < client, "{ranked:#?}");
+    assert_eq!(
+        ranked[guide].why, "changed by 50 of the last 100 commits",
+        "{ranked:#?}"
+    );
+    // A file the prompt names the code of stays first.
+    assert_eq!(ranked[0].path, "src/parser.rs", "{ranked:#?}");
+}
