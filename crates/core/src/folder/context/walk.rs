@@ -47,6 +47,23 @@ const SOURCE_EXTENSIONS: &[&str] = &[
     "clj", "cljs", "cljc", "edn", "ml", "mli", "nim", "zig", "tf", "hcl", "nix", "cmake", "mk",
     "tex", "bib", "prisma", "wgsl", "glsl", "hlsl", "vert", "frag", "sol", "wat", "s", "asm",
     "dockerfile", "just",
+    // Languages less common but written by hand: Tcl (redis's tests), grammars (yacc, lex,
+    // OCaml's), Lisps, hardware, Fortran, Cython, CUDA, configuration languages, schemas.
+    "tcl", "y", "yy", "l", "ll", "mly", "mll", "el", "lisp", "scm", "rkt", "sv", "vhd", "vhdl",
+    "f", "f90", "f95", "pas", "d", "cr", "purs", "res", "resi", "awk", "psm1", "psd1", "vb",
+    "pyx", "pxd", "cu", "cuh", "metal", "ino", "gd", "odin", "vala", "coffee", "raku", "sml",
+    "bzl", "bazel", "star", "cue", "dhall", "jsonnet", "libsonnet", "rego", "kdl", "ron", "pest",
+    "thrift", "capnp", "fbs", "smithy", "vim",
+    // Build files: autotools and their templates (`Makefile.am`, `configure.ac`,
+    // `config.h.in`), GN, Cabal, MSBuild.
+    "am", "ac", "m4", "in", "gn", "gni", "sbt", "cabal", "opam", "props", "targets", "vcxproj",
+    // Templates and views.
+    "j2", "jinja", "jinja2", "tmpl", "tpl", "mustache", "hbs", "handlebars", "ejs", "twig",
+    "liquid", "njk", "pug", "haml", "slim", "eex", "heex", "cshtml", "razor", "xaml", "jsp",
+    "templ",
+    // Documents, patches, and tests' expected outputs (Go's `testdata/*.golden`, Jest's and
+    // insta's snapshots) that a change of behaviour rewrites.
+    "org", "pod", "texi", "diff", "patch", "golden", "snap",
 ];
 
 /// Hidden folders that hold the project's own configuration (CI workflows, hooks, dev

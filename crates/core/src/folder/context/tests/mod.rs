@@ -182,6 +182,49 @@ fn reports_why_files_are_skipped() {
 }
 
 #[test]
+fn hand_written_sources_of_every_kind_are_eligible_and_key_files_are_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let eligible = [
+        "tests/unit/type/hash.tcl",
+        "src/parser.y",
+        "src/lexer.l",
+        "configure.ac",
+        "Makefile.am",
+        "src/config.h.in",
+        "m4/ax_pthread.m4",
+        "BUILD.bazel",
+        "rules/defs.bzl",
+        "templates/index.html.j2",
+        "plugin/black.vim",
+        "testdata/TestViewModel/altscreen.golden",
+        "src/__snapshots__/app.test.ts.snap",
+    ];
+    // Keys, certificates and environment files may hold secrets: still never sent.
+    let never = [
+        "deploy/server.key",
+        "deploy/cert.pem",
+        "deploy/id_rsa",
+        "deploy/prod.env",
+        "deploy/store.p12",
+    ];
+    for path in eligible.iter().chain(&never) {
+        write(root, path, "text\n");
+    }
+    let context = collect(root, &ContextOptions::default());
+    let mut expected = eligible.to_vec();
+    expected.sort();
+    assert_eq!(paths(&context), expected);
+    for path in never {
+        assert_eq!(
+            skip_reason(&context, path),
+            Some(SkipReason::NotSourceExtension),
+            "{path}"
+        );
+    }
+}
+
+#[test]
 fn max_file_bytes_is_configurable() {
     let dir = project();
     let options = ContextOptions {
