@@ -57,6 +57,9 @@ const SOURCE_EXTENSIONS: &[&str] = &[
     // Build files: autotools and their templates (`Makefile.am`, `configure.ac`,
     // `config.h.in`), GN, Cabal, MSBuild.
     "am", "ac", "m4", "in", "gn", "gni", "sbt", "cabal", "opam", "props", "targets", "vcxproj",
+    // Included fragments (C's X-macro tables, assembler and PHP includes), and test scripts in
+    // their own formats (jq's, SQLite's and LLVM's `.test` files).
+    "def", "inc", "test",
     // Templates and views.
     "j2", "jinja", "jinja2", "tmpl", "tpl", "mustache", "hbs", "handlebars", "ejs", "twig",
     "liquid", "njk", "pug", "haml", "slim", "eex", "heex", "cshtml", "razor", "xaml", "jsp",
@@ -125,7 +128,8 @@ pub(super) const SOURCE_NAMES: &[&str] = &[
     "Makefile", "makefile", "GNUmakefile", "Dockerfile", "Containerfile", "Jenkinsfile",
     "Vagrantfile", "Gemfile", "Rakefile", "Procfile", "Brewfile", "Podfile", "Pipfile", "Justfile",
     "justfile", "README", "LICENSE", "LICENCE", "COPYING", "NOTICE", "AUTHORS", "CONTRIBUTORS",
-    "CHANGELOG", "CODEOWNERS", "BUILD", "WORKSPACE", "go.mod", "go.work",
+    "CHANGELOG", "CODEOWNERS", "BUILD", "WORKSPACE", "go.mod", "go.work", "meson.build",
+    "meson.options", "SConstruct", "SConscript", "Snakefile", "Earthfile", "Tiltfile",
 ];
 
 /// Budgets at least this large read nearly every file: sizes are asked on the walker's threads.
