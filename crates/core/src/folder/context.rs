@@ -162,6 +162,9 @@ pub struct ContextFile {
 pub enum SkipReason {
     TooLarge,
     LockFile,
+    /// Its name looks like it holds a secret (a key, an env file, credentials): never sent,
+    /// whatever its extension (see [`crate::folder::looks_secret`]).
+    LooksSecret,
     Binary,
     NotSourceExtension,
     ExcludedByGlob,

@@ -10,6 +10,7 @@ mod paths;
 mod platform;
 mod regular;
 pub mod search;
+mod secret;
 mod stamp;
 mod walk;
 pub mod watch;
@@ -25,4 +26,5 @@ pub(crate) use regular::test_support;
 pub use regular::{
     FileKind, OpenError, RegularFile, open_regular, read_project_text, read_regular,
 };
+pub use secret::looks_secret;
 pub use stamp::{FileStamp, Stamp, stamp};

@@ -165,10 +165,11 @@ pub(super) fn decode_ids(bytes: &[u8]) -> Vec<u32> {
         .collect()
 }
 
-/// Text stored in a tab- and newline-separated column: names and words holding either are
-/// not stored.
+/// Text stored in a tab- and newline-separated column: names and words holding either, or
+/// any other control character (a `\r` would be cut off as a line's end, and the name would
+/// be another file's), are not stored.
 pub(super) fn clean(s: &str) -> bool {
-    !s.contains(['\t', '\n'])
+    !s.chars().any(char::is_control)
 }
 
 /// A file's definitions as stored: `name kind line signature`, tab-separated, one a line.

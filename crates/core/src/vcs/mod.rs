@@ -336,7 +336,7 @@ fn while_index_held(mut attempt: impl FnMut() -> Result<(), git2::Error>) -> Res
 pub struct CommitAll {
     /// `None` when there was nothing to commit.
     pub commit: Option<Oid>,
-    /// Untracked files whose names look like secrets ([`looks_secret`]): left out of the
+    /// Untracked files whose names look like secrets ([`crate::folder::looks_secret`]): left out of the
     /// commit and left on disk as they are.
     pub left_out: Vec<String>,
 }
@@ -347,7 +347,7 @@ pub struct CommitAll {
 pub fn commit_all(repo: &Repository, message: &str) -> Result<CommitAll> {
     let left_out: Vec<String> = loose_files(repo, false)?
         .into_iter()
-        .filter(|path| looks_secret(path))
+        .filter(|path| crate::folder::looks_secret(path))
         .collect();
     let mut index = repo.index()?;
     // 0 adds the path, 1 skips it.
@@ -389,26 +389,6 @@ fn write_index(index: &mut Index) -> Result<()> {
         crate::lockfile::mark_step();
         index.write()
     })
-}
-
-/// Whether a file's name looks like it holds a secret: `.env` and `.env.*` (but the
-/// `.example`/`.sample`/`.template`/`.dist` templates projects commit on purpose), `*.pem`,
-/// `*.key`, `*.p12`, `id_rsa*`, `credentials*`, `secrets.*`.
-pub fn looks_secret(path: &str) -> bool {
-    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
-    let name = name.to_ascii_lowercase();
-    const TEMPLATES: [&str; 4] = [".env.example", ".env.sample", ".env.template", ".env.dist"];
-    if TEMPLATES.contains(&name.as_str()) {
-        return false;
-    }
-    name == ".env"
-        || name.starts_with(".env.")
-        || name.starts_with("id_rsa")
-        || name.starts_with("credentials")
-        || name.starts_with("secrets.")
-        || [".pem", ".key", ".p12"]
-            .iter()
-            .any(|ext| name.ends_with(ext))
 }
 
 /// Files on disk that git does not track: untracked ones (each file) and, with `ignored`,
@@ -509,33 +489,7 @@ pub fn short(hash: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use super::{clashes, looks_secret};
-
-    #[test]
-    fn secret_looking_names() {
-        for path in [
-            ".env",
-            "app/.env.production",
-            "server.PEM",
-            "tls/private.key",
-            "id_rsa",
-            "id_rsa.pub",
-            "cert.p12",
-            "credentials.json",
-            "config/secrets.yaml",
-        ] {
-            assert!(looks_secret(path), "{path}");
-        }
-        for path in [
-            ".env.example",
-            "env.rs",
-            "keyboard.rs",
-            "monkey",
-            "secret_santa.md",
-        ] {
-            assert!(!looks_secret(path), "{path}");
-        }
-    }
+    use super::clashes;
 
     /// A `git status` elsewhere holds the index for a moment: the refresh waits for it
     /// instead of failing (which left the index behind HEAD after an approval). One held

@@ -34,7 +34,8 @@ const LOCK_FILES: &[&str] = &[
 
 /// Source and text extensions (compared lower-cased). Anything else is assumed to be an asset,
 /// a binary or data: an allow-list fails safe, a deny-list would leak every new binary format.
-/// `.env`-like and key files are deliberately absent: they tend to hold secrets.
+/// `.env`-like and key files are deliberately absent, and a name that looks secret is left out
+/// whatever its extension (see [`crate::folder::looks_secret`]).
 #[rustfmt::skip]
 const SOURCE_EXTENSIONS: &[&str] = &[
     "rs", "toml", "md", "markdown", "mdx", "txt", "rst", "adoc", "js", "jsx", "ts", "tsx", "mjs",
@@ -57,9 +58,9 @@ const SOURCE_EXTENSIONS: &[&str] = &[
     // Build files: autotools and their templates (`Makefile.am`, `configure.ac`,
     // `config.h.in`), GN, Cabal, MSBuild.
     "am", "ac", "m4", "in", "gn", "gni", "sbt", "cabal", "opam", "props", "targets", "vcxproj",
-    // Included fragments (C's X-macro tables, assembler and PHP includes), and test scripts in
-    // their own formats (jq's, SQLite's and LLVM's `.test` files).
-    "def", "inc", "test",
+    // C's X-macro tables, and test scripts in their own formats (jq's, SQLite's and LLVM's
+    // `.test` files). Not `.inc`: PHP's includes conventionally hold database passwords.
+    "def", "test",
     // Templates and views.
     "j2", "jinja", "jinja2", "tmpl", "tpl", "mustache", "hbs", "handlebars", "ejs", "twig",
     "liquid", "njk", "pug", "haml", "slim", "eex", "heex", "cshtml", "razor", "xaml", "jsp",
@@ -456,6 +457,9 @@ fn check_name(rel: &str, include: &GlobSet, exclude: &GlobSet) -> Result<(), Ski
     };
     if LOCKS.contains(name) || extension == "lock" || extension == "lockb" {
         return Err(SkipReason::LockFile);
+    }
+    if crate::folder::looks_secret(name) {
+        return Err(SkipReason::LooksSecret);
     }
     let known_name = NAMES.contains(name)
         || name.starts_with("Dockerfile.")

@@ -205,3 +205,24 @@ fn how_often_a_file_changed_counts_the_newest_commits_of_a_few_files() {
         ]
     );
 }
+
+#[test]
+fn a_name_with_a_control_character_is_not_another_files() {
+    let mut index = CodeIndex::in_memory().unwrap();
+    // `victim.rs\r` would be read back as `victim.rs` once its line's end was cut.
+    let commits = [
+        past("c2", "Tweak the decoy", &["victim.rs\r", "zz.rs"]),
+        past("c1", "Start", &["victim.rs"]),
+    ];
+    assert!(
+        index
+            .learn_history("c2", &ids(&["c2", "c1"]), &commits)
+            .unwrap()
+    );
+    let often = index.often_changed().unwrap();
+    assert!(
+        often.contains(&("victim.rs".to_string(), 1)),
+        "only c1 changed it: {often:?}"
+    );
+    assert_eq!(said(&index, "decoy"), [("zz.rs".to_string(), 1)]);
+}

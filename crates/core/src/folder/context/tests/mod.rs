@@ -182,7 +182,7 @@ fn reports_why_files_are_skipped() {
 }
 
 #[test]
-fn hand_written_sources_of_every_kind_are_eligible_and_key_files_are_not() {
+fn hand_written_sources_of_every_kind_are_eligible_and_secret_looking_files_never() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let eligible = [
@@ -203,28 +203,41 @@ fn hand_written_sources_of_every_kind_are_eligible_and_key_files_are_not() {
         "tests/jq.test",
         "src/meson.build",
     ];
-    // Keys, certificates and environment files may hold secrets: still never sent.
-    let never = [
+    // Keys, certificates, environment files and credentials may hold secrets: never sent,
+    // whatever extension they are templated with.
+    let secret = [
         "deploy/server.key",
         "deploy/cert.pem",
         "deploy/id_rsa",
         "deploy/prod.env",
         "deploy/store.p12",
+        "deploy/server.key.j2",
+        "deploy/prod.env.in",
+        "deploy/private.pem.tmpl",
+        "deploy/id_rsa.patch",
+        "deploy/credentials.json",
+        "deploy/secrets.yaml",
     ];
-    for path in eligible.iter().chain(&never) {
+    for path in eligible.iter().chain(&secret) {
         write(root, path, "text\n");
     }
+    // PHP's includes conventionally hold database passwords: not a source extension.
+    write(root, "config/db.inc", "<?php $password = 'x';\n");
     let context = collect(root, &ContextOptions::default());
     let mut expected = eligible.to_vec();
     expected.sort();
     assert_eq!(paths(&context), expected);
-    for path in never {
+    for path in secret {
         assert_eq!(
             skip_reason(&context, path),
-            Some(SkipReason::NotSourceExtension),
+            Some(SkipReason::LooksSecret),
             "{path}"
         );
     }
+    assert_eq!(
+        skip_reason(&context, "config/db.inc"),
+        Some(SkipReason::NotSourceExtension)
+    );
 }
 
 #[test]
