@@ -24,8 +24,13 @@
 //! Run: `TANDEM_RECALL_REPOS=/path/a,/path/b cargo bench --bench recall` (git clones or bare
 //! git directories: each is cloned into a temporary folder, never changed).
 //! `TANDEM_RECALL_COMMITS` (default 25) sets the commits per repository;
-//! `TANDEM_RECALL_VERBOSE=1` prints each commit's result; `TANDEM_RECALL_BIN` measures another
-//! build's `tandem` (one that reports `breakdown.included`) instead of this one's.
+//! `TANDEM_RECALL_VERBOSE=1` prints each commit's result; `TANDEM_RECALL_FILES=1` prints each
+//! answer file's, one tab-separated line a file and window: `file`, repository, commit,
+//! window, path, sent whole by Tandem (1/0), by BM25 (1/0), its place among the files Tandem
+//! considered (included in their order, then listed; -1: not eligible), its tokens and the
+//! content budget (where the misses go: too big, ranked low, not eligible);
+//! `TANDEM_RECALL_BIN` measures another build's `tandem` (one that reports
+//! `breakdown.included`) instead of this one's.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -128,8 +133,17 @@ fn env_number(name: &str, default: usize) -> usize {
     })
 }
 
+/// What to print besides the tallies.
+#[derive(Clone, Copy)]
+struct Show {
+    /// Each commit's result.
+    commits: bool,
+    /// Each answer file's.
+    files: bool,
+}
+
 /// Measures one repository: a tally per window.
-fn measure(repo: &Path, count: usize, verbose: bool) -> [Tally; 3] {
+fn measure(repo: &Path, count: usize, show: Show) -> [Tally; 3] {
     let scratch = tempfile::tempdir().expect("a temporary folder");
     let clone = scratch.path().join("project");
     let source = repo.to_str().expect("a UTF-8 repository path");
@@ -184,8 +198,26 @@ fn measure(repo: &Path, count: usize, verbose: bool) -> [Tally; 3] {
             tally.budget += sent.content_budget;
             tally.times.push(sent.took);
             line.push_str(&format!(" | {window}: T {ours} B {theirs}"));
+            if show.files {
+                for path in &case.answer {
+                    let place = eligible.iter().position(|e| *e == path.as_str());
+                    let tokens = docs
+                        .get(path)
+                        .and_then(Option::as_ref)
+                        .map_or(0, |d| d.tokens);
+                    println!(
+                        "file\t{}\t{}\t{window}\t{path}\t{}\t{}\t{}\t{tokens}\t{}",
+                        repo.display(),
+                        &case.commit[..10],
+                        u8::from(sent.whole.contains(path)),
+                        u8::from(picked.contains(path)),
+                        place.map_or(-1, |i| i as i64),
+                        sent.content_budget,
+                    );
+                }
+            }
         }
-        if verbose {
+        if show.commits {
             println!("{line}");
         }
     }
@@ -198,10 +230,13 @@ fn main() {
     }
     let repos = repositories();
     let count = env_number("TANDEM_RECALL_COMMITS", 25);
-    let verbose = std::env::var_os("TANDEM_RECALL_VERBOSE").is_some();
+    let show = Show {
+        commits: std::env::var_os("TANDEM_RECALL_VERBOSE").is_some(),
+        files: std::env::var_os("TANDEM_RECALL_FILES").is_some(),
+    };
     let mut all: [Tally; 3] = Default::default();
     for repo in &repos {
-        let tallies = measure(repo, count, verbose);
+        let tallies = measure(repo, count, show);
         println!(
             "\n{} ({} commits; recall = changed files sent whole, of those that existed at the parent):\n{HEADER}",
             repo.display(),
