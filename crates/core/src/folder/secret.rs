@@ -25,8 +25,8 @@ const DATA_SECRET_WORDS: &[&str] = &["credentials", "secret"];
 #[rustfmt::skip]
 const DATA_PARTS: &[&str] = &[
     "json", "yaml", "yml", "toml", "ini", "xml", "txt", "conf", "cfg", "properties", "csv",
-    "in", "j2", "tmpl", "tpl",
 ];
+/// Templates of any of those (`credentials.json.in`, `secrets.j2`, `env.tmpl`).
 const TEMPLATE_PARTS: &[&str] = &["in", "j2", "tmpl", "tpl"];
 
 /// The last part of a template a project commits on purpose, with placeholders in place of
@@ -46,16 +46,16 @@ pub fn looks_secret(path: &str) -> bool {
     if rest.last().is_some_and(|last| EXAMPLE_PARTS.contains(last)) {
         return false;
     }
+    // What the file is, by the part after its stem: a template (`.j2`, `.in`), data.
+    let first = rest.first().copied();
+    let template = first.is_some_and(|part| TEMPLATE_PARTS.contains(&part));
+    let data = template || first.is_none_or(|part| DATA_PARTS.contains(&part));
     (hidden && SECRET_PARTS.contains(&stem))
         || rest.iter().any(|part| SECRET_PARTS.contains(part))
         || SECRET_PREFIXES.iter().any(|p| stem.starts_with(p))
         || SECRET_STEMS.contains(&stem)
-        || (DATA_SECRET_WORDS.iter().any(|w| stem.contains(w))
-            && rest.first().is_none_or(|first| DATA_PARTS.contains(first)))
-        || (stem == "env"
-            && rest
-                .first()
-                .is_some_and(|first| TEMPLATE_PARTS.contains(first)))
+        || (data && DATA_SECRET_WORDS.iter().any(|w| stem.contains(w)))
+        || (template && stem == "env")
 }
 
 #[cfg(test)]

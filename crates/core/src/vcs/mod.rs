@@ -336,8 +336,8 @@ fn while_index_held(mut attempt: impl FnMut() -> Result<(), git2::Error>) -> Res
 pub struct CommitAll {
     /// `None` when there was nothing to commit.
     pub commit: Option<Oid>,
-    /// Untracked files whose names look like secrets ([`crate::folder::looks_secret`]): left out of the
-    /// commit and left on disk as they are.
+    /// Untracked files whose names look like secrets ([`crate::folder::looks_secret`]): left
+    /// out of the commit and left on disk as they are.
     pub left_out: Vec<String>,
 }
 

@@ -13,6 +13,16 @@ fn index(files: &[(&str, &str)]) -> CodeIndex {
     index
 }
 
+/// A commit the history learns: its subject and the files it changed.
+fn past(id: &str, subject: &str, files: &[&str]) -> crate::index::PastCommit {
+    crate::index::PastCommit {
+        id: id.to_string(),
+        subject: subject.to_string(),
+        files: files.iter().map(|f| f.to_string()).collect(),
+        moved: Vec::new(),
+    }
+}
+
 fn position(ranked: &[Ranked], path: &str) -> Option<usize> {
     ranked.iter().position(|r| r.path == path)
 }
@@ -381,12 +391,6 @@ fn a_file_its_past_commits_describe_ranks_for_their_words() {
     };
     // No file has these words: nothing ranks.
     assert!(index.rank(&prompt, 400).unwrap().is_empty());
-    let past = |id: &str, subject: &str, files: &[&str]| crate::index::PastCommit {
-        id: id.to_string(),
-        subject: subject.to_string(),
-        files: files.iter().map(|f| f.to_string()).collect(),
-        moved: Vec::new(),
-    };
     let commits = [
         past(
             "c3",
@@ -431,17 +435,11 @@ fn a_file_its_past_commits_describe_ranks_for_their_words() {
 #[test]
 fn a_file_the_newest_commits_changed_often_ranks_below_a_real_match() {
     let mut index = project();
-    let past = |id: String, files: &[&str]| crate::index::PastCommit {
-        id,
-        subject: "Small fix".to_string(),
-        files: files.iter().map(|f| f.to_string()).collect(),
-        moved: Vec::new(),
-    };
     // The guide changed in half the newest commits, the client in one.
     let mut commits: Vec<_> = (0..50)
-        .map(|i| past(format!("g{i}"), &["docs/guide.md"]))
+        .map(|i| past(&format!("g{i}"), "Small fix", &["docs/guide.md"]))
         .collect();
-    commits.push(past("c".to_string(), &["src/http/client.rs"]));
+    commits.push(past("c", "Small fix", &["src/http/client.rs"]));
     let ids: Vec<String> = commits.iter().map(|c| c.id.clone()).collect();
     assert!(index.learn_history("g0", &ids, &commits).unwrap());
     let ranked = (index.rank(
