@@ -165,6 +165,9 @@ pub enum SkipReason {
     /// Its name looks like it holds a secret (a key, an env file, credentials): never sent,
     /// whatever its extension (see [`crate::folder::looks_secret`]).
     LooksSecret,
+    /// Its content holds a private key or an access token of a known format: never sent,
+    /// whatever its name (see [`crate::folder::holds_secret`]).
+    HoldsSecret,
     Binary,
     NotSourceExtension,
     ExcludedByGlob,
@@ -453,7 +456,8 @@ impl CacheState {
             }
         };
         // Unreadable or grown past the limit is transient or about to change: not kept.
-        if matches!(loaded, Ok(_) | Err(SkipReason::Binary)) {
+        let known = matches!(loaded, Err(SkipReason::Binary | SkipReason::HoldsSecret));
+        if loaded.is_ok() || known {
             self.entries.insert(key, (stamp, loaded.clone()));
         }
         loaded
@@ -484,6 +488,9 @@ fn read_text(abs: &Path, max_bytes: u64) -> Loaded {
         return Err(SkipReason::Binary);
     }
     let text = String::from_utf8(bytes).map_err(|_| SkipReason::Binary)?;
+    if super::holds_secret(&text) {
+        return Err(SkipReason::HoldsSecret);
+    }
     let tokens = estimate_tokens(&text);
     Ok((Arc::from(text), tokens))
 }

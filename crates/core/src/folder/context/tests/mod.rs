@@ -240,6 +240,67 @@ fn hand_written_sources_of_every_kind_are_eligible_and_secret_looking_files_neve
     );
 }
 
+/// A private key in a file of any name (written as the test runs: no key-like text sits in
+/// this file for a scanner to flag).
+fn keyed(before: &str) -> String {
+    let body: String = (0..64u32)
+        .map(|i| {
+            char::from(
+                b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+                    [(i * 37 % 64) as usize],
+            )
+        })
+        .collect();
+    format!(
+        "{before}key: |\n  -----BEGIN RSA {}-----\n  {body}\n",
+        "PRIVATE KEY"
+    )
+}
+
+#[test]
+fn a_file_holding_a_key_is_never_sent_whole_or_as_its_map_whatever_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "config/app.yaml", keyed("name: app\n"));
+    let many: String = (0..300).map(|i| format!("fn f{i}() {{}}\n")).collect();
+    write(
+        root,
+        "src/big.rs",
+        keyed(&format!("{many}const PEM: &str = r\"")) + "\";\n",
+    );
+    write(root, "src/lib.rs", "fn lib() {}\n");
+    let options = ContextOptions {
+        budget_tokens: 1_000,
+        // Named by the person, or ranked by the index with its map known: still not sent.
+        priority: vec![
+            "config/app.yaml".into(),
+            Priority::or_map("src/big.rs", "matches: pem"),
+        ],
+        mapper: Some(|_: &str, text: &str| text.lines().take(3).collect()),
+        ..ContextOptions::default()
+    };
+    let cache = ContextCache::default();
+    let context = cache.collect(root, &options).unwrap();
+    assert_eq!(paths(&context), ["src/lib.rs"]);
+    for path in ["config/app.yaml", "src/big.rs"] {
+        assert_eq!(
+            skip_reason(&context, path),
+            Some(SkipReason::HoldsSecret),
+            "{path}"
+        );
+    }
+    assert!(!render(&context).contains("PRIVATE KEY"));
+    // What a read found is kept with the file's stamp: not read again next turn.
+    let misses = cache.misses();
+    cache.collect(root, &options).unwrap();
+    assert_eq!(cache.misses(), misses);
+    // Once the key is gone, the file is sent.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    write(root, "config/app.yaml", "name: app\nkey: ${APP_KEY}\n");
+    let context = cache.collect(root, &options).unwrap();
+    assert_eq!(paths(&context), ["config/app.yaml", "src/lib.rs"]);
+}
+
 #[test]
 fn max_file_bytes_is_configurable() {
     let dir = project();
