@@ -11,6 +11,7 @@
 
 use std::collections::HashSet;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 pub use crate::folder::FileStamp;
@@ -144,35 +145,39 @@ impl CodeIndex {
             .filter(|(_, indexed)| *indexed)
             .map(|(path, _)| *path)
             .collect();
-        let indexed = |path: &str| indexed.contains(path);
         let stale: Vec<&str> = stale.iter().map(|(path, _)| *path).collect();
         let mut read_up_to = stale.len();
+        // Each round is written while the next one is read: the writes (one thread) and the
+        // reading and parsing (every core) overlap.
+        let mut last: Option<(&[&str], Vec<Read>)> = None;
         for (i, round) in stale.chunks(ROUND).enumerate() {
             if i > 0 && deadline.is_some_and(|d| Instant::now() >= d) {
                 read_up_to = i * ROUND;
                 done.left = stale.len() - read_up_to;
                 break;
             }
-            let read = parallel(round, |path: &&str| read_one(root, path));
-            let changes: Vec<(&str, Change<'_>)> = (round.iter().zip(&read))
-                .map(|(path, found)| {
-                    let change = match found {
-                        Read::Indexed(stamp, extracted) => {
-                            done.extracted += 1;
-                            Change::Indexed(*stamp, extracted)
-                        }
-                        Read::Skipped(stamp) => Change::Skipped(*stamp),
-                        Read::Missing => {
-                            vanished = true;
-                            Change::Gone
-                        }
-                    };
-                    if !matches!(found, Read::Indexed(..)) && indexed(path) {
-                        done.removed += 1;
+            let (read, wrote) = std::thread::scope(|s| {
+                let reading = s.spawn(|| parallel(round, |path: &&str| read_one(root, path)));
+                let wrote = match last.take() {
+                    Some((paths, read)) => {
+                        let changes = as_changes(paths, &read, &indexed, &mut done, &mut vanished);
+                        tables_write(self, &changes)
                     }
-                    (*path, change)
-                })
-                .collect();
+                    None => Ok(0),
+                };
+                // A reading that panicked outside `parallel`'s threads: nothing found.
+                let read = reading.join().unwrap_or_else(|_| {
+                    std::iter::repeat_with(Read::default)
+                        .take(round.len())
+                        .collect()
+                });
+                (read, wrote)
+            });
+            writes += wrote?;
+            last = Some((round, read));
+        }
+        if let Some((paths, read)) = last {
+            let changes = as_changes(paths, &read, &indexed, &mut done, &mut vanished);
             writes += tables_write(self, &changes)?;
         }
         // Everything before the answer's token is in the index now, but for the files left
@@ -337,6 +342,36 @@ fn paths_digest<'a>(paths: impl Iterator<Item = &'a str>) -> String {
     format!("{count}:{hash:016x}")
 }
 
+/// What one round's reads change in the index, counted in `done` (and `vanished` when a file
+/// was gone by the time it was read). `indexed`: the files the index holds now.
+fn as_changes<'a>(
+    paths: &[&'a str],
+    read: &'a [Read],
+    indexed: &HashSet<&str>,
+    done: &mut Refreshed,
+    vanished: &mut bool,
+) -> Vec<(&'a str, Change<'a>)> {
+    (paths.iter().zip(read))
+        .map(|(path, found)| {
+            let change = match found {
+                Read::Indexed(stamp, extracted) => {
+                    done.extracted += 1;
+                    Change::Indexed(*stamp, extracted)
+                }
+                Read::Skipped(stamp) => Change::Skipped(*stamp),
+                Read::Missing => {
+                    *vanished = true;
+                    Change::Gone
+                }
+            };
+            if !matches!(found, Read::Indexed(..)) && indexed.contains(path) {
+                done.removed += 1;
+            }
+            (*path, change)
+        })
+        .collect()
+}
+
 /// Writes `changes` when there are any; how many writes that made (0 or 1).
 fn tables_write(index: &mut CodeIndex, changes: &[(&str, Change<'_>)]) -> Result<i64> {
     if changes.is_empty() {
@@ -346,30 +381,42 @@ fn tables_write(index: &mut CodeIndex, changes: &[(&str, Change<'_>)]) -> Result
     Ok(1)
 }
 
-/// `f` of each item, on as many threads as there are cores, in order. An item whose thread
-/// panicked (a grammar bug) gets `f`'s answer for nothing found.
-fn parallel<T: Sync, R: Send + Clone + Default>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+/// `f` of each item, on as many threads as there are cores, in order. Each thread takes the
+/// next item not taken yet, so that a run of costly files (one language's sources, sorted
+/// together) does not leave the other threads idle. An item whose thread panicked (a grammar
+/// bug) gets `f`'s answer for nothing found.
+fn parallel<T: Sync, R: Send + Default>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let chunk = items.len().div_ceil(threads).max(1);
-    if items.len() < 64 {
+    if items.len() < 64 || threads == 1 {
         return items.iter().map(&f).collect();
     }
+    let next = AtomicUsize::new(0);
+    let mut out: Vec<R> = std::iter::repeat_with(R::default)
+        .take(items.len())
+        .collect();
     std::thread::scope(|s| {
-        let f = &f;
-        let handles: Vec<_> = items
-            .chunks(chunk)
-            .map(|chunk| {
-                (
-                    chunk.len(),
-                    s.spawn(move || chunk.iter().map(f).collect::<Vec<R>>()),
-                )
+        let (f, next) = (&f, &next);
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(move || {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(item) = items.get(i) else {
+                            return done;
+                        };
+                        done.push((i, f(item)));
+                    }
+                })
             })
             .collect();
-        handles
-            .into_iter()
-            .flat_map(|(len, h)| h.join().unwrap_or_else(|_| vec![R::default(); len]))
-            .collect()
-    })
+        for handle in handles {
+            for (i, found) in handle.join().unwrap_or_default() {
+                out[i] = found;
+            }
+        }
+    });
+    out
 }
 
 /// One file's stamp and extraction: only regular files are opened (a named pipe would block

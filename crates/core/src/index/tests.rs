@@ -131,6 +131,35 @@ fn a_deadline_leaves_the_rest_for_the_next_refresh() {
     assert_eq!(index.definitions_of("f699").unwrap()[0].path, "f699.rs");
 }
 
+/// A refresh of several rounds writes each round while reading the next: every round's
+/// files, the last one's too, are in the index when it returns, and counted once.
+#[test]
+fn a_refresh_of_several_rounds_writes_every_round() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let names = many_files(root);
+    let mut index = CodeIndex::in_memory().unwrap();
+    let paths = || names.iter().map(String::as_str);
+    let first = index.refresh(root, paths()).unwrap();
+    assert_eq!((first.extracted, first.removed, first.left), (700, 0, 0));
+    for name in ["f0", "f511", "f512", "f699"] {
+        assert_eq!(index.definitions_of(name).unwrap().len(), 1, "{name}");
+    }
+    // Every file changes; one in the second round becomes binary and leaves the index.
+    for (i, name) in names.iter().enumerate() {
+        fs::write(root.join(name), format!("fn gg{i}() {{}}\n")).unwrap();
+    }
+    fs::write(root.join("f600.rs"), b"\0binary").unwrap();
+    let second = index.refresh(root, paths()).unwrap();
+    assert_eq!((second.extracted, second.removed, second.left), (699, 1, 0));
+    for name in ["f0", "f699", "gg600"] {
+        assert!(index.definitions_of(name).unwrap().is_empty(), "{name}");
+    }
+    for name in ["gg0", "gg511", "gg512", "gg699"] {
+        assert_eq!(index.definitions_of(name).unwrap().len(), 1, "{name}");
+    }
+}
+
 #[test]
 fn a_stamp_the_caller_has_is_not_asked_again() {
     let dir = tempfile::tempdir().unwrap();
