@@ -51,6 +51,9 @@ const MAX_READ_BYTES: usize = 100_000;
 const MAX_LINE_CHARS: usize = 2_000;
 /// Files above this are refused by `read_file`: they are data, not code to read.
 const MAX_READ_FILE_BYTES: u64 = 64 * 1024 * 1024;
+/// Files up to this size are checked whole for secrets before `read_file` shows any of them;
+/// a larger one, only in what would be shown.
+const SECRET_SCAN_BYTES: u64 = 8 * 1024 * 1024;
 /// The most a `write_file` may write: larger files cannot be reviewed as a diff anyway.
 const MAX_WRITE_BYTES: u64 = 4 * 1024 * 1024;
 
@@ -86,6 +89,11 @@ pub enum ToolError {
     NotParsed { path: String },
     #[error("{path} is a binary file; only text files can be read")]
     Binary { path: String },
+    #[error(
+        "{path} holds what looks like a private key or an access token: Tandem does not send \
+         it to the model. Ask the person for what you need from it"
+    )]
+    HoldsSecret { path: String },
     #[error("{what} is too large ({size} bytes; the limit is {limit} bytes)")]
     TooLarge { what: String, size: u64, limit: u64 },
     #[error("start_line {start} is past the end of {path}, which has {total} lines")]
@@ -264,10 +272,16 @@ pub fn read_file(root: &Path, args: &Value) -> Result<String, ToolError> {
     }
     let (mut body, mut total, mut shown, mut cut_at) = (String::new(), 0, None, None);
     let mut line = Vec::new();
+    // The whole file, for the secrets check, when it is not too large to hold.
+    let mut whole = Vec::new();
+    let scan_whole = meta.len() <= SECRET_SCAN_BYTES;
     loop {
         line.clear();
         if reader.read_until(b'\n', &mut line).map_err(io)? == 0 {
             break;
+        }
+        if scan_whole {
+            whole.extend_from_slice(&line);
         }
         total += 1;
         if total < start || total > last_wanted || cut_at.is_some() {
@@ -281,6 +295,15 @@ pub fn read_file(root: &Path, args: &Value) -> Result<String, ToolError> {
         }
         body.push_str(&numbered(total, &line));
         shown = Some((shown.map_or(total, |(first, _)| first), total));
+    }
+    // Nothing of a file that holds a key or a token goes to the model: the whole file is
+    // asked (a range may begin past a key's first line), else what would be shown.
+    let scanned = match scan_whole {
+        true => String::from_utf8_lossy(&whole),
+        false => std::borrow::Cow::Borrowed(body.as_str()),
+    };
+    if crate::folder::holds_secret(&scanned) {
+        return Err(ToolError::HoldsSecret { path: path.into() });
     }
     let Some((first, last)) = shown else {
         if total == 0 {

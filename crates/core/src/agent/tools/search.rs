@@ -3,7 +3,9 @@
 //! symlinks not followed, so a link pointing outside the project leads nowhere. A starting
 //! `path` goes through `resolve` like every other path.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::io::Read as _;
 use std::path::Path;
 
 use serde_json::Value;
@@ -86,7 +88,8 @@ pub fn grep(root: &Path, args: &Value) -> Result<String, ToolError> {
         start: args.start_path()?,
         max_matches: MAX_MATCHES,
     };
-    let (start, glob, found) = search::search(root, &query)?;
+    let (start, glob, mut found) = search::search(root, &query)?;
+    let secret = leave_out_secrets(root, &mut found.matches);
     let mut out = String::new();
     let mut shown = 0;
     let mut cut = found.cut;
@@ -120,5 +123,34 @@ pub fn grep(root: &Path, args: &Value) -> Result<String, ToolError> {
             found.skipped
         );
     }
+    if secret > 0 {
+        let _ = writeln!(
+            out,
+            "[{secret} files with matches hold what looks like a private key or an access \
+             token: their lines are not shown; ask the person for what you need from them]"
+        );
+    }
     Ok(out)
+}
+
+/// Drops the matches in files whose text holds a private key or an access token (see
+/// [`crate::folder::holds_secret`]): what `grep` shows goes to the model. How many files
+/// were left out.
+fn leave_out_secrets(root: &Path, matches: &mut Vec<search::SearchMatch>) -> usize {
+    // Per file: shown, or not (`Some(true)`: it holds a secret; `None`: gone or unreadable
+    // since it was searched).
+    let mut verdicts: HashMap<String, Option<bool>> = HashMap::new();
+    for m in matches.iter() {
+        verdicts.entry(m.path.clone()).or_insert_with(|| {
+            let opened = crate::folder::open_regular(&root.join(&m.path)).ok()?;
+            let mut bytes = Vec::new();
+            let limit = search::MAX_SEARCH_FILE_BYTES + 1;
+            opened.file.take(limit).read_to_end(&mut bytes).ok()?;
+            Some(crate::folder::holds_secret(&String::from_utf8_lossy(
+                &bytes,
+            )))
+        });
+    }
+    matches.retain(|m| verdicts.get(&m.path) == Some(&Some(false)));
+    verdicts.values().filter(|v| **v == Some(true)).count()
 }

@@ -86,7 +86,7 @@ impl CodeView<'_> {
 }
 
 /// The text of the file `rel` in `view`, if it is a regular text file of at most `limit`
-/// bytes.
+/// bytes that holds no secret (a file that does is left out of every answer).
 fn read_text(view: &Path, rel: &str, limit: u64) -> Result<String, ToolError> {
     let resolved = resolve(view, rel)?;
     let path = resolved.rel.as_str();
@@ -104,7 +104,12 @@ fn read_text(view: &Path, rel: &str, limit: u64) -> Result<String, ToolError> {
     if bytes.iter().take(BINARY_SNIFF_BYTES).any(|&b| b == 0) {
         return Err(ToolError::Binary { path: path.into() });
     }
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    // A definition's first line may be the key or the token itself.
+    if crate::folder::holds_secret(&text) {
+        return Err(ToolError::HoldsSecret { path: path.into() });
+    }
+    Ok(text)
 }
 
 /// The name to look up: one identifier. A qualified name (`Config::load`, `os.path.join`)

@@ -81,6 +81,17 @@ impl Ctx {
             ),
             _ => {}
         }
+        // What a read returns goes to the model: a file whose name looks like it holds a
+        // secret (`.env`, `server.key`, `credentials.json`, `*.pem`) is read only when the
+        // person says so.
+        if crate::folder::looks_secret(t.trim()) {
+            part.flag(
+                Medium,
+                format!(
+                    "reads `{t}`, whose name looks like it holds a secret: the model would see it"
+                ),
+            );
+        }
     }
 
     pub(super) fn judge_write(&self, target: &str, recursive: bool, shell: bool, part: &mut Part) {

@@ -177,6 +177,44 @@ fn every_tool_kind_under_every_trust() {
     assert_eq!(kind(&shell("ls", Trust::ReadOnly, &s).decision), "deny");
 }
 
+/// What a read returns goes to the model: reading a file whose name looks secret is asked,
+/// whichever tool or command reads it; other reads of the project are not.
+#[test]
+fn reading_a_file_whose_name_looks_secret_is_asked() {
+    let s = PolicySettings::default();
+    for (tool, args) in [
+        ("read_file", json!({ "path": ".env" })),
+        ("read_file", json!({ "path": "deploy/server.key" })),
+        ("outline", json!({ "path": "config/credentials.json" })),
+        (
+            "grep",
+            json!({ "pattern": "KEY", "path": "app/.env.production" }),
+        ),
+    ] {
+        let a = call(tool, args.clone(), Trust::Trusted, &s);
+        assert_eq!(kind(&a.decision), "ask", "{tool} {args}");
+    }
+    for command in [
+        "cat .env",
+        "head -n 5 deploy/id_rsa",
+        "cd deploy && cat server.pem",
+        "grep KEY .en''v",
+        "cat *.pem",
+    ] {
+        assert_eq!(risk(command), Medium, "{command}");
+        assert_eq!(kind(&shell(command, Trust::Trusted, &s).decision), "ask");
+    }
+    for (tool, args) in [
+        ("read_file", json!({ "path": ".env.example" })),
+        ("read_file", json!({ "path": "src/env.rs" })),
+        ("grep", json!({ "pattern": "KEY", "path": "src" })),
+    ] {
+        let a = call(tool, args.clone(), Trust::Trusted, &s);
+        assert_eq!(kind(&a.decision), "allow", "{tool} {args}");
+    }
+    assert_eq!(risk("cat src/env.rs"), Low);
+}
+
 #[test]
 fn paths_are_judged_from_the_current_directory() {
     assert_eq!(risk("cd src && touch a"), Medium);

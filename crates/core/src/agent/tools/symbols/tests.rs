@@ -460,3 +460,79 @@ fn the_tools_index_the_files_the_project_sends_and_agree_with_the_turns_refresh(
         .unwrap();
     assert_eq!((again.extracted, again.removed), (0, 0), "{again:?}");
 }
+
+/// A token as GitHub issues them, written as the test runs (no token sits in this file).
+fn token() -> String {
+    let alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let body: String = (0..36u64)
+        .map(|i| char::from(alnum.as_bytes()[(i * 37 + 11) as usize % alnum.len()]))
+        .collect();
+    format!("gh{}_{body}", "p")
+}
+
+/// What the agent's reading tools return goes to the model: nothing of a file that holds a
+/// key or a token, whichever tool asks and whatever part of it.
+#[test]
+fn no_reading_tool_shows_a_file_that_holds_a_secret() {
+    let (_dir, root) = fixture();
+    let keyed = format!(
+        "pub fn deploy_token() -> &'static str {{ \"{}\" }}\n",
+        token()
+    );
+    write(
+        &root,
+        "src/deploy.rs",
+        &format!("{keyed}\npub fn deploy() {{}}\n"),
+    );
+    let body: String = (0..40)
+        .map(|i| format!("MIIEvQIBADANBgkqhkiG9w0BAQEFAASC{i:040}\n"))
+        .collect();
+    let pem = format!(
+        "name: app\nkey: |\n  -----BEGIN {}-----\n{body}",
+        "PRIVATE KEY"
+    );
+    write(&root, "config/app.yaml", &pem);
+    let indexes = Indexes::new(None);
+    let secret = |path: &str| ToolError::HoldsSecret { path: path.into() };
+    // Whole, or a range past the key's first line.
+    let read = |args| super::super::read_file(&root, &args);
+    assert_eq!(
+        read(json!({ "path": "config/app.yaml" })),
+        Err(secret("config/app.yaml"))
+    );
+    let range = json!({ "path": "config/app.yaml", "start_line": 10, "end_line": 12 });
+    assert_eq!(read(range), Err(secret("config/app.yaml")));
+    assert_eq!(
+        outline(&root, &json!({ "path": "src/deploy.rs" })),
+        Err(secret("src/deploy.rs"))
+    );
+    // Searches and lookups leave such files out, and grep says so.
+    let found = super::super::search::grep(&root, &json!({ "pattern": "deploy|MIIE|name" }));
+    let found = found.unwrap();
+    assert!(
+        !found.contains("src/deploy.rs") && !found.contains("config/app.yaml"),
+        "{found}"
+    );
+    assert!(found.contains("[2 files with matches hold"), "{found}");
+    assert!(found.contains("src/lib.rs"), "{found}");
+    let defs = call(
+        find_definitions,
+        &root,
+        &root,
+        &[],
+        &indexes,
+        json!({ "name": "deploy_token" }),
+    );
+    assert!(!defs.unwrap_or_default().contains(&token()));
+    let refs = call(
+        find_references,
+        &root,
+        &root,
+        &[],
+        &indexes,
+        json!({ "name": "deploy" }),
+    );
+    assert!(!refs.unwrap_or_default().contains(&token()));
+    // The other files are read as before.
+    assert!(read(json!({ "path": "src/lib.rs" })).is_ok());
+}
