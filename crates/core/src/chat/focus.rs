@@ -7,7 +7,8 @@
 //! The window sends what its editor holds (the selection's text as the buffer has it, unsaved
 //! edits included); the CLI names the tabs and lines, read from the file. Tabs can hold
 //! anything: a path that is not an eligible file of the project (absolute, `..`, outside it,
-//! gone, excluded by its context globs, binary) is passed over without error.
+//! gone, excluded by its context globs, binary, or holding a key or a token as the context
+//! finds them) is passed over without error.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -87,7 +88,7 @@ impl EditorFocus {
     /// What of the focus the turn uses: paths normalised and kept when they are among
     /// `eligible` (the walk's files, sorted), the tabs de-duplicated in one pass; the
     /// selection's text bounded, read from the file under `root` when the editor gave none,
-    /// and dropped when it is empty or binary.
+    /// and dropped when it is empty or binary, or it or its file holds a secret.
     pub(super) fn resolve(&self, root: &Path, eligible: &[&str]) -> Focus {
         let known = |raw: &str| {
             let path = crate::folder::normalize_relative(raw).ok()?;
@@ -112,7 +113,15 @@ impl EditorFocus {
             };
             let (kept, cut) = cut(&text);
             let kept = kept.trim_end_matches(['\n', '\r']);
-            let usable = !kept.trim().is_empty() && !kept.contains('\0');
+            // Nothing of a file that holds a key or a token goes, as the context sends none:
+            // the selection is asked, and the file (a selection may begin past a key's first
+            // line).
+            let secret = || {
+                crate::folder::holds_secret(kept)
+                    || crate::folder::read_project_text(root, &path)
+                        .is_some_and(|whole| crate::folder::holds_secret(&whole))
+            };
+            let usable = !kept.trim().is_empty() && !kept.contains('\0') && !secret();
             usable.then(|| Excerpt {
                 path,
                 first_line,
@@ -203,6 +212,45 @@ mod tests {
         let resolved = focus.resolve(dir.path(), &eligible);
         assert_eq!(resolved.open, ["src/c.rs", "a.rs", "docs/b.md"]);
         assert_eq!(resolved.selection, None);
+    }
+
+    /// What the context never sends, a selection does not either: lines of a file that holds
+    /// a key, even lines past the key's first line, which alone say nothing.
+    #[test]
+    fn a_selection_in_a_file_holding_a_key_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let body: String = (0..6u32)
+            .map(|i| {
+                format!(
+                    "  MIIEvQIBADANBgkqhkiG9w0BAQEFAASC{:040x}\n",
+                    i * 7919 + 12345
+                )
+            })
+            .collect();
+        let yaml = format!(
+            "name: app\nkey: |\n  -----BEGIN {}-----\n{body}",
+            "PRIVATE KEY"
+        );
+        std::fs::write(dir.path().join("app.yaml"), &yaml).unwrap();
+        std::fs::write(dir.path().join("a.rs"), "one\ntwo\n").unwrap();
+        let eligible = ["a.rs", "app.yaml"];
+        let resolve = |s: EditorSelection| {
+            let focus = EditorFocus {
+                selection: Some(s),
+                ..EditorFocus::default()
+            };
+            focus.resolve(dir.path(), &eligible).selection
+        };
+        for (first, last) in [(1, 8), (6, 7)] {
+            let s = EditorSelection {
+                path: "app.yaml".into(),
+                first_line: first,
+                last_line: last,
+                text: None,
+            };
+            assert_eq!(resolve(s), None, "lines {first}-{last}");
+        }
+        assert!(resolve(selection("a.rs", None)).is_some());
     }
 
     #[test]

@@ -89,7 +89,10 @@ pub fn grep(root: &Path, args: &Value) -> Result<String, ToolError> {
         max_matches: MAX_MATCHES,
     };
     let (start, glob, mut found) = search::search(root, &query)?;
-    let secret = leave_out_secrets(root, &mut found.matches);
+    // A file named as the start was asked for by name (the policy asks the person when
+    // that name looks secret); any other file whose name looks secret is left out.
+    let named = (!start.is_dir).then_some(start.rel.as_str());
+    let secret = leave_out_secrets(root, named, &mut found.matches);
     let mut out = String::new();
     let mut shown = 0;
     let mut cut = found.cut;
@@ -126,22 +129,31 @@ pub fn grep(root: &Path, args: &Value) -> Result<String, ToolError> {
     if secret > 0 {
         let _ = writeln!(
             out,
-            "[{secret} files with matches hold what looks like a private key or an access \
-             token: their lines are not shown; ask the person for what you need from them]"
+            "[{secret} files with matches look like they hold secrets (by their name, or a \
+             private key or an access token in them): their lines are not shown; ask the \
+             person for what you need from them]"
         );
     }
     Ok(out)
 }
 
-/// Drops the matches in files whose text holds a private key or an access token (see
+/// Drops the matches in files whose name looks secret (but `named`) or whose text holds a
+/// private key or an access token (see [`crate::folder::looks_secret`] and
 /// [`crate::folder::holds_secret`]): what `grep` shows goes to the model. How many files
 /// were left out.
-fn leave_out_secrets(root: &Path, matches: &mut Vec<search::SearchMatch>) -> usize {
+fn leave_out_secrets(
+    root: &Path,
+    named: Option<&str>,
+    matches: &mut Vec<search::SearchMatch>,
+) -> usize {
     // Per file: shown, or not (`Some(true)`: it holds a secret; `None`: gone or unreadable
     // since it was searched).
     let mut verdicts: HashMap<String, Option<bool>> = HashMap::new();
     for m in matches.iter() {
         verdicts.entry(m.path.clone()).or_insert_with(|| {
+            if named != Some(m.path.as_str()) && crate::folder::looks_secret(&m.path) {
+                return Some(true);
+            }
             let opened = crate::folder::open_regular(&root.join(&m.path)).ok()?;
             let mut bytes = Vec::new();
             let limit = search::MAX_SEARCH_FILE_BYTES + 1;

@@ -4,6 +4,11 @@
 use super::*;
 
 /// The options of a family program: its global ones and its subcommand's.
+/// git's subcommands that print files' contents as they were: by a `rev:path`, by a path, or
+/// as the patches of the paths named.
+const GIT_SHOWS_FILES: &str =
+    "show log diff blame annotate cat-file grep whatchanged format-patch archive";
+
 pub(super) fn family_options(name: &str, args: &[String], fx: &mut Effects) {
     let (fam, at, sub, second) = subcommand(name, args);
     let global = scan(
@@ -26,6 +31,18 @@ pub(super) fn family_options(name: &str, args: &[String], fx: &mut Effects) {
     let operands = fx.absorb(found);
     if fam == "git" && sub == "diff" && args.iter().any(|a| a == "--no-index") {
         fx.reads.extend(operands);
+    } else if fam == "git" && among(sub, GIT_SHOWS_FILES) {
+        // What these print goes to the model: a file whose name looks secret, named as a
+        // path or as `rev:path`, is a read to ask about (its revs and other names are not).
+        for operand in operands {
+            let path = match operand.split_once(':') {
+                Some((_, path)) if !operand.contains("://") => path,
+                _ => operand.as_str(),
+            };
+            if crate::folder::looks_secret(path) {
+                fx.reads.push(path.to_string());
+            }
+        }
     }
     passed_on(fam, sub, rest, fx);
 }

@@ -200,6 +200,13 @@ fn reading_a_file_whose_name_looks_secret_is_asked() {
         "cd deploy && cat server.pem",
         "grep KEY .en''v",
         "cat *.pem",
+        // Committed, a file's contents are read through git as well.
+        "git show HEAD:.env",
+        "git show HEAD~2:deploy/server.key",
+        "git cat-file -p HEAD:config/credentials.json",
+        "git log -p -- .env",
+        "git blame deploy/id_rsa",
+        "git grep PASSWORD -- prod.env",
     ] {
         assert_eq!(risk(command), Medium, "{command}");
         assert_eq!(kind(&shell(command, Trust::Trusted, &s).decision), "ask");
@@ -213,6 +220,13 @@ fn reading_a_file_whose_name_looks_secret_is_asked() {
         assert_eq!(kind(&a.decision), "allow", "{tool} {args}");
     }
     assert_eq!(risk("cat src/env.rs"), Low);
+    for command in [
+        "git show HEAD:src/main.rs",
+        "git log -p -- src",
+        "git diff HEAD~1",
+    ] {
+        assert_eq!(risk(command), Low, "{command}");
+    }
 }
 
 #[test]

@@ -492,6 +492,7 @@ fn no_reading_tool_shows_a_file_that_holds_a_secret() {
         "PRIVATE KEY"
     );
     write(&root, "config/app.yaml", &pem);
+    write(&root, "deploy/prod.env", "deploy_password=hunter2\n");
     let indexes = Indexes::new(None);
     let secret = |path: &str| ToolError::HoldsSecret { path: path.into() };
     // Whole, or a range past the key's first line.
@@ -513,8 +514,15 @@ fn no_reading_tool_shows_a_file_that_holds_a_secret() {
         !found.contains("src/deploy.rs") && !found.contains("config/app.yaml"),
         "{found}"
     );
-    assert!(found.contains("[2 files with matches hold"), "{found}");
-    assert!(found.contains("src/lib.rs"), "{found}");
+    assert!(
+        !found.contains("hunter2") && found.contains("src/lib.rs"),
+        "{found}"
+    );
+    assert!(found.contains("[3 files with matches look like"), "{found}");
+    // Named (the policy asks the person first), a file whose name looks secret is searched.
+    let named = json!({ "pattern": "deploy", "path": "deploy/prod.env" });
+    let found = super::super::search::grep(&root, &named).unwrap();
+    assert!(found.contains("hunter2"), "{found}");
     let defs = call(
         find_definitions,
         &root,

@@ -120,6 +120,16 @@ fn private_keys_are_secrets_however_they_are_framed() {
             random(ALNUM, 43, 19)
         ),
         "{\"auths\":{\"registry.example.com\":{\"auth\":\"dXNlcjpodW50ZXIy\"}}}".to_string(),
+        // A PKCS #12 bundle in base64, as CI settings keep signing identities.
+        format!(
+            "P12_BASE64: MIIKYQIBAzCCCicGCSqGSIb3DQEHAaCCChgE{}",
+            random(BASE64, 60, 24)
+        ),
+        // A Kubernetes Secret's manifest, whatever its values decode to.
+        format!(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: api\ndata:\n  token: {}\n",
+            random(BASE64, 40, 25)
+        ),
     ];
     for text in &texts {
         assert!(holds_secret(text), "{text}");
@@ -130,13 +140,21 @@ fn private_keys_are_secrets_however_they_are_framed() {
 fn a_pem_file_base64_encoded_is_read_decoded() {
     let encode = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
     // A Kubernetes secret and a kubeconfig hold keys so.
-    let secret = format!("kind: Secret\ndata:\n  tls.key: {}\n", encode(&pem(64, 20)));
+    let secret = format!("stringData:\n  tls.key: {}\n", encode(&pem(64, 20)));
     assert!(holds_secret(&secret));
     let config = format!(
         "users:\n- user:\n    client-key-data: {}\n",
         encode(&pem(64, 21))
     );
     assert!(holds_secret(&config));
+    // Wrapped at 76 as GNU `base64` writes it, indented in a YAML block scalar.
+    let encoded = encode(&pem(64, 23));
+    let wrapped: Vec<&str> = (0..encoded.len())
+        .step_by(76)
+        .map(|i| &encoded[i..(i + 76).min(encoded.len())])
+        .collect();
+    let block = format!("tls.key: |\n    {}\n", wrapped.join("\n    "));
+    assert!(holds_secret(&block));
     // A certificate so encoded is not a secret.
     let cert = format!(
         "-----BEGIN CERTIFICATE-----\nMIIDXTCCAkWgAwIBAgIJ{}\n-----END CERTIFICATE-----\n",
@@ -202,6 +220,22 @@ fn issued_tokens_are_secrets_wherever_they_are_written() {
             "f",
             random("abcdefghijklmnopqrstuvwxyzABCDEFGHIJ", 34, 51)
         ),
+        format!(
+            "OPENROUTER_API_KEY=sk-or-v1-{}",
+            random("0123456789abcdef", 64, 52)
+        ),
+        format!("GROQ_API_KEY=gs{}_{}", "k", random(ALNUM, 52, 53)),
+        format!("AccountName=a;AccountKey={}==", random(BASE64, 86, 54)),
+        format!("token = \"gl{}-{}\"", "rt", random(ALNUM, 20, 55)),
+        format!("DOCKER_TOKEN=dckr_{}_{}", "pat", random(ALNUM, 27, 56)),
+        format!("VAULT_TOKEN=hv{}.{}", "s", random(ALNUM, 95, 57)),
+        format!(
+            "SENDGRID=S{}.{}.{}",
+            "G",
+            random(ALNUM, 22, 58),
+            random(ALNUM, 43, 59)
+        ),
+        format!("bot_token: 123456789:A{}{}", "A", random(ALNUM, 33, 60)),
     ];
     for text in &texts {
         assert!(holds_secret(text), "{text}");
@@ -250,6 +284,18 @@ fn code_naming_a_key_certificates_digests_placeholders_and_examples_are_not_secr
         "fn hf_logits() {} // AIza is a prefix; npm_config_cache".to_string(),
         format!("{{\"d\": \"{}\"}}", random(ALNUM, 43, 61)),
         "{\"auth\": \"dXNlcjpodW50ZXIy\"}".to_string(),
+        // A test naming an empty key's armour, then a certificate's base64 in the next test.
+        format!(
+            "let key = \"{}\";\nassert!(parse(key).is_err());\nlet cert = \"-----BEGIN CERTIFICATE-----\nMIIDXTCCAkWgAwIBAgIJ{}\n\";",
+            begin("RSA "),
+            random(BASE64, 64, 62)
+        ),
+        // A Secret's template, and another kind's base64 data.
+        "kind: Secret\ndata:\n  token: {{ .Values.token | b64enc }}\n".to_string(),
+        format!(
+            "kind: ConfigMap\nbinaryData:\n  logo: {}\n",
+            random(BASE64, 40, 63)
+        ),
     ];
     for text in &texts {
         assert!(!holds_secret(text), "{text}");
