@@ -83,7 +83,7 @@ pub use crate::edits::{SecurityFinding, security_findings, security_findings_in}
 pub use crate::engine::{
     AddedProject, ApproveOutcome, Proposal, RestoreOutcome, Review, SaveOutcome, UndoOutcome,
 };
-pub use crate::folder::context::{PackedAs, code_fence};
+pub use crate::folder::context::{PackedAs, SkipReason, code_fence};
 #[cfg(target_os = "linux")]
 pub use crate::folder::journal::keep_alone as keep_journal;
 pub use crate::folder::journal::keep_with as keep_journals_with;

@@ -74,6 +74,7 @@ pub fn show(
         ));
     }
     hover.push_str(&files_sent(b));
+    hover.push_str(&secrets_left_out(b));
     response.on_hover_text(hover);
     if b.turns_dropped > 0 || !b.files_listed.is_empty() {
         ui.colored_label(
@@ -114,4 +115,52 @@ fn files_sent(b: &tandem_core::app::ContextBreakdown) -> String {
         ));
     }
     out
+}
+
+/// The files never sent because they look like they hold secrets (by name, or a key or a
+/// token in them): a file the person named and does not see sent is explained here.
+fn secrets_left_out(b: &tandem_core::app::ContextBreakdown) -> String {
+    use tandem_core::app::SkipReason::{HoldsSecret, LooksSecret};
+    let secret: Vec<&str> = (b.files_skipped.iter())
+        .filter(|(_, why)| matches!(why, LooksSecret | HoldsSecret))
+        .map(|(path, _)| path.as_str())
+        .collect();
+    if secret.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "\nNever sent, as they look like they hold secrets (a key, a token, an env file): {}",
+        secret.len()
+    );
+    for path in secret.iter().take(HOVER_FILES) {
+        out.push_str(&format!("\n  {path}"));
+    }
+    if secret.len() > HOVER_FILES {
+        out.push_str(&format!("\n  … and {} more", secret.len() - HOVER_FILES));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use tandem_core::app::{ContextBreakdown, SkipReason};
+
+    use super::secrets_left_out;
+
+    #[test]
+    fn the_hover_names_the_files_left_out_as_secrets_and_no_other_skipped_file() {
+        let b = ContextBreakdown {
+            files_skipped: vec![
+                ("config/app.yaml".into(), SkipReason::HoldsSecret),
+                ("logo.png".into(), SkipReason::Binary),
+                (".env".into(), SkipReason::LooksSecret),
+            ],
+            ..ContextBreakdown::default()
+        };
+        assert_eq!(
+            secrets_left_out(&b),
+            "\nNever sent, as they look like they hold secrets (a key, a token, an env file): 2\n  config/app.yaml\n  .env"
+        );
+        assert_eq!(secrets_left_out(&ContextBreakdown::default()), "");
+    }
 }
