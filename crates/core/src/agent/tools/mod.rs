@@ -94,6 +94,11 @@ pub enum ToolError {
          it to the model. Ask the person for what you need from it"
     )]
     HoldsSecret { path: String },
+    #[error(
+        "{path} leads to {target}, whose name looks like it holds a secret: Tandem does not \
+         send it to the model unless the person is asked. Read {target} by that name"
+    )]
+    LeadsToSecret { path: String, target: String },
     #[error("{what} is too large ({size} bytes; the limit is {limit} bytes)")]
     TooLarge { what: String, size: u64, limit: u64 },
     #[error("start_line {start} is past the end of {path}, which has {total} lines")]
@@ -118,6 +123,17 @@ pub enum ToolError {
 }
 
 impl ToolError {
+    /// A link (or a folder link on the way) that leads to a file whose name looks secret,
+    /// named by a path that does not: the policy asks about a secret-looking name, so the
+    /// read must be made by it.
+    fn leads_to_secret(raw: &str, resolved: &crate::folder::ResolvedPath) -> Option<ToolError> {
+        let secret = crate::folder::looks_secret;
+        (secret(&resolved.rel) && !secret(raw)).then(|| ToolError::LeadsToSecret {
+            path: raw.to_string(),
+            target: resolved.rel.clone(),
+        })
+    }
+
     fn io(path: &str, e: &std::io::Error) -> ToolError {
         match e.kind() {
             std::io::ErrorKind::NotFound => ToolError::NotFound { path: path.into() },
@@ -244,6 +260,9 @@ pub fn read_file(root: &Path, args: &Value) -> Result<String, ToolError> {
     let args = Args::new(args)?;
     let raw = args.str(&PATH_KEYS, "a path relative to the project root")?;
     let resolved = resolve(root, raw)?;
+    if let Some(refused) = ToolError::leads_to_secret(raw, &resolved) {
+        return Err(refused);
+    }
     let path = resolved.rel.as_str();
     // A named pipe or a device is refused without being read: a pipe would block for ever.
     let RegularFile { file, meta } =

@@ -493,6 +493,7 @@ fn no_reading_tool_shows_a_file_that_holds_a_secret() {
     );
     write(&root, "config/app.yaml", &pem);
     write(&root, "deploy/prod.env", "deploy_password=hunter2\n");
+    write(&root, "docs/guide.md", "# Guide\n");
     let indexes = Indexes::new(None);
     let secret = |path: &str| ToolError::HoldsSecret { path: path.into() };
     // Whole, or a range past the key's first line.
@@ -541,6 +542,15 @@ fn no_reading_tool_shows_a_file_that_holds_a_secret() {
         json!({ "name": "deploy" }),
     );
     assert!(!refs.unwrap_or_default().contains(&token()));
+    // A link with an innocent name to a file whose name looks secret: read by that name.
+    std::os::unix::fs::symlink("../deploy/prod.env", root.join("docs/current.conf")).unwrap();
+    assert_eq!(
+        read(json!({ "path": "docs/current.conf" })),
+        Err(ToolError::LeadsToSecret {
+            path: "docs/current.conf".into(),
+            target: "deploy/prod.env".into()
+        })
+    );
     // The other files are read as before.
     assert!(read(json!({ "path": "src/lib.rs" })).is_ok());
 }
