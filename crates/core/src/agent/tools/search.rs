@@ -92,6 +92,16 @@ pub fn grep(root: &Path, args: &Value) -> Result<String, ToolError> {
     // A file named as the start was asked for by name (the policy asks the person when
     // that name looks secret); any other file whose name looks secret is left out.
     let named = (!start.is_dir).then_some(start.rel.as_str());
+    // Named by a link with an innocent name, a secret-looking file was not asked about.
+    if let (Some(raw), Some(target)) = (query.start, named)
+        && crate::folder::looks_secret(target)
+        && !crate::folder::looks_secret(raw)
+    {
+        return Err(ToolError::LeadsToSecret {
+            path: raw.to_string(),
+            target: target.to_string(),
+        });
+    }
     let secret = leave_out_secrets(root, named, &mut found.matches);
     let mut out = String::new();
     let mut shown = 0;

@@ -551,6 +551,12 @@ fn no_reading_tool_shows_a_file_that_holds_a_secret() {
             target: "deploy/prod.env".into()
         })
     );
+    let through = json!({ "pattern": "deploy", "path": "docs/current.conf" });
+    let found = super::super::search::grep(&root, &through);
+    assert!(
+        matches!(found, Err(ToolError::LeadsToSecret { .. })),
+        "{found:?}"
+    );
     // The other files are read as before.
     assert!(read(json!({ "path": "src/lib.rs" })).is_ok());
 }
