@@ -214,6 +214,21 @@ pub fn chips(text: &str, files: &[String], prompts: &[SavedPrompt]) -> Vec<Chip>
     out
 }
 
+/// The chips of files the context never sends because they look like they hold secrets
+/// (`breakdown`: the estimate for this text), by their index in `chips`: the person sees
+/// before sending that a file they named will not go.
+pub fn never_sent(chips: &[Chip], breakdown: &tandem_core::app::ContextBreakdown) -> Vec<usize> {
+    use tandem_core::app::SkipReason::{HoldsSecret, LooksSecret};
+    let secret: std::collections::HashSet<&str> = (breakdown.files_skipped.iter())
+        .filter(|(_, why)| matches!(why, LooksSecret | HoldsSecret))
+        .map(|(path, _)| path.as_str())
+        .collect();
+    (chips.iter().enumerate())
+        .filter(|(_, chip)| secret.contains(chip.label.as_str()))
+        .map(|(i, _)| i)
+        .collect()
+}
+
 /// `text` without the chip's mention (and one space after it).
 pub fn remove(text: &str, chip: &Chip) -> String {
     let rest = &text[chip.range.end..];
@@ -224,6 +239,25 @@ pub fn remove(text: &str, chip: &Chip) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mentioned_file_the_context_never_sends_as_a_secret_is_marked() {
+        let files = ["deploy.sh", "main.py", "logo.png"]
+            .map(String::from)
+            .to_vec();
+        let found = chips("run @deploy.sh with @main.py and @logo.png", &files, &[]);
+        let breakdown = tandem_core::app::ContextBreakdown {
+            files_skipped: vec![
+                (
+                    "deploy.sh".into(),
+                    tandem_core::app::SkipReason::HoldsSecret,
+                ),
+                ("logo.png".into(), tandem_core::app::SkipReason::Binary),
+            ],
+            ..Default::default()
+        };
+        assert_eq!(never_sent(&found, &breakdown), [0]);
+    }
 
     fn files() -> Vec<String> {
         [

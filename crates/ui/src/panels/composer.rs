@@ -238,16 +238,32 @@ fn chips(ui: &mut egui::Ui, state: &mut AppState) {
     if found.is_empty() {
         return;
     }
+    // The estimate for this text, when there is one: a file it never sends is marked.
+    let typed = state.composer.trim();
+    let never_sent = (state.preview.as_ref())
+        .filter(|(prompt, _)| prompt == typed)
+        .and_then(|(_, estimate)| estimate.as_ref().ok())
+        .map(|breakdown| mentions::never_sent(&found, breakdown))
+        .unwrap_or_default();
     let mut removed = None;
     ui.horizontal_wrapped(|ui| {
-        for chip in &found {
+        for (i, chip) in found.iter().enumerate() {
+            let secret = never_sent.contains(&i);
             let mut text = egui::RichText::new(format!("{} ×", chip.label)).small();
             if chip.unknown {
                 text = text.color(theme::ERROR);
+            } else if secret {
+                text = text.color(theme::WARN).strikethrough();
             }
-            let hover = match chip.unknown {
-                true => "No saved prompt has this name: sending would be refused. Click to remove.",
-                false => "In the context first. Click to remove the mention.",
+            let hover = match (chip.unknown, secret) {
+                (true, _) => {
+                    "No saved prompt has this name: sending would be refused. Click to remove."
+                }
+                (false, true) => {
+                    "Never sent: it looks like it holds a secret (a key, a token, an env file). \
+                     Click to remove the mention."
+                }
+                (false, false) => "In the context first. Click to remove the mention.",
             };
             if ui.small_button(text).on_hover_text(hover).clicked() {
                 removed = Some(chip.clone());
