@@ -107,19 +107,19 @@ impl EditorFocus {
             let path = known(&s.path)?;
             let first_line = s.first_line.max(1);
             let last_line = s.last_line.max(first_line);
+            // The file as it is on disk: its lines when the editor gave none, and asked for
+            // secrets whole (a selection may begin past a key's first line).
+            let whole = crate::folder::read_project_text(root, &path);
             let text = match &s.text {
                 Some(text) => text.clone(),
-                None => read_lines(root, &path, first_line, last_line)?,
+                None => lines(whole.as_deref()?, first_line, last_line)?,
             };
             let (kept, cut) = cut(&text);
             let kept = kept.trim_end_matches(['\n', '\r']);
-            // Nothing of a file that holds a key or a token goes, as the context sends none:
-            // the selection is asked, and the file (a selection may begin past a key's first
-            // line).
+            // Nothing of a file that holds a key or a token goes, as the context sends none.
             let secret = || {
                 crate::folder::holds_secret(kept)
-                    || crate::folder::read_project_text(root, &path)
-                        .is_some_and(|whole| crate::folder::holds_secret(&whole))
+                    || whole.as_deref().is_some_and(crate::folder::holds_secret)
             };
             let usable = !kept.trim().is_empty() && !kept.contains('\0') && !secret();
             usable.then(|| Excerpt {
@@ -168,10 +168,10 @@ fn cut(text: &str) -> (&str, bool) {
     }
 }
 
-/// Lines `first..=last` of the project file `path` as they are on disk; `None` when it cannot
-/// be read as UTF-8 text or has none of them. Only a regular file inside the project is read.
-fn read_lines(root: &Path, path: &str, first: usize, last: usize) -> Option<String> {
-    let text = crate::folder::read_project_text(root, path)?;
+/// Lines `first..=last` of `text` (a project file as [`crate::folder::read_project_text`]
+/// reads it: only a regular file inside the project, as UTF-8 text); `None` when it has none
+/// of them.
+fn lines(text: &str, first: usize, last: usize) -> Option<String> {
     let count = (last - first).saturating_add(1);
     let lines: Vec<&str> = text.lines().skip(first - 1).take(count).collect();
     (!lines.is_empty()).then(|| lines.join("\n"))
@@ -180,6 +180,15 @@ fn read_lines(root: &Path, path: &str, first: usize, last: usize) -> Option<Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The selection a turn uses when the editor holds `s` alone.
+    fn resolve_selection(root: &Path, eligible: &[&str], s: EditorSelection) -> Option<Excerpt> {
+        let focus = EditorFocus {
+            selection: Some(s),
+            ..EditorFocus::default()
+        };
+        focus.resolve(root, eligible).selection
+    }
 
     fn selection(path: &str, text: Option<&str>) -> EditorSelection {
         EditorSelection {
@@ -233,14 +242,7 @@ mod tests {
         );
         std::fs::write(dir.path().join("app.yaml"), &yaml).unwrap();
         std::fs::write(dir.path().join("a.rs"), "one\ntwo\n").unwrap();
-        let eligible = ["a.rs", "app.yaml"];
-        let resolve = |s: EditorSelection| {
-            let focus = EditorFocus {
-                selection: Some(s),
-                ..EditorFocus::default()
-            };
-            focus.resolve(dir.path(), &eligible).selection
-        };
+        let resolve = |s| resolve_selection(dir.path(), &["a.rs", "app.yaml"], s);
         for (first, last) in [(1, 8), (6, 7)] {
             let s = EditorSelection {
                 path: "app.yaml".into(),
@@ -257,14 +259,7 @@ mod tests {
     fn the_selection_is_bounded_read_from_disk_when_not_given_and_dropped_when_binary() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.rs"), "one\ntwo\nthree\nfour\n").unwrap();
-        let eligible = ["a.rs", "b.bin"];
-        let resolve = |s: EditorSelection| {
-            let focus = EditorFocus {
-                selection: Some(s),
-                ..EditorFocus::default()
-            };
-            focus.resolve(dir.path(), &eligible).selection
-        };
+        let resolve = |s| resolve_selection(dir.path(), &["a.rs", "b.bin"], s);
         let read = resolve(selection("a.rs", None)).unwrap();
         assert_eq!((read.text.as_str(), read.cut), ("two\nthree", false));
         assert_eq!(

@@ -123,14 +123,14 @@ pub enum ToolError {
 }
 
 impl ToolError {
-    /// A link (or a folder link on the way) that leads to a file whose name looks secret,
-    /// named by a path that does not: the policy asks about a secret-looking name, so the
-    /// read must be made by it.
-    fn leads_to_secret(raw: &str, resolved: &crate::folder::ResolvedPath) -> Option<ToolError> {
+    /// A link (or a folder link on the way) that leads to `target` (relative to the root),
+    /// whose name looks secret, named by a path `raw` that does not: the policy asks about a
+    /// secret-looking name, so the read must be made by it.
+    fn leads_to_secret(raw: &str, target: &str) -> Option<ToolError> {
         let secret = crate::folder::looks_secret;
-        (secret(&resolved.rel) && !secret(raw)).then(|| ToolError::LeadsToSecret {
+        (secret(target) && !secret(raw)).then(|| ToolError::LeadsToSecret {
             path: raw.to_string(),
-            target: resolved.rel.clone(),
+            target: target.to_string(),
         })
     }
 
@@ -260,7 +260,7 @@ pub fn read_file(root: &Path, args: &Value) -> Result<String, ToolError> {
     let args = Args::new(args)?;
     let raw = args.str(&PATH_KEYS, "a path relative to the project root")?;
     let resolved = resolve(root, raw)?;
-    if let Some(refused) = ToolError::leads_to_secret(raw, &resolved) {
+    if let Some(refused) = ToolError::leads_to_secret(raw, &resolved.rel) {
         return Err(refused);
     }
     let path = resolved.rel.as_str();

@@ -94,13 +94,9 @@ pub fn grep(root: &Path, args: &Value) -> Result<String, ToolError> {
     let named = (!start.is_dir).then_some(start.rel.as_str());
     // Named by a link with an innocent name, a secret-looking file was not asked about.
     if let (Some(raw), Some(target)) = (query.start, named)
-        && crate::folder::looks_secret(target)
-        && !crate::folder::looks_secret(raw)
+        && let Some(refused) = ToolError::leads_to_secret(raw, target)
     {
-        return Err(ToolError::LeadsToSecret {
-            path: raw.to_string(),
-            target: target.to_string(),
-        });
+        return Err(refused);
     }
     let secret = leave_out_secrets(root, named, &mut found.matches);
     let mut out = String::new();

@@ -89,7 +89,7 @@ impl CodeView<'_> {
 /// bytes that holds no secret (a file that does is left out of every answer).
 fn read_text(view: &Path, rel: &str, limit: u64) -> Result<String, ToolError> {
     let resolved = resolve(view, rel)?;
-    if let Some(refused) = ToolError::leads_to_secret(rel, &resolved) {
+    if let Some(refused) = ToolError::leads_to_secret(rel, &resolved.rel) {
         return Err(refused);
     }
     let path = resolved.rel.as_str();

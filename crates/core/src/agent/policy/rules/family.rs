@@ -3,12 +3,12 @@
 
 use super::*;
 
-/// The options of a family program: its global ones and its subcommand's.
 /// git's subcommands that print files' contents as they were: by a `rev:path`, by a path, or
 /// as the patches of the paths named.
 const GIT_SHOWS_FILES: &str =
     "show log diff blame annotate cat-file grep whatchanged format-patch archive";
 
+/// The options of a family program: its global ones and its subcommand's.
 pub(super) fn family_options(name: &str, args: &[String], fx: &mut Effects) {
     let (fam, at, sub, second) = subcommand(name, args);
     let global = scan(
