@@ -188,3 +188,52 @@ fn run_in_a_chat_workspace_then_list_and_clean_it() {
     assert!(!layer.exists());
     assert!(!root.join("again.txt").exists());
 }
+
+/// What `tandem run` runs in a chat's workspace never sees the project's secrets that git
+/// does not track: not by name, glob, recursive search or link, and it cannot write them.
+#[test]
+fn a_chat_workspace_holds_no_untracked_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("proj");
+    repo_with(&root, &[("src/main.rs", "fn main() {}\n")]);
+    let root = root.canonicalize().unwrap();
+    write(&root.join(".env"), "API_TOKEN=NEVER-IN-THE-WORKSPACE\n");
+    std::fs::create_dir_all(root.join("deploy")).unwrap();
+    write(&root.join("deploy/key.pem"), "NEVER-IN-THE-WORKSPACE\n");
+    let cli = Cli {
+        data: dir.path().join("data"),
+    };
+    let added = cli.json(&["project", "add", root.to_str().unwrap()]);
+    let project = added["project_id"].as_i64().unwrap().to_string();
+    let reply = dir.path().join("reply.md");
+    write(
+        &reply,
+        "<tandem-write path=\"README.md\"># Demo\n</tandem-write>",
+    );
+    let proposed = cli.json(&[
+        "propose",
+        "--project",
+        &project,
+        "--response",
+        reply.to_str().unwrap(),
+        "--prompt",
+        "a readme",
+    ]);
+    let chat = proposed["chat_id"].as_i64().unwrap().to_string();
+    // The command's exit code is the last `cat`'s.
+    let ran = cli.json(&[
+        "run",
+        "--chat",
+        &chat,
+        "--",
+        "cat .env deploy/*; grep -r NEVER . ; ln -s .env e; cat e; echo x > .env; cat src/main.rs",
+    ]);
+    let seen = format!("{}{}", ran["stdout"], ran["stderr"]);
+    assert!(!seen.contains("NEVER"), "{ran}");
+    // The rest of the project is there, and its secrets unchanged.
+    assert!(seen.contains("fn main"), "{ran}");
+    assert_eq!(
+        std::fs::read_to_string(root.join(".env")).unwrap(),
+        "API_TOKEN=NEVER-IN-THE-WORKSPACE\n"
+    );
+}

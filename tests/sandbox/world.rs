@@ -193,3 +193,59 @@ async fn credentials_tools_keep_in_their_toolchain_directories_are_hidden() {
     );
     assert!(!both(&outcome).contains(DECOY), "{outcome:?}");
 }
+
+/// The project's own secrets that git does not track (a `.env`, a local key, credentials
+/// beside the code, one behind an innocent link) are not in the world: no glob, recursive
+/// search or link reads them, and they cannot be written. A key the project commits (a
+/// test's) stays, with the rest of the project.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_projects_untracked_secrets_are_not_in_the_world() {
+    let s = Scratch::new();
+    let root = s.root();
+    let files = [
+        (".env", format!("TOKEN={DECOY}-env")),
+        ("deploy/prod.env", format!("{DECOY}-prod")),
+        ("keys/server.key", format!("{DECOY}-key")),
+        (
+            "config/credentials.json",
+            format!("{{\"k\": \"{DECOY}-json\"}}"),
+        ),
+        ("tests/fixture.key", "COMMITTED-TEST-KEY".to_string()),
+    ];
+    for (path, text) in &files {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    std::fs::write(root.join(".gitignore"), ".env\nkeys/\n").unwrap();
+    super::git(root, &["add", ".gitignore", "tests/fixture.key"]);
+    super::git(root, &["commit", "-qm", "fixture"]);
+    std::os::unix::fs::symlink(".env", root.join("settings.txt")).unwrap();
+    let attacks = "cat .env; cat deploy/* keys/* config/*; head -n 5 * .*; \
+         grep -r DECOY . ; find . -type f -exec cat {} + ; cat settings.txt; \
+         echo overwritten > .env; echo overwritten > keys/server.key";
+    // Control: outside the container every attack finds the secrets.
+    let control = uncontained(&s, "grep -r DECOY . ; cat settings.txt");
+    let control = String::from_utf8_lossy(&control.stdout);
+    for (path, text) in &files[..4] {
+        assert!(control.contains(text.as_str()), "{path}: {control}");
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let outcome = run(ShellRequest {
+        sandbox: Sandbox::Confined(Confinement::new(root, tmp.path())),
+        ..request(&format!("{attacks}; cat tests/fixture.key README.md"), root)
+    })
+    .await;
+    if contained(&outcome).is_none() {
+        return;
+    }
+    let seen = both(&outcome);
+    assert!(!seen.contains(DECOY), "{seen}");
+    assert!(
+        seen.contains("COMMITTED-TEST-KEY") && seen.contains("hello"),
+        "{seen}"
+    );
+    for (path, text) in &files {
+        assert_eq!(std::fs::read_to_string(root.join(path)).unwrap(), *text);
+    }
+}

@@ -105,8 +105,10 @@ pub async fn check_plan(
     let mut confinement = settings
         .sandbox
         .confinement(&scratch.tree, temp.path(), false);
-    // The linked dependency folders live in the project: readable, not writable.
+    // The linked dependency folders live in the project: readable, not writable; its
+    // secrets stay hidden there too.
     confinement.readable.push(project.clone());
+    (confinement.hidden).extend(crate::folder::loose_secrets(&project));
     let request = ShellRequest {
         timeout: settings.timeout,
         output_cap: OUTPUT_CAP,

@@ -237,11 +237,16 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// The confinement of one command in `project` with the private `temp` dir.
+    /// The confinement of one command in `project` with the private `temp` dir: the
+    /// project's secret-looking files git does not track are hidden (see
+    /// [`crate::folder::loose_secrets`]).
     pub fn confinement(&self, project: &Path, temp: &Path, network: bool) -> Confinement {
         let home = home_dir();
         let mut hidden = default_hidden(home.as_deref());
         hidden.extend(self.hidden.iter().cloned());
+        // The project's own secrets that git does not track (a `.env`, a local key): no
+        // command run for a model reads them, by a glob or a recursive search alike.
+        hidden.extend(crate::folder::loose_secrets(project));
         Confinement {
             project: project.to_path_buf(),
             temp: temp.to_path_buf(),

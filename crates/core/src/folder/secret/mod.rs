@@ -8,8 +8,10 @@
 //! account's JSON, a Kubernetes secret).
 
 mod content;
+mod loose;
 
 pub use content::holds_secret;
+pub use loose::loose_secrets;
 
 /// A part of a name that marks a key, a certificate store, a credentials database or an
 /// environment file: `.env`, `prod.env`, `*.pem`, `*.key`, `*.p12`, `*.pfx`, Java key stores,
