@@ -194,8 +194,9 @@ async fn credentials_tools_keep_in_their_toolchain_directories_are_hidden() {
     assert!(!both(&outcome).contains(DECOY), "{outcome:?}");
 }
 
-/// The project's own secrets that git does not track (a `.env`, a local key, credentials
-/// beside the code, one behind an innocent link) are not in the world: no glob, recursive
+/// The project's own secrets that no commit holds (a `.env`, a local key, credentials beside
+/// the code, a secrets folder, a committed template filled in, one behind an innocent link)
+/// are not in the world: no glob, recursive
 /// search or link reads them, and they cannot be written. A key the project commits (a
 /// test's) stays, with the rest of the project.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -210,6 +211,8 @@ async fn the_projects_untracked_secrets_are_not_in_the_world() {
             "config/credentials.json",
             format!("{{\"k\": \"{DECOY}-json\"}}"),
         ),
+        ("secrets/db.txt", format!("{DECOY}-folder")),
+        ("app/.env", format!("TOKEN={DECOY}-filled")),
         ("tests/fixture.key", "COMMITTED-TEST-KEY".to_string()),
     ];
     for (path, text) in &files {
@@ -218,16 +221,22 @@ async fn the_projects_untracked_secrets_are_not_in_the_world() {
         std::fs::write(path, text).unwrap();
     }
     std::fs::write(root.join(".gitignore"), ".env\nkeys/\n").unwrap();
-    super::git(root, &["add", ".gitignore", "tests/fixture.key"]);
+    // `app/.env` is committed as a template, then filled in.
+    std::fs::write(root.join("app/.env"), "TOKEN=").unwrap();
+    super::git(
+        root,
+        &["add", "-f", ".gitignore", "tests/fixture.key", "app/.env"],
+    );
     super::git(root, &["commit", "-qm", "fixture"]);
+    std::fs::write(root.join("app/.env"), format!("TOKEN={DECOY}-filled")).unwrap();
     std::os::unix::fs::symlink(".env", root.join("settings.txt")).unwrap();
-    let attacks = "cat .env; cat deploy/* keys/* config/*; head -n 5 * .*; \
+    let attacks = "cat .env app/.env secrets/*; cat deploy/* keys/* config/*; head -n 5 * .*; \
          grep -r DECOY . ; find . -type f -exec cat {} + ; cat settings.txt; \
          echo overwritten > .env; echo overwritten > keys/server.key";
     // Control: outside the container every attack finds the secrets.
     let control = uncontained(&s, "grep -r DECOY . ; cat settings.txt");
     let control = String::from_utf8_lossy(&control.stdout);
-    for (path, text) in &files[..4] {
+    for (path, text) in &files[..6] {
         assert!(control.contains(text.as_str()), "{path}: {control}");
     }
     let tmp = tempfile::tempdir().unwrap();

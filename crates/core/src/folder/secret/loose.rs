@@ -23,59 +23,99 @@ const NOT_WALKED: &[&str] = &[
     ".cache",
 ];
 
-/// The files below `root` whose names look secret ([`looks_secret`]) and that git does not
-/// track: a `.env`, a local key, credentials beside the code, whether ignored or not yet
-/// added. They are in no commit, so a world without them hides them whole; a tracked test
-/// key is in the history anyway, and the project's tests may need it. Without a repository
-/// nothing is tracked. A secret-looking link's target inside `root` is returned too (a
-/// `.env` linking to `config/local.txt`). Folders of dependencies and build output
+/// The files below `root` whose names look secret ([`looks_secret`]) and whose content is
+/// in no commit: a `.env`, a local key, credentials beside the code, whether ignored or not
+/// yet added, and a tracked one changed since (a committed template filled in with real
+/// values). A world without them hides them whole; a tracked test key, unchanged, is in the
+/// history anyway, and the project's tests may need it. A folder whose name looks secret
+/// (`secrets/`, `credentials/`) is returned whole when git tracks nothing in it, else what in
+/// it is in no commit. Without a
+/// repository nothing is tracked. A secret-looking link's target inside `root` is returned
+/// too (a `.env` linking to `config/local.txt`). Folders of dependencies and build output
 /// ([`NOT_WALKED`]) are not walked; neither are links.
 pub fn loose_secrets(root: &Path) -> Vec<PathBuf> {
     let Ok(root) = root.canonicalize() else {
         return Vec::new();
     };
-    let tracked = tracked_paths(&root);
-    let mut found = Vec::new();
-    let walk = ignore::WalkBuilder::new(&root)
-        .standard_filters(false)
-        .follow_links(false)
-        .filter_entry(|entry| {
-            let dir = entry.file_type().is_some_and(|t| t.is_dir());
-            !(dir && entry.depth() > 0 && NOT_WALKED.iter().any(|n| entry.file_name() == *n))
-        })
-        .build();
-    for entry in walk.flatten() {
-        let Some(kind) = entry.file_type() else {
-            continue;
-        };
-        if kind.is_dir() || !looks_secret(&entry.file_name().to_string_lossy()) {
-            continue;
-        }
-        let path = entry.path();
-        let relative = path.strip_prefix(&root).unwrap_or(path);
-        if tracked.contains(&relative.to_string_lossy().replace('\\', "/")) {
-            continue;
-        }
-        if kind.is_symlink()
-            && let Ok(target) = path.canonicalize()
-            && target.starts_with(&root)
-            && target.is_file()
-        {
-            found.push(target);
-        }
-        found.push(path.to_path_buf());
-    }
+    let repo = git2::Repository::open(&root).ok();
+    let tracked = tracked_paths(repo.as_ref());
+    let mut walk = Walk {
+        root: &root,
+        repo: repo.as_ref(),
+        tracked: &tracked,
+        found: Vec::new(),
+    };
+    walk.dir(&root, false);
+    let mut found = walk.found;
     found.sort();
     found.dedup();
     found
 }
 
-/// The paths git's index of the repository at `root` holds (`/`-separated, relative).
-fn tracked_paths(root: &Path) -> HashSet<String> {
-    let Ok(repo) = git2::Repository::open(root) else {
-        return HashSet::new();
-    };
-    let Ok(index) = repo.index() else {
+struct Walk<'a> {
+    root: &'a Path,
+    repo: Option<&'a git2::Repository>,
+    tracked: &'a HashSet<String>,
+    found: Vec<PathBuf>,
+}
+
+impl Walk<'_> {
+    /// Walks `dir`; `within_secret` when a folder above it looks secret (what it does not track is).
+    fn dir(&mut self, dir: &Path, within_secret: bool) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let (Ok(kind), path) = (entry.file_type(), entry.path()) else {
+                continue;
+            };
+            let name = entry.file_name();
+            let secret = within_secret || looks_secret(&name.to_string_lossy());
+            let relative = (path.strip_prefix(self.root).unwrap_or(&path))
+                .to_string_lossy()
+                .replace('\\', "/");
+            if kind.is_dir() {
+                if NOT_WALKED.iter().any(|n| name == *n) {
+                    continue;
+                }
+                let inside = format!("{relative}/");
+                if secret && !self.tracked.iter().any(|t| t.starts_with(&inside)) {
+                    self.found.push(path);
+                } else {
+                    self.dir(&path, secret);
+                }
+                continue;
+            }
+            if !secret || self.committed(&relative) {
+                continue;
+            }
+            if kind.is_symlink()
+                && let Ok(target) = path.canonicalize()
+                && target.starts_with(self.root)
+                && target.is_file()
+            {
+                self.found.push(target);
+            }
+            self.found.push(path);
+        }
+    }
+
+    /// Whether the file at `relative` is tracked and as the index has it.
+    fn committed(&self, relative: &str) -> bool {
+        if !self.tracked.contains(relative) {
+            return false;
+        }
+        let changed = git2::Status::WT_MODIFIED | git2::Status::WT_TYPECHANGE;
+        (self.repo).is_some_and(|repo| {
+            repo.status_file(Path::new(relative))
+                .is_ok_and(|status| !status.intersects(changed))
+        })
+    }
+}
+
+/// The paths git's index holds (`/`-separated, relative to the work tree).
+fn tracked_paths(repo: Option<&git2::Repository>) -> HashSet<String> {
+    let Some(index) = repo.and_then(|repo| repo.index().ok()) else {
         return HashSet::new();
     };
     index
@@ -112,6 +152,10 @@ mod tests {
             ("config/local.txt", "TOKEN=2"),
             ("deploy/credentials.json", "{}"),
             ("node_modules/pkg/.env", "theirs"),
+            ("tests/certs/.env", "TOKEN="),
+            ("secrets/db.txt", "password"),
+            ("credentials/readme.md", "committed"),
+            ("credentials/prod.txt", "password"),
         ] {
             let path = root.join(path);
             std::fs::create_dir_all(path.parent().unwrap_or(&root))
@@ -123,7 +167,11 @@ mod tests {
             &root,
             &["add", "src", "tests", ".gitignore", ".env.example"],
         );
+        git(&root, &["add", "credentials/readme.md"]);
         git(&root, &["commit", "-qm", "init"]);
+        // A committed template, filled in.
+        std::fs::write(root.join("tests/certs/.env"), "TOKEN=real")
+            .unwrap_or_else(|e| panic!("{e}"));
         std::os::unix::fs::symlink("config/local.txt", root.join("app.env"))
             .unwrap_or_else(|e| panic!("{e}"));
         let found: Vec<String> = loose_secrets(&root)
@@ -136,8 +184,11 @@ mod tests {
                 ".env",
                 "app.env",
                 "config/local.txt",
+                "credentials/prod.txt",
                 "deploy/credentials.json",
-                "keys/prod.pem"
+                "keys/prod.pem",
+                "secrets",
+                "tests/certs/.env",
             ]
         );
         // Without a repository nothing is tracked.
