@@ -1,7 +1,7 @@
 //! The secret-looking files of a project that git does not track (see [`loose_secrets`]):
 //! what the agent's container leaves out of its world.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::looks_secret;
@@ -25,23 +25,20 @@ const NOT_WALKED: &[&str] = &[
 
 /// The files below `root` whose names look secret ([`looks_secret`]) and whose content is
 /// in no commit: a `.env`, a local key, credentials beside the code, whether ignored or not
-/// yet added, and a tracked one changed since (a committed template filled in with real
-/// values). A world without them hides them whole; a tracked test key, unchanged, is in the
+/// yet added, and a tracked one whose content is not the index's (a committed template
+/// filled in with real values, whatever git is told to ignore). A world without them hides them whole; a tracked test key, unchanged, is in the
 /// history anyway, and the project's tests may need it. A folder whose name looks secret
 /// (`secrets/`, `credentials/`) is returned whole when git tracks nothing in it, else what in
-/// it is in no commit. Without a
-/// repository nothing is tracked. A secret-looking link's target inside `root` is returned
-/// too (a `.env` linking to `config/local.txt`). Folders of dependencies and build output
-/// ([`NOT_WALKED`]) are not walked; neither are links.
+/// it is in no commit. Without a repository nothing is tracked. A secret-looking link's
+/// target inside `root` is returned too (a `.env` linking to `config/local.txt`). Folders of
+/// dependencies and build output ([`NOT_WALKED`]) are not walked; neither are links.
 pub fn loose_secrets(root: &Path) -> Vec<PathBuf> {
     let Ok(root) = root.canonicalize() else {
         return Vec::new();
     };
-    let repo = git2::Repository::open(&root).ok();
-    let tracked = tracked_paths(repo.as_ref());
+    let tracked = tracked_paths(&root);
     let mut walk = Walk {
         root: &root,
-        repo: repo.as_ref(),
         tracked: &tracked,
         found: Vec::new(),
     };
@@ -54,8 +51,7 @@ pub fn loose_secrets(root: &Path) -> Vec<PathBuf> {
 
 struct Walk<'a> {
     root: &'a Path,
-    repo: Option<&'a git2::Repository>,
-    tracked: &'a HashSet<String>,
+    tracked: &'a HashMap<String, git2::Oid>,
     found: Vec<PathBuf>,
 }
 
@@ -79,14 +75,14 @@ impl Walk<'_> {
                     continue;
                 }
                 let inside = format!("{relative}/");
-                if secret && !self.tracked.iter().any(|t| t.starts_with(&inside)) {
+                if secret && !self.tracked.keys().any(|t| t.starts_with(&inside)) {
                     self.found.push(path);
                 } else {
                     self.dir(&path, secret);
                 }
                 continue;
             }
-            if !secret || self.committed(&relative) {
+            if !secret || self.committed(&relative, &path) {
                 continue;
             }
             if kind.is_symlink()
@@ -100,27 +96,26 @@ impl Walk<'_> {
         }
     }
 
-    /// Whether the file at `relative` is tracked and as the index has it.
-    fn committed(&self, relative: &str) -> bool {
-        if !self.tracked.contains(relative) {
-            return false;
-        }
-        let changed = git2::Status::WT_MODIFIED | git2::Status::WT_TYPECHANGE;
-        (self.repo).is_some_and(|repo| {
-            repo.status_file(Path::new(relative))
-                .is_ok_and(|status| !status.intersects(changed))
+    /// Whether the file at `relative` (at `path`) is tracked, its content what the index
+    /// holds: hashed here, not asked of git's status, which a file marked
+    /// `--assume-unchanged` or `--skip-worktree` would fool.
+    fn committed(&self, relative: &str, path: &Path) -> bool {
+        (self.tracked.get(relative)).is_some_and(|id| {
+            git2::Oid::hash_file(git2::ObjectType::Blob, path).is_ok_and(|hash| hash == *id)
         })
     }
 }
 
-/// The paths git's index holds (`/`-separated, relative to the work tree).
-fn tracked_paths(repo: Option<&git2::Repository>) -> HashSet<String> {
-    let Some(index) = repo.and_then(|repo| repo.index().ok()) else {
-        return HashSet::new();
+/// The paths git's index holds (`/`-separated, relative to the work tree), each with its
+/// content's id.
+fn tracked_paths(root: &Path) -> HashMap<String, git2::Oid> {
+    let index = git2::Repository::open(root).and_then(|repo| repo.index());
+    let Ok(index) = index else {
+        return HashMap::new();
     };
     index
         .iter()
-        .map(|entry| String::from_utf8_lossy(&entry.path).into_owned())
+        .map(|entry| (String::from_utf8_lossy(&entry.path).into_owned(), entry.id))
         .collect()
 }
 
@@ -153,6 +148,7 @@ mod tests {
             ("deploy/credentials.json", "{}"),
             ("node_modules/pkg/.env", "theirs"),
             ("tests/certs/.env", "TOKEN="),
+            ("tests/fixture.env", "TOKEN="),
             ("secrets/db.txt", "password"),
             ("credentials/readme.md", "committed"),
             ("credentials/prod.txt", "password"),
@@ -169,7 +165,13 @@ mod tests {
         );
         git(&root, &["add", "credentials/readme.md"]);
         git(&root, &["commit", "-qm", "init"]);
-        // A committed template, filled in.
+        // A committed template, filled in, and another one git is told not to look at.
+        git(
+            &root,
+            &["update-index", "--skip-worktree", "tests/fixture.env"],
+        );
+        std::fs::write(root.join("tests/fixture.env"), "TOKEN=real")
+            .unwrap_or_else(|e| panic!("{e}"));
         std::fs::write(root.join("tests/certs/.env"), "TOKEN=real")
             .unwrap_or_else(|e| panic!("{e}"));
         std::os::unix::fs::symlink("config/local.txt", root.join("app.env"))
@@ -189,6 +191,7 @@ mod tests {
                 "keys/prod.pem",
                 "secrets",
                 "tests/certs/.env",
+                "tests/fixture.env",
             ]
         );
         // Without a repository nothing is tracked.
