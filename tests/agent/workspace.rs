@@ -390,3 +390,42 @@ async fn the_copy_workspace_does_the_same_when_forced() {
     Layer::of(&data, 7).discard().unwrap();
     assert!(!data.join("workspaces/7").exists());
 }
+
+/// In a copy workspace a command's renames stay in the copy: a secret moved out from under
+/// its cover by one command is still hidden from the next.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_moved_in_the_copy_stays_hidden() {
+    use tandem_core::layer::{Layer, Workspace};
+    let s = setup(ProviderKind::Ollama).await;
+    project(&s);
+    std::fs::create_dir_all(s.root.join("config")).unwrap();
+    std::fs::write(s.root.join("config/.env"), "TOKEN=MOVED-SECRET\n").unwrap();
+    let data = s.engine.data_dir().unwrap().to_path_buf();
+    let workspace = Workspace::open(Layer::of(&data, 8), &s.root, true).unwrap();
+    assert_eq!(workspace.kind(), tandem_core::layer::Kind::Copy);
+    let run = |command: &'static str| {
+        let temp = tempfile::tempdir().unwrap();
+        let mut confinement = tandem_core::sandbox::Confinement::new(&s.root, temp.path());
+        confinement.view = Some(workspace.project_view());
+        let request = tandem_core::process::ShellRequest {
+            sandbox: tandem_core::process::Sandbox::Confined(confinement),
+            ..tandem_core::process::ShellRequest::new(command, &s.root)
+        };
+        async move {
+            let outcome = tandem_core::process::run_shell(request, Default::default())
+                .await
+                .unwrap();
+            drop(temp);
+            outcome
+        }
+    };
+    let first = run("mv config moved && ls moved && cat moved/.env").await;
+    let second = run("cat moved/.env; grep -r MOVED . ; cat src/util.sh").await;
+    for outcome in [&first, &second] {
+        let seen = format!("{}{}", outcome.stdout, outcome.stderr);
+        assert!(!seen.contains("MOVED-SECRET"), "{outcome:?}");
+    }
+    assert!(second.stdout.contains("add()"), "{second:?}");
+    drop(workspace);
+    Layer::of(&data, 8).discard().unwrap();
+}

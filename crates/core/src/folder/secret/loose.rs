@@ -6,6 +6,10 @@ use std::path::{Path, PathBuf};
 
 use super::looks_secret;
 
+/// So many hidden entries of a folder holding nothing else are hidden as the folder (a
+/// folder of fewer stays open to new files).
+const FOLDED: usize = 16;
+
 /// Folders of dependencies, caches and build output: not the person's secrets, and often
 /// most of a project's files, so not walked.
 const NOT_WALKED: &[&str] = &[
@@ -25,25 +29,33 @@ const NOT_WALKED: &[&str] = &[
 
 /// The files below `root` whose names look secret ([`looks_secret`]) and whose content is
 /// in no commit: a `.env`, a local key, credentials beside the code, whether ignored or not
-/// yet added, and a tracked one whose content is not the index's (a committed template
-/// filled in with real values, whatever git is told to ignore). A world without them hides them whole; a tracked test key, unchanged, is in the
+/// yet added or only staged, and a tracked one whose content is not the last commit's (a
+/// committed template filled in with real values, whatever git is told to ignore). A world without them hides them whole; a tracked test key, unchanged, is in the
 /// history anyway, and the project's tests may need it. A folder whose name looks secret
 /// (`secrets/`, `credentials/`) is returned whole when git tracks nothing in it, else what in
 /// it is in no commit. Without a repository nothing is tracked. A secret-looking link's
 /// target inside `root` is returned too (a `.env` linking to `config/local.txt`). Folders of
 /// dependencies and build output ([`NOT_WALKED`]) are not walked; neither are links.
 pub fn loose_secrets(root: &Path) -> Vec<PathBuf> {
-    let Ok(root) = root.canonicalize() else {
+    loose_secrets_of(root, root)
+}
+
+/// [`loose_secrets`] of `tree`, a copy of the project at `project` (the agent's copy
+/// workspace, where a command's renames stay), as the project's history has it.
+pub fn loose_secrets_of(tree: &Path, project: &Path) -> Vec<PathBuf> {
+    let Ok(root) = tree.canonicalize() else {
         return Vec::new();
     };
-    let tracked = tracked_paths(&root);
+    let tracked = tracked_paths(project);
     let mut walk = Walk {
         root: &root,
         tracked: &tracked,
         found: Vec::new(),
+        targets: Vec::new(),
     };
     walk.dir(&root, false);
     let mut found = walk.found;
+    found.extend(walk.targets);
     found.sort();
     found.dedup();
     found
@@ -53,16 +65,24 @@ struct Walk<'a> {
     root: &'a Path,
     tracked: &'a HashMap<String, git2::Oid>,
     found: Vec<PathBuf>,
+    /// The targets of secret-looking links.
+    targets: Vec<PathBuf>,
 }
 
 impl Walk<'_> {
-    /// Walks `dir`; `within_secret` when a folder above it looks secret (what it does not track is).
-    fn dir(&mut self, dir: &Path, within_secret: bool) {
+    /// Walks `dir`; `within_secret` when a folder above it looks secret (what it does not
+    /// track is). Whether everything in it is to be hidden, and at least [`FOLDED`] entries:
+    /// then the folder is found in place of them, one cover instead of many (a build's
+    /// thousand generated keys).
+    fn dir(&mut self, dir: &Path, within_secret: bool) -> bool {
         let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
+            return false;
         };
+        let first = self.found.len();
+        let (mut all, mut any) = (true, false);
         for entry in entries.flatten() {
             let (Ok(kind), path) = (entry.file_type(), entry.path()) else {
+                all = false;
                 continue;
             };
             let name = entry.file_name();
@@ -71,18 +91,21 @@ impl Walk<'_> {
                 .to_string_lossy()
                 .replace('\\', "/");
             if kind.is_dir() {
-                if NOT_WALKED.iter().any(|n| name == *n) {
-                    continue;
-                }
                 let inside = format!("{relative}/");
-                if secret && !self.tracked.keys().any(|t| t.starts_with(&inside)) {
+                let hidden = if NOT_WALKED.iter().any(|n| name == *n) {
+                    false
+                } else if secret && !self.tracked.keys().any(|t| t.starts_with(&inside)) {
                     self.found.push(path);
+                    true
                 } else {
-                    self.dir(&path, secret);
-                }
+                    self.dir(&path, secret)
+                };
+                all &= hidden;
+                any |= hidden;
                 continue;
             }
             if !secret || self.committed(&relative, &path) {
+                all = false;
                 continue;
             }
             if kind.is_symlink()
@@ -90,15 +113,22 @@ impl Walk<'_> {
                 && target.starts_with(self.root)
                 && target.is_file()
             {
-                self.found.push(target);
+                self.targets.push(target);
             }
             self.found.push(path);
+            any = true;
         }
+        let whole = all && any && dir != self.root && self.found.len() - first >= FOLDED;
+        if whole {
+            self.found.truncate(first);
+            self.found.push(dir.to_path_buf());
+        }
+        whole
     }
 
-    /// Whether the file at `relative` (at `path`) is tracked, its content what the index
-    /// holds: hashed here, not asked of git's status, which a file marked
-    /// `--assume-unchanged` or `--skip-worktree` would fool.
+    /// Whether the file at `relative` (at `path`) is in the last commit as it is: hashed
+    /// here, not asked of git's status, which a file marked `--assume-unchanged` or
+    /// `--skip-worktree` would fool.
     fn committed(&self, relative: &str, path: &Path) -> bool {
         (self.tracked.get(relative)).is_some_and(|id| {
             git2::Oid::hash_file(git2::ObjectType::Blob, path).is_ok_and(|hash| hash == *id)
@@ -106,17 +136,27 @@ impl Walk<'_> {
     }
 }
 
-/// The paths git's index holds (`/`-separated, relative to the work tree), each with its
-/// content's id.
+/// The files of the last commit (`/`-separated, relative to the work tree), each with its
+/// content's id. Not the index: a file staged and never committed is in no commit.
 fn tracked_paths(root: &Path) -> HashMap<String, git2::Oid> {
-    let index = git2::Repository::open(root).and_then(|repo| repo.index());
-    let Ok(index) = index else {
-        return HashMap::new();
+    let mut tracked = HashMap::new();
+    let Ok(repo) = git2::Repository::open(root) else {
+        return tracked;
     };
-    index
-        .iter()
-        .map(|entry| (String::from_utf8_lossy(&entry.path).into_owned(), entry.id))
-        .collect()
+    let Ok(tree) = repo.head().and_then(|head| head.peel_to_tree()) else {
+        return tracked;
+    };
+    let walked = tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+        if entry.kind() == Some(git2::ObjectType::Blob) {
+            let name = String::from_utf8_lossy(entry.name_bytes());
+            tracked.insert(format!("{dir}{name}"), entry.id());
+        }
+        git2::TreeWalkResult::Ok
+    });
+    if walked.is_err() {
+        tracked.clear();
+    }
+    tracked
 }
 
 #[cfg(all(test, unix))]
@@ -158,6 +198,11 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{e}"));
             std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
         }
+        for i in 0..20 {
+            let path = root.join(format!("build/certs/{i}.pem"));
+            std::fs::create_dir_all(root.join("build/certs")).unwrap_or_else(|e| panic!("{e}"));
+            std::fs::write(path, "generated").unwrap_or_else(|e| panic!("{e}"));
+        }
         git(&root, &["init", "-q"]);
         git(
             &root,
@@ -165,6 +210,8 @@ mod tests {
         );
         git(&root, &["add", "credentials/readme.md"]);
         git(&root, &["commit", "-qm", "init"]);
+        // Staged, never committed.
+        git(&root, &["add", "-f", "keys/prod.pem"]);
         // A committed template, filled in, and another one git is told not to look at.
         git(
             &root,
@@ -185,6 +232,7 @@ mod tests {
             [
                 ".env",
                 "app.env",
+                "build/certs",
                 "config/local.txt",
                 "credentials/prod.txt",
                 "deploy/credentials.json",

@@ -11,7 +11,7 @@ mod content;
 mod loose;
 
 pub use content::holds_secret;
-pub use loose::loose_secrets;
+pub use loose::{loose_secrets, loose_secrets_of};
 
 /// A part of a name that marks a key, a certificate store, a credentials database or an
 /// environment file: `.env`, `prod.env`, `*.pem`, `*.key`, `*.p12`, `*.pfx`, Java key stores,

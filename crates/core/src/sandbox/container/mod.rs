@@ -279,10 +279,27 @@ pub(super) fn layout(call: &Call) -> Result<Layout, SandboxError> {
         path: c.project.clone(),
         reason: "the project directory does not exist".into(),
     })?;
+    let mut covers = Vec::new();
     match &c.view {
         // The project's path shows the copy.
         Some(super::ProjectView::Copy(copy)) => {
             if let Some(copy) = canonical(copy) {
+                // The copy's own secrets, wherever an earlier command moved them (the
+                // project's are covered below).
+                for secret in crate::folder::loose_secrets_of(&copy, &project) {
+                    let (Ok(meta), Ok(inside)) = (
+                        std::fs::symlink_metadata(&secret),
+                        secret.strip_prefix(&copy),
+                    ) else {
+                        continue;
+                    };
+                    if !meta.file_type().is_symlink() {
+                        covers.push(Mount {
+                            target: project.join(inside),
+                            kind: Kind::Cover { dir: meta.is_dir() },
+                        });
+                    }
+                }
                 mounts.push(Mount {
                     target: project.clone(),
                     kind: Kind::ReadWrite { src: copy },
@@ -335,6 +352,7 @@ pub(super) fn layout(call: &Call) -> Result<Layout, SandboxError> {
             });
         }
     }
+    mounts.extend(covers);
     let world = world(call, mounts, links)?;
     Ok(Layout { world, grants })
 }
