@@ -59,22 +59,18 @@ fn search_finds_text_or_a_regex_in_tracked_files_only() {
     assert!(err.contains("not a valid regular expression"), "{err}");
 }
 
-/// A chat's workspace from the terminal: `tandem run` works in it (the project untouched,
-/// the exit code passed on), `workspace list` shows it, `workspace clean --chat` removes it,
-/// and one whose chat is gone goes at the next start.
-#[test]
-fn run_in_a_chat_workspace_then_list_and_clean_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("proj");
-    repo_with(&root, &[("src/main.rs", "fn main() {}\n")]);
-    let root = root.canonicalize().unwrap();
+/// The project at `root` added to a Tandem whose data is under `dir`, and a chat of it with a
+/// proposal waiting (a README): the CLI, the project's id and what `propose` answered.
+fn chat_with_a_proposal(
+    dir: &std::path::Path,
+    root: &std::path::Path,
+) -> (Cli, String, serde_json::Value) {
     let cli = Cli {
-        data: dir.path().join("data"),
+        data: dir.join("data"),
     };
     let added = cli.json(&["project", "add", root.to_str().unwrap()]);
     let project = added["project_id"].as_i64().unwrap().to_string();
-    // A chat with a proposal waiting.
-    let reply = dir.path().join("reply.md");
+    let reply = dir.join("reply.md");
     write(
         &reply,
         "<tandem-write path=\"README.md\"># Demo\n</tandem-write>",
@@ -88,6 +84,19 @@ fn run_in_a_chat_workspace_then_list_and_clean_it() {
         "--prompt",
         "a readme",
     ]);
+    (cli, project, proposed)
+}
+
+/// A chat's workspace from the terminal: `tandem run` works in it (the project untouched,
+/// the exit code passed on), `workspace list` shows it, `workspace clean --chat` removes it,
+/// and one whose chat is gone goes at the next start.
+#[test]
+fn run_in_a_chat_workspace_then_list_and_clean_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("proj");
+    repo_with(&root, &[("src/main.rs", "fn main() {}\n")]);
+    let root = root.canonicalize().unwrap();
+    let (cli, project, proposed) = chat_with_a_proposal(dir.path(), &root);
     let chat_id = proposed["chat_id"].as_i64().unwrap();
     let chat = chat_id.to_string();
 
@@ -200,25 +209,7 @@ fn a_chat_workspace_holds_no_untracked_secret() {
     write(&root.join(".env"), "API_TOKEN=NEVER-IN-THE-WORKSPACE\n");
     std::fs::create_dir_all(root.join("deploy")).unwrap();
     write(&root.join("deploy/key.pem"), "NEVER-IN-THE-WORKSPACE\n");
-    let cli = Cli {
-        data: dir.path().join("data"),
-    };
-    let added = cli.json(&["project", "add", root.to_str().unwrap()]);
-    let project = added["project_id"].as_i64().unwrap().to_string();
-    let reply = dir.path().join("reply.md");
-    write(
-        &reply,
-        "<tandem-write path=\"README.md\"># Demo\n</tandem-write>",
-    );
-    let proposed = cli.json(&[
-        "propose",
-        "--project",
-        &project,
-        "--response",
-        reply.to_str().unwrap(),
-        "--prompt",
-        "a readme",
-    ]);
+    let (cli, _, proposed) = chat_with_a_proposal(dir.path(), &root);
     let chat = proposed["chat_id"].as_i64().unwrap().to_string();
     // The command's exit code is the last `cat`'s.
     let ran = cli.json(&[

@@ -26,6 +26,5 @@ pub(crate) use regular::test_support;
 pub use regular::{
     FileKind, OpenError, RegularFile, open_regular, read_project_text, read_regular,
 };
-pub use secret::{holds_secret, looks_secret};
-pub use secret::{loose_secrets, loose_secrets_of};
+pub use secret::{holds_secret, looks_secret, loose_secrets, loose_secrets_of};
 pub use stamp::{FileStamp, Stamp, stamp};

@@ -30,8 +30,9 @@ const NOT_WALKED: &[&str] = &[
 /// The files below `root` whose names look secret ([`looks_secret`]) and whose content is
 /// in no commit: a `.env`, a local key, credentials beside the code, whether ignored or not
 /// yet added or only staged, and a tracked one whose content is not the last commit's (a
-/// committed template filled in with real values, whatever git is told to ignore). A world without them hides them whole; a tracked test key, unchanged, is in the
-/// history anyway, and the project's tests may need it. A folder whose name looks secret
+/// committed template filled in with real values, whatever git is told to ignore). A world
+/// without them hides them whole; a tracked test key, unchanged, is in the history anyway,
+/// and the project's tests may need it. A folder whose name looks secret
 /// (`secrets/`, `credentials/`) is returned whole when git tracks nothing in it, else what in
 /// it is in no commit. Without a repository nothing is tracked. A secret-looking link's
 /// target inside `root` is returned too (a `.env` linking to `config/local.txt`). Folders of
