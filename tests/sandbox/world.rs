@@ -230,11 +230,13 @@ async fn the_projects_untracked_secrets_are_not_in_the_world() {
     super::git(root, &["commit", "-qm", "fixture"]);
     std::fs::write(root.join("app/.env"), format!("TOKEN={DECOY}-filled")).unwrap();
     std::os::unix::fs::symlink(".env", root.join("settings.txt")).unwrap();
+    // The key again under an innocent name: the same file (a hard link).
+    std::fs::hard_link(root.join("keys/server.key"), root.join("src/keep.txt")).unwrap();
     let attacks = "cat .env app/.env secrets/*; cat deploy/* keys/* config/*; head -n 5 * .*; \
-         grep -r DECOY . ; find . -type f -exec cat {} + ; cat settings.txt; \
+         grep -r DECOY . ; find . -type f -exec cat {} + ; cat settings.txt src/keep.txt; \
          echo overwritten > .env; echo overwritten > keys/server.key";
     // Control: outside the container every attack finds the secrets.
-    let control = uncontained(&s, "grep -r DECOY . ; cat settings.txt");
+    let control = uncontained(&s, "grep -r DECOY . ; cat settings.txt src/keep.txt");
     let control = String::from_utf8_lossy(&control.stdout);
     for (path, text) in &files[..6] {
         assert!(control.contains(text.as_str()), "{path}: {control}");

@@ -57,6 +57,7 @@ pub fn loose_secrets_of(tree: &Path, project: &Path) -> Vec<PathBuf> {
     walk.dir(&root, false);
     let mut found = walk.found;
     found.extend(walk.targets);
+    found.extend(hard_links(&root, &found));
     found.sort();
     found.dedup();
     found
@@ -135,6 +136,60 @@ impl Walk<'_> {
             git2::Oid::hash_file(git2::ObjectType::Blob, path).is_ok_and(|hash| hash == *id)
         })
     }
+}
+
+/// The other names, below `root`, of the files in `hidden` (a folder's files included): a
+/// hard link is the same file under a name that need not look secret (`ln .env notes.txt`).
+/// Only when one of them has another name is the tree walked again, every folder of it but
+/// `.git`, each file's link count and inode asked.
+#[cfg(unix)]
+fn hard_links(root: &Path, hidden: &[PathBuf]) -> Vec<PathBuf> {
+    use std::collections::HashSet;
+    use std::os::unix::fs::MetadataExt;
+    /// Calls `file` with every file below `dir` (links not followed) and its metadata.
+    fn files(dir: &Path, skip_git: bool, file: &mut dyn FnMut(PathBuf, &std::fs::Metadata)) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let Ok(meta) = entry.metadata() else { continue };
+            if meta.is_dir() {
+                if !(skip_git && entry.file_name() == ".git") {
+                    files(&entry.path(), skip_git, file);
+                }
+            } else if meta.is_file() {
+                file(entry.path(), &meta);
+            }
+        }
+    }
+    let mut linked: HashSet<(u64, u64)> = HashSet::new();
+    let mut note = |_: PathBuf, meta: &std::fs::Metadata| {
+        if meta.nlink() > 1 {
+            linked.insert((meta.dev(), meta.ino()));
+        }
+    };
+    for path in hidden {
+        match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.is_dir() => files(path, false, &mut note),
+            Ok(meta) if meta.is_file() => note(path.clone(), &meta),
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    if !linked.is_empty() {
+        files(root, true, &mut |path, meta| {
+            let linked = meta.nlink() > 1 && linked.contains(&(meta.dev(), meta.ino()));
+            if linked && !hidden.iter().any(|h| path.starts_with(h)) {
+                found.push(path);
+            }
+        });
+    }
+    found
+}
+
+#[cfg(not(unix))]
+fn hard_links(_: &Path, _: &[PathBuf]) -> Vec<PathBuf> {
+    Vec::new()
 }
 
 /// The files of the last commit (`/`-separated, relative to the work tree), each with its
@@ -224,6 +279,15 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         std::os::unix::fs::symlink("config/local.txt", root.join("app.env"))
             .unwrap_or_else(|e| panic!("{e}"));
+        // The same files under innocent names: hard links, one of them where nothing is
+        // walked for names.
+        std::fs::hard_link(root.join(".env"), root.join("src/notes.txt"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::hard_link(
+            root.join("secrets/db.txt"),
+            root.join("node_modules/db.txt"),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         let found: Vec<String> = loose_secrets(&root)
             .iter()
             .map(|p| p.strip_prefix(&root).unwrap_or(p).display().to_string())
@@ -238,7 +302,9 @@ mod tests {
                 "credentials/prod.txt",
                 "deploy/credentials.json",
                 "keys/prod.pem",
+                "node_modules/db.txt",
                 "secrets",
+                "src/notes.txt",
                 "tests/certs/.env",
                 "tests/fixture.env",
             ]
