@@ -4,7 +4,8 @@
 //!
 //! Measured, with the goals:
 //! 1. building the index from nothing (every file read, parsed and split into words):
-//!    ≤ 2× rg;
+//!    ≤ 2× rg; beside it, the floor of any index of words: rg counting every identifier,
+//!    and the index's own words alone (nothing parsed or stored);
 //! 2. opening it from the data directory in a new process's registry, and a refresh that
 //!    finds nothing changed (a warm turn);
 //! 3. an incremental refresh after 20 files changed: ≤ 50 ms per changed file;
@@ -39,6 +40,47 @@ fn rg_reads_everything(rg: &Path, root: &Path) -> Duration {
         .expect("rg runs");
     // 1: nothing matched, as meant.
     assert_eq!(status.code(), Some(1));
+    start.elapsed()
+}
+
+/// rg finding every identifier of every file (`--count-matches`, so none is printed).
+fn rg_finds_every_word(rg: &Path, root: &Path) -> Duration {
+    let start = Instant::now();
+    let status = Command::new(rg)
+        .args([
+            "--count-matches",
+            "--no-messages",
+            "[A-Za-z_][A-Za-z0-9_]*",
+            ".",
+        ])
+        .current_dir(root)
+        .stdout(Stdio::null())
+        .status()
+        .expect("rg runs");
+    assert_eq!(status.code(), Some(0));
+    start.elapsed()
+}
+
+/// Every file of `paths` read and split into the index's words (`extract` of a format no
+/// grammar reads: the words of its text and path, each counted), on every core: what any
+/// index of the project's words costs before parsing or storing anything.
+fn words_only(root: &Path, paths: &[&str]) -> Duration {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let start = Instant::now();
+    let words: usize = std::thread::scope(|s| {
+        let threads: Vec<_> = (0..cores)
+            .map(|core| {
+                s.spawn(move || {
+                    (paths.iter().skip(core).step_by(cores))
+                        .filter_map(|path| std::fs::read_to_string(root.join(path)).ok())
+                        .map(|text| tandem_core::index::extract("words.txt", &text).words.len())
+                        .sum::<usize>()
+                })
+            })
+            .collect();
+        threads.into_iter().map(|t| t.join().expect("thread")).sum()
+    });
+    assert!(words > 0);
     start.elapsed()
 }
 
@@ -88,6 +130,18 @@ fn main() {
          {reference:?}; ratio {:.2} (goal ≤ 2)",
         size as f64 / 1e6,
         build.as_secs_f64() / reference.as_secs_f64()
+    );
+    // What any index of the files' words costs at least, against the same rg: rg itself
+    // finding every identifier (none split, lower-cased or counted apart), and Tandem's
+    // words alone (split and counted, nothing parsed or stored).
+    let rg_words = median((0..RUNS).map(|_| rg_finds_every_word(&rg, &root)).collect());
+    let words = median((0..RUNS).map(|_| words_only(&root, &paths)).collect());
+    println!(
+        "the floor of an index of words: rg counting every identifier {rg_words:?} (ratio \
+         {:.2} to rg reading); every file read and split into the index's words on every \
+         core, nothing parsed or stored, {words:?} (ratio {:.2})",
+        rg_words.as_secs_f64() / reference.as_secs_f64(),
+        words.as_secs_f64() / reference.as_secs_f64()
     );
     println!(
         "memory: resident set grew {:.1} MB building it (goal ≤ 50)",
