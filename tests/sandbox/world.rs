@@ -228,12 +228,15 @@ async fn the_projects_untracked_secrets_are_not_in_the_world() {
         &["add", "-f", ".gitignore", "tests/fixture.key", "app/.env"],
     );
     super::git(root, &["commit", "-qm", "fixture"]);
+    // Staged, never committed: its object is in `.git`, readable without naming it.
+    super::git(root, &["add", "-f", "keys/server.key"]);
     std::fs::write(root.join("app/.env"), format!("TOKEN={DECOY}-filled")).unwrap();
     std::os::unix::fs::symlink(".env", root.join("settings.txt")).unwrap();
     // The key again under an innocent name: the same file (a hard link).
     std::fs::hard_link(root.join("keys/server.key"), root.join("src/keep.txt")).unwrap();
     let attacks = "cat .env app/.env secrets/*; cat deploy/* keys/* config/*; head -n 5 * .*; \
          grep -r DECOY . ; find . -type f -exec cat {} + ; cat settings.txt src/keep.txt; \
+         git show :keys/server.key; git cat-file --batch-all-objects --batch; \
          echo overwritten > .env; echo overwritten > keys/server.key";
     // Control: outside the container every attack finds the secrets.
     let control = uncontained(&s, "grep -r DECOY . ; cat settings.txt src/keep.txt");
@@ -241,6 +244,9 @@ async fn the_projects_untracked_secrets_are_not_in_the_world() {
     for (path, text) in &files[..6] {
         assert!(control.contains(text.as_str()), "{path}: {control}");
     }
+    let control = uncontained(&s, "git cat-file --batch-all-objects --batch");
+    let control = String::from_utf8_lossy(&control.stdout);
+    assert!(control.contains(&files[2].1), "{control}");
     let tmp = tempfile::tempdir().unwrap();
     let outcome = run(ShellRequest {
         sandbox: Sandbox::Confined(Confinement::new(root, tmp.path())),

@@ -58,6 +58,7 @@ pub fn loose_secrets_of(tree: &Path, project: &Path) -> Vec<PathBuf> {
     let mut found = walk.found;
     found.extend(walk.targets);
     found.extend(hard_links(&root, &found));
+    found.extend(git_objects(project, &root, &found, &tracked));
     found.sort();
     found.dedup();
     found
@@ -192,6 +193,76 @@ fn hard_links(_: &Path, _: &[PathBuf]) -> Vec<PathBuf> {
     Vec::new()
 }
 
+/// The loose objects in `project`'s git directory that hold what `hidden` (below `tree`)
+/// holds: the content of each hidden file as it is now, and as git's index has it staged (a
+/// secret added and never committed is readable with `git show :prod.env` or `git cat-file`
+/// without naming it). An object the last commit holds (`tracked`: the empty file's, a
+/// template's) stays, as the history has it anyway. Packed objects are not reached: a
+/// secret staged before a `git gc` stays readable (see SECURITY.md).
+fn git_objects(
+    project: &Path,
+    tree: &Path,
+    hidden: &[PathBuf],
+    tracked: &HashMap<String, git2::Oid>,
+) -> Vec<PathBuf> {
+    let Ok(repo) = git2::Repository::open(project) else {
+        return Vec::new();
+    };
+    let objects = repo.path().join("objects");
+    let committed: std::collections::HashSet<&git2::Oid> = tracked.values().collect();
+    let mut ids: Vec<git2::Oid> = Vec::new();
+    let mut relative_hidden = Vec::new();
+    for path in hidden {
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            continue;
+        };
+        if let Ok(inside) = path.strip_prefix(tree) {
+            relative_hidden.push((inside.to_string_lossy().replace('\\', "/"), meta.is_dir()));
+        }
+        if meta.is_file() {
+            ids.extend(git2::Oid::hash_file(git2::ObjectType::Blob, path));
+        } else if meta.is_dir() {
+            let mut stack = vec![path.clone()];
+            while let Some(dir) = stack.pop() {
+                for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                    match entry.file_type() {
+                        Ok(kind) if kind.is_dir() => stack.push(entry.path()),
+                        Ok(kind) if kind.is_file() => {
+                            ids.extend(git2::Oid::hash_file(git2::ObjectType::Blob, entry.path()))
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    if let Ok(index) = repo.index() {
+        for entry in index.iter() {
+            let path = String::from_utf8_lossy(&entry.path);
+            let is_hidden = relative_hidden.iter().any(|(h, dir)| {
+                *path == **h
+                    || (*dir
+                        && path
+                            .strip_prefix(h.as_str())
+                            .is_some_and(|r| r.starts_with('/')))
+            });
+            if is_hidden {
+                ids.push(entry.id);
+            }
+        }
+    }
+    ids.sort();
+    ids.dedup();
+    ids.into_iter()
+        .filter(|id| !committed.contains(id))
+        .map(|id| {
+            let hex = id.to_string();
+            objects.join(&hex[..2]).join(&hex[2..])
+        })
+        .filter(|loose| loose.is_file())
+        .collect()
+}
+
 /// The files of the last commit (`/`-separated, relative to the work tree), each with its
 /// content's id. Not the index: a file staged and never committed is in no commit.
 fn tracked_paths(root: &Path) -> HashMap<String, git2::Oid> {
@@ -292,10 +363,19 @@ mod tests {
             .iter()
             .map(|p| p.strip_prefix(&root).unwrap_or(p).display().to_string())
             .collect();
+        // The staged key's object, readable with `git show :keys/prod.pem`.
+        let staged = std::process::Command::new("git")
+            .args(["rev-parse", ":keys/prod.pem"])
+            .current_dir(&root)
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let staged = String::from_utf8_lossy(&staged.stdout).trim().to_string();
+        let object = format!(".git/objects/{}/{}", &staged[..2], &staged[2..]);
         assert_eq!(
             found,
             [
                 ".env",
+                &object,
                 "app.env",
                 "build/certs",
                 "config/local.txt",
