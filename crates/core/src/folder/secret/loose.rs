@@ -211,13 +211,21 @@ fn git_objects(
     let objects = repo.path().join("objects");
     let committed: std::collections::HashSet<&git2::Oid> = tracked.values().collect();
     let mut ids: Vec<git2::Oid> = Vec::new();
-    let mut relative_hidden = Vec::new();
+    // Hidden files by relative path, and hidden folders (few: each a cover of its own).
+    let mut hidden_files = std::collections::HashSet::new();
+    let mut hidden_dirs = Vec::new();
     for path in hidden {
         let Ok(meta) = std::fs::symlink_metadata(path) else {
             continue;
         };
         if let Ok(inside) = path.strip_prefix(tree) {
-            relative_hidden.push((inside.to_string_lossy().replace('\\', "/"), meta.is_dir()));
+            let inside = inside.to_string_lossy().replace('\\', "/");
+            match meta.is_dir() {
+                true => hidden_dirs.push(format!("{inside}/")),
+                false => {
+                    hidden_files.insert(inside);
+                }
+            }
         }
         if meta.is_file() {
             ids.extend(git2::Oid::hash_file(git2::ObjectType::Blob, path));
@@ -239,13 +247,8 @@ fn git_objects(
     if let Ok(index) = repo.index() {
         for entry in index.iter() {
             let path = String::from_utf8_lossy(&entry.path);
-            let is_hidden = relative_hidden.iter().any(|(h, dir)| {
-                *path == **h
-                    || (*dir
-                        && path
-                            .strip_prefix(h.as_str())
-                            .is_some_and(|r| r.starts_with('/')))
-            });
+            let is_hidden = hidden_files.contains(&*path)
+                || hidden_dirs.iter().any(|dir| path.starts_with(dir.as_str()));
             if is_hidden {
                 ids.push(entry.id);
             }
