@@ -266,3 +266,43 @@ async fn the_projects_untracked_secrets_are_not_in_the_world() {
         assert_eq!(std::fs::read_to_string(root.join(path)).unwrap(), *text);
     }
 }
+
+/// A check's scratch copy (made where no overlay can be mounted) has no `.git`: what it holds
+/// is hidden as the project's history has it, so the key the project commits for its tests
+/// is there for the check, and a `.env` git does not track is not, in the copy or in the
+/// project the copy's links reach.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_checks_scratch_copy_hides_secrets_as_the_projects_history_does() {
+    if !super::kernel_namespaces() {
+        super::unproven("the container");
+        return;
+    }
+    let s = Scratch::new();
+    let root = s.root();
+    std::fs::create_dir_all(root.join("tests")).unwrap();
+    std::fs::write(root.join("tests/fixture.key"), "COMMITTED-TEST-KEY").unwrap();
+    super::git(root, &["add", "-f", "tests/fixture.key"]);
+    super::git(root, &["commit", "-qm", "fixture"]);
+    std::fs::write(root.join(".env"), format!("TOKEN={DECOY}-env")).unwrap();
+    let scratches = tempfile::tempdir().unwrap();
+    let settings = tandem_core::checks::CheckSettings {
+        command: format!(
+            "cat tests/fixture.key; cat .env; grep -r DECOY . ; cat {}/.env",
+            root.display()
+        ),
+        timeout: std::time::Duration::from_secs(60),
+        sandbox: tandem_core::sandbox::Settings::default(),
+        scratch_base: Some(scratches.path().to_path_buf()),
+    };
+    let run = tandem_core::checks::check_in_scratch(
+        root,
+        Vec::new(),
+        &settings,
+        1,
+        tokio_util::sync::CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    assert!(run.output.contains("COMMITTED-TEST-KEY"), "{run:?}");
+    assert!(!run.output.contains(DECOY), "{run:?}");
+}

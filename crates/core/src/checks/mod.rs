@@ -91,6 +91,19 @@ pub async fn check_plan(
             return run;
         }
     }
+    check_in_scratch(project, writes, settings, round, cancel).await
+}
+
+/// Runs the check on `writes` in the scratch copy of `project` (where no overlay can be
+/// mounted), in the agent's container with the project readable: the copy's links to its
+/// dependency folders reach into it.
+pub async fn check_in_scratch(
+    project: &Path,
+    writes: Vec<crate::edits::apply::PathWrite>,
+    settings: &CheckSettings,
+    round: usize,
+    cancel: CancellationToken,
+) -> Result<CheckRun, CheckError> {
     let project = project.to_path_buf();
     let base = settings.scratch_base.clone();
     let scratch = tokio::task::spawn_blocking(move || {
@@ -102,9 +115,9 @@ pub async fn check_plan(
     .map_err(|e| CheckError::Task(e.to_string()))??;
     let (scratch, project) = scratch;
     let temp = temp_dir()?;
-    let mut confinement = settings
-        .sandbox
-        .confinement(&scratch.tree, temp.path(), false);
+    // The copy's secrets as the project's history has them (the copy has no `.git`).
+    let mut confinement =
+        (settings.sandbox).confinement_of(&scratch.tree, &project, temp.path(), false);
     // The linked dependency folders live in the project: readable, not writable; its
     // secrets stay hidden there too.
     confinement.readable.push(project.clone());

@@ -241,12 +241,26 @@ impl Settings {
     /// project's secret-looking files git does not track are hidden (see
     /// [`crate::folder::loose_secrets`]).
     pub fn confinement(&self, project: &Path, temp: &Path, network: bool) -> Confinement {
+        self.confinement_of(project, project, temp, network)
+    }
+
+    /// [`Self::confinement`] in `tree`, a copy of the project at `history` (a check's
+    /// scratch copy, which has no `.git`): what the copy holds is hidden as the project's
+    /// history has it, so a key the project commits stays for its tests.
+    pub fn confinement_of(
+        &self,
+        tree: &Path,
+        history: &Path,
+        temp: &Path,
+        network: bool,
+    ) -> Confinement {
+        let project = tree;
         let home = home_dir();
         let mut hidden = default_hidden(home.as_deref());
         hidden.extend(self.hidden.iter().cloned());
         // The project's own secrets that git does not track (a `.env`, a local key): no
         // command run for a model reads them, by a glob or a recursive search alike.
-        hidden.extend(crate::folder::loose_secrets(project));
+        hidden.extend(crate::folder::loose_secrets_of(tree, history));
         Confinement {
             project: project.to_path_buf(),
             temp: temp.to_path_buf(),
