@@ -254,7 +254,6 @@ impl Settings {
         temp: &Path,
         network: bool,
     ) -> Confinement {
-        let project = tree;
         let home = home_dir();
         let mut hidden = default_hidden(home.as_deref());
         hidden.extend(self.hidden.iter().cloned());
@@ -262,7 +261,7 @@ impl Settings {
         // command run for a model reads them, by a glob or a recursive search alike.
         hidden.extend(crate::folder::loose_secrets_of(tree, history));
         Confinement {
-            project: project.to_path_buf(),
+            project: tree.to_path_buf(),
             temp: temp.to_path_buf(),
             readable: default_readable(home.as_deref(), &self.readable),
             writable: Vec::new(),
