@@ -47,7 +47,8 @@ pub fn loose_secrets_of(tree: &Path, project: &Path) -> Vec<PathBuf> {
     let Ok(root) = tree.canonicalize() else {
         return Vec::new();
     };
-    let tracked = tracked_paths(project);
+    let repo = git2::Repository::open(project).ok();
+    let tracked = tracked_paths(repo.as_ref());
     let mut walk = Walk {
         root: &root,
         tracked: &tracked,
@@ -58,7 +59,9 @@ pub fn loose_secrets_of(tree: &Path, project: &Path) -> Vec<PathBuf> {
     let mut found = walk.found;
     found.extend(walk.targets);
     found.extend(hard_links(&root, &found));
-    found.extend(git_objects(project, &root, &found, &tracked));
+    if let Some(repo) = &repo {
+        found.extend(git_objects(repo, &root, &found, &tracked));
+    }
     found.sort();
     found.dedup();
     found
@@ -147,22 +150,6 @@ impl Walk<'_> {
 fn hard_links(root: &Path, hidden: &[PathBuf]) -> Vec<PathBuf> {
     use std::collections::HashSet;
     use std::os::unix::fs::MetadataExt;
-    /// Calls `file` with every file below `dir` (links not followed) and its metadata.
-    fn files(dir: &Path, skip_git: bool, file: &mut dyn FnMut(PathBuf, &std::fs::Metadata)) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for entry in entries.flatten() {
-            let Ok(meta) = entry.metadata() else { continue };
-            if meta.is_dir() {
-                if !(skip_git && entry.file_name() == ".git") {
-                    files(&entry.path(), skip_git, file);
-                }
-            } else if meta.is_file() {
-                file(entry.path(), &meta);
-            }
-        }
-    }
     let mut linked: HashSet<(u64, u64)> = HashSet::new();
     let mut note = |_: PathBuf, meta: &std::fs::Metadata| {
         if meta.nlink() > 1 {
@@ -193,21 +180,36 @@ fn hard_links(_: &Path, _: &[PathBuf]) -> Vec<PathBuf> {
     Vec::new()
 }
 
-/// The loose objects in `project`'s git directory that hold what `hidden` (below `tree`)
+/// Calls `file` with every file below `dir` (links not followed) and its metadata; with
+/// `skip_git`, not below a `.git` folder.
+fn files(dir: &Path, skip_git: bool, file: &mut dyn FnMut(PathBuf, &std::fs::Metadata)) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let Ok(meta) = entry.metadata() else { continue };
+        if meta.is_dir() {
+            if !(skip_git && entry.file_name() == ".git") {
+                files(&entry.path(), skip_git, file);
+            }
+        } else if meta.is_file() {
+            file(entry.path(), &meta);
+        }
+    }
+}
+
+/// The loose objects in `repo`'s git directory that hold what `hidden` (below `tree`)
 /// holds: the content of each hidden file as it is now, and as git's index has it staged (a
 /// secret added and never committed is readable with `git show :prod.env` or `git cat-file`
 /// without naming it). An object the last commit holds (`tracked`: the empty file's, a
 /// template's) stays, as the history has it anyway. Packed objects are not reached: a
 /// secret staged before a `git gc` stays readable (see SECURITY.md).
 fn git_objects(
-    project: &Path,
+    repo: &git2::Repository,
     tree: &Path,
     hidden: &[PathBuf],
     tracked: &HashMap<String, git2::Oid>,
 ) -> Vec<PathBuf> {
-    let Ok(repo) = git2::Repository::open(project) else {
-        return Vec::new();
-    };
     let objects = repo.path().join("objects");
     let committed: std::collections::HashSet<&git2::Oid> = tracked.values().collect();
     let mut ids: Vec<git2::Oid> = Vec::new();
@@ -227,21 +229,13 @@ fn git_objects(
                 }
             }
         }
+        let mut hash = |file: PathBuf, _: &std::fs::Metadata| {
+            ids.extend(git2::Oid::hash_file(git2::ObjectType::Blob, file));
+        };
         if meta.is_file() {
-            ids.extend(git2::Oid::hash_file(git2::ObjectType::Blob, path));
+            hash(path.clone(), &meta);
         } else if meta.is_dir() {
-            let mut stack = vec![path.clone()];
-            while let Some(dir) = stack.pop() {
-                for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-                    match entry.file_type() {
-                        Ok(kind) if kind.is_dir() => stack.push(entry.path()),
-                        Ok(kind) if kind.is_file() => {
-                            ids.extend(git2::Oid::hash_file(git2::ObjectType::Blob, entry.path()))
-                        }
-                        _ => {}
-                    }
-                }
-            }
+            files(path, false, &mut hash);
         }
     }
     if let Ok(index) = repo.index() {
@@ -268,9 +262,9 @@ fn git_objects(
 
 /// The files of the last commit (`/`-separated, relative to the work tree), each with its
 /// content's id. Not the index: a file staged and never committed is in no commit.
-fn tracked_paths(root: &Path) -> HashMap<String, git2::Oid> {
+fn tracked_paths(repo: Option<&git2::Repository>) -> HashMap<String, git2::Oid> {
     let mut tracked = HashMap::new();
-    let Ok(repo) = git2::Repository::open(root) else {
+    let Some(repo) = repo else {
         return tracked;
     };
     let Ok(tree) = repo.head().and_then(|head| head.peel_to_tree()) else {
