@@ -31,34 +31,37 @@ fn median(mut times: Vec<Duration>) -> Duration {
 }
 
 fn rg_reads_everything(rg: &Path, root: &Path) -> Duration {
+    // 1: nothing matched, as meant.
+    rg_timed(
+        rg,
+        root,
+        &["-l", "--no-messages", "zq_never_found_qz", "."],
+        1,
+    )
+}
+
+/// How long `rg args` takes in `root`, which must exit with `code`.
+fn rg_timed(rg: &Path, root: &Path, args: &[&str], code: i32) -> Duration {
     let start = Instant::now();
     let status = Command::new(rg)
-        .args(["-l", "--no-messages", "zq_never_found_qz", "."])
+        .args(args)
         .current_dir(root)
         .stdout(Stdio::null())
         .status()
         .expect("rg runs");
-    // 1: nothing matched, as meant.
-    assert_eq!(status.code(), Some(1));
+    assert_eq!(status.code(), Some(code), "rg {args:?}");
     start.elapsed()
 }
 
 /// rg finding every identifier of every file (`--count-matches`, so none is printed).
 fn rg_finds_every_word(rg: &Path, root: &Path) -> Duration {
-    let start = Instant::now();
-    let status = Command::new(rg)
-        .args([
-            "--count-matches",
-            "--no-messages",
-            "[A-Za-z_][A-Za-z0-9_]*",
-            ".",
-        ])
-        .current_dir(root)
-        .stdout(Stdio::null())
-        .status()
-        .expect("rg runs");
-    assert_eq!(status.code(), Some(0));
-    start.elapsed()
+    let args = [
+        "--count-matches",
+        "--no-messages",
+        "[A-Za-z_][A-Za-z0-9_]*",
+        ".",
+    ];
+    rg_timed(rg, root, &args, 0)
 }
 
 /// Every file of `paths` read and split into the index's words (`extract` of a format no
