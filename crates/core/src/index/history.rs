@@ -10,9 +10,13 @@
 //! (a changelog, the module a project is busy with) is likely in the next one too, whatever
 //! its words; [`super::rank`] counts it a little.
 //!
+//! And it says which files change together: for each file, the files that changed in the
+//! same commits of a few files, how many times, and how many commits changed each (see
+//! [`partners`]; [`super::rank`] lets the best files bring theirs).
+//!
 //! Each commit's subject words and files are kept by id (`commits`: a commit never changes),
-//! so a moved HEAD reads only the commits not met yet; the per-file words (`history_files`,
-//! `history_words`) are made again from them whenever HEAD moves, and `history` names the
+//! so a moved HEAD reads only the commits not met yet; the per-file words and partners
+//! (`history_files`, `history_words`) are made again from them whenever HEAD moves, and `history` names the
 //! HEAD they were made at.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -32,6 +36,9 @@ pub const OFTEN_COMMITS: usize = 100;
 /// A commit changing more files than this says little of which file changes often: a
 /// release bumping every package's version, a rename across modules.
 const FEW_FILES: usize = 20;
+
+/// The most files kept as having changed with one file (see [`partners`]).
+const PARTNERS: usize = 32;
 
 /// A commit as the history learns it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,6 +112,8 @@ impl CodeIndex {
         let mut docs: BTreeMap<String, (HashMap<String, u32>, u32)> = BTreeMap::new();
         // The files newer commits moved: an older commit's path, the file's name at `head`.
         let mut now_at: HashMap<String, String> = HashMap::new();
+        // The files of each commit that changed a few together, by their names at `head`.
+        let mut together: Vec<Vec<String>> = Vec::new();
         let mut complete = true;
         {
             let mut kept = tx.prepare_cached("SELECT words, files FROM commits WHERE id = ?1")?;
@@ -119,17 +128,24 @@ impl CodeIndex {
                 let mut moved = Vec::new();
                 let changed = lines.lines().filter(|l| !l.contains('\t')).count();
                 let lately = position < OFTEN_COMMITS && changed <= FEW_FILES;
+                let mut these = Vec::new();
                 for line in lines.lines() {
                     if let Some((from, to)) = line.split_once('\t') {
                         moved.push((from, now_at.get(to).map_or(to, String::as_str).to_string()));
                         continue;
                     }
                     let file = now_at.get(line).map_or(line, String::as_str);
+                    if changed <= FEW_FILES {
+                        these.push(file.to_string());
+                    }
                     let (doc, changes) = docs.entry(file.to_string()).or_default();
                     *changes += u32::from(lately);
                     for word in words.split(' ').filter(|w| !w.is_empty()) {
                         *doc.entry(word.to_string()).or_default() += 1;
                     }
+                }
+                if !these.is_empty() {
+                    together.push(these);
                 }
                 // Its moves name older commits' paths only (ids are newest first).
                 for (from, to) in moved {
@@ -142,17 +158,21 @@ impl CodeIndex {
             return Ok(false);
         }
         tx.execute_batch("DELETE FROM history_files; DELETE FROM history_words;")?;
+        let (commits, partners) = partners(&docs, &together);
         let mut postings: HashMap<String, Vec<Posting>> = HashMap::new();
         let mut total: u64 = 0;
         {
             let mut file_row = tx.prepare_cached(
-                "INSERT INTO history_files (id, path, length, changes) VALUES (?1, ?2, ?3, ?4)",
+                "INSERT INTO history_files (id, path, length, changes, commits, partners)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?;
             for (doc, (path, (words, changes))) in docs.iter().enumerate() {
                 let doc = doc as u32;
                 let length: u32 = words.values().sum();
                 total += u64::from(length);
-                file_row.execute(params![doc, path, length, changes])?;
+                let partners = tables::encode_postings(&partners[doc as usize]);
+                let commits = commits[doc as usize];
+                file_row.execute(params![doc, path, length, changes, commits, partners])?;
                 for (word, count) in words {
                     postings.entry(word.clone()).or_default().push(Posting {
                         file: doc,
@@ -215,6 +235,26 @@ impl CodeIndex {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// The files that changed together with `path` (see [`partners`]): (partner's path, how
+    /// many commits changed both, how many changed `path`, how many changed the partner),
+    /// most together first.
+    pub(crate) fn partners_of(&self, path: &str) -> Result<Vec<(String, u32, u32, u32)>> {
+        let row: Option<(u32, Vec<u8>)> = (self.db)
+            .prepare_cached("SELECT commits, partners FROM history_files WHERE path = ?1")?
+            .query_row([path], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        let Some((commits, blob)) = row else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for p in tables::decode_postings(&blob) {
+            if let Some(partner) = self.history_path(p.file)? {
+                out.push((partner, u32::from(p.count), commits, p.length));
+            }
+        }
+        Ok(out)
+    }
+
     /// The path of the history's file `doc`.
     pub(crate) fn history_path(&self, doc: u32) -> Result<Option<String>> {
         Ok((self.db)
@@ -222,6 +262,49 @@ impl CodeIndex {
             .query_row([doc], |r| r.get(0))
             .optional()?)
     }
+}
+
+/// Per file of `docs` (by position), how many of `together`'s commits changed it, and the
+/// files that changed with it: each partner's position, how many commits changed both, and
+/// (as `length`) how many changed the partner, at most [`PARTNERS`] of them, most together
+/// first.
+fn partners<T>(
+    docs: &BTreeMap<String, T>,
+    together: &[Vec<String>],
+) -> (Vec<u32>, Vec<Vec<Posting>>) {
+    let position: HashMap<&str, u32> = (docs.keys().enumerate())
+        .map(|(i, path)| (path.as_str(), i as u32))
+        .collect();
+    let mut changes = vec![0u32; docs.len()];
+    let mut pairs: Vec<HashMap<u32, u32>> = vec![HashMap::new(); docs.len()];
+    for files in together {
+        let mut ids: Vec<u32> = (files.iter())
+            .filter_map(|f| position.get(f.as_str()).copied())
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        for &a in &ids {
+            changes[a as usize] += 1;
+            for &b in ids.iter().filter(|b| **b != a) {
+                *pairs[a as usize].entry(b).or_default() += 1;
+            }
+        }
+    }
+    let partners = (pairs.into_iter())
+        .map(|partners| {
+            let mut list: Vec<Posting> = (partners.into_iter())
+                .map(|(b, count)| Posting {
+                    file: b,
+                    count: count.min(u32::from(u16::MAX)) as u16,
+                    length: changes[b as usize],
+                })
+                .collect();
+            list.sort_by(|x, y| y.count.cmp(&x.count).then(x.file.cmp(&y.file)));
+            list.truncate(PARTNERS);
+            list
+        })
+        .collect();
+    (changes, partners)
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ use super::{Definition, Extracted, FileStamp};
 
 /// The layout's version; an index written by another layout is dropped and rebuilt (it is
 /// derived from the files, nothing is lost).
-const VERSION: i64 = 8;
+const VERSION: i64 = 9;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS files (
@@ -60,7 +60,8 @@ CREATE TABLE IF NOT EXISTS commits (
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS history_files (
     id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, length INTEGER NOT NULL,
-    changes INTEGER NOT NULL
+    changes INTEGER NOT NULL, commits INTEGER NOT NULL,
+    partners BLOB NOT NULL
 );
 CREATE TABLE IF NOT EXISTS history_words (
     word TEXT PRIMARY KEY, postings BLOB NOT NULL

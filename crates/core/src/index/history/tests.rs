@@ -226,3 +226,54 @@ fn a_name_with_a_control_character_is_not_another_files() {
     );
     assert_eq!(said(&index, "decoy"), [("zz.rs".to_string(), 1)]);
 }
+
+#[test]
+fn files_changed_in_the_same_commits_are_partners_counted_by_their_names_now() {
+    let mut index = CodeIndex::in_memory().unwrap();
+    let wide: Vec<String> = (0..=FEW_FILES).map(|i| format!("gen/{i}.rs")).collect();
+    let mut wide: Vec<&str> = wide.iter().map(String::as_str).collect();
+    wide[0] = "src/parser.rs";
+    wide[1] = "src/lexer.rs";
+    // Newest first.
+    let commits = [
+        moving(
+            "c5",
+            "Rename the tests",
+            &[],
+            &[("tests/parse.rs", "tests/parser.rs")],
+        ),
+        past("c4", "Parse lists", &["src/parser.rs", "tests/parse.rs"]),
+        past(
+            "c3",
+            "Parse maps",
+            &["src/parser.rs", "tests/parse.rs", "src/lexer.rs"],
+        ),
+        past("c2", "Parse faster", &["src/parser.rs"]),
+        // One file too many: it says nothing of which files change together.
+        past("c1", "Regenerate", &wide),
+    ];
+    let ids: Vec<String> = commits.iter().map(|c| c.id.clone()).collect();
+    assert!(index.learn_history("c5", &ids, &commits).unwrap());
+    let partners = |path: &str| {
+        let mut list = index.partners_of(path).unwrap();
+        list.sort();
+        list
+    };
+    // (partner, commits changing both, changing the file, changing the partner).
+    assert_eq!(
+        partners("src/parser.rs"),
+        [
+            ("src/lexer.rs".to_string(), 1, 3, 1),
+            ("tests/parser.rs".to_string(), 2, 3, 2),
+        ]
+    );
+    assert_eq!(
+        partners("tests/parser.rs"),
+        [
+            ("src/lexer.rs".to_string(), 1, 2, 1),
+            ("src/parser.rs".to_string(), 2, 2, 3),
+        ]
+    );
+    assert!(partners("tests/parse.rs").is_empty());
+    assert!(partners("gen/5.rs").is_empty());
+}

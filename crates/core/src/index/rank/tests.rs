@@ -460,3 +460,62 @@ fn a_file_the_newest_commits_changed_often_ranks_below_a_real_match() {
     // A file the prompt names the code of stays first.
     assert_eq!(ranked[0].path, "src/parser.rs", "{ranked:#?}");
 }
+
+#[test]
+fn a_file_that_changes_with_a_relevant_one_follows_it_unless_it_changes_with_everything() {
+    let mut index = project();
+    let prompt = Signals {
+        prompt: "parse_expression returns the wrong Expr",
+        ..Signals::default()
+    };
+    let before = index.rank(&prompt, 400).unwrap();
+    assert_eq!(position(&before, "src/http/server.rs"), None, "{before:#?}");
+    // Newest first: the server changed with the parser three times, the client once; the
+    // guide changed with the parser three times too, but in 60 older commits of its own
+    // (older than the newest 100, which say how often a file changes lately).
+    let mut commits = vec![
+        past(
+            "p1",
+            "Small fix",
+            &["src/parser.rs", "src/http/server.rs", "docs/guide.md"],
+        ),
+        past(
+            "p2",
+            "Small fix",
+            &["src/parser.rs", "src/http/server.rs", "docs/guide.md"],
+        ),
+        past(
+            "p3",
+            "Small fix",
+            &["src/parser.rs", "src/http/server.rs", "docs/guide.md"],
+        ),
+        past("p4", "Small fix", &["src/parser.rs", "src/http/client.rs"]),
+    ];
+    commits.extend((0..100).map(|i| past(&format!("o{i}"), "Small fix", &["src/gone.rs"])));
+    commits.extend((0..60).map(|i| past(&format!("g{i}"), "Small fix", &["docs/guide.md"])));
+    let ids: Vec<String> = commits.iter().map(|c| c.id.clone()).collect();
+    assert!(index.learn_history("p1", &ids, &commits).unwrap());
+    let ranked = index.rank(&prompt, 400).unwrap();
+    assert_eq!(ranked[0].path, "src/parser.rs", "{ranked:#?}");
+    let server = position(&ranked, "src/http/server.rs").expect("the server follows");
+    assert!(
+        ranked[server]
+            .why
+            .contains("changed with src/parser.rs in 3 commits"),
+        "{ranked:#?}"
+    );
+    // The guide changed with the parser as often, but it changes with everything: 3 of the
+    // 64 commits that changed either, against the server's 3 of 4 (both changed by 3 of the
+    // last 100 commits).
+    let guide = position(&ranked, "docs/guide.md").expect("the guide follows too");
+    assert!(
+        ranked[guide].score * 4.0 < ranked[server].score,
+        "{ranked:#?}"
+    );
+    // One commit together is chance.
+    let client = position(&ranked, "src/http/client.rs");
+    assert!(
+        client.is_none_or(|c| !ranked[c].why.contains("changed with")),
+        "{ranked:#?}"
+    );
+}
