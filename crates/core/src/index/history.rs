@@ -16,8 +16,8 @@
 //!
 //! Each commit's subject words and files are kept by id (`commits`: a commit never changes),
 //! so a moved HEAD reads only the commits not met yet; the per-file words and partners
-//! (`history_files`, `history_words`) are made again from them whenever HEAD moves, and `history` names the
-//! HEAD they were made at.
+//! (`history_files`, `history_words`) are made again from them whenever HEAD moves, and
+//! `history` names the HEAD they were made at.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
