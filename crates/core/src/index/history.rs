@@ -127,7 +127,9 @@ impl CodeIndex {
                 };
                 let mut moved = Vec::new();
                 let changed = lines.lines().filter(|l| !l.contains('\t')).count();
-                let lately = position < OFTEN_COMMITS && changed <= FEW_FILES;
+                // A commit of a few files says which files change, and which together.
+                let few = changed <= FEW_FILES;
+                let lately = position < OFTEN_COMMITS && few;
                 let mut these = Vec::new();
                 for line in lines.lines() {
                     if let Some((from, to)) = line.split_once('\t') {
@@ -135,7 +137,7 @@ impl CodeIndex {
                         continue;
                     }
                     let file = now_at.get(line).map_or(line, String::as_str);
-                    if changed <= FEW_FILES {
+                    if few {
                         these.push(file.to_string());
                     }
                     let (doc, changes) = docs.entry(file.to_string()).or_default();
