@@ -253,3 +253,50 @@ fn the_best_file_goes_whole_however_much_of_the_room_it_takes_the_next_as_its_ma
         ]
     );
 }
+
+/// A map past its share waits for what the whole files ranked below it leave: it points to
+/// a file, a whole file is the file.
+#[test]
+fn a_map_past_its_share_takes_only_the_room_the_whole_files_below_it_leave() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let big: String = (0..60)
+        .map(|i| format!("fn f{i}() {{\n{}}}\n", "    body();\n".repeat(10)))
+        .collect();
+    write(root, "big.rs", &big);
+    write(root, "mid.rs", sized(800));
+    write(root, "small.rs", sized(500));
+    let map_tokens = estimate_tokens(&first_lines("big.rs", &big));
+    // Over the maps' share (a sixteenth of 1,000), within what is left of the rest.
+    assert!((100..300).contains(&map_tokens), "{map_tokens}");
+    assert!(estimate_tokens(&big) > 1_000);
+    let options = |second: &str| ContextOptions {
+        budget_tokens: 1_000,
+        priority: vec![
+            Priority::or_map("big.rs", "matches: f"),
+            Priority::or_map(second, "matches: body"),
+        ],
+        mapper: Some(first_lines),
+        include: vec![second.to_string(), "big.rs".to_string()],
+        ..ContextOptions::default()
+    };
+    let sent = |options: &ContextOptions| -> Vec<(String, PackedAs)> {
+        (collect(root, options).included.iter())
+            .map(|f| (f.path.clone(), f.packed_as))
+            .collect()
+    };
+    // The map and the file below it do not both fit: the whole file goes, the map is listed.
+    let context = collect(root, &options("mid.rs"));
+    assert_eq!(paths(&context), ["mid.rs"]);
+    assert_eq!(context.included[0].packed_as, PackedAs::Whole);
+    let listed: Vec<&str> = context.listed_only.iter().map(|(p, _)| &**p).collect();
+    assert_eq!(listed, ["big.rs"]);
+    // Both fit: the map takes what is left, in its place before the file.
+    assert_eq!(
+        sent(&options("small.rs")),
+        [
+            ("big.rs".to_string(), PackedAs::Map),
+            ("small.rs".to_string(), PackedAs::Whole),
+        ]
+    );
+}
