@@ -290,6 +290,13 @@ impl ContextCache {
         };
         let room_left: Arc<str> = Arc::from(ROOM_LEFT_WHY);
         for (found, chosen) in walk.in_order(&options.priority) {
+            // Past the ranked files, the maps that waited go before the files that only fill
+            // the room left.
+            if chosen.is_none() && !waiting.is_empty() {
+                let mut room = (remaining, map_room, headers);
+                place_waiting(&mut waiting, &mut included, &mut listed_only, &mut room);
+                (remaining, map_room, headers) = room;
+            }
             // Candidates are in packing order: past the priority files nothing more is read.
             if options.only_priority && !wanted.contains(&*found.rel) {
                 remaining = 0;
@@ -399,22 +406,9 @@ impl ContextCache {
                 Err(reason) => skipped.push((found.rel.to_string(), reason)),
             }
         }
-        // The maps that waited take what the whole files left, in their order, each in its
-        // place among the files.
-        let mut placed = 0;
-        for (at, file) in waiting {
-            let header = header_tokens(&file.path, true);
-            if file.tokens + header <= remaining + map_room {
-                let from_share = (file.tokens + header).min(map_room);
-                map_room -= from_share;
-                remaining -= file.tokens + header - from_share;
-                headers += header;
-                included.insert(at + placed, file);
-                placed += 1;
-            } else {
-                listed_only.push((Arc::from(file.path.as_str()), ListedReason::OverBudget));
-            }
-        }
+        let mut room = (remaining, map_room, headers);
+        place_waiting(&mut waiting, &mut included, &mut listed_only, &mut room);
+        headers = room.2;
         // What is left under this root was deleted or is no longer walked.
         old.retain(|path, _| !path.starts_with(root));
         state.entries.extend(old);
@@ -529,6 +523,32 @@ fn header_tokens(path: &str, map: bool) -> usize {
         }
     };
     estimate_tokens(&header)
+}
+
+/// The maps that waited (where each would go in `included`, and the map) take what the whole
+/// files left of `room` (whole files' room, maps' room, headers' tokens), in their order, each
+/// in its place among the files; those that do not fit are listed.
+fn place_waiting(
+    waiting: &mut Vec<(usize, ContextFile)>,
+    included: &mut Vec<ContextFile>,
+    listed_only: &mut Vec<(Arc<str>, ListedReason)>,
+    (remaining, map_room, headers): &mut (usize, usize, usize),
+) {
+    // Each map put in shifts the places after it by one.
+    let mut placed = 0;
+    for (at, file) in waiting.drain(..) {
+        let header = header_tokens(&file.path, true);
+        if file.tokens + header <= *remaining + *map_room {
+            let from_share = (file.tokens + header).min(*map_room);
+            *map_room -= from_share;
+            *remaining -= file.tokens + header - from_share;
+            *headers += header;
+            included.insert(at + placed, file);
+            placed += 1;
+        } else {
+            listed_only.push((Arc::from(file.path.as_str()), ListedReason::OverBudget));
+        }
+    }
 }
 
 /// The prompt text: each included file as its path then a fenced block, then the paths of the

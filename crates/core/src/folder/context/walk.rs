@@ -308,16 +308,18 @@ impl Candidate {
     }
 }
 
-/// The checks a walked file passes without being read: its name (and, `sized`, its stamp is
-/// asked: the size is for packing to weigh).
+/// The checks a walked file passes: its name, or for a name without an extension its first
+/// two bytes (and, `sized`, its stamp is asked: the size is for packing to weigh).
 fn candidate(
     rel: &str,
     entry: &ignore::DirEntry,
     (include, exclude): (&GlobSet, &GlobSet),
     sized: bool,
 ) -> Result<Candidate, (String, SkipReason)> {
-    if let Err(reason) = check_name(rel, include, exclude) {
-        return Err((rel.to_string(), reason));
+    match check_name(rel, include, exclude) {
+        Ok(()) => {}
+        Err(SkipReason::NotSourceExtension) if is_script(rel, entry.path()) => {}
+        Err(reason) => return Err((rel.to_string(), reason)),
     }
     let seen = match sized {
         false => None,
@@ -337,6 +339,21 @@ fn candidate(
         rel: Arc::from(rel),
         seen,
     })
+}
+
+/// A file without an extension that starts with `#!`: a script run by name (`bin/deploy`,
+/// `script/bootstrap`, jq's `tests/shtest`), hand-written source like any other. Read
+/// through [`crate::folder::regular::open_regular`]: a pipe put there is never waited on.
+fn is_script(rel: &str, path: &Path) -> bool {
+    use std::io::Read;
+    if file_name(rel).contains('.') {
+        return false;
+    }
+    let Ok(mut opened) = crate::folder::regular::open_regular(path) else {
+        return false;
+    };
+    let mut head = [0u8; 2];
+    opened.file.read_exact(&mut head).is_ok() && head == *b"#!"
 }
 
 fn open_root(root: &Path) -> Result<PathBuf, ContextError> {

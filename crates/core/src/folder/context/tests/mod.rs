@@ -223,10 +223,20 @@ fn hand_written_sources_of_every_kind_are_eligible_and_secret_looking_files_neve
     }
     // PHP's includes conventionally hold database passwords: not a source extension.
     write(root, "config/db.inc", "<?php $password = 'x';\n");
+    // A script run by name says what it is in its first line; a file without an extension
+    // that does not is data.
+    write(root, "tests/shtest", "#!/bin/sh\nset -e\n");
+    write(root, "bin/notes", "plain words\n");
+    write(root, "bin/empty", "");
     let context = collect(root, &ContextOptions::default());
     let mut expected = eligible.to_vec();
+    expected.push("tests/shtest");
     expected.sort();
     assert_eq!(paths(&context), expected);
+    for path in ["bin/notes", "bin/empty"] {
+        let reason = skip_reason(&context, path);
+        assert_eq!(reason, Some(SkipReason::NotSourceExtension), "{path}");
+    }
     for path in secret {
         assert_eq!(
             skip_reason(&context, path),

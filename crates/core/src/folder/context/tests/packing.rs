@@ -266,6 +266,8 @@ fn a_map_past_its_share_takes_only_the_room_the_whole_files_below_it_leave() {
     write(root, "big.rs", &big);
     write(root, "mid.rs", sized(800));
     write(root, "small.rs", sized(500));
+    // Nothing ranks it: it only fills the room left, after the maps that waited.
+    write(root, "filler.rs", sized(300));
     let map_tokens = estimate_tokens(&first_lines("big.rs", &big));
     // Over the maps' share (a sixteenth of 1,000), within what is left of the rest.
     assert!((100..300).contains(&map_tokens), "{map_tokens}");
@@ -277,7 +279,11 @@ fn a_map_past_its_share_takes_only_the_room_the_whole_files_below_it_leave() {
             Priority::or_map(second, "matches: body"),
         ],
         mapper: Some(first_lines),
-        include: vec![second.to_string(), "big.rs".to_string()],
+        include: vec![
+            second.to_string(),
+            "big.rs".to_string(),
+            "filler.rs".to_string(),
+        ],
         ..ContextOptions::default()
     };
     let sent = |options: &ContextOptions| -> Vec<(String, PackedAs)> {
@@ -290,8 +296,9 @@ fn a_map_past_its_share_takes_only_the_room_the_whole_files_below_it_leave() {
     assert_eq!(paths(&context), ["mid.rs"]);
     assert_eq!(context.included[0].packed_as, PackedAs::Whole);
     let listed: Vec<&str> = context.listed_only.iter().map(|(p, _)| &**p).collect();
-    assert_eq!(listed, ["big.rs"]);
-    // Both fit: the map takes what is left, in its place before the file.
+    assert_eq!(listed, ["big.rs", "filler.rs"]);
+    // Both fit: the map takes what is left, in its place before the file, and before the
+    // file that only fills the room (which no longer fits).
     assert_eq!(
         sent(&options("small.rs")),
         [
