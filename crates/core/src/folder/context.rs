@@ -293,9 +293,8 @@ impl ContextCache {
             // Past the ranked files, the maps that waited go before the files that only fill
             // the room left.
             if chosen.is_none() && !waiting.is_empty() {
-                let mut room = (remaining, map_room, headers);
-                place_waiting(&mut waiting, &mut included, &mut listed_only, &mut room);
-                (remaining, map_room, headers) = room;
+                let room = (&mut remaining, &mut map_room, &mut headers);
+                place_waiting(&mut waiting, &mut included, &mut listed_only, room);
             }
             // Candidates are in packing order: past the priority files nothing more is read.
             if options.only_priority && !wanted.contains(&*found.rel) {
@@ -406,9 +405,8 @@ impl ContextCache {
                 Err(reason) => skipped.push((found.rel.to_string(), reason)),
             }
         }
-        let mut room = (remaining, map_room, headers);
-        place_waiting(&mut waiting, &mut included, &mut listed_only, &mut room);
-        headers = room.2;
+        let room = (&mut remaining, &mut map_room, &mut headers);
+        place_waiting(&mut waiting, &mut included, &mut listed_only, room);
         // What is left under this root was deleted or is no longer walked.
         old.retain(|path, _| !path.starts_with(root));
         state.entries.extend(old);
@@ -532,7 +530,7 @@ fn place_waiting(
     waiting: &mut Vec<(usize, ContextFile)>,
     included: &mut Vec<ContextFile>,
     listed_only: &mut Vec<(Arc<str>, ListedReason)>,
-    (remaining, map_room, headers): &mut (usize, usize, usize),
+    (remaining, map_room, headers): (&mut usize, &mut usize, &mut usize),
 ) {
     // Each map put in shifts the places after it by one.
     let mut placed = 0;
