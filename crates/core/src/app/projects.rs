@@ -370,7 +370,8 @@ fn index_project(
         let deadline = std::time::Instant::now() + round_time;
         // Asked again each round: the last round's writes moved where the index stands.
         let changes = indexes.changes(&project.path);
-        let (_, round) = indexes.refreshed(&project.path, &walk, &changes, Some(deadline))?;
+        let round =
+            indexes.refreshed_reading_ahead(&project.path, &walk, &changes, Some(deadline))?;
         if done == crate::index::Refreshed::default() {
             done.unchanged = round.unchanged;
         }

@@ -56,6 +56,9 @@ pub struct Location {
 /// memory. Files are kept by relative, `/`-separated path.
 pub struct CodeIndex {
     pub(crate) db: Connection,
+    /// The files a refresh that stopped at its deadline read for the next one while it
+    /// wrote its last round (see [`CodeIndex::refresh_reading_ahead`]).
+    ahead: refresh::Ahead,
 }
 
 impl std::fmt::Debug for CodeIndex {
@@ -69,7 +72,10 @@ impl CodeIndex {
     pub fn in_memory() -> Result<Self> {
         let db = Connection::open_in_memory()?;
         tables::prepare(&db)?;
-        Ok(CodeIndex { db })
+        Ok(CodeIndex {
+            db,
+            ahead: refresh::Ahead::default(),
+        })
     }
 
     /// The index stored at `path`, created when missing.
@@ -79,7 +85,10 @@ impl CodeIndex {
         }
         let db = Connection::open(path)?;
         tables::prepare(&db)?;
-        Ok(CodeIndex { db })
+        Ok(CodeIndex {
+            db,
+            ahead: refresh::Ahead::default(),
+        })
     }
 
     /// How many files are indexed.

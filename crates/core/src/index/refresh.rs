@@ -1,7 +1,8 @@
 //! Bringing the index up to date with the files on disk, reading and extracting again only
 //! the files that changed, in rounds of one transaction each, until a deadline if one is
 //! given: a project met for the first time is indexed over several refreshes rather than
-//! holding up the one asking.
+//! holding up the one asking. A build made of such refreshes reads the next round while it
+//! writes its last one ([`CodeIndex::refresh_reading_ahead`]), as one long refresh does.
 //!
 //! Which files changed: the project's change journal says, when its keeper runs and knows
 //! where the index stands ([`Changes`]); otherwise every file is `stat`ed (on every core)
@@ -9,7 +10,7 @@
 //! with the stored ones only when their digest differs from the digest of the walk the index
 //! was last made from.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
@@ -64,9 +65,13 @@ impl Changes {
     }
 }
 
+/// Files read ahead for the next refresh, by path: each is used only if its stamp is still
+/// the one it was read with.
+pub(super) type Ahead = HashMap<String, Read>;
+
 /// What reading one file found.
 #[derive(Clone, Default)]
-enum Read {
+pub(super) enum Read {
     Indexed(FileStamp, Extracted),
     Skipped(FileStamp),
     #[default]
@@ -97,6 +102,34 @@ impl CodeIndex {
         changes: &Changes,
         deadline: Option<Instant>,
     ) -> Result<Refreshed> {
+        self.refresh_rounds(root, files, changes, deadline, false)
+    }
+
+    /// [`refresh_until`](Self::refresh_until) for a build done in many short refreshes
+    /// (`project add`, a project opened): when it stops at its deadline with files left, it
+    /// reads the next round of them while it writes its last one, for the next refresh to
+    /// take as read. So every round's write overlaps a round's reading, as within one long
+    /// refresh, while the index is still let go between refreshes.
+    pub fn refresh_reading_ahead<'a>(
+        &mut self,
+        root: &Path,
+        files: impl IntoIterator<Item = (&'a str, Option<FileStamp>)>,
+        changes: &Changes,
+        deadline: Option<Instant>,
+    ) -> Result<Refreshed> {
+        self.refresh_rounds(root, files, changes, deadline, true)
+    }
+
+    fn refresh_rounds<'a>(
+        &mut self,
+        root: &Path,
+        files: impl IntoIterator<Item = (&'a str, Option<FileStamp>)>,
+        changes: &Changes,
+        deadline: Option<Instant>,
+        read_ahead: bool,
+    ) -> Result<Refreshed> {
+        // What the last refresh read ahead: taken now, whatever this one reads of it.
+        let mut ahead = std::mem::take(&mut self.ahead);
         let mut asked: Vec<(&str, Option<FileStamp>)> = files.into_iter().collect();
         if !asked.is_sorted_by(|a, b| a.0 <= b.0) {
             asked.sort_unstable_by(|a, b| a.0.cmp(b.0));
@@ -156,8 +189,9 @@ impl CodeIndex {
                 done.left = stale.len() - read_up_to;
                 break;
             }
+            let ahead = &mut ahead;
             let (read, wrote) = std::thread::scope(|s| {
-                let reading = s.spawn(|| parallel(round, |path: &&str| read_one(root, path)));
+                let reading = s.spawn(move || read_round(root, round, ahead));
                 let wrote = match last.take() {
                     Some((paths, read)) => {
                         let changes = as_changes(paths, &read, &indexed, &mut done, &mut vanished);
@@ -177,8 +211,20 @@ impl CodeIndex {
             last = Some((round, read));
         }
         if let Some((paths, read)) = last {
-            let changes = as_changes(paths, &read, &indexed, &mut done, &mut vanished);
-            writes += tables_write(self, &changes)?;
+            let next = match read_ahead {
+                true => &stale[read_up_to..(read_up_to + ROUND).min(stale.len())],
+                false => &[],
+            };
+            let (wrote, next_read) = std::thread::scope(|s| {
+                let reading = s.spawn(|| parallel(next, |path: &&str| read_one(root, path)));
+                let changes = as_changes(paths, &read, &indexed, &mut done, &mut vanished);
+                let wrote = tables_write(self, &changes);
+                (wrote, reading.join().unwrap_or_default())
+            });
+            writes += wrote?;
+            self.ahead = (next.iter().map(|path| path.to_string()))
+                .zip(next_read)
+                .collect();
         }
         // Everything before the answer's token is in the index now, but for the files left
         // (pending). A file that vanished while being read, or a refresh cut short, leaves
@@ -417,6 +463,32 @@ fn parallel<T: Sync, R: Send + Default>(items: &[T], f: impl Fn(&T) -> R + Sync)
         }
     });
     out
+}
+
+/// The reads of `round`: those read ahead whose stamp is still the one they were read with
+/// (taken out of `ahead`), the others read now.
+fn read_round(root: &Path, round: &[&str], ahead: &mut Ahead) -> Vec<Read> {
+    let kept: Vec<Option<Read>> = (round.iter())
+        .map(|path| ahead.remove(*path).filter(|read| still(root, path, read)))
+        .collect();
+    let missing: Vec<&str> = (round.iter().zip(&kept))
+        .filter(|(_, kept)| kept.is_none())
+        .map(|(path, _)| *path)
+        .collect();
+    let mut fresh = parallel(&missing, |path: &&str| read_one(root, path)).into_iter();
+    (kept.into_iter())
+        .map(|kept| kept.unwrap_or_else(|| fresh.next().unwrap_or_default()))
+        .collect()
+}
+
+/// Whether the file at `path` is still as it was when `read` (its stamp then; a file missing
+/// then is read again).
+fn still(root: &Path, path: &str, read: &Read) -> bool {
+    let stamp = match read {
+        Read::Indexed(stamp, _) | Read::Skipped(stamp) => *stamp,
+        Read::Missing => return false,
+    };
+    std::fs::symlink_metadata(root.join(path)).is_ok_and(|meta| FileStamp::of(&meta) == stamp)
 }
 
 /// One file's stamp and extraction: only regular files are opened (a named pipe would block

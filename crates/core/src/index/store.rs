@@ -122,6 +122,20 @@ impl Indexes {
         let done = lock(&index).refresh_until(root, walk.stamped_paths(), changes, deadline)?;
         Ok((index, done))
     }
+
+    /// [`refreshed`](Self::refreshed) as one of the short refreshes of a build, reading the
+    /// next round ahead (see [`CodeIndex::refresh_reading_ahead`]).
+    pub fn refreshed_reading_ahead(
+        &self,
+        root: &Path,
+        walk: &Walk,
+        changes: &Changes,
+        deadline: Option<Instant>,
+    ) -> Result<Refreshed> {
+        let index = self.project(root)?;
+        let mut index = lock(&index);
+        index.refresh_reading_ahead(root, walk.stamped_paths(), changes, deadline)
+    }
 }
 
 /// Locks `mutex`; a panic while it was held can only have left a write undone (SQLite rolls

@@ -131,6 +131,41 @@ fn a_deadline_leaves_the_rest_for_the_next_refresh() {
     assert_eq!(index.definitions_of("f699").unwrap()[0].path, "f699.rs");
 }
 
+/// A build in short refreshes reads the next round while it writes its last one; the next
+/// refresh takes those reads as they are, but for a file changed since, which it reads again.
+#[test]
+fn a_refresh_reading_ahead_leaves_the_next_round_read_unless_a_file_changed_since() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let names = many_files(root);
+    let mut index = CodeIndex::in_memory().unwrap();
+    let paths = || names.iter().map(String::as_str).map(|p| (p, None));
+    let past = std::time::Instant::now();
+    let first =
+        (index.refresh_reading_ahead(root, paths(), &Changes::unknown(), Some(past))).unwrap();
+    assert_eq!((first.extracted, first.left), (512, 188), "{first:?}");
+    assert_eq!(index.ahead.len(), 188);
+    assert!(index.definitions_of("f600").unwrap().is_empty());
+    // A read taken as it is: what it holds (put there by hand, the file as it was) goes in.
+    let Some(refresh::Read::Indexed(_, held)) = index.ahead.get_mut("f650.rs") else {
+        panic!("f650.rs read ahead");
+    };
+    *held = extract("f650.rs", "fn held650() {}\n");
+    // A file changed since it was read ahead is read again.
+    fs::write(root.join("f600.rs"), "fn changed600() {}\n").unwrap();
+    let rest = (index.refresh_until(root, paths(), &Changes::unknown(), None)).unwrap();
+    assert_eq!((rest.extracted, rest.left), (188, 0), "{rest:?}");
+    assert_eq!(index.definitions_of("held650").unwrap()[0].path, "f650.rs");
+    assert_eq!(
+        index.definitions_of("changed600").unwrap()[0].path,
+        "f600.rs"
+    );
+    assert!(index.definitions_of("f600").unwrap().is_empty());
+    assert_eq!(index.definitions_of("f699").unwrap()[0].path, "f699.rs");
+    // Nothing is left read ahead by a refresh that did not stop early.
+    assert!(index.ahead.is_empty());
+}
+
 /// A refresh of several rounds writes each round while reading the next: every round's
 /// files, the last one's too, are in the index when it returns, and counted once.
 #[test]
