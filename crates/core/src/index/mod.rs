@@ -70,12 +70,7 @@ impl std::fmt::Debug for CodeIndex {
 impl CodeIndex {
     /// An index in memory, for one process.
     pub fn in_memory() -> Result<Self> {
-        let db = Connection::open_in_memory()?;
-        tables::prepare(&db)?;
-        Ok(CodeIndex {
-            db,
-            ahead: refresh::Ahead::default(),
-        })
+        CodeIndex::on(Connection::open_in_memory()?)
     }
 
     /// The index stored at `path`, created when missing.
@@ -83,7 +78,11 @@ impl CodeIndex {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        let db = Connection::open(path)?;
+        CodeIndex::on(Connection::open(path)?)
+    }
+
+    /// The index in `db`, its tables readied.
+    fn on(db: Connection) -> Result<Self> {
         tables::prepare(&db)?;
         Ok(CodeIndex {
             db,

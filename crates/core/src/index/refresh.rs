@@ -215,11 +215,15 @@ impl CodeIndex {
                 true => &stale[read_up_to..(read_up_to + ROUND).min(stale.len())],
                 false => &[],
             };
+            let changes = as_changes(paths, &read, &indexed, &mut done, &mut vanished);
+            // A thread only when there is something to read ahead (never for a turn's
+            // refresh).
             let (wrote, next_read) = std::thread::scope(|s| {
-                let reading = s.spawn(|| parallel(next, |path: &&str| read_one(root, path)));
-                let changes = as_changes(paths, &read, &indexed, &mut done, &mut vanished);
+                let reading = (!next.is_empty())
+                    .then(|| s.spawn(|| parallel(next, |path: &&str| read_one(root, path))));
                 let wrote = tables_write(self, &changes);
-                (wrote, reading.join().unwrap_or_default())
+                let next_read = reading.map_or_else(Vec::new, |r| r.join().unwrap_or_default());
+                (wrote, next_read)
             });
             writes += wrote?;
             self.ahead = (next.iter().map(|path| path.to_string()))
