@@ -130,11 +130,15 @@ pub fn run(ctx: &Ctx, args: RunArgs) -> Result<ExitCode> {
             "duration_ms": ran.duration_ms,
             "sandbox": ran.sandbox,
             "kind": ran.kind,
+            "proposal": ran.proposal,
         });
         super::output::println(&value);
     } else {
         super::output::print(&ran.stdout);
         eprint!("{}", ran.stderr);
+        for note in ran.proposal.iter().flat_map(|p| p.notes()) {
+            eprintln!("tandem: {note}");
+        }
         if let Some(note) = ending(&ran) {
             eprintln!("tandem: {note}");
         }

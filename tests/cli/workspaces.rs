@@ -87,6 +87,78 @@ fn chat_with_a_proposal(
     (cli, project, proposed)
 }
 
+/// A run in a Build chat's workspace sees its pending proposal as the review shows it (the
+/// newest reply's, what it cannot hold said with why), while the project stays as it was; a
+/// file the workspace changed itself keeps its own version, and the run says so.
+#[test]
+fn a_run_in_a_build_chat_sees_its_pending_proposal() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("proj");
+    repo_with(&root, &[("src/main.rs", "fn main() {}\n")]);
+    let root = root.canonicalize().unwrap();
+    let (cli, project, proposed) = chat_with_a_proposal(dir.path(), &root);
+    let chat = proposed["chat_id"].as_i64().unwrap().to_string();
+    let first = proposed["message_id"].as_i64().unwrap();
+
+    let ran = cli.json(&["run", "--chat", &chat, "--", "cat README.md"]);
+    assert_eq!(ran["stdout"], "# Demo\n", "{ran}");
+    assert_eq!(ran["proposal"]["message_id"], first, "{ran}");
+    assert_eq!(ran["proposal"]["written"], serde_json::json!(["README.md"]));
+    assert_eq!(ran["proposal"]["left_out"], serde_json::json!([]));
+    let own = cli.run(&["run", "--chat", &chat, "--", "echo mine > notes.txt"]);
+    assert!(own.status.success(), "{own:?}");
+
+    // A newer reply in the chat: its README, and an edit that cannot be made.
+    let reply = dir.path().join("reply2.md");
+    write(
+        &reply,
+        "<tandem-write path=\"README.md\"># Demo 2\n</tandem-write>\n\
+         <tandem-search-replace path=\"src/main.rs\">\n<<<<<<< SEARCH\nfn absent() {}\n\
+         =======\nfn present() {}\n>>>>>>> REPLACE\n</tandem-search-replace>\n",
+    );
+    let second = cli.json(&[
+        "propose",
+        "--project",
+        &project,
+        "--chat",
+        &chat,
+        "--response",
+        reply.to_str().unwrap(),
+    ]);
+    let second = second["message_id"].as_i64().unwrap();
+    let ran = cli.json(&[
+        "run",
+        "--chat",
+        &chat,
+        "--",
+        "cat README.md notes.txt src/main.rs",
+    ]);
+    assert_eq!(ran["stdout"], "# Demo 2\nmine\nfn main() {}\n", "{ran}");
+    assert_eq!(ran["proposal"]["message_id"], second, "{ran}");
+    assert_eq!(ran["proposal"]["written"], serde_json::json!(["README.md"]));
+    let left_out = ran["proposal"]["left_out"].as_array().unwrap();
+    assert_eq!(left_out.len(), 1, "{ran}");
+    assert_eq!(left_out[0]["path"], "src/main.rs");
+    assert!(!left_out[0]["reason"].as_str().unwrap().is_empty());
+
+    // The workspace's own README wins over the proposal's, and the run says so.
+    let own = cli.run(&["run", "--chat", &chat, "--", "echo changed > README.md"]);
+    assert!(own.status.success(), "{own:?}");
+    let ran = cli.run(&["run", "--chat", &chat, "--", "cat README.md"]);
+    assert_eq!(String::from_utf8_lossy(&ran.stdout), "changed\n");
+    let said = String::from_utf8_lossy(&ran.stderr);
+    assert!(
+        said.contains("tandem: README.md: the workspace's own version ran, not the proposal's"),
+        "{said}"
+    );
+    assert!(
+        said.contains("tandem: src/main.rs: not in the run ("),
+        "{said}"
+    );
+    assert!(!root.join("README.md").exists());
+    assert_eq!(common::git(&root, &["status", "--porcelain"]), "");
+}
+
 /// A chat's workspace from the terminal: `tandem run` works in it (the project untouched,
 /// the exit code passed on), `workspace list` shows it, `workspace clean --chat` removes it,
 /// and one whose chat is gone goes at the next start.

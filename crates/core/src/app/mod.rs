@@ -41,6 +41,7 @@ mod turns;
 mod usage;
 mod workspaces;
 
+pub use crate::layer::{Held, LeftOut};
 pub use answers::{SAME_COMMAND, call_fingerprint};
 pub use approver::{
     APPROVER_TOKEN_SECRET, ApproverSettings, ApproverShown, ApproverStarted, token_hint,
@@ -63,7 +64,8 @@ pub use symbols::{
 pub use turns::{NewChat, StartedTurn};
 pub use usage::{ModelUsage, USAGE_DAYS, UsageReport, price_of};
 pub use workspaces::{
-    CleanScope, Cleaned, RUN_OUTPUT_CAP, WorkspaceError, WorkspaceInfo, WorkspaceRun, human_bytes,
+    CleanScope, Cleaned, RUN_OUTPUT_CAP, RunProposal, WorkspaceError, WorkspaceInfo, WorkspaceRun,
+    human_bytes,
 };
 
 // The records the use cases return, for the front-ends to import from here.

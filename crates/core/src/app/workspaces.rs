@@ -1,9 +1,12 @@
 //! The chats' workspaces: listing them with their size, cleaning them, and the person's own
 //! run of a command in one (`tandem run`, the review's Run button). A run happens where the
-//! agent's commands do — in its container, the workspace at the project's path — and what
-//! it changes stays in the workspace: it never joins the proposal.
+//! agent's commands do — in its container, the workspace at the project's path — on what the
+//! review shows: the chat's pending proposal is put into the workspace first where the
+//! workspace does not hold it (a Build reply's), see [`Workspace::hold`]. What a run changes
+//! stays in the workspace: it never joins the proposal by itself.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -11,7 +14,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::{App, AppError, Result};
 use crate::checks::CheckError;
-use crate::layer::{Kind, Layer, LayerError, Workspace};
+use crate::edits::{FileSelection, Selection};
+use crate::engine::Engine;
+use crate::layer::{Ending, Held, Kind, Layer, LayerError, LeftOut, Workspace};
 use crate::store::StoreError;
 use crate::store::keys::CHECK_TIMEOUT_SECS;
 
@@ -57,6 +62,34 @@ pub struct WorkspaceRun {
     pub sandbox: serde_json::Value,
     /// How the workspace is kept: `overlay` or `copy`.
     pub kind: &'static str,
+    /// The pending proposal the run saw (`None`: the chat has none, and nothing of an
+    /// earlier one had to be taken back).
+    pub proposal: Option<RunProposal>,
+}
+
+/// The chat's pending proposal in a run's workspace.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunProposal {
+    /// Its reply (`None`: none is pending; what an earlier one put was taken back).
+    pub message_id: Option<i64>,
+    #[serde(flatten)]
+    pub held: Held,
+}
+
+impl RunProposal {
+    /// What a person should know of the run's view, one line a file: where it is not the
+    /// proposal's (the workspace's own version, or the project's).
+    pub fn notes(&self) -> Vec<String> {
+        let kept = (self.held.kept.iter())
+            .map(|path| format!("{path}: the workspace's own version ran, not the proposal's"));
+        let left_out = (self.held.left_out.iter()).map(|file| {
+            format!(
+                "{}: not in the run ({}); the project's version ran",
+                file.path, file.reason
+            )
+        });
+        kept.chain(left_out).collect()
+    }
 }
 
 impl WorkspaceRun {
@@ -127,11 +160,17 @@ impl App {
             return Err(WorkspaceError::NoContainer(why).into());
         }
         let layer = Layer::of(&self.layers_home(), chat_id);
-        let opened =
-            tokio::task::spawn_blocking(move || Workspace::open(layer, &project.path, false))
-                .await
-                .map_err(|e| AppError::Task(e.to_string()))?;
-        let workspace = opened.map_err(WorkspaceError::Layer)?;
+        let pending = self.store().pending_proposal(chat_id)?;
+        let engine = Arc::clone(&self.engine);
+        let opened = tokio::task::spawn_blocking(move || {
+            let workspace =
+                Workspace::open(layer, &project.path, false).map_err(WorkspaceError::Layer)?;
+            let proposal = hold_pending(&engine, &workspace, pending)?;
+            Ok::<_, AppError>((workspace, proposal))
+        })
+        .await
+        .map_err(|e| AppError::Task(e.to_string()))?;
+        let (workspace, proposal) = opened?;
         let settings = crate::checks::CheckSettings {
             command: command.clone(),
             timeout: self
@@ -165,8 +204,71 @@ impl App {
             duration_ms: u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
             sandbox: outcome.sandbox.to_json(),
             kind,
+            proposal,
         })
     }
+}
+
+/// Puts the chat's pending proposal `pending` into `workspace`, as the review shows it
+/// (what it cannot hold, an error or a conflict, left out with why); with none pending,
+/// takes back what an earlier one put.
+fn hold_pending(
+    engine: &Engine,
+    workspace: &Workspace,
+    pending: Option<i64>,
+) -> Result<Option<RunProposal>> {
+    let (mut endings, mut unusable) = (Vec::new(), Vec::new());
+    if let Some(message_id) = pending {
+        let plan = engine.review(message_id)?.plan;
+        let mut files = Vec::new();
+        for file in &plan.files {
+            match file.error.as_ref().or(file.conflict.as_ref()) {
+                Some(reason) => unusable.push(LeftOut {
+                    path: file.path.clone(),
+                    reason: reason.clone(),
+                }),
+                None => files.push(FileSelection {
+                    path: file.path.clone(),
+                    hunks: None,
+                }),
+            }
+        }
+        // An edit that failed on a file it alone touches leaves no file change: said too.
+        for op in &plan.operations {
+            let file = op.op != crate::edits::plan::OpKind::AddDependency;
+            if file
+                && op.status == crate::edits::plan::OpStatus::Error
+                && plan.file(&op.path).is_none()
+                && !unusable.iter().any(|u: &LeftOut| u.path == op.path)
+            {
+                unusable.push(LeftOut {
+                    path: op.path.clone(),
+                    reason: op.error.clone().unwrap_or_else(|| "the edit failed".into()),
+                });
+            }
+        }
+        let selection = Selection {
+            files,
+            dependencies: false,
+        };
+        let writes = (plan.writes(Some(&selection))).map_err(crate::engine::EngineError::from)?;
+        endings = (writes.into_iter())
+            .map(|write| Ending {
+                path: write.rel,
+                content: write.new,
+            })
+            .collect();
+    }
+    let held = workspace
+        .hold(&endings, &unusable)
+        .map_err(WorkspaceError::Layer)?;
+    if pending.is_none() && held == Held::default() {
+        return Ok(None);
+    }
+    Ok(Some(RunProposal {
+        message_id: pending,
+        held,
+    }))
 }
 
 /// A size as people read it: `812 B`, `4.2 MB`, `1.3 GB` (powers of 1000, as file managers

@@ -154,17 +154,8 @@ fn view_with(
         return Err(failed("no overlay".into()));
     }
     for write in writes {
-        let path = workspace.view().join(&write.rel);
-        match &write.new {
-            Some((bytes, mode)) => {
-                if let Some(parent) = path.parent() {
-                    std::fs::create_dir_all(parent).map_err(|e| failed(e.to_string()))?;
-                }
-                crate::folder::write_file_atomic(&path, bytes, Some(*mode))
-                    .map_err(|e| failed(e.to_string()))?;
-            }
-            None => crate::folder::remove_file(&path).map_err(|e| failed(e.to_string()))?,
-        }
+        let content = (write.new.as_ref()).map(|(bytes, mode)| (&bytes[..], *mode));
+        (workspace.put(&write.rel, content)).map_err(|e| failed(e.to_string()))?;
     }
     Ok((workspace, dir))
 }

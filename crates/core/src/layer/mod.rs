@@ -15,6 +15,7 @@
 //! when its proposal is approved or rejected, or its chat is deleted or archived.
 
 mod clean;
+mod hold;
 mod lock;
 mod scan;
 mod track;
@@ -26,6 +27,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use clean::{empty_trash, list, trash_waiting};
+pub use hold::{Ending, Held, LeftOut};
 pub use scan::{MAX_CHANGE_BYTES, Snapshot};
 pub use track::Tracker;
 
@@ -94,6 +96,9 @@ struct Meta {
     /// (`None`: it did not exist): what the person's tree is compared with, so a file they
     /// changed meanwhile is a conflict, never overwritten.
     bases: BTreeMap<String, Option<String>>,
+    /// What [`Workspace::hold`] last put of a pending proposal, each path's content hash
+    /// (`None`: deleted): a path still so is the proposal's, not the workspace's own.
+    held: Option<BTreeMap<String, Option<String>>>,
 }
 
 /// How a layer is used.

@@ -83,6 +83,9 @@ fn output(ui: &mut Ui, ran: &WorkspaceRun, commands: &mut Vec<Command>) {
             commands.push(WorkspaceCommand::ClearRun.into());
         }
     });
+    for note in ran.proposal.iter().flat_map(|p| p.notes()) {
+        ui.colored_label(theme::WARN, note);
+    }
     if ran.stdout.is_empty() && ran.stderr.is_empty() {
         ui.weak("No output.");
     }

@@ -202,9 +202,25 @@ fn the_run_panel_runs_what_is_typed_and_shows_the_output() {
             duration_ms: 12,
             sandbox: serde_json::json!({"confined": true}),
             kind: "overlay",
+            proposal: Some(tandem_core::app::RunProposal {
+                message_id: Some(7),
+                held: tandem_core::app::Held {
+                    written: vec!["README.md".into()],
+                    kept: vec!["src/lib.rs".into()],
+                    restored: Vec::new(),
+                    left_out: vec![tandem_core::app::LeftOut {
+                        path: "src/main.rs".into(),
+                        reason: "the search text was not found".into(),
+                    }],
+                },
+            }),
         })),
     };
     h.run();
+    h.get_by_label("src/lib.rs: the workspace's own version ran, not the proposal's");
+    h.get_by_label(
+        "src/main.rs: not in the run (the search text was not found); the project's version ran",
+    );
     assert!(h.query_all_by_value("echo hi").next().is_some());
     h.get_by_label("exit code 0");
     h.get_by_label("hi");
