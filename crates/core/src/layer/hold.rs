@@ -9,7 +9,7 @@
 //! longer touches goes back to the project's — while a path a run changed since is the
 //! workspace's own.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
@@ -73,55 +73,74 @@ impl Workspace {
                 .get(path)
                 .is_some_and(|put| holds.get(path) == Some(&Some(put.clone())))
         };
+        // What the layer holds of a proposal, kept up to date write by write: saved even when
+        // one fails, so what was put is never taken for the workspace's own.
+        let mut put: BTreeMap<String, State> = (put_before.iter())
+            .filter(|(path, _)| theirs(path))
+            .map(|(path, state)| (path.clone(), state.clone()))
+            .collect();
         let mut held = Held::default();
-        let mut put = BTreeMap::new();
-        for ending in endings {
-            let state = (ending.content.as_ref()).map(|(bytes, _)| crate::folder::blob_hash(bytes));
-            let now = holds.get(&ending.path);
-            if now.is_some() && !theirs(&ending.path) {
-                if now != Some(&Some(state)) {
-                    held.kept.push(ending.path.clone());
+        let done = (|| {
+            // Taken back first: a file put before may stand where this proposal has a folder.
+            let proposed: BTreeSet<&str> = endings.iter().map(|e| e.path.as_str()).collect();
+            for path in put_before.keys() {
+                if theirs(path) && !proposed.contains(path.as_str()) {
+                    self.restore(path)?;
+                    put.remove(path);
+                    held.restored.push(path.clone());
                 }
-                continue;
             }
-            if now != Some(&Some(state.clone())) {
-                let content = (ending.content.as_ref()).map(|(bytes, mode)| (&bytes[..], *mode));
-                self.put(&ending.path, content)?;
-                held.written.push(ending.path.clone());
+            for ending in endings {
+                let state =
+                    (ending.content.as_ref()).map(|(bytes, _)| crate::folder::blob_hash(bytes));
+                let now = holds.get(&ending.path);
+                if now.is_some() && !theirs(&ending.path) {
+                    if now != Some(&Some(state)) {
+                        held.kept.push(ending.path.clone());
+                    }
+                    continue;
+                }
+                if now != Some(&Some(state.clone())) {
+                    let content =
+                        (ending.content.as_ref()).map(|(bytes, mode)| (&bytes[..], *mode));
+                    self.put(&ending.path, content)?;
+                    held.written.push(ending.path.clone());
+                }
+                put.insert(ending.path.clone(), state);
             }
-            put.insert(ending.path.clone(), state);
-        }
+            Ok::<_, LayerError>(())
+        })();
+        meta.held = (!put.is_empty()).then_some(put);
+        self.layer.save_meta(&meta)?;
+        done?;
         for file in unusable {
             if !holds.contains_key(&file.path) || theirs(&file.path) {
                 held.left_out.push(file.clone());
             }
         }
-        for path in put_before.keys() {
-            if theirs(path) && !put.contains_key(path) {
-                self.restore(path)?;
-                held.restored.push(path.clone());
-            }
-        }
-        meta.held = (!put.is_empty()).then_some(put);
-        self.layer.save_meta(&meta)?;
         Ok(held)
     }
 
     /// Writes `content` (bytes and mode; `None`: deletes) at the workspace path `rel`,
     /// resolved inside the view: a link the workspace holds never carries a write out of it.
     pub fn put(&self, rel: &str, content: Option<(&[u8], u32)>) -> Result<(), LayerError> {
-        let refused = |e: crate::folder::PathError| LayerError::Io {
-            path: self.view().join(rel),
-            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()),
-        };
-        let at = crate::folder::resolve(self.view(), rel)
-            .map_err(refused)?
-            .abs;
+        let at = self.inside(rel)?;
         match content {
             Some((bytes, mode)) => {
                 crate::folder::write_file_atomic(&at, bytes, Some(mode)).map_err(io(&at))
             }
             None => crate::folder::remove_file(&at).map_err(io(&at)),
+        }
+    }
+
+    /// Where the workspace path `rel` is in the view, links followed only inside it.
+    fn inside(&self, rel: &str) -> Result<std::path::PathBuf, LayerError> {
+        match crate::folder::resolve(self.view(), rel) {
+            Ok(resolved) => Ok(resolved.abs),
+            Err(e) => Err(LayerError::Io {
+                path: self.view().join(rel),
+                source: std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()),
+            }),
         }
     }
 
@@ -134,7 +153,11 @@ impl Workspace {
             Some(crate::folder::FileState::File { bytes, mode }) => {
                 self.put(rel, Some((&bytes, mode)))
             }
-            _ => self.put(rel, None),
+            // Not the project's: gone, with the folders only it kept.
+            _ => {
+                let at = self.inside(rel)?;
+                crate::folder::remove_file_and_emptied(&at, self.view()).map_err(io(&at))
+            }
         }
     }
 }
@@ -251,8 +274,31 @@ mod tests {
         let workspace = Workspace::open(layer, &root, true).unwrap_or_else(|e| panic!("{e}"));
         std::os::unix::fs::symlink(&outside, workspace.view().join("out"))
             .unwrap_or_else(|e| panic!("{e}"));
-        let held = workspace.hold(&[write("out/x.txt", "x\n")], &[]);
+        let first = [write("a.txt", "a\n"), write("out/x.txt", "x\n")];
+        let held = workspace.hold(&first, &[]);
         assert!(held.is_err(), "{held:?}");
         assert!(!outside.join("x.txt").exists());
+        // What was put before the refusal is still known as the proposal's: taken back.
+        let held = workspace.hold(&[], &[]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(held.restored, ["a.txt"]);
+        assert!(!workspace.view().join("a.txt").exists());
+    }
+
+    /// A file an earlier proposal put gives way to a folder of the next one's.
+    #[test]
+    fn a_file_put_before_gives_way_to_a_folder_of_the_next_proposal() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = dir.path().join("project");
+        fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
+        let layer = Layer::of(&dir.path().join("data"), 1);
+        let workspace = Workspace::open(layer, &root, true).unwrap_or_else(|e| panic!("{e}"));
+        (workspace.hold(&[write("x", "file\n")], &[])).unwrap_or_else(|e| panic!("{e}"));
+        let held = (workspace.hold(&[write("x/y", "in a folder\n")], &[]))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            (held.restored, held.written),
+            (vec!["x".to_string()], vec!["x/y".to_string()])
+        );
+        assert_eq!(read(&workspace, "x/y").as_deref(), Some("in a folder\n"));
     }
 }
