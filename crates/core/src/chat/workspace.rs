@@ -102,9 +102,12 @@ impl ChatService {
         }
     }
 
-    /// Removes a chat's workspace (its proposal was decided, or the chat went).
+    /// Removes a chat's workspace (its proposal was decided, or the chat went), unless a run
+    /// or a turn has it open: then it stays, stale, for the next start's clean.
     pub fn discard_workspace(&self, chat_id: i64) -> Result<(), crate::layer::LayerError> {
-        Layer::of(&self.layers_home(), chat_id).discard()
+        Layer::of(&self.layers_home(), chat_id)
+            .discard_unused()
+            .map(|_| ())
     }
 
     /// Where the chats' workspaces live: below the engine's data directory (the database's),

@@ -73,7 +73,9 @@ impl Engine {
         let Ok(message) = self.store.message(message_id) else {
             return;
         };
-        let _ = crate::layer::Layer::of(data_dir, message.chat_id).discard();
+        // Never under a run or a turn that has it open: then it stays, stale, for the next
+        // start's clean.
+        let _ = crate::layer::Layer::of(data_dir, message.chat_id).discard_unused();
     }
 
     /// Settles a proposal an approval left "applying" (pending, with the commit it was being

@@ -118,42 +118,87 @@ fn view_project(root: &Path) -> Option<PathBuf> {
     Some(project)
 }
 
-/// Follows the link `link` inside a view (`root`, the project being `project` there):
-/// lexically, each target mapped into the view; `None` when it leads out of the project,
-/// dangles, or loops.
-fn follow_in_view(root: &Path, project: &Path, link: &Path) -> Option<PathBuf> {
-    let mut at = link.to_path_buf();
-    for _ in 0..40 {
-        let target = std::fs::read_link(&at).ok()?;
-        let inside: PathBuf = match target.strip_prefix(project) {
-            Ok(rel) if target.is_absolute() => rel.to_path_buf(),
-            Err(_) if target.is_absolute() => return None,
-            _ => {
-                let parent = at.parent()?.strip_prefix(root).ok()?.to_path_buf();
-                parent.join(target)
+/// The most links one path may go through, as the kernel allows.
+const MAX_LINKS: usize = 40;
+
+/// Resolves `rel` (normalised) inside the view `root`, the project being `project` there:
+/// component by component, never by the kernel (which would follow an absolute link from the
+/// holder's root, the host's). A link is replaced by its target (an absolute one mapped
+/// through `project`), whose components are checked in turn, so the path returned has no
+/// link in it; a target outside the project, a loop, or an unreadable link is refused.
+fn resolve_in_view(
+    root: &Path,
+    project: &Path,
+    rel: &str,
+    raw: &str,
+) -> Result<PathBuf, PathError> {
+    let escape = |target: String| PathError::SymlinkEscape {
+        path: raw.to_string(),
+        target,
+    };
+    let mut todo: std::collections::VecDeque<std::ffi::OsString> =
+        rel.split('/').map(std::ffi::OsString::from).collect();
+    let mut done = PathBuf::new();
+    let (mut links, mut missing) = (0, false);
+    while let Some(part) = todo.pop_front() {
+        if part == ".." {
+            // Below a missing component the kernel would fail: so does this.
+            if missing || !done.pop() {
+                return Err(escape(format!("{rel} (beyond the project)")));
             }
-        };
-        let mut rel = PathBuf::new();
-        for part in inside.components() {
-            match part {
-                Component::Normal(p) => rel.push(p),
-                Component::CurDir => {}
-                Component::ParentDir => {
-                    if !rel.pop() {
-                        return None;
+            continue;
+        }
+        if part.is_empty() || part == "." {
+            continue;
+        }
+        done.push(&part);
+        if missing {
+            continue;
+        }
+        let at = root.join(&done);
+        match at.symlink_metadata() {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                links += 1;
+                let target =
+                    std::fs::read_link(&at).map_err(|_| escape("an unreadable target".into()))?;
+                if links > MAX_LINKS {
+                    return Err(escape(format!("{} (a loop of links)", target.display())));
+                }
+                done.pop();
+                let inside = match target.strip_prefix(project) {
+                    Ok(rest) if target.is_absolute() => {
+                        done = PathBuf::new();
+                        rest.to_path_buf()
+                    }
+                    Err(_) if target.is_absolute() => {
+                        return Err(escape(target.display().to_string()));
+                    }
+                    _ => target.clone(),
+                };
+                let mut parts = Vec::new();
+                for component in inside.components() {
+                    match component {
+                        Component::Normal(p) => parts.push(p.to_os_string()),
+                        Component::ParentDir => parts.push("..".into()),
+                        Component::CurDir => {}
+                        _ => return Err(escape(target.display().to_string())),
                     }
                 }
-                _ => return None,
+                for part in parts.into_iter().rev() {
+                    todo.push_front(part);
+                }
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => missing = true,
+            Err(e) => {
+                return Err(PathError::Io {
+                    path: raw.to_string(),
+                    message: e.to_string(),
+                });
             }
         }
-        at = root.join(rel);
-        match std::fs::symlink_metadata(&at) {
-            Ok(meta) if meta.file_type().is_symlink() => continue,
-            Ok(_) => return Some(at),
-            Err(_) => return None,
-        }
     }
-    None
+    Ok(root.join(done))
 }
 
 /// Resolves `raw` inside `root`. The root itself must exist; the path need not. Existing
@@ -166,7 +211,10 @@ pub fn resolve(root: &Path, raw: &str) -> Result<ResolvedPath, PathError> {
         message: e.to_string(),
     };
     let root = root_path(root).map_err(io_error)?;
-    let view = view_project(&root);
+    if let Some(project) = view_project(&root) {
+        let abs = resolve_in_view(&root, &project, &rel, raw)?;
+        return checked(abs, &root, raw);
+    }
 
     // Walk down the components while they exist. The first missing one ends the walk: what
     // does not exist cannot be a symlink.
@@ -176,17 +224,6 @@ pub fn resolve(root: &Path, raw: &str) -> Result<ResolvedPath, PathError> {
     for part in parts.by_ref() {
         let next = existing.join(part);
         match next.symlink_metadata() {
-            Ok(meta) if meta.file_type().is_symlink() && view.is_some() => {
-                let project = view.as_deref().unwrap_or(Path::new("/"));
-                existing = follow_in_view(&root, project, &next).ok_or_else(|| {
-                    PathError::SymlinkEscape {
-                        path: raw.to_string(),
-                        target: std::fs::read_link(&next)
-                            .map(|t| t.display().to_string())
-                            .unwrap_or_else(|_| "an unreadable target".into()),
-                    }
-                })?;
-            }
             Ok(meta) if meta.file_type().is_symlink() => {
                 let target = next.canonicalize().map_err(|_| {
                     // Dangling: we cannot prove where a later write would land.
@@ -219,7 +256,12 @@ pub fn resolve(root: &Path, raw: &str) -> Result<ResolvedPath, PathError> {
     for part in rest {
         abs.push(part);
     }
-    let rel = relative_to(&abs, &root).ok_or_else(|| PathError::SymlinkEscape {
+    checked(abs, &root, raw)
+}
+
+/// `abs` as a path of the project at `root`: inside it, not the root itself, not in `.git`.
+fn checked(abs: PathBuf, root: &Path, raw: &str) -> Result<ResolvedPath, PathError> {
+    let rel = relative_to(&abs, root).ok_or_else(|| PathError::SymlinkEscape {
         path: raw.to_string(),
         target: abs.display().to_string(),
     })?;
@@ -374,6 +416,55 @@ mod tests {
         assert_eq!(via_file.rel, "src/main.rs");
         let new_file = resolve(&root, "alias/brand/new.rs").unwrap();
         assert_eq!(new_file.rel, "src/brand/new.rs");
+    }
+
+    /// A workspace view (`/proc/<pid>/root/…`, here this process's own root over the
+    /// project): links are followed inside the view only, every component of their targets
+    /// checked too, so no chain of links leads out, into `.git`, or onto another file than
+    /// the one named without saying so.
+    #[test]
+    fn in_a_view_no_chain_of_links_leads_out() {
+        let (dir, root) = project();
+        let root = root.canonicalize().unwrap();
+        let outside = dir.path().canonicalize().unwrap().join("outside");
+        let view = PathBuf::from(format!("/proc/{}/root", std::process::id()))
+            .join(root.strip_prefix("/").unwrap());
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        // b leads out; c leads through b; d is an absolute link back into the project, e
+        // a relative one through it; g reaches .git by an absolute link, h through g.
+        symlink(dir.path().canonicalize().unwrap(), root.join("b")).unwrap();
+        symlink("b/outside", root.join("c")).unwrap();
+        symlink(root.join("src"), root.join("d")).unwrap();
+        symlink("d/nested", root.join("e")).unwrap();
+        symlink(root.join(".git"), root.join("g")).unwrap();
+        symlink("g/hooks", root.join("h")).unwrap();
+        symlink("loop2", root.join("loop1")).unwrap();
+        symlink("loop1", root.join("loop2")).unwrap();
+        for raw in [
+            "b/outside/secret",
+            "c/secret",
+            "c/new.txt",
+            "b/proj/src/main.rs",
+            "loop1/x",
+        ] {
+            let result = resolve(&view, raw);
+            assert!(
+                matches!(result, Err(PathError::SymlinkEscape { .. })),
+                "{raw}: {result:?}"
+            );
+        }
+        for raw in ["g/config", "h/pre-commit"] {
+            let result = resolve(&view, raw);
+            assert!(
+                matches!(result, Err(PathError::GitDirectory(_))),
+                "{raw}: {result:?}"
+            );
+        }
+        let inside = resolve(&view, "e/new.rs").unwrap();
+        assert_eq!(inside.rel, "src/nested/new.rs");
+        assert_eq!(inside.abs, view.join("src/nested/new.rs"));
+        assert_eq!(resolve(&view, "d/main.rs").unwrap().rel, "src/main.rs");
+        assert!(outside.join("secret").exists());
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::{Change, LayerError, Workspace, io};
+use super::{LayerError, Workspace, io};
 
 /// One path as a proposal leaves it: its bytes and permission bits, or deleted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,8 +44,17 @@ pub struct LeftOut {
     pub reason: String,
 }
 
-/// How the workspace holds a path: its content hash, or `None` when deleted.
+/// A path as the record keeps what was put there: its content hash, or `None` when deleted.
 type State = Option<String>;
+
+/// What is at a path of the view now.
+#[derive(Debug, PartialEq, Eq)]
+enum Seen {
+    /// A file (its content hash), or nothing: comparable with what was put.
+    Is(State),
+    /// A link (at the path or on the way to it), a folder, anything else: the workspace's own.
+    Other,
+}
 
 impl Workspace {
     /// Puts `endings` (the pending proposal's: none when there is no pending proposal) into
@@ -53,25 +62,24 @@ impl Workspace {
     /// earlier call put that `endings` no longer has. `unusable` are the proposal's files
     /// that cannot be put, with why.
     pub fn hold(&self, endings: &[Ending], unusable: &[LeftOut]) -> Result<Held, LayerError> {
-        let mut meta = self.layer.meta();
+        let mut meta = self.layer.record()?;
         let put_before = meta.held.take().unwrap_or_default();
-        // What it holds now against the project; a path it cannot say (not text, a link)
-        // is held and never the proposal's.
-        let holds: BTreeMap<String, Option<State>> = (self.all_changes()?.into_iter())
-            .map(|change| match change {
-                Change::Write { path, content } => {
-                    let hash = crate::folder::blob_hash(content.as_bytes());
-                    (path, Some(Some(hash)))
-                }
-                Change::Delete { path } => (path, Some(None)),
-                Change::Skipped { path, .. } => (path, None),
-            })
+        // The paths it holds otherwise than the project (ignored ones aside).
+        let changed: BTreeSet<String> = (self.all_changes()?.into_iter())
+            .map(|change| change.path().to_string())
             .collect();
-        // A path is the proposal's while the workspace holds it as it was put.
+        let was: BTreeMap<&str, Seen> = (put_before.keys())
+            .map(|path| (path.as_str(), self.seen(path)))
+            .collect();
+        // A path is the proposal's while it is as it was put; the workspace's own when it
+        // changed it (from the project, or from what was put: a run that deleted or reverted
+        // a file put there), or keeps anything but a file there.
         let theirs = |path: &str| {
-            put_before
-                .get(path)
-                .is_some_and(|put| holds.get(path) == Some(&Some(put.clone())))
+            (put_before.get(path)).is_some_and(|put| was.get(path) == Some(&Seen::Is(put.clone())))
+        };
+        let own = |path: &str, now: &Seen| {
+            *now == Seen::Other
+                || ((changed.contains(path) || put_before.contains_key(path)) && !theirs(path))
         };
         // What the layer holds of a proposal, kept up to date write by write: saved even when
         // one fails, so what was put is never taken for the workspace's own.
@@ -93,14 +101,15 @@ impl Workspace {
             for ending in endings {
                 let state =
                     (ending.content.as_ref()).map(|(bytes, _)| crate::folder::blob_hash(bytes));
-                let now = holds.get(&ending.path);
-                if now.is_some() && !theirs(&ending.path) {
-                    if now != Some(&Some(state)) {
+                // Seen after the take-back, which may have cleared the way.
+                let now = self.seen(&ending.path);
+                if own(&ending.path, &now) {
+                    if now != Seen::Is(state) {
                         held.kept.push(ending.path.clone());
                     }
                     continue;
                 }
-                if now != Some(&Some(state.clone())) {
+                if now != Seen::Is(state.clone()) {
                     let content =
                         (ending.content.as_ref()).map(|(bytes, mode)| (&bytes[..], *mode));
                     self.put(&ending.path, content)?;
@@ -113,12 +122,26 @@ impl Workspace {
         meta.held = (!put.is_empty()).then_some(put);
         self.layer.save_meta(&meta)?;
         done?;
+        // A file the proposal cannot have (a failed edit, a conflict): the workspace's own
+        // version runs where it has one, else the project's.
         for file in unusable {
-            if !holds.contains_key(&file.path) || theirs(&file.path) {
-                held.left_out.push(file.clone());
+            match own(&file.path, &self.seen(&file.path)) {
+                true => held.kept.push(file.path.clone()),
+                false => held.left_out.push(file.clone()),
             }
         }
         Ok(held)
+    }
+
+    /// What is at the workspace path `rel` now.
+    fn seen(&self, rel: &str) -> Seen {
+        match crate::folder::resolve(self.view(), rel) {
+            Ok(resolved) if resolved.rel == rel => match crate::folder::read_state(&resolved.abs) {
+                Ok(state) => Seen::Is(state.hash()),
+                Err(_) => Seen::Other,
+            },
+            _ => Seen::Other,
+        }
     }
 
     /// Writes `content` (bytes and mode; `None`: deletes) at the workspace path `rel`,
@@ -144,20 +167,37 @@ impl Workspace {
         }
     }
 
-    /// Sets `rel` back to the project's content (or removes it, where the project has none).
+    /// Sets `rel` back to the project's content, or removes it (and the folders only it
+    /// kept) where the project has none. Anything else there in the project (a folder, a
+    /// file that cannot be read) is refused: removing the file would hide it.
     fn restore(&self, rel: &str) -> Result<(), LayerError> {
-        let project = crate::folder::resolve(&self.project, rel)
-            .ok()
-            .and_then(|resolved| crate::folder::read_state(&resolved.abs).ok());
-        match project {
-            Some(crate::folder::FileState::File { bytes, mode }) => {
+        let in_project = crate::folder::resolve(&self.project, rel)
+            .map_err(|e| e.to_string())
+            .and_then(|resolved| {
+                crate::folder::read_state(&resolved.abs).map_err(|e| e.to_string())
+            });
+        match in_project {
+            Ok(crate::folder::FileState::File { bytes, mode }) => {
                 self.put(rel, Some((&bytes, mode)))
             }
-            // Not the project's: gone, with the folders only it kept.
-            _ => {
+            Ok(crate::folder::FileState::Missing) => {
                 let at = self.inside(rel)?;
-                crate::folder::remove_file_and_emptied(&at, self.view()).map_err(io(&at))
+                crate::folder::remove_file(&at).map_err(io(&at))?;
+                let mut folder = std::path::Path::new(rel).parent();
+                while let Some(dir) = folder.filter(|d| !d.as_os_str().is_empty()) {
+                    if self.project.join(dir).exists()
+                        || std::fs::remove_dir(self.view().join(dir)).is_err()
+                    {
+                        break;
+                    }
+                    folder = dir.parent();
+                }
+                Ok(())
             }
+            Err(why) => Err(LayerError::Held {
+                path: rel.to_string(),
+                why,
+            }),
         }
     }
 }
@@ -274,14 +314,102 @@ mod tests {
         let workspace = Workspace::open(layer, &root, true).unwrap_or_else(|e| panic!("{e}"));
         std::os::unix::fs::symlink(&outside, workspace.view().join("out"))
             .unwrap_or_else(|e| panic!("{e}"));
-        let first = [write("a.txt", "a\n"), write("out/x.txt", "x\n")];
-        let held = workspace.hold(&first, &[]);
-        assert!(held.is_err(), "{held:?}");
+        let held = (workspace.hold(&[write("a.txt", "a\n"), write("out/x.txt", "x\n")], &[]))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            (held.written, held.kept),
+            (vec!["a.txt".to_string()], vec!["out/x.txt".to_string()])
+        );
         assert!(!outside.join("x.txt").exists());
-        // What was put before the refusal is still known as the proposal's: taken back.
-        let held = workspace.hold(&[], &[]).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(held.restored, ["a.txt"]);
+    }
+
+    /// A take-back that would hide what the project now has there is refused with why, and
+    /// what was put stays known as the proposal's: taken back once it can be.
+    #[test]
+    fn a_take_back_never_hides_a_project_folder_and_the_record_outlives_a_refusal() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = dir.path().join("project");
+        fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
+        let layer = Layer::of(&dir.path().join("data"), 1);
+        let workspace = Workspace::open(layer, &root, true).unwrap_or_else(|e| panic!("{e}"));
+        (workspace.hold(&[write("a.txt", "a\n"), write("x", "file\n")], &[]))
+            .unwrap_or_else(|e| panic!("{e}"));
+        fs::create_dir_all(root.join("x")).unwrap_or_else(|e| panic!("{e}"));
+        let refused = workspace.hold(&[], &[]);
+        assert!(
+            matches!(refused, Err(LayerError::Held { ref path, .. }) if path == "x"),
+            "{refused:?}"
+        );
         assert!(!workspace.view().join("a.txt").exists());
+        assert_eq!(read(&workspace, "x").as_deref(), Some("file\n"));
+        fs::remove_dir(root.join("x")).unwrap_or_else(|e| panic!("{e}"));
+        let held = workspace.hold(&[], &[]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(held.restored, ["x"]);
+        assert!(!workspace.view().join("x").exists());
+    }
+
+    /// What a run did to a file put there is its own, even back to the project's version or
+    /// gone; a link it put on the way makes the path its own too, never written through; an
+    /// ignored file put there is known as well; a file that cannot be put is the workspace's
+    /// own where it has one.
+    #[test]
+    fn a_runs_revert_deletion_or_link_is_its_own() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = dir.path().join("project");
+        fs::create_dir_all(root.join("docs")).unwrap_or_else(|e| panic!("{e}"));
+        for (path, text) in [
+            ("README.md", "hello\n"),
+            ("docs/notes.txt", "n\n"),
+            (".gitignore", "build/\n"),
+        ] {
+            fs::write(root.join(path), text).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let layer = Layer::of(&dir.path().join("data"), 1);
+        let workspace = Workspace::open(layer, &root, true).unwrap_or_else(|e| panic!("{e}"));
+        let view = workspace.view().to_path_buf();
+        let first = [
+            write("README.md", "proposed\n"),
+            write("gen.txt", "generated\n"),
+            write("build/config.json", "{}\n"),
+        ];
+        (workspace.hold(&first, &[])).unwrap_or_else(|e| panic!("{e}"));
+        // The run: README back to the project's, gen.txt gone, docs a link to its own copy.
+        fs::write(view.join("README.md"), "hello\n").unwrap_or_else(|e| panic!("{e}"));
+        fs::remove_file(view.join("gen.txt")).unwrap_or_else(|e| panic!("{e}"));
+        fs::rename(view.join("docs"), view.join("mydocs")).unwrap_or_else(|e| panic!("{e}"));
+        fs::write(view.join("mydocs/notes.txt"), "run's own\n").unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink("mydocs", view.join("docs")).unwrap_or_else(|e| panic!("{e}"));
+        let second = [
+            write("README.md", "proposed\n"),
+            write("gen.txt", "generated\n"),
+            write("docs/notes.txt", "proposed\n"),
+            write("build/config.json", "{}\n"),
+        ];
+        let conflict = LeftOut {
+            path: "mydocs/notes.txt".into(),
+            reason: "changed since".into(),
+        };
+        let held = workspace
+            .hold(&second, std::slice::from_ref(&conflict))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            held.kept,
+            ["README.md", "gen.txt", "docs/notes.txt", "mydocs/notes.txt"]
+        );
+        assert_eq!(
+            (held.written.len(), held.left_out.len()),
+            (0, 0),
+            "{held:?}"
+        );
+        assert_eq!(
+            read(&workspace, "mydocs/notes.txt").as_deref(),
+            Some("run's own\n")
+        );
+        assert_eq!(read(&workspace, "README.md").as_deref(), Some("hello\n"));
+        // The ignored file put there is the proposal's: taken back when no longer proposed.
+        let held = workspace.hold(&[], &[]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(held.restored, ["build/config.json"]);
+        assert!(!view.join("build").exists());
     }
 
     /// A file an earlier proposal put gives way to a folder of the next one's.

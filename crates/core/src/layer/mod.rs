@@ -75,6 +75,16 @@ pub enum LayerError {
     Copy(String),
     #[error("the chat's workspace is in use (by a turn or a run): try again when it ends")]
     Busy,
+    #[error(
+        "{path} in the chat's workspace was put there by an earlier proposal and cannot be \
+         taken back ({why}): `tandem workspace clean --chat N` starts the workspace afresh"
+    )]
+    Held { path: String, why: String },
+    #[error(
+        "the chat's workspace's record cannot be read ({0}): `tandem workspace clean --chat N` \
+         starts the workspace afresh"
+    )]
+    Record(String),
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> LayerError + '_ {
@@ -188,11 +198,22 @@ impl Layer {
         lock::held(&self.dir)
     }
 
+    /// Its record, for what is only read (unreadable: as if never used).
     fn meta(&self) -> Meta {
-        fs::read(self.dir.join("meta.json"))
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default()
+        self.record().unwrap_or_default()
+    }
+
+    /// Its record, for what writes it back: none yet is a fresh one; one that cannot be read
+    /// is refused, never replaced (its bases mark the person's conflicts, its `held` what a
+    /// proposal put).
+    fn record(&self) -> Result<Meta, LayerError> {
+        let path = self.dir.join("meta.json");
+        match fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|e| LayerError::Record(format!("{}: {e}", path.display()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Meta::default()),
+            Err(e) => Err(LayerError::Io { path, source: e }),
+        }
     }
 
     fn save_meta(&self, meta: &Meta) -> Result<(), LayerError> {
@@ -212,7 +233,7 @@ impl Layer {
         project: &Path,
         paths: impl IntoIterator<Item = &'a str>,
     ) -> Result<(), LayerError> {
-        let mut meta = self.meta();
+        let mut meta = self.record()?;
         let mut added = false;
         for rel in paths {
             if meta.bases.contains_key(rel) {
@@ -296,7 +317,7 @@ impl Workspace {
     /// workspace of a layer is open at a time: [`LayerError::Busy`] while another is.
     pub fn open(layer: Layer, project: &Path, copy: bool) -> Result<Workspace, LayerError> {
         let lock = lock::take(&layer.dir)?;
-        let mut meta = layer.meta();
+        let mut meta = layer.record()?;
         let project = project.canonicalize().map_err(io(project))?;
         if meta.project != project && !meta.project.as_os_str().is_empty() {
             // A layer of another project (the chat moved): it cannot be reused.
@@ -310,7 +331,9 @@ impl Workspace {
             let private = fs::Permissions::from_mode(0o700);
             fs::set_permissions(&layer.dir, private).map_err(io(&layer.dir))?;
         }
-        let want = match copy || overlay::supported().is_err() {
+        // A layer kept as a copy stays one (an overlay that could not be mounted at this
+        // project's path falls back to it): starting it again would lose what it holds.
+        let want = match copy || overlay::supported().is_err() || layer.kind() == Some(Kind::Copy) {
             true => Kind::Copy,
             false => Kind::Overlay,
         };

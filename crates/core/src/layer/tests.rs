@@ -86,3 +86,48 @@ fn changes_are_found_the_same_in_an_overlay_and_a_copy() {
         assert!(!Layer::of(&data, 1).exists());
     }
 }
+
+/// A workspace that fell back to a copy (an overlay cannot be mounted at a project path with
+/// a comma) keeps what it holds from one open to the next.
+#[test]
+fn a_workspace_that_fell_back_to_a_copy_keeps_what_it_holds() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let root = dir.path().join("pro,ject");
+    fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
+    fs::write(root.join("a.txt"), "a\n").unwrap_or_else(|e| panic!("{e}"));
+    let layer = Layer::of(&dir.path().join("data"), 1);
+    let open = || Workspace::open(layer.clone(), &root, false).unwrap_or_else(|e| panic!("{e}"));
+    let workspace = open();
+    fs::write(workspace.view().join("own.txt"), "mine\n").unwrap_or_else(|e| panic!("{e}"));
+    let kind = workspace.kind();
+    drop(workspace);
+    let workspace = open();
+    assert_eq!(workspace.kind(), kind);
+    assert_eq!(
+        fs::read_to_string(workspace.view().join("own.txt"))
+            .ok()
+            .as_deref(),
+        Some("mine\n"),
+        "{kind:?}"
+    );
+}
+
+/// A layer whose record cannot be read is refused with a way out, never opened over a fresh
+/// record (which would forget its bases and what a proposal put there).
+#[test]
+fn a_layer_with_an_unreadable_record_is_refused_not_reset() {
+    let (_dir, root, data) = project();
+    let layer = Layer::of(&data, 1);
+    drop(Workspace::open(layer.clone(), &root, true).unwrap_or_else(|e| panic!("{e}")));
+    let record = layer.dir().join("meta.json");
+    fs::write(&record, "{\"held\": {\"README.md\": 5").unwrap_or_else(|e| panic!("{e}"));
+    let refused = Workspace::open(layer.clone(), &root, true);
+    match refused {
+        Err(e @ LayerError::Record(_)) => assert!(e.to_string().contains("workspace clean"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        fs::read_to_string(&record).ok().as_deref(),
+        Some("{\"held\": {\"README.md\": 5")
+    );
+}
