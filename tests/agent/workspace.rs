@@ -345,6 +345,100 @@ async fn the_persons_edit_underneath_shows_through_and_a_shared_file_conflicts()
     );
 }
 
+/// A turn that carries an earlier turn's changes but fails makes no proposal: the earlier
+/// one stays pending, and the workspace holding it stays (a stale one would be removed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_turn_leaves_the_earlier_proposal_and_its_workspace() {
+    if !kernel_overlay() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must prove the overlay workspace"
+        );
+        return;
+    }
+    let s = setup(ProviderKind::Ollama).await;
+    project(&s);
+    s.tool_calling("native");
+    s.script(
+        "/api/chat",
+        vec![
+            ollama_tool_call(
+                "write_file",
+                json!({"path": "src/util.sh", "content": FIXED}),
+            ),
+            text("Fixed add."),
+        ],
+    );
+    let chat = s.chat(ChatMode::Agent);
+    let first = send(&s, chat, "fix add").await;
+    // The next turn breaks the step protocol until it gives up.
+    s.tool_calling("text");
+    s.script("/api/chat", (0..4).map(|_| text("just chatting")).collect());
+    let handle = (s.service.send(chat, "again", SendOptions::default()).await).unwrap();
+    let second = tokio::time::timeout(std::time::Duration::from_secs(30), handle.outcome)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(second.status, tandem_core::store::MessageStatus::Error);
+    let first = s.engine.store().message(first.message_id).unwrap();
+    assert_eq!(
+        first.approval_state,
+        Some(tandem_core::store::ApprovalState::Pending)
+    );
+    let layer = s
+        .root
+        .parent()
+        .unwrap()
+        .join(format!("data/workspaces/{chat}"));
+    assert!(layer.exists());
+    let stale = (s.engine.workspaces(&s.root.parent().unwrap().join("data"))).unwrap();
+    assert!(stale.iter().all(|w| !w.stale), "{stale:?}");
+}
+
+/// An edit through a link the agent made in its workspace would land on another file than
+/// the one its proposal names (the project has no such link): refused with the real path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_through_a_workspace_link_is_refused_with_the_real_path() {
+    if !kernel_overlay() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must prove the overlay workspace"
+        );
+        return;
+    }
+    let s = setup(ProviderKind::Ollama).await;
+    project(&s);
+    s.tool_calling("native");
+    s.script(
+        "/api/chat",
+        vec![
+            ollama_tool_call("run_shell", json!({"command": "ln -s src s3"})),
+            ollama_tool_call(
+                "write_file",
+                json!({"path": "s3/evil.sh", "content": "echo evil\n"}),
+            ),
+            text("Done."),
+        ],
+    );
+    let chat = s.chat(ChatMode::Agent);
+    let outcome = send(&s, chat, "write through the link").await;
+    let steps = s.steps(outcome.message_id);
+    let write = (steps.iter())
+        .find(|st| st.tool.as_deref() == Some("write_file"))
+        .and_then(|st| st.result.clone())
+        .unwrap_or_default();
+    assert!(
+        write.contains("leads through a link in the workspace to src/evil.sh"),
+        "{write}"
+    );
+    let review = s.engine.review(outcome.message_id).unwrap();
+    assert!(
+        review.plan.files.iter().all(|f| !f.path.contains("evil")),
+        "{:?}",
+        review.plan.files
+    );
+}
+
 /// Where overlays cannot be mounted the workspace is a copy: the same turn works there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_copy_workspace_does_the_same_when_forced() {

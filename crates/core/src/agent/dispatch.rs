@@ -268,9 +268,26 @@ async fn write_into(tracker: &Arc<Tracker>, action: Action) -> Result<(), String
     let tracker = Arc::clone(tracker);
     tokio::task::spawn_blocking(move || {
         let view = tracker.workspace().view().to_path_buf();
+        // The paths the edit names, normalised: the proposal is planned on the project by them.
+        let named: Vec<String> = match &action {
+            Action::Rename { from, to } => vec![from.clone(), to.clone()],
+            other => vec![action_path(other)],
+        };
+        let named: Vec<String> = (named.iter())
+            .filter_map(|p| crate::folder::normalize_relative(p).ok())
+            .collect();
         let plan =
             crate::edits::plan::plan_actions(&view, [Ok(action)]).map_err(|e| e.to_string())?;
-        for write in plan.writes(None).map_err(|e| e.to_string())? {
+        let writes = plan.writes(None).map_err(|e| e.to_string())?;
+        // A link in the workspace would have the edit land on another file than the one the
+        // proposal names (the project has no such link): the model is told the real path.
+        if let Some(write) = writes.iter().find(|w| !named.contains(&w.rel)) {
+            return Err(format!(
+                "the path leads through a link in the workspace to {}: edit {} itself",
+                write.rel, write.rel
+            ));
+        }
+        for write in writes {
             match &write.new {
                 Some((bytes, mode)) => {
                     if let Some(parent) = write.abs.parent() {

@@ -18,7 +18,12 @@ impl ChatService {
         })
         .await;
         match result {
-            Ok(Ok(plan)) => outcome.plan = Some(plan),
+            Ok(Ok(plan)) => {
+                if plan.is_proposal() {
+                    self.give_way(turn);
+                }
+                outcome.plan = Some(plan);
+            }
             Ok(Err(e)) => outcome.approve_error = Some(e.to_string()),
             Err(e) => outcome.approve_error = Some(e.to_string()),
         }

@@ -66,19 +66,10 @@ impl ChatService {
         Some(Arc::new(tracker))
     }
 
-    /// Makes `carried` part of this turn's proposal, and the earlier undecided proposals of
-    /// the chat give way to it.
+    /// Makes `carried` part of this turn's proposal; the earlier undecided proposals of the
+    /// chat give way to it once it is one ([`ChatService::give_way`]).
     fn carry(&self, turn: &Turn, carried: &[Change]) {
         let store = self.engine.store();
-        if let Ok(messages) = store.messages(turn.chat.id) {
-            for message in messages {
-                if message.id != turn.message_id
-                    && message.approval_state == Some(ApprovalState::Pending)
-                {
-                    let _ = store.set_approval(message.id, ApprovalState::Rejected, None);
-                }
-            }
-        }
         for change in carried {
             let (tool, arguments) = match change {
                 Change::Write { path, content } => (
@@ -98,6 +89,31 @@ impl ChatService {
             };
             if let Ok(step) = store.add_agent_step(turn.message_id, StepKind::Tool, &step) {
                 self.event(turn, ChatEventKind::Step { step });
+            }
+        }
+    }
+
+    /// When this turn's reply carried an earlier turn's changes and is now a proposal, the
+    /// chat's earlier undecided proposals give way to it: one workspace, one proposal. Not
+    /// before: a turn that fails leaves them pending, and their workspace with them.
+    pub(super) fn give_way(&self, turn: &Turn) {
+        let store = self.engine.store();
+        let carried = (store
+            .agent_steps(turn.message_id)
+            .ok()
+            .into_iter()
+            .flatten())
+        .any(|step| step.reason.as_deref() == Some(CARRIED));
+        if !carried {
+            return;
+        }
+        if let Ok(messages) = store.messages(turn.chat.id) {
+            for message in messages {
+                if message.id != turn.message_id
+                    && message.approval_state == Some(ApprovalState::Pending)
+                {
+                    let _ = store.set_approval(message.id, ApprovalState::Rejected, None);
+                }
             }
         }
     }

@@ -162,7 +162,10 @@ fn resolve_in_view(
                 let target =
                     std::fs::read_link(&at).map_err(|_| escape("an unreadable target".into()))?;
                 if links > MAX_LINKS {
-                    return Err(escape(format!("{} (a loop of links)", target.display())));
+                    return Err(escape(format!(
+                        "{} (more than {MAX_LINKS} links: a loop?)",
+                        target.display()
+                    )));
                 }
                 done.pop();
                 let inside = match target.strip_prefix(project) {

@@ -125,7 +125,10 @@ impl Workspace {
         // A file the proposal cannot have (a failed edit, a conflict): the workspace's own
         // version runs where it has one, else the project's.
         for file in unusable {
-            match own(&file.path, &self.seen(&file.path)) {
+            // A path no workspace file can have (`..`, absolute, in `.git`) is never its own.
+            let valid = crate::folder::normalize_relative(&file.path)
+                .is_ok_and(|rel| !rel.split('/').any(|part| part.eq_ignore_ascii_case(".git")));
+            match valid && own(&file.path, &self.seen(&file.path)) {
                 true => held.kept.push(file.path.clone()),
                 false => held.left_out.push(file.clone()),
             }
@@ -195,6 +198,7 @@ impl Workspace {
                 Ok(())
             }
             Err(why) => Err(LayerError::Held {
+                chat: self.layer.chat_id,
                 path: rel.to_string(),
                 why,
             }),
@@ -254,10 +258,14 @@ mod tests {
                 },
                 write("new.txt", "N1\n"),
             ];
-            let held = (workspace.hold(&first, std::slice::from_ref(&conflict)))
-                .unwrap_or_else(|e| panic!("{e}"));
+            let hostile = ["../evil", ".git/config", "/etc/hostname"].map(|path| LeftOut {
+                path: path.into(),
+                reason: "refused".into(),
+            });
+            let unusable = [[conflict.clone()].as_slice(), &hostile].concat();
+            let held = (workspace.hold(&first, &unusable)).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(held.written, ["src/a.txt", "b.txt", "new.txt"], "{copy}");
-            assert_eq!(held.left_out, std::slice::from_ref(&conflict));
+            assert_eq!(held.left_out, unusable);
             assert!(held.kept.is_empty() && held.restored.is_empty(), "{held:?}");
             assert_eq!(read(&workspace, "src/a.txt").as_deref(), Some("A1\n"));
             assert_eq!(read(&workspace, "b.txt"), None);

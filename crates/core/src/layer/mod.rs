@@ -77,14 +77,18 @@ pub enum LayerError {
     Busy,
     #[error(
         "{path} in the chat's workspace was put there by an earlier proposal and cannot be \
-         taken back ({why}): `tandem workspace clean --chat N` starts the workspace afresh"
+         taken back ({why}): `tandem workspace clean --chat {chat}` starts the workspace afresh"
     )]
-    Held { path: String, why: String },
+    Held {
+        chat: i64,
+        path: String,
+        why: String,
+    },
     #[error(
-        "the chat's workspace's record cannot be read ({0}): `tandem workspace clean --chat N` \
-         starts the workspace afresh"
+        "the chat's workspace's record cannot be read ({why}): `tandem workspace clean --chat \
+         {chat}` starts the workspace afresh"
     )]
-    Record(String),
+    Record { chat: i64, why: String },
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> LayerError + '_ {
@@ -209,8 +213,10 @@ impl Layer {
     fn record(&self) -> Result<Meta, LayerError> {
         let path = self.dir.join("meta.json");
         match fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map_err(|e| LayerError::Record(format!("{}: {e}", path.display()))),
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| LayerError::Record {
+                chat: self.chat_id,
+                why: format!("{}: {e}", path.display()),
+            }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Meta::default()),
             Err(e) => Err(LayerError::Io { path, source: e }),
         }

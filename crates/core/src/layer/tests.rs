@@ -123,7 +123,9 @@ fn a_layer_with_an_unreadable_record_is_refused_not_reset() {
     fs::write(&record, "{\"held\": {\"README.md\": 5").unwrap_or_else(|e| panic!("{e}"));
     let refused = Workspace::open(layer.clone(), &root, true);
     match refused {
-        Err(e @ LayerError::Record(_)) => assert!(e.to_string().contains("workspace clean"), "{e}"),
+        Err(e @ LayerError::Record { .. }) => {
+            assert!(e.to_string().contains("workspace clean --chat 1"), "{e}")
+        }
         other => panic!("{other:?}"),
     }
     assert_eq!(
