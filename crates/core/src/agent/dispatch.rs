@@ -287,17 +287,10 @@ async fn write_into(tracker: &Arc<Tracker>, action: Action) -> Result<(), String
                 write.rel, write.rel
             ));
         }
+        let workspace = tracker.workspace();
         for write in writes {
-            match &write.new {
-                Some((bytes, mode)) => {
-                    if let Some(parent) = write.abs.parent() {
-                        std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
-                    }
-                    crate::folder::write_file_atomic(&write.abs, bytes, Some(*mode))
-                        .map_err(|e| e.to_string())?;
-                }
-                None => crate::folder::remove_file(&write.abs).map_err(|e| e.to_string())?,
-            }
+            let content = (write.new.as_ref()).map(|(bytes, mode)| (&bytes[..], *mode));
+            (workspace.put(&write.rel, content)).map_err(|e| e.to_string())?;
         }
         tracker.absorb().map_err(|e| e.to_string())
     })
