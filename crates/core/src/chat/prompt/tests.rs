@@ -284,6 +284,60 @@ fn thousands_of_paths_become_an_outline_that_fits_a_small_window() {
 }
 
 #[test]
+fn the_names_not_sent_take_a_sixteenth_when_files_are_ranked_a_quarter_in_the_agents_modes() {
+    let mut files: Vec<(String, String)> = Vec::new();
+    for d in 0..60 {
+        for f in 0..50 {
+            files.push((
+                format!("src/module_{d:02}/file_{f:02}.rs"),
+                format!("pub fn f_{f}() {{ /* {} */ }}\n", "x".repeat(200)),
+            ));
+        }
+    }
+    let refs: Vec<(&str, String)> = files.iter().map(|(p, c)| (p.as_str(), c.clone())).collect();
+    let dir = project(&refs);
+    let cache = ContextCache::default();
+    let listing = |budget_tokens, only_priority| {
+        let (messages, breakdown) = assemble(
+            PromptInputs {
+                system: "SYSTEM".into(),
+                history: Vec::new(),
+                prompt: "fix it",
+                window: 32_768,
+                reply_reserve: 8_192,
+                estimate_scale: 1.0,
+                walk: &walk(dir.path()),
+                context: ContextOptions {
+                    budget_tokens,
+                    only_priority,
+                    ..ContextOptions::default()
+                },
+            },
+            &cache,
+        )
+        .unwrap();
+        assert!(breakdown.fits(), "{breakdown:?}");
+        let system = &messages[0].content;
+        let start = system.find("Other files").expect("a listing");
+        crate::tokens::estimate(&system[start..])
+    };
+    // The room for the codebase: the window less the reply, the system prompt and the prompt.
+    let room = 32_768 - 8_192 - 20;
+    let build = listing(usize::MAX, false);
+    assert!(
+        build <= room / 16 && build > room / 32,
+        "Build: {build} tokens"
+    );
+    for (budget, only) in [(0, false), (usize::MAX, true)] {
+        let agent = listing(budget, only);
+        assert!(
+            agent > room / 8 && agent <= room / 4,
+            "Agent: {agent} tokens"
+        );
+    }
+}
+
+#[test]
 fn the_meter_counts_what_is_sent_and_the_reply_reserve_against_the_window() {
     let breakdown = ContextBreakdown {
         window: 32_768,
