@@ -395,6 +395,61 @@ async fn a_failed_turn_leaves_the_earlier_proposal_and_its_workspace() {
     assert!(stale.iter().all(|w| !w.stale), "{stale:?}");
 }
 
+/// An Agent turn whose workspace cannot be opened does not start: its commands would change
+/// the person's project directly, and nothing of it would come back for review.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_turn_whose_workspace_cannot_be_opened_does_not_start() {
+    let s = setup(ProviderKind::Ollama).await;
+    project(&s);
+    s.tool_calling("native");
+    s.script(
+        "/api/chat",
+        vec![
+            ollama_tool_call(
+                "write_file",
+                json!({"path": "src/util.sh", "content": FIXED}),
+            ),
+            text("Fixed add."),
+            ollama_tool_call("run_shell", json!({"command": "echo pwned > pwned.txt"})),
+            text("Done."),
+        ],
+    );
+    let chat = s.chat(ChatMode::Agent);
+    let first = send(&s, chat, "fix add").await;
+    let record = (s.root.parent().unwrap()).join(format!("data/workspaces/{chat}/meta.json"));
+    std::fs::write(&record, "{ not json").unwrap();
+    let before = tree(&s.root);
+    let asked = s.chat_requests().len();
+    let options = SendOptions {
+        allow_risk: Some(tandem_core::agent::policy::Risk::High),
+        ..SendOptions::default()
+    };
+    let handle = (s.service.send(chat, "again", options).await).unwrap();
+    let second = tokio::time::timeout(std::time::Duration::from_secs(30), handle.outcome)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        !s.root.join("pwned.txt").exists(),
+        "the command changed the project"
+    );
+    assert_eq!(second.status, tandem_core::store::MessageStatus::Error);
+    let error = second.error.unwrap_or_default();
+    assert!(
+        error.contains("record cannot be read")
+            && error.contains(&format!("tandem workspace clean --chat {chat}")),
+        "{error}"
+    );
+    // The model was never asked, the project is as it was, the first proposal still waits.
+    assert_eq!(s.chat_requests().len(), asked);
+    assert_eq!(tree(&s.root), before);
+    let first = s.engine.store().message(first.message_id).unwrap();
+    assert_eq!(
+        first.approval_state,
+        Some(tandem_core::store::ApprovalState::Pending)
+    );
+}
+
 /// An edit through a link the agent made in its workspace would land on another file than
 /// the one its proposal names (the project has no such link): refused with the real path.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -123,21 +123,19 @@ impl ChatService {
             .flatten()
             .map_or(crate::process::DEFAULT_TIMEOUT, Duration::from_secs);
         let mut notes = String::new();
-        let workspace = self.open_workspace(turn, &mut notes).await;
-        let mut request = request;
-        if workspace.is_none()
-            && turn.chat.mode == ChatMode::Agent
-            && let Some(system) = request
-                .messages
-                .iter_mut()
-                .find(|m| m.role == crate::llm::ChatRole::System)
-        {
-            system.content.push_str(
-                "\n\nThis turn has no workspace: your edits are not on disk until the user \
-                 approves, so read_file and run_shell still see the original files, and a \
-                 command's changes go straight to the user's project.",
-            );
-        }
+        // Fails closed: an Agent turn whose workspace cannot be opened does not start, as its
+        // commands would change the person's project directly.
+        let workspace = match (self.open_workspace(turn).await, turn.chat.mode) {
+            (Ok(workspace), _) => workspace,
+            (Err(why), ChatMode::Plan) => {
+                notes.push_str(&format!("> {why}: this turn reads the project itself.\n\n"));
+                None
+            }
+            (Err(why), _) => {
+                outcome.error = Some(format!("{why}. The turn did not start."));
+                return;
+            }
+        };
         let config = AgentConfig {
             workspace: workspace.clone(),
             indexes: runner::CodeIndexes {

@@ -269,10 +269,16 @@ impl ChatService {
         };
         // The agent works in the chat's workspace, shown at the project's own path in its
         // container (no copy per turn); what it changes there becomes the proposal.
-        let mut notes = String::new();
-        let Some(tracker) = self.open_workspace(turn, &mut notes).await else {
-            outcome.error = Some(notes.trim().trim_start_matches("> ").to_string());
-            return;
+        let tracker = match self.open_workspace(turn).await {
+            Ok(Some(tracker)) => tracker,
+            Ok(None) => {
+                outcome.error = Some("The chat has no workspace to work in.".into());
+                return;
+            }
+            Err(why) => {
+                outcome.error = Some(format!("{why}. The turn did not start."));
+                return;
+            }
         };
         let config = &turn.choice.provider.config().clone();
         let spec = RunSpec {

@@ -14,18 +14,15 @@ use crate::store::{ApprovalState, ChatMode, NewStep, StepDecision, StepKind};
 const CARRIED: &str = "carried from an earlier turn (its proposal was not decided)";
 
 impl ChatService {
-    /// The chat's workspace for `turn`, or `None` (a Plan turn of a chat without one, or it
-    /// could not be opened: `notes` then says why, and the agent works on the project as
-    /// before, its edits only proposed).
-    pub(super) async fn open_workspace(
-        &self,
-        turn: &Turn,
-        notes: &mut String,
-    ) -> Option<Arc<Tracker>> {
+    /// The chat's workspace for `turn`: `Ok(None)` for a Plan turn of a chat without one, and
+    /// why when it could not be opened. The agent works only in its workspace, so that what
+    /// it and its commands change comes back as a proposal: an Agent turn without one does not
+    /// start (a Plan turn, which changes nothing, reads the project instead).
+    pub(super) async fn open_workspace(&self, turn: &Turn) -> Result<Option<Arc<Tracker>>, String> {
         let plan = turn.chat.mode == ChatMode::Plan;
         let layer = Layer::of(&self.layers_home(), turn.chat.id);
         if plan && !layer.exists() {
-            return None;
+            return Ok(None);
         }
         // The person's own run may have it open (`tandem run`, the review's Run): the turn
         // waits for it rather than work on the project itself.
@@ -46,24 +43,13 @@ impl ChatService {
         };
         let (tracker, carried) = match opened {
             Ok(Ok(opened)) => opened,
-            Ok(Err(e)) => {
-                notes.push_str(&format!(
-                    "> The chat's workspace could not be opened ({e}): this turn works on the \
-                     project itself, and its commands change it directly.\n\n"
-                ));
-                return None;
-            }
-            Err(e) => {
-                notes.push_str(&format!(
-                    "> The chat's workspace could not be opened: {e}\n\n"
-                ));
-                return None;
-            }
+            Ok(Err(e)) => return Err(format!("The chat's workspace could not be opened: {e}")),
+            Err(e) => return Err(format!("The chat's workspace could not be opened: {e}")),
         };
         if !plan && !carried.is_empty() {
             self.carry(turn, &carried);
         }
-        Some(Arc::new(tracker))
+        Ok(Some(Arc::new(tracker)))
     }
 
     /// Makes `carried` part of this turn's proposal; the earlier undecided proposals of the

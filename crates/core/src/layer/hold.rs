@@ -165,7 +165,7 @@ impl Workspace {
             Ok(resolved) => Ok(resolved.abs),
             Err(e) => Err(LayerError::Io {
                 path: self.view().join(rel),
-                source: std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()),
+                cause: std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()),
             }),
         }
     }

@@ -64,10 +64,11 @@ impl Change {
 
 #[derive(Debug, thiserror::Error)]
 pub enum LayerError {
-    #[error("the chat's workspace ({path}) cannot be used: {source}")]
+    /// Its cause is in the message and not a `source`: printed as a chain, it showed twice.
+    #[error("the chat's workspace ({path}) cannot be used: {cause}")]
     Io {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("the chat's workspace cannot be mounted: {0}")]
     Mount(String),
@@ -92,9 +93,9 @@ pub enum LayerError {
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> LayerError + '_ {
-    move |source| LayerError::Io {
+    move |cause| LayerError::Io {
         path: path.to_path_buf(),
-        source,
+        cause,
     }
 }
 
@@ -218,7 +219,7 @@ impl Layer {
                 why: format!("{}: {e}", path.display()),
             }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Meta::default()),
-            Err(e) => Err(LayerError::Io { path, source: e }),
+            Err(e) => Err(LayerError::Io { path, cause: e }),
         }
     }
 

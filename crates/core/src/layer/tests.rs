@@ -133,3 +133,21 @@ fn a_layer_with_an_unreadable_record_is_refused_not_reset() {
         Some("{\"held\": {\"README.md\": 5")
     );
 }
+
+#[test]
+fn an_io_error_names_its_cause_once_when_printed_as_a_chain() {
+    let error = LayerError::Io {
+        path: PathBuf::from("/data/workspaces/1/upper/src"),
+        cause: std::io::Error::from_raw_os_error(21),
+    };
+    // As `anyhow` prints it (`{:#}`): each error of the chain, joined by ": ".
+    let mut chain = vec![error.to_string()];
+    let mut next = std::error::Error::source(&error);
+    while let Some(e) = next {
+        chain.push(e.to_string());
+        next = e.source();
+    }
+    let printed = chain.join(": ");
+    let cause = std::io::Error::from_raw_os_error(21).to_string();
+    assert_eq!(printed.matches(&cause).count(), 1, "{printed}");
+}
