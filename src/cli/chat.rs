@@ -5,8 +5,8 @@ use std::io::Write;
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 
-use tandem_core::agent::display::visible;
 use tandem_core::app::{AppEvent, ChatEventKind, EditorFocus, EditorSelection, SendOptions};
+use tandem_core::display::visible;
 use tandem_core::store::{AgentStep, ChatMode, MessageStatus, StepKind};
 use tandem_core::trust::Risk;
 

@@ -4,9 +4,9 @@
 use std::io::Write;
 use std::sync::Arc;
 
-use tandem_core::agent::display::{has_hidden, visible};
 use tandem_core::agent::runner::Answer;
 use tandem_core::app::{App, PendingPermission};
+use tandem_core::display::{has_hidden, visible};
 
 /// Throws away what is waiting in the terminal's input queue, just before an approval
 /// question is shown: keys typed (or injected into the terminal, or pasted with the rest of a
@@ -43,7 +43,7 @@ fn flush_terminal_input() {
 pub fn ask_on_terminal(app: &Arc<App>, approval: PendingPermission) {
     let app = Arc::clone(app);
     tokio::task::spawn_blocking(move || {
-        // Escaped (agent::display): a `\r` or an escape sequence must not hide part of what
+        // Escaped (tandem_core::display): a `\r` or an escape sequence must not hide part of what
         // is approved from the terminal. The command is printed whole, however long.
         let command = approval.arguments.get("command").and_then(|c| c.as_str());
         let what = match command.map(visible) {

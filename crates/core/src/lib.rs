@@ -18,6 +18,8 @@
 //! - [`app`] — the use cases: the one door the window and the CLI go through
 //! - [`environment`] — the environment variables Tandem reads, as one snapshot handed down
 //! - [`failpoint`] — where tests make the process kill itself (inert in release builds)
+//! - [`display`] — text shown to the person, made unable to hide part of itself; which
+//!   characters do not show (paths may not hold them)
 //!
 //! A reply is parsed into prose and tags; only complete tags become actions:
 //!
@@ -50,6 +52,7 @@ pub mod app;
 pub mod chat;
 pub mod checks;
 pub mod cli_agents;
+pub mod display;
 pub mod edits;
 pub mod engine;
 pub mod environment;

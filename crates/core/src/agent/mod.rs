@@ -1,7 +1,6 @@
 //! Agent mode: tools, the approval policy, and the loop.
 
 mod dispatch;
-pub mod display;
 pub mod fit;
 pub mod gateway;
 pub mod mcp;

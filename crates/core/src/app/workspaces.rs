@@ -80,12 +80,18 @@ impl RunProposal {
     /// What a person should know of the run's view, one line a file: where it is not the
     /// proposal's (the workspace's own version, or the project's).
     pub fn notes(&self) -> Vec<String> {
-        let kept = (self.held.kept.iter())
-            .map(|path| format!("{path}: the workspace's own version ran, not the proposal's"));
+        // A path left out may be anything a model wrote: shown with what would not show
+        // escaped, on one line.
+        let shown = |path: &str| crate::display::visible(path).replace('\n', "\\n");
+        let kept = (self.held.kept.iter()).map(|path| {
+            let path = shown(path);
+            format!("{path}: the workspace's own version ran, not the proposal's")
+        });
         let left_out = (self.held.left_out.iter()).map(|file| {
             format!(
                 "{}: not in the run ({}); the project's version ran",
-                file.path, file.reason
+                shown(&file.path),
+                file.reason
             )
         });
         kept.chain(left_out).collect()
@@ -289,7 +295,36 @@ pub fn human_bytes(bytes: u64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::human_bytes;
+    use super::{RunProposal, human_bytes};
+    use crate::layer::{Held, LeftOut};
+
+    /// A left-out path is what a model wrote: a bidi override or a line break in it would
+    /// make the note read otherwise, or forge a note of its own.
+    #[test]
+    fn a_note_shows_a_path_as_it_is_on_one_line() {
+        let proposal = RunProposal {
+            message_id: Some(1),
+            held: Held {
+                kept: vec!["src/\u{202e}txt.exe".into()],
+                left_out: vec![LeftOut {
+                    path: "../a\ntandem: src/main.rs".into(),
+                    reason: "the path leaves the project".into(),
+                }],
+                ..Held::default()
+            },
+        };
+        let notes = proposal.notes();
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(notes[0].starts_with("src/\\u{202e}txt.exe: "), "{notes:?}");
+        assert!(
+            notes[1].starts_with("../a\\ntandem: src/main.rs: "),
+            "{notes:?}"
+        );
+        assert!(
+            notes.iter().all(|n| !n.contains(['\n', '\u{202e}'])),
+            "{notes:?}"
+        );
+    }
 
     #[test]
     fn sizes_read_as_people_read_them() {

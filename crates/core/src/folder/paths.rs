@@ -11,6 +11,11 @@ pub enum PathError {
     Empty,
     #[error("the path {0:?} contains a NUL or control character")]
     ControlCharacter(String),
+    #[error(
+        "the path {0:?} contains a character that does not show (a bidi control, a zero-width \
+         character): its name would not read as what it is"
+    )]
+    InvisibleCharacter(String),
     #[error("the path {0:?} is absolute; use a path relative to the project root")]
     Absolute(String),
     #[error("the path {0:?} starts with `~`; home-directory paths are not allowed")]
@@ -50,6 +55,10 @@ pub fn normalize_relative(raw: &str) -> Result<String, PathError> {
     }
     if raw.chars().any(char::is_control) {
         return Err(PathError::ControlCharacter(owned()));
+    }
+    // `src/\u{202e}txt.exe` shows as `src/exe.txt`: a name the review could not show truly.
+    if raw.chars().any(crate::display::is_invisible) {
+        return Err(PathError::InvisibleCharacter(owned()));
     }
     let path = trimmed.replace('\\', "/");
     if path.starts_with("//") {
@@ -359,6 +368,12 @@ mod tests {
             "line\nbreak",
             "tab\there",
             "bell\u{7}",
+            // Names that read as something else: a bidi override (`exe.txt`), an isolate, a
+            // zero-width space, a byte order mark.
+            "src/\u{202e}txt.exe",
+            "src/\u{2066}a\u{2069}.rs",
+            "src/ma\u{200b}in.rs",
+            "\u{feff}main.rs",
             ".git/config",
             ".git/hooks/pre-commit",
             "src/.git/HEAD",

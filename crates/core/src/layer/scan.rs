@@ -297,6 +297,15 @@ pub(super) fn changes(
 ) -> Vec<Change> {
     let mut out = Vec::new();
     for rel in changed_paths(project, before, now) {
+        // A name no proposal may carry (a control character, one that does not show): it
+        // is reported, never proposed under a name the review cannot show.
+        if let Err(e) = crate::folder::normalize_relative(&rel) {
+            out.push(Change::Skipped {
+                path: rel,
+                reason: e.to_string(),
+            });
+            continue;
+        }
         if now.marks.get(&rel) == Some(&Mark::Other) {
             out.push(Change::Skipped {
                 path: rel,

@@ -39,6 +39,10 @@ fn changes_are_found_the_same_in_an_overlay_and_a_copy() {
         fs::remove_file(view.join("b.txt")).unwrap_or_else(|e| panic!("{e}"));
         fs::create_dir_all(view.join("target")).unwrap_or_else(|e| panic!("{e}"));
         fs::write(view.join("target/out"), "built").unwrap_or_else(|e| panic!("{e}"));
+        // Names no proposal may carry: one that reads as `exe.txt`, one with a bell.
+        for name in ["\u{202e}txt.exe", "bell\u{7}.txt"] {
+            fs::write(view.join(name), "x").unwrap_or_else(|e| panic!("{e}"));
+        }
         #[cfg(unix)]
         let _ = std::process::Command::new("mkfifo")
             .arg(view.join("pipe"))
@@ -53,7 +57,13 @@ fn changes_are_found_the_same_in_an_overlay_and_a_copy() {
             })
             .collect();
         got.sort();
-        let mut want = vec!["delete b.txt", "write new.txt", "write src/a.txt"];
+        let mut want = vec![
+            "delete b.txt",
+            "write new.txt",
+            "write src/a.txt",
+            "skip \u{202e}txt.exe",
+            "skip bell\u{7}.txt",
+        ];
         if copy {
             // A copy's listing leaves special files out altogether.
         } else {

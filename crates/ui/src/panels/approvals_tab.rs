@@ -5,8 +5,8 @@ use crate::command::{AgentCommand, Command};
 use crate::model::agent_state::{ApproverStatus, GatewayStatus, payload_text};
 use crate::model::state::AppState;
 use crate::widgets::theme;
-use tandem_core::agent::display::{has_hidden, visible};
 use tandem_core::agent::gateway::Language;
+use tandem_core::display::{has_hidden, visible};
 use tandem_core::store::{DecidedBy, ExecutorDecision, ExecutorRequest, ExecutorRequestKind};
 
 pub fn show(ui: &mut egui::Ui, state: &AppState, commands: &mut Vec<Command>) {

@@ -481,13 +481,10 @@ fn normal_forms(name: &str, words: &[String]) -> (String, String) {
 }
 
 /// Characters a terminal or the shell may show or read differently from what the checker
-/// sees: control characters other than newline and tab, and Unicode format characters
-/// (bidirectional overrides, zero-width joiners).
+/// sees: control characters other than newline and tab, and those that do not show
+/// (bidirectional overrides, zero-width joiners: [`crate::display::is_invisible`]).
 fn unreadable(c: char) -> bool {
-    let control = (c < ' ' && c != '\n' && c != '\t') || ('\u{7f}'..='\u{9f}').contains(&c);
-    let format = matches!(c, '\u{ad}' | '\u{61c}' | '\u{180e}' | '\u{200b}'..='\u{200f}'
-        | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}');
-    control || format
+    (c.is_control() && c != '\n' && c != '\t') || crate::display::is_invisible(c)
 }
 
 /// `f(){ f|f& };f` under any name and spacing.

@@ -8,8 +8,8 @@ use super::{ESSENTIAL_CHARS, essential, essential_whole, risk_badge};
 use crate::command::{AgentCommand, Command};
 use crate::model::agent_state::{AgentView, PermissionView};
 use crate::widgets::theme;
-use tandem_core::agent::display::{has_hidden, visible};
 use tandem_core::agent::runner::Answer;
+use tandem_core::display::{has_hidden, visible};
 
 /// The card, drawn under the steps of the reply that waits on it.
 pub(super) fn approval(

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::command::Command;
 use crate::model::agent_state::AgentView;
 use crate::widgets::theme;
-use tandem_core::agent::display::visible;
+use tandem_core::display::visible;
 use tandem_core::store::{AgentStep, StepDecision, StepKind};
 use tandem_core::trust::Risk;
 

@@ -6,6 +6,9 @@
 //! the other way round), escape sequences recolour, erase or move the cursor, bidi overrides
 //! reorder what follows, and zero-width characters are simply not there to the eye. What the
 //! person approves must be what runs, so [`visible`] writes all of those as escapes.
+//!
+//! A leaf: the paths' checks ([`crate::folder::normalize_relative`] refuses a name holding
+//! what [`is_invisible`] names) and the commands' policy use the same set.
 
 use std::fmt::Write as _;
 
@@ -44,7 +47,7 @@ pub fn has_hidden(text: &str) -> bool {
 }
 
 /// Characters that render as nothing, or that change how the text around them is ordered.
-fn is_invisible(c: char) -> bool {
+pub fn is_invisible(c: char) -> bool {
     matches!(
         c,
         // Soft hyphen, combining grapheme joiner, Arabic letter mark, Hangul fillers,
