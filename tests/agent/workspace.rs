@@ -64,6 +64,20 @@ fn tree(root: &Path) -> Vec<(String, Vec<u8>)> {
     out
 }
 
+/// Whether the overlay tests can run: the kernel gives overlays in user namespaces. Under
+/// `CI` it must (the copy path is proven by its own test; the overlay needs the kernel).
+fn overlay_here() -> bool {
+    if kernel_overlay() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI must prove the overlay workspace"
+    );
+    println!("KERNEL FEATURE UNAVAILABLE: overlays in user namespaces");
+    false
+}
+
 /// The kernel gives overlays in user namespaces (asked through util-linux).
 fn kernel_overlay() -> bool {
     let dir = tempfile::tempdir().unwrap();
@@ -175,13 +189,7 @@ async fn make_the_tests_pass(native: bool) -> (Setup, i64) {
 }
 
 async fn approve_all_lands_one_commit(native: bool) {
-    if !kernel_overlay() {
-        // The copy path is proven by its own test; the overlay needs the kernel.
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must prove the overlay workspace"
-        );
-        println!("KERNEL FEATURE UNAVAILABLE: overlays in user namespaces");
+    if !overlay_here() {
         return;
     }
     let (s, message) = make_the_tests_pass(native).await;
@@ -245,11 +253,7 @@ async fn send(s: &Setup, chat: i64, prompt: &str) -> tandem_core::chat::TurnOutc
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_partial_approval_lands_what_was_checked_and_drops_the_rest() {
-    if !kernel_overlay() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must prove the overlay workspace"
-        );
+    if !overlay_here() {
         return;
     }
     let (s, message) = make_the_tests_pass(true).await;
@@ -272,11 +276,7 @@ async fn a_partial_approval_lands_what_was_checked_and_drops_the_rest() {
 /// they changed shows their content to the agent; a file both changed is a conflict.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_persons_edit_underneath_shows_through_and_a_shared_file_conflicts() {
-    if !kernel_overlay() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must prove the overlay workspace"
-        );
+    if !overlay_here() {
         return;
     }
     let s = setup(ProviderKind::Ollama).await;
@@ -349,11 +349,7 @@ async fn the_persons_edit_underneath_shows_through_and_a_shared_file_conflicts()
 /// one stays pending, and the workspace holding it stays (a stale one would be removed).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_turn_leaves_the_earlier_proposal_and_its_workspace() {
-    if !kernel_overlay() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must prove the overlay workspace"
-        );
+    if !overlay_here() {
         return;
     }
     let s = setup(ProviderKind::Ollama).await;
@@ -454,11 +450,7 @@ async fn an_agent_turn_whose_workspace_cannot_be_opened_does_not_start() {
 /// the one its proposal names (the project has no such link): refused with the real path.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_edit_through_a_workspace_link_is_refused_with_the_real_path() {
-    if !kernel_overlay() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must prove the overlay workspace"
-        );
+    if !overlay_here() {
         return;
     }
     let s = setup(ProviderKind::Ollama).await;
