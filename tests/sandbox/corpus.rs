@@ -5,7 +5,8 @@
 //! on other systems `/bin/sh` is bash, and bash's syntax opens more doors (`/dev/tcp`,
 //! `$(<file)`, `<(…)`, brace expansion).
 //!
-//! The lines run in a test process of their own, whose `HOME` is a fake home holding decoy
+//! The lines run in test processes of their own ([`SHARDS`] at once, each every `SHARDS`th
+//! line, together every line once), each one's `HOME` a fake home holding decoy
 //! credentials and whose environment holds decoy secrets, so the container hides that home
 //! exactly as it hides the person's. After each line: no decoy in its output, none in a
 //! file it left in the project or its temp dir, nothing changed outside (the fake home, a
@@ -27,8 +28,13 @@ use tandem_core::sandbox::{Confinement, Settings};
 use super::super::shell_corpus::{COUNTS, Entry, Targets, load};
 use super::{DECOY, Listeners, Scratch, both, collect, contained, git, marked};
 
-/// Set in the child test process that runs the lines.
+/// Set in the child test process that runs the lines: which share of them, `i/n`.
 const CHILD: &str = "TANDEM_CORPUS_CHILD";
+
+/// The lines run in this many child processes at once, each with its own fake home,
+/// listeners and mark, and every `SHARDS`th line: one after another, the lines' waits
+/// (attacks stopped at their timeout, containers started and reaped) left a core idle.
+const SHARDS: usize = 2;
 
 /// Secrets in the environment of the process that runs the lines (Tandem's, here): none may
 /// reach a line, nor anything it leaves behind. Each holds `DECOY`, which is looked for.
@@ -54,39 +60,66 @@ const ATTACK_TIMEOUT: Duration = Duration::from_secs(2);
 
 #[test]
 fn every_corpus_line_run_confined_is_harmless() {
-    let home = tempfile::tempdir().unwrap();
-    let mark = super::mark();
-    let output = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "sandbox::corpus::corpus_lines_in_a_process_of_their_own",
-            "--nocapture",
-        ])
-        .envs(ENV_DECOYS)
-        .env("HOME", home.path())
-        .env("MARK", &mark)
-        .env(CHILD, "1")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let report = || format!("{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
-    assert!(output.status.success(), "{}", report());
-    for line in stdout.lines().filter(|l| l.starts_with("corpus:")) {
-        println!("{line}");
+    let children: Vec<_> = (0..SHARDS)
+        .map(|shard| {
+            let home = tempfile::tempdir().unwrap();
+            let child = std::process::Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--exact",
+                    "sandbox::corpus::corpus_lines_in_a_process_of_their_own",
+                    "--nocapture",
+                ])
+                .envs(ENV_DECOYS)
+                .env("HOME", home.path())
+                .env("MARK", super::mark())
+                .env(CHILD, format!("{shard}/{SHARDS}"))
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            (home, child)
+        })
+        .collect();
+    // Lines the children ran, which together must be the whole corpus, each once.
+    let mut lines: Vec<usize> = Vec::new();
+    let mut unavailable = false;
+    for (shard, (_home, child)) in children.into_iter().enumerate() {
+        let output = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let report = || format!("{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+        assert!(output.status.success(), "share {shard}: {}", report());
+        for line in stdout.lines().filter(|l| l.starts_with("corpus:")) {
+            println!("{line}");
+        }
+        let summary = format!("corpus: share {shard}/{SHARDS}: every line ran confined");
+        unavailable |= stdout.contains("KERNEL FEATURE UNAVAILABLE");
+        assert!(
+            stdout.contains(&summary) || unavailable,
+            "the child did not run its share of the corpus:\n{}",
+            report()
+        );
+        let ran = format!("corpus: share {shard}/{SHARDS} ran lines ");
+        let ran = (stdout.lines()).find_map(|l| l.strip_prefix(ran.as_str()));
+        lines.extend(
+            ran.into_iter()
+                .flat_map(|r| r.split(' ').map(|n| n.parse::<usize>().unwrap())),
+        );
     }
-    assert!(
-        stdout.contains("corpus: every line ran") || stdout.contains("KERNEL FEATURE UNAVAILABLE"),
-        "the child did not run the corpus:\n{}",
-        report()
-    );
+    if !unavailable {
+        let corpus: Vec<usize> = load(&Targets::unused()).iter().map(|e| e.line).collect();
+        lines.sort_unstable();
+        assert_eq!(lines, corpus, "the children did not run every line once");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn corpus_lines_in_a_process_of_their_own() {
-    if std::env::var_os(CHILD).is_none() {
-        return; // Only meaningful inside the child started above.
-    }
+    let Some(share) = std::env::var(CHILD).ok() else {
+        return; // Only meaningful inside the children started above.
+    };
+    let (shard, shards) = share.split_once('/').unwrap();
+    let (shard, shards): (usize, usize) = (shard.parse().unwrap(), shards.parse().unwrap());
     let home = PathBuf::from(std::env::var_os("HOME").unwrap());
     let mark = std::env::var("MARK").unwrap();
     let s = Scratch::at_home(&home);
@@ -98,7 +131,25 @@ async fn corpus_lines_in_a_process_of_their_own() {
             .unwrap();
     abstract_socket.set_nonblocking(true).unwrap();
     let (tcp, udp) = listeners.ports();
-    let entries = load(&Targets { tcp, udp, socket });
+    let all = load(&Targets { tcp, udp, socket });
+    // The corpus is whole (every class as `COUNTS` says); this child runs its share.
+    let mut classes: BTreeMap<&str, usize> = BTreeMap::new();
+    for entry in &all {
+        *classes.entry(entry.expected.as_str()).or_default() += 1;
+    }
+    assert_eq!(
+        classes,
+        COUNTS.into_iter().collect(),
+        "the corpus's lines per class are not COUNTS"
+    );
+    let entries: Vec<Entry> = (all.into_iter().enumerate())
+        .filter(|(i, _)| i % shards == shard)
+        .map(|(_, entry)| entry)
+        .collect();
+    let mut share_counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for entry in &entries {
+        *share_counts.entry(entry.expected.as_str()).or_default() += 1;
+    }
 
     // The agent's confinement (`agent::dispatch`): the sandbox settings with Tandem's data
     // directory hidden, for this process's home. MARK passes so survivors can be found.
@@ -165,10 +216,14 @@ async fn corpus_lines_in_a_process_of_their_own() {
         }
         *ran.entry(entry.expected.as_str()).or_default() += 1;
     }
+    let numbers: Vec<String> = entries.iter().map(|e| e.line.to_string()).collect();
+    println!(
+        "corpus: share {shard}/{shards} ran lines {}",
+        numbers.join(" ")
+    );
     assert_eq!(
-        ran,
-        COUNTS.into_iter().collect(),
-        "the lines run per class are not the corpus's"
+        ran, share_counts,
+        "the lines run per class are not the share's"
     );
     // Late arrivals, and survivors: anything a line started that still runs.
     assert_eq!(
@@ -186,7 +241,7 @@ async fn corpus_lines_in_a_process_of_their_own() {
         "processes outlived their line"
     );
     println!(
-        "corpus: every line ran confined: {} lines {ran:?}, {runs} runs (/bin/sh is {}; \
+        "corpus: share {shard}/{shards}: every line ran confined: {} lines {ran:?}, {runs} runs (/bin/sh is {}; \
          {low_by_bash} low lines needed bash), {failed} exited non-zero, {timed_out} timed \
          out; none leaked, wrote outside, connected or survived",
         entries.len(),
