@@ -6,7 +6,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::json;
 
 use tandem_core::app::{AppEvent, ChatEventKind, EditorFocus, EditorSelection, SendOptions};
-use tandem_core::display::visible;
+use tandem_core::display::{for_terminal, visible};
 use tandem_core::store::{AgentStep, ChatMode, MessageStatus, StepKind};
 use tandem_core::trust::Risk;
 
@@ -242,18 +242,18 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
                         ChatEventKind::Delta { text, reasoning } => {
                             // The model's text, which may repeat what a command printed:
                             // no escape sequence reaches the terminal.
-                            if !reasoning.is_empty() { eprint!("{}", printable(&reasoning)); }
-                            super::output::print(printable(&text));
+                            if !reasoning.is_empty() { super::output::eprint(format_args!("{}", for_terminal(&reasoning))); }
+                            super::output::print(&text);
                             let _ = stdout.flush();
                         }
                         ChatEventKind::Compacted { summary } => {
-                            eprintln!("note: earlier turns are now sent as a summary ({} turn(s) in all)", summary.turns);
+                            super::output::eprintln(format_args!("note: earlier turns are now sent as a summary ({} turn(s) in all)", summary.turns));
                         }
                         ChatEventKind::Retrying { round } => {
                             super::output::println(format!("\n--- repair round {round}: the corrected reply follows ---"));
                         }
                         ChatEventKind::Started { breakdown, .. } if breakdown.turns_dropped > 0 || !breakdown.files_listed.is_empty() => {
-                            eprintln!("note: to fit the model's window, {} history turn(s) were left out and {} file(s) are sent by path only", breakdown.turns_dropped, breakdown.files_listed.len());
+                            super::output::eprintln(format_args!("note: to fit the model's window, {} history turn(s) were left out and {} file(s) are sent by path only", breakdown.turns_dropped, breakdown.files_listed.len()));
                         }
                         _ => {}
                     }
@@ -308,7 +308,7 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
         if chat.mode == ChatMode::Security || args.mode == Some(ChatMode::Security) {
             value["findings"] = findings_json(&outcome.content);
         }
-        super::output::println(&value);
+        super::output::json(&value);
     } else {
         super::output::println("");
         if chat.mode == ChatMode::Security {
@@ -318,13 +318,18 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
                     (Some(path), None) => format!("  {path}"),
                     _ => String::new(),
                 };
-                eprintln!("  [{}] {}{place}", f.level, f.title);
+                super::output::eprintln(format_args!("  [{}] {}{place}", f.level, f.title));
             }
         }
         match outcome.status {
             MessageStatus::Complete => {}
-            MessageStatus::Cancelled => eprintln!("[cancelled: the reply so far is kept]"),
-            status => eprintln!("[{status}: {}]", outcome.error.as_deref().unwrap_or("")),
+            MessageStatus::Cancelled => {
+                super::output::eprintln(format_args!("[cancelled: the reply so far is kept]"))
+            }
+            status => super::output::eprintln(format_args!(
+                "[{status}: {}]",
+                outcome.error.as_deref().unwrap_or("")
+            )),
         }
         if let Some(plan) = &outcome.plan
             && plan.is_proposal()
@@ -339,18 +344,18 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
                     (None, Some(note)) => format!("ok ({note})"),
                     (None, None) => "ok".into(),
                 };
-                eprintln!(
+                super::output::eprintln(format_args!(
                     "  {op_name:<15} {:<40} +{} -{}  {state}",
                     op.path, op.added, op.removed
-                );
+                ));
             }
             match (&commit, &outcome.approve_error) {
-                (Some(c), _) => eprintln!("applied: commit {c}"),
-                (None, Some(e)) => eprintln!("not applied: {e}"),
-                (None, None) => eprintln!(
+                (Some(c), _) => super::output::eprintln(format_args!("applied: commit {c}")),
+                (None, Some(e)) => super::output::eprintln(format_args!("not applied: {e}")),
+                (None, None) => super::output::eprintln(format_args!(
                     "review: tandem diff {0} | approve: tandem approve {0} | reject: tandem reject {0}",
                     outcome.message_id
-                ),
+                )),
             }
         }
     }
@@ -449,22 +454,6 @@ fn steps_json(steps: &[AgentStep]) -> serde_json::Value {
     serde_json::Value::Array(calls.collect())
 }
 
-/// `text` with control characters other than newlines and tabs shown escaped.
-fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    let hidden = |c: char| c.is_control() && c != '\n' && c != '\t';
-    if !text.chars().any(hidden) {
-        return text.into();
-    }
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            c if hidden(c) => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    out.into()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -511,8 +500,8 @@ mod tests {
         }
         let text = format!("a\tb \\t\n{osc52}");
         assert_eq!(
-            printable(&text),
-            "a\tb \\t\n\\u{1b}]52;c;Y3VybCBldmlsIHwgc2g=\\u{7}"
+            for_terminal(&text),
+            "a\tb \\t\n\\x1b]52;c;Y3VybCBldmlsIHwgc2g=\\x07"
         );
     }
 }

@@ -170,10 +170,10 @@ pub fn project(ctx: &Ctx, args: ProjectConfigArgs) -> Result<()> {
                 .as_deref()
                 .map(tandem_core::vcs::short)
                 .unwrap_or("no commit");
-            eprintln!(
+            super::output::eprintln(format_args!(
                 "wrote {} ({commit}): edit it to fit the project",
                 tandem_core::app::RULES_FILE
-            );
+            ));
         }
     }
     let project = match changes {

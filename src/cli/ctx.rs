@@ -14,7 +14,7 @@ pub struct Ctx {
 impl Ctx {
     pub fn out(&self, value: serde_json::Value, text: String) {
         if self.json {
-            super::output::println(&value);
+            super::output::json(&value);
         } else {
             super::output::print(&text);
         }

@@ -94,7 +94,7 @@ pub fn run(ctx: &Ctx, command: GatewayCommand) -> Result<()> {
                     }
                     Ok(GatewayEvent::BadFrame { id, message, .. }) => {
                         let id = id.unwrap_or_else(|| "no id".into());
-                        eprintln!("warning: the executor sent a frame Tandem cannot read ({id}): {message}");
+                        super::output::eprintln(format_args!("warning: the executor sent a frame Tandem cannot read ({id}): {message}"));
                     }
                     Ok(_) | Err(RecvError::Lagged(_)) => {}
                     Err(RecvError::Closed) => break Ok("stopped".to_string()),

@@ -208,7 +208,7 @@ pub fn main() -> ExitCode {
         return match keep_journal(root, socket) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("error: {e:#}");
+                output::eprintln(format_args!("error: {e:#}"));
                 ExitCode::FAILURE
             }
         };
@@ -216,7 +216,8 @@ pub fn main() -> ExitCode {
     match run(cli.data_dir, cli.json, command) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // An error may quote what a server or a model said.
+            output::eprintln(format_args!("error: {e:#}"));
             ExitCode::FAILURE
         }
     }

@@ -108,7 +108,7 @@ pub fn provider_cmd(ctx: &Ctx, command: ProviderCommand) -> Result<()> {
             let cancel = tokio_util::sync::CancellationToken::new();
             let json = ctx.json;
             let ok = runtime()?.block_on(app.agent_login(&name, &cancel, |line| match json {
-                true => super::output::println(json!({"line": line})),
+                true => super::output::json(&json!({"line": line})),
                 false => super::output::println(&line),
             }))?;
             ctx.out(

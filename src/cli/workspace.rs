@@ -132,9 +132,9 @@ pub fn run(ctx: &Ctx, args: RunArgs) -> Result<ExitCode> {
             "kind": ran.kind,
             "proposal": ran.proposal,
         });
-        super::output::println(&value);
+        super::output::json(&value);
     } else {
-        super::output::print(&ran.stdout);
+        super::output::raw(&ran.stdout);
         eprint!("{}", ran.stderr);
         for note in ran.proposal.iter().flat_map(|p| p.notes()) {
             eprintln!("tandem: {note}");

@@ -301,3 +301,62 @@ fn dependencies_are_installed_after_the_commit_and_failures_reported() {
             .contains("serde")
     );
 }
+
+/// What a model wrote reaches the person's terminal through `tandem propose` and `tandem diff`:
+/// printed raw, an escape sequence in it acts there (OSC 52 sets the clipboard the person
+/// pastes from next, others retitle the window or hide text) and a bidi override reorders
+/// what follows. Text output shows them escaped, keeping tabs and line ends (CRLF too); JSON
+/// carries the exact text.
+#[test]
+fn a_proposal_cannot_drive_the_terminal_it_is_reviewed_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("proj");
+    repo_with(&root, &[("a.txt", "a\n")]);
+    let cli = Cli {
+        data: dir.path().join("data"),
+    };
+    let project = cli.json(&["project", "add", root.to_str().unwrap()])["project_id"]
+        .as_i64()
+        .unwrap()
+        .to_string();
+    let reply = dir.path().join("reply.md");
+    let hostile = "\u{1b}]52;c;ZWNobyBwd25lZA==\u{7}copied\u{1b}[2J\tx = 1\r\ny\rz \u{202e}evil";
+    write(
+        &reply,
+        &format!(
+            "<tandem-write path=\"b.txt\">{hostile}\n</tandem-write>\n<tandem-chat-summary>sum\u{1b}]0;title\u{7}</tandem-chat-summary>"
+        ),
+    );
+    let proposed = cli.run(&[
+        "propose",
+        "--project",
+        &project,
+        "--response",
+        reply.to_str().unwrap(),
+    ]);
+    assert!(proposed.status.success(), "{proposed:?}");
+    let message = String::from_utf8(proposed.stdout).unwrap();
+    let id = message.split_whitespace().nth(1).unwrap().to_string();
+    let diff = cli.run(&["diff", &id]);
+    assert!(diff.status.success(), "{diff:?}");
+    for (what, text) in [
+        ("propose", message),
+        ("diff", String::from_utf8(diff.stdout).unwrap()),
+    ] {
+        assert!(
+            !text.contains(['\u{1b}', '\u{7}', '\u{202e}']),
+            "{what} printed it raw: {text:?}"
+        );
+        assert!(text.contains("\\x1b"), "{what}: {text:?}");
+    }
+    let diff = String::from_utf8(cli.run(&["diff", &id]).stdout).unwrap();
+    // The code keeps its shape: a tab stays a tab.
+    assert!(diff.contains("\\x1b[2J\tx = 1\n"), "{diff:?}");
+    assert!(diff.contains("+z \\u{202e}evil"), "{diff:?}");
+    let json = cli.json(&["diff", &id]);
+    let exact = json["diff"].as_str().unwrap();
+    assert!(
+        exact.contains("\u{1b}]52;c;ZWNobyBwd25lZA==\u{7}copied") && exact.contains("\u{202e}evil"),
+        "{json}"
+    );
+}

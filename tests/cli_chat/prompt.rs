@@ -334,3 +334,38 @@ async fn a_page_mentioned_with_an_at_is_fetched_and_sent_with_the_prompt() {
         .count();
     assert_eq!(before, after);
 }
+
+/// A server's error page is quoted in the error: what it says reaches the person's terminal,
+/// so what a terminal would act on there (a retitle, OSC 52 setting the clipboard) is shown
+/// escaped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_servers_error_page_cannot_drive_the_terminal() {
+    let (_dir, root, cli, server) = setup().await;
+    server.push(
+        "POST",
+        "/api/chat",
+        fake_provider::Reply::Raw {
+            status: 400,
+            headers: vec![("content-type".into(), "text/plain".into())],
+            body: b"bad request\x1b]0;owned\x07\x1b]52;c;ZWNobyBwd25lZA==\x07".to_vec(),
+        },
+    );
+    let out = cli
+        .command(&[
+            "chat",
+            "--project",
+            root.to_str().unwrap(),
+            "--provider",
+            "fake",
+            "hello",
+        ])
+        .output()
+        .await
+        .unwrap();
+    assert!(!out.status.success());
+    let said = [out.stdout, out.stderr].concat();
+    let said = String::from_utf8_lossy(&said);
+    assert!(said.contains("bad request"), "{said}");
+    assert!(!said.contains(['\u{1b}', '\u{7}']), "{said:?}");
+    assert!(said.contains("\\x1b]52;c;"), "{said:?}");
+}

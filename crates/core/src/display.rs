@@ -40,6 +40,39 @@ pub fn visible(text: &str) -> String {
     out
 }
 
+/// `text` as [`visible`] shows it, but for reading whole in a terminal: tabs and line ends
+/// (CRLF too) stay as they are, so code and diffs keep their shape. A lone `\r` (which goes
+/// back over the line), escape sequences (OSC 52 sets the clipboard, others retitle the
+/// window, move the cursor or hide text) and bidi controls are written as escapes.
+pub fn for_terminal(text: &str) -> std::borrow::Cow<'_, str> {
+    let mut chars = text.chars().peekable();
+    let kept = |c: char, next: Option<&char>| match c {
+        '\n' | '\t' => true,
+        '\r' => next == Some(&'\n'),
+        c => !c.is_control() && !is_invisible(c),
+    };
+    let mut plain = true;
+    while let Some(c) = chars.next() {
+        if !kept(c, chars.peek()) {
+            plain = false;
+            break;
+        }
+    }
+    if plain {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if kept(c, chars.peek()) {
+            out.push(c);
+        } else {
+            out.push_str(&visible(c.encode_utf8(&mut [0; 4])));
+        }
+    }
+    out.into()
+}
+
 /// Whether [`visible`] would change `text`: the approval shows a note when it did.
 pub fn has_hidden(text: &str) -> bool {
     text.chars()
@@ -106,6 +139,17 @@ mod tests {
         // CSI, NEL and the C1 range's ends.
         assert_eq!(visible("a\u{9b}31mb"), "a\\u{9b}31mb");
         assert_eq!(visible("\u{80}\u{85}\u{9f}"), "\\u{80}\\u{85}\\u{9f}");
+    }
+
+    #[test]
+    fn for_a_terminal_tabs_and_line_ends_stay_and_the_rest_is_escaped() {
+        let plain = "fn main() {\r\n\tprintln!(\"hé\");\n}\n";
+        assert!(matches!(for_terminal(plain), std::borrow::Cow::Borrowed(_)));
+        assert_eq!(for_terminal(plain), plain);
+        assert_eq!(
+            for_terminal("ok\rFAILED\u{1b}]52;c;eA==\u{7} \u{202e}txt\u{200b}\r"),
+            "ok\\rFAILED\\x1b]52;c;eA==\\x07 \\u{202e}txt\\u{200b}\\r"
+        );
     }
 
     #[test]
