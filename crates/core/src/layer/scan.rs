@@ -297,13 +297,16 @@ pub(super) fn changes(
 ) -> Vec<Change> {
     let mut out = Vec::new();
     for rel in changed_paths(project, before, now) {
-        // A name no proposal may carry (a control character, one that does not show): it
-        // is reported, never proposed under a name the review cannot show.
-        if let Err(e) = crate::folder::normalize_relative(&rel) {
-            out.push(Change::Skipped {
-                path: rel,
-                reason: e.to_string(),
-            });
+        // A name no proposal may carry (a control character, one that does not show), or
+        // one a proposal would write elsewhere (`src\\main.rs`, `main.rs `): reported, never
+        // proposed under a name the review cannot show or that lands on another file.
+        let refused = match crate::folder::normalize_relative(&rel) {
+            Ok(normal) if normal == rel => None,
+            Ok(normal) => Some(format!("its name would be written as {normal:?}")),
+            Err(e) => Some(e.to_string()),
+        };
+        if let Some(reason) = refused {
+            out.push(Change::Skipped { path: rel, reason });
             continue;
         }
         if now.marks.get(&rel) == Some(&Mark::Other) {

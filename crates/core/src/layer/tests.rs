@@ -40,7 +40,8 @@ fn changes_are_found_the_same_in_an_overlay_and_a_copy() {
         fs::create_dir_all(view.join("target")).unwrap_or_else(|e| panic!("{e}"));
         fs::write(view.join("target/out"), "built").unwrap_or_else(|e| panic!("{e}"));
         // Names no proposal may carry: one that reads as `exe.txt`, one with a bell.
-        for name in ["\u{202e}txt.exe", "bell\u{7}.txt"] {
+        // And names a proposal would write elsewhere: `src/a.txt`, `b.txt`.
+        for name in ["\u{202e}txt.exe", "bell\u{7}.txt", "src\\a.txt", "b.txt "] {
             fs::write(view.join(name), "x").unwrap_or_else(|e| panic!("{e}"));
         }
         #[cfg(unix)]
@@ -63,6 +64,8 @@ fn changes_are_found_the_same_in_an_overlay_and_a_copy() {
             "write src/a.txt",
             "skip \u{202e}txt.exe",
             "skip bell\u{7}.txt",
+            "skip src\\a.txt",
+            "skip b.txt ",
         ];
         if copy {
             // A copy's listing leaves special files out altogether.
