@@ -236,19 +236,25 @@ async fn the_text_protocol_makes_the_tests_pass_in_the_workspace() {
     approve_all_lands_one_commit(false).await;
 }
 
-/// Sends `prompt` to `chat` and waits for the turn (no approvals are expected).
+/// Sends `prompt` to `chat` and waits for the turn to complete (no approvals are expected).
 async fn send(s: &Setup, chat: i64, prompt: &str) -> tandem_core::chat::TurnOutcome {
+    let outcome = turn(s, chat, prompt).await;
+    assert_complete(&outcome);
+    outcome
+}
+
+/// Sends `prompt` to `chat` with every risk pre-approved and waits for the turn to end,
+/// however it ends.
+async fn turn(s: &Setup, chat: i64, prompt: &str) -> tandem_core::chat::TurnOutcome {
     let options = SendOptions {
         allow_risk: Some(tandem_core::agent::policy::Risk::High),
         ..SendOptions::default()
     };
     let handle = s.service.send(chat, prompt, options).await.unwrap();
-    let outcome = tokio::time::timeout(std::time::Duration::from_secs(30), handle.outcome)
+    tokio::time::timeout(std::time::Duration::from_secs(30), handle.outcome)
         .await
         .unwrap()
-        .unwrap();
-    assert_complete(&outcome);
-    outcome
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -416,15 +422,7 @@ async fn an_agent_turn_whose_workspace_cannot_be_opened_does_not_start() {
     std::fs::write(&record, "{ not json").unwrap();
     let before = tree(&s.root);
     let asked = s.chat_requests().len();
-    let options = SendOptions {
-        allow_risk: Some(tandem_core::agent::policy::Risk::High),
-        ..SendOptions::default()
-    };
-    let handle = (s.service.send(chat, "again", options).await).unwrap();
-    let second = tokio::time::timeout(std::time::Duration::from_secs(30), handle.outcome)
-        .await
-        .unwrap()
-        .unwrap();
+    let second = turn(&s, chat, "again").await;
     assert!(
         !s.root.join("pwned.txt").exists(),
         "the command changed the project"

@@ -133,12 +133,8 @@ async fn corpus_lines_in_a_process_of_their_own() {
     let (tcp, udp) = listeners.ports();
     let all = load(&Targets { tcp, udp, socket });
     // The corpus is whole (every class as `COUNTS` says); this child runs its share.
-    let mut classes: BTreeMap<&str, usize> = BTreeMap::new();
-    for entry in &all {
-        *classes.entry(entry.expected.as_str()).or_default() += 1;
-    }
     assert_eq!(
-        classes,
+        per_class(&all),
         COUNTS.into_iter().collect(),
         "the corpus's lines per class are not COUNTS"
     );
@@ -146,10 +142,7 @@ async fn corpus_lines_in_a_process_of_their_own() {
         .filter(|(i, _)| i % shards == shard)
         .map(|(_, entry)| entry)
         .collect();
-    let mut share_counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for entry in &entries {
-        *share_counts.entry(entry.expected.as_str()).or_default() += 1;
-    }
+    let share_counts = per_class(&entries);
 
     // The agent's confinement (`agent::dispatch`): the sandbox settings with Tandem's data
     // directory hidden, for this process's home. MARK passes so survivors can be found.
@@ -247,6 +240,15 @@ async fn corpus_lines_in_a_process_of_their_own() {
         entries.len(),
         if sh_is_bash { "bash" } else { "not bash" },
     );
+}
+
+/// How many of `entries` each class has.
+fn per_class(entries: &[Entry]) -> BTreeMap<&str, usize> {
+    let mut counts = BTreeMap::new();
+    for entry in entries {
+        *counts.entry(entry.expected.as_str()).or_default() += 1;
+    }
+    counts
 }
 
 #[derive(Debug, Clone, Copy)]
