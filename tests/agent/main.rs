@@ -9,6 +9,8 @@
 mod common;
 #[path = "../fake_provider/mod.rs"]
 mod fake_provider;
+#[path = "../mcp_server/marks.rs"]
+mod marks;
 #[path = "../mcp_server/binary.rs"]
 mod mcp_binary;
 mod workspace;

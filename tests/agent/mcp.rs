@@ -54,17 +54,14 @@ async fn mcp_tools_join_the_tool_set_and_go_through_the_policy() {
     );
 }
 
-/// The project's MCP servers outlive the turn: the second turn calls the same process.
+/// A chat's stdio server lives for its turn: each turn starts it, in the chat's workspace,
+/// and the turn's end stops it with everything it started (its workspace closes then).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn mcp_servers_are_started_once_for_two_turns() {
+async fn a_stdio_server_lives_for_its_turn() {
     let s = setup(ProviderKind::Ollama).await;
     s.tool_calling("native");
-    let log = s._dir.path().join("mcp-starts.log");
+    let mark = marks::mark();
     let command = mcp_binary::server_binary().to_string_lossy().into_owned();
-    let env = [(
-        "MCP_TEST_START_LOG".to_string(),
-        log.to_string_lossy().into_owned(),
-    )];
     s.engine
         .store()
         .add_mcp_server(
@@ -72,7 +69,7 @@ async fn mcp_servers_are_started_once_for_two_turns() {
             tandem_core::store::McpTransport::Stdio {
                 command,
                 args: Vec::new(),
-                env: env.into_iter().collect(),
+                env: [("MARK".to_string(), mark.clone())].into_iter().collect(),
             },
         )
         .unwrap();
@@ -96,7 +93,148 @@ async fn mcp_servers_are_started_once_for_two_turns() {
         assert_complete(&outcome);
         let steps = s.steps(outcome.message_id);
         assert_eq!(steps[0].result.as_deref(), Some(word), "{steps:?}");
+        let left = marks::survivors(&mark, std::time::Duration::from_secs(5));
+        assert!(left.is_empty(), "running after the turn: {left:?}");
+        assert!(s.service.mcp_pool().chats().await.is_empty());
     }
-    let starts = std::fs::read_to_string(&log).unwrap();
-    assert_eq!(starts.lines().count(), 1, "{starts}");
+}
+
+/// Whether this system lets an unprivileged process make the namespaces the agent's
+/// container is built from (asked through util-linux, not through Tandem). Where it does not,
+/// the attacks below cannot be proven: CI fails, elsewhere the test says so and passes.
+fn container_here() -> bool {
+    let made = std::process::Command::new("unshare")
+        .args(["-Urmnpf", "--mount-proc", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must prove the MCP server's container, but this kernel lacks namespaces"
+        );
+        println!("KERNEL FEATURE UNAVAILABLE: the MCP server's container could not be proven");
+    }
+    made
+}
+
+/// Every file of the person's tree (not `.git`), with its bytes.
+fn tree(root: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.file_name().is_some_and(|n| n == ".git") {
+                continue;
+            }
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                let rel = path.strip_prefix(root).unwrap().display().to_string();
+                out.push((rel, std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+const DECOY: &str = "DECOY-SECRET-mcp";
+
+/// The attacks of a stdio MCP server run for a model: its tool writes a file in its working
+/// directory, reads a decoy credential outside the project (beside it, where a home's
+/// `~/.ssh` would be), and starts a helper that would outlive it. In the agent's container,
+/// in the chat's workspace: the person's tree does not change (the file is in the proposal,
+/// labelled with the tool), the decoy cannot be read, and when the turn ends nothing the
+/// server started is left running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stdio_server_works_in_the_chats_workspace_and_reaches_nothing_else() {
+    if !container_here() {
+        return;
+    }
+    let s = setup(ProviderKind::Ollama).await;
+    s.tool_calling("native");
+    let decoy = s._dir.path().join("home/.ssh/id_rsa");
+    std::fs::create_dir_all(decoy.parent().unwrap()).unwrap();
+    std::fs::write(&decoy, DECOY).unwrap();
+    let mark = marks::mark();
+    let command = mcp_binary::server_binary().to_string_lossy().into_owned();
+    let env = [("MARK".to_string(), mark.clone())];
+    s.engine
+        .store()
+        .add_mcp_server(
+            "testsrv",
+            tandem_core::store::McpTransport::Stdio {
+                command,
+                args: Vec::new(),
+                env: env.into_iter().collect(),
+            },
+        )
+        .unwrap();
+    s.script(
+        "/api/chat",
+        vec![
+            ollama_tool_call(
+                "testsrv__write_file",
+                json!({"path": "made-by-server.txt", "text": "from the server\n"}),
+            ),
+            ollama_tool_call(
+                "testsrv__read_file",
+                json!({"path": decoy.to_string_lossy()}),
+            ),
+            ollama_tool_call("testsrv__spawn_sleeper", json!({})),
+            text("Done."),
+        ],
+    );
+    let before = tree(&s.root);
+    let options = SendOptions {
+        allow_risk: Some(tandem_core::agent::policy::Risk::High),
+        ..SendOptions::default()
+    };
+    let (outcome, _) = s
+        .turn(ChatMode::Agent, "use the server", options, &[], false)
+        .await;
+    assert_complete(&outcome);
+    let steps = s.steps(outcome.message_id);
+    let call = |tool: &str| {
+        let step = steps.iter().find(|st| st.tool.as_deref() == Some(tool));
+        step.unwrap_or_else(|| panic!("no {tool} step: {steps:#?}"))
+    };
+    let wrote = call("testsrv/write_file");
+    assert!(!wrote.is_error, "{wrote:?}");
+    let slept = call("testsrv/spawn_sleeper");
+    assert!(!slept.is_error, "{slept:?}");
+
+    // Every property is checked before the test fails, so a failure names all that broke.
+    let mut broken = Vec::new();
+    // (1) The person's tree is as it was; the file is in the proposal, labelled.
+    if tree(&s.root) != before {
+        broken.push("the server wrote the person's tree".to_string());
+    }
+    let labelled = steps.iter().any(|st| {
+        st.tool.as_deref() == Some("write_file")
+            && st.reason.as_deref() == Some("changed by `testsrv/write_file`")
+    });
+    let review = s.engine.review(outcome.message_id).unwrap();
+    let proposed = (review.plan.files.iter())
+        .find(|f| f.path == "made-by-server.txt")
+        .and_then(|f| f.new_text.clone());
+    if !labelled || proposed.as_deref() != Some("from the server\n") {
+        broken.push(format!(
+            "the file is not in the proposal, labelled with the tool: {proposed:?} in {:?}",
+            review.plan.files
+        ));
+    }
+    // (2) The decoy beside the project cannot be read.
+    let read = call("testsrv/read_file");
+    let result = read.result.as_deref().unwrap_or_default();
+    if result.contains(DECOY) || !read.is_error {
+        broken.push(format!("the server read the decoy: {result}"));
+    }
+    // (3) The turn's end stopped the server and everything it started.
+    let left = marks::survivors(&mark, std::time::Duration::from_secs(5));
+    if !left.is_empty() {
+        broken.push(format!("still running after the turn: {left:?}"));
+    }
+    assert!(broken.is_empty(), "{broken:#?}\n{steps:#?}");
 }

@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 #[path = "../common/mod.rs"]
 mod common;
+#[path = "../mcp_server/marks.rs"]
+mod marks;
 #[path = "../mcp_server/binary.rs"]
 mod mcp_binary;
 
@@ -19,7 +21,7 @@ mod survive;
 
 use mcp_binary::server_binary;
 use serde_json::json;
-use tandem_core::agent::mcp::{CallFailure, MAX_OUTPUT_CHARS, McpError, McpHub, McpTool};
+use tandem_core::agent::mcp::{CallFailure, MAX_OUTPUT_CHARS, McpError, McpHub, McpTool, World};
 use tandem_core::store::{McpServerRecord, McpTransport, Store};
 use tokio_util::sync::CancellationToken;
 
@@ -50,11 +52,21 @@ fn records(store: &Store) -> Vec<McpServerRecord> {
     store.mcp_servers().unwrap()
 }
 
-async fn connect_one() -> McpHub {
+/// A scratch folder for stdio servers to work in: their world (the agent's container shows
+/// it read-write at its own path, and no other file of this machine's but the system's).
+fn folder() -> (tempfile::TempDir, World) {
+    let dir = tempfile::tempdir().unwrap();
+    let world = World::folder(dir.path().canonicalize().unwrap());
+    (dir, world)
+}
+
+/// The test server, connected in a scratch folder (kept as long as the hub is used).
+async fn connect_one() -> (McpHub, tempfile::TempDir) {
     let (_dir, store) = store_with(&[("test", test_server(&[]))]);
-    let (hub, errors) = McpHub::connect(&records(&store), CONNECT).await;
+    let (folder, world) = folder();
+    let (hub, errors) = McpHub::connect(&records(&store), &world, CONNECT).await;
     assert!(errors.is_empty(), "{errors:?}");
-    hub
+    (hub, folder)
 }
 
 /// A successful call's text.
@@ -90,20 +102,23 @@ fn assert_within(started: Instant, limit: Duration) {
 
 #[tokio::test]
 async fn tools_are_namespaced_with_schemas_and_callable_by_either_name() {
-    let hub = connect_one().await;
+    let (hub, _folder) = connect_one().await;
     let mut names: Vec<String> = hub.tools().iter().map(McpTool::qualified).collect();
     names.sort();
     let expected = [
         "add",
         "big",
+        "connect",
         "crash",
         "echo",
         "env",
         "fail",
         "picture",
+        "read_file",
         "reject",
         "slow",
         "spawn_sleeper",
+        "write_file",
     ];
     assert_eq!(names, expected.map(|t| format!("test/{t}")));
 
@@ -135,7 +150,7 @@ async fn tools_are_namespaced_with_schemas_and_callable_by_either_name() {
 
 #[tokio::test]
 async fn tool_errors_and_protocol_errors_are_told_apart() {
-    let hub = connect_one().await;
+    let (hub, _folder) = connect_one().await;
     let cancel = CancellationToken::new;
 
     let failed = hub.call("test/fail", json!({}), cancel()).await.unwrap();
@@ -191,7 +206,7 @@ async fn tool_errors_and_protocol_errors_are_told_apart() {
 
 #[tokio::test]
 async fn cancelling_a_slow_call_returns_at_once_and_the_server_keeps_working() {
-    let hub = connect_one().await;
+    let (hub, _folder) = connect_one().await;
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
     tokio::spawn(async move {
@@ -218,9 +233,8 @@ async fn cancelling_a_slow_call_returns_at_once_and_the_server_keeps_working() {
 
 #[tokio::test]
 async fn a_call_past_its_time_limit_times_out() {
-    let hub = connect_one()
-        .await
-        .with_call_timeout(Duration::from_millis(300));
+    let (hub, _folder) = connect_one().await;
+    let hub = hub.with_call_timeout(Duration::from_millis(300));
     let started = Instant::now();
     let err = hub
         .call("test/slow", json!({"ms": 30_000}), CancellationToken::new())
@@ -236,7 +250,7 @@ async fn a_call_past_its_time_limit_times_out() {
 
 #[tokio::test]
 async fn a_server_crashing_mid_call_is_a_connection_failure_then_restarts() {
-    let hub = connect_one().await;
+    let (hub, _folder) = connect_one().await;
     let err = call_err(&hub, "test/crash", json!({})).await;
     let McpError::Call {
         server,
@@ -256,7 +270,7 @@ async fn a_server_crashing_mid_call_is_a_connection_failure_then_restarts() {
 
 #[tokio::test]
 async fn output_is_capped_with_a_notice() {
-    let hub = connect_one().await;
+    let (hub, _folder) = connect_one().await;
     let exact = call(&hub, "test/big", json!({"n": MAX_OUTPUT_CHARS})).await;
     assert_eq!(exact, "x".repeat(MAX_OUTPUT_CHARS));
 
@@ -287,7 +301,8 @@ async fn a_missing_command_is_reported_and_the_other_servers_still_connect() {
     let off = store.mcp_server_by_name("off").unwrap().unwrap();
     store.set_mcp_server_enabled(off.id, false).unwrap();
 
-    let (hub, errors) = McpHub::connect(&records(&store), CONNECT).await;
+    let (_folder, world) = folder();
+    let (hub, errors) = McpHub::connect(&records(&store), &world, CONNECT).await;
     assert_eq!(errors.len(), 1, "{errors:?}");
     let McpError::Spawn {
         server,
@@ -319,7 +334,8 @@ async fn a_missing_command_is_reported_and_the_other_servers_still_connect() {
 async fn a_server_that_dies_at_start_is_reported_with_its_stderr() {
     let crash = stdio("sh", &["-c", "echo 'missing module foo' >&2; exit 3"]);
     let (_dir, store) = store_with(&[("crash", crash)]);
-    let (hub, errors) = McpHub::connect(&records(&store), CONNECT).await;
+    let (_folder, world) = folder();
+    let (hub, errors) = McpHub::connect(&records(&store), &world, CONNECT).await;
     assert!(hub.tools().is_empty());
     let [McpError::Handshake { server, stderr, .. }] = errors.as_slice() else {
         panic!("{errors:?}");
@@ -331,10 +347,25 @@ async fn a_server_that_dies_at_start_is_reported_with_its_stderr() {
 
 #[tokio::test]
 async fn a_server_that_never_answers_times_out_quickly() {
-    let mute = stdio("sleep", &["30"]);
+    let mark = marks::mark();
+    let mute = McpTransport::Stdio {
+        command: "sleep".into(),
+        args: vec!["30".into()],
+        env: BTreeMap::from([("MARK".to_string(), mark.clone())]),
+    };
     let (_dir, store) = store_with(&[("mute", mute), ("test", test_server(&[]))]);
+    let (_folder, world) = folder();
+    // The positive control: the mute server is seen running while it is waited for.
+    let watch = mark.clone();
+    let seen = std::thread::spawn(move || {
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while marks::marked(&watch).is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        !marks::marked(&watch).is_empty()
+    });
     let started = Instant::now();
-    let (hub, errors) = McpHub::connect(&records(&store), Duration::from_secs(4)).await;
+    let (hub, errors) = McpHub::connect(&records(&store), &world, Duration::from_secs(4)).await;
     assert_within(started, Duration::from_secs(15));
     assert!(
         matches!(&errors[..], [McpError::Handshake { server, reason, .. }]
@@ -343,31 +374,13 @@ async fn a_server_that_never_answers_times_out_quickly() {
     );
     assert!(!hub.tools().is_empty(), "the test server connected in time");
     hub.shutdown().await;
+    assert!(
+        seen.join().unwrap(),
+        "the mute server was never seen running"
+    );
     // The server that timed out was killed, not left running.
-    let deadline = Instant::now() + Duration::from_secs(3);
-    while live_children("sleep") > 0 && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(live_children("sleep"), 0);
-}
-
-/// How many children of this process named `comm` are alive (zombies do not count: they
-/// are dead, waiting to be reaped).
-fn live_children(comm: &str) -> usize {
-    let me = std::process::id().to_string();
-    let stats = std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|entry| std::fs::read_to_string(entry.ok()?.path().join("stat")).ok());
-    stats
-        .filter(|stat| {
-            // "pid (comm) state ppid ..."
-            let Some((head, tail)) = stat.rsplit_once(") ") else {
-                return false;
-            };
-            let fields: Vec<&str> = tail.split(' ').collect();
-            head.ends_with(&format!("({comm}")) && fields[0] != "Z" && fields[1] == me
-        })
-        .count()
+    let left = marks::survivors(&mark, Duration::from_secs(3));
+    assert!(left.is_empty(), "{left:?}");
 }
 
 #[tokio::test]
@@ -383,7 +396,8 @@ async fn an_unreachable_http_server_is_reported() {
         headers: BTreeMap::new(),
     };
     let (_dir, store) = store_with(&[("web", http)]);
-    let (hub, errors) = McpHub::connect(&records(&store), CONNECT).await;
+    let (_folder, world) = folder();
+    let (hub, errors) = McpHub::connect(&records(&store), &world, CONNECT).await;
     assert!(hub.tools().is_empty());
     assert!(
         matches!(&errors[..], [McpError::Handshake { server, .. }] if server == "web"),
@@ -401,7 +415,8 @@ async fn the_server_gets_the_record_env_and_forwarded_variables() {
             ("GONE", "${TANDEM_NOT_SET_X}"),
         ]),
     )]);
-    let (hub, errors) = McpHub::connect(&records(&store), CONNECT).await;
+    let (_folder, world) = folder();
+    let (hub, errors) = McpHub::connect(&records(&store), &world, CONNECT).await;
     assert!(errors.is_empty(), "{errors:?}");
     let env = |name: &'static str| call(&hub, "test/env", json!({ "name": name }));
     assert_eq!(env("MODE").await, "fast");
@@ -412,7 +427,7 @@ async fn the_server_gets_the_record_env_and_forwarded_variables() {
 
 #[tokio::test]
 async fn shutdown_ends_the_server_process() {
-    let hub = connect_one().await;
+    let (hub, _folder) = connect_one().await;
     let pid = hub.server_pid("test").await.unwrap();
     let proc_dir = PathBuf::from(format!("/proc/{pid}"));
     assert!(proc_dir.exists(), "the server runs as {pid}");
@@ -424,20 +439,84 @@ async fn shutdown_ends_the_server_process() {
     assert!(!proc_dir.exists(), "process {pid} outlived shutdown");
 }
 
+/// Whether this system lets an unprivileged process make the namespaces the agent's
+/// container is built from (asked through util-linux, not through Tandem). Where it does not,
+/// CI fails; elsewhere the test says so and passes.
+fn container_here() -> bool {
+    let made = std::process::Command::new("unshare")
+        .args(["-Urmnpf", "--mount-proc", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must prove the MCP server's container, but this kernel lacks namespaces"
+        );
+        println!("KERNEL FEATURE UNAVAILABLE: the MCP server's container could not be proven");
+    }
+    made
+}
+
+/// A stdio server runs in the agent's container, in its world: it writes there, and reaches
+/// neither a decoy credential beside it nor a listener on this machine's loopback (each
+/// attack's positive control: the test itself reaches both).
+#[tokio::test]
+async fn a_stdio_server_runs_in_its_world_and_reaches_nothing_else() {
+    if !container_here() {
+        return;
+    }
+    let outside = tempfile::tempdir().unwrap();
+    let decoy = outside.path().join("id_rsa");
+    std::fs::write(&decoy, "DECOY-SECRET").unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    assert_eq!(std::fs::read_to_string(&decoy).unwrap(), "DECOY-SECRET");
+    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_ok());
+
+    let (_db, store) = store_with(&[("test", test_server(&[]))]);
+    let (folder, world) = folder();
+    let (hub, errors) = McpHub::connect(&records(&store), &world, CONNECT).await;
+    assert!(errors.is_empty(), "{errors:?}");
+    let wrote = call(
+        &hub,
+        "test/write_file",
+        json!({"path": "out.txt", "text": "hi"}),
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(folder.path().join("out.txt")).unwrap(),
+        "hi"
+    );
+    assert!(wrote.ends_with("out.txt"), "{wrote}");
+    let path = decoy.to_string_lossy();
+    let read = hub.call(
+        "test/read_file",
+        json!({ "path": path }),
+        CancellationToken::new(),
+    );
+    let read = read.await.unwrap();
+    assert!(read.is_error && !read.text.contains("DECOY"), "{read:?}");
+    let connected = call(&hub, "test/connect", json!({ "port": port })).await;
+    assert!(connected.starts_with("refused"), "{connected}");
+    hub.shutdown().await;
+}
+
 /// The agent runs turns on spawned tasks, so the hub's futures must be `Send`.
 #[test]
 fn hub_futures_can_be_spawned() {
     fn spawnable<F: std::future::Future + Send + 'static>(_: F) {}
-    spawnable(async { McpHub::connect(&[], CONNECT).await });
-    spawnable(async {
-        let (hub, _) = McpHub::connect(&[], CONNECT).await;
+    let world = || World::folder("/");
+    spawnable(async move { McpHub::connect(&[], &world(), CONNECT).await });
+    spawnable(async move {
+        let (hub, _) = McpHub::connect(&[], &world(), CONNECT).await;
         let _ = hub.call("a/b", json!({}), CancellationToken::new()).await;
         hub.shutdown().await;
     });
-    spawnable(async {
+    spawnable(async move {
         let pool = tandem_core::agent::mcp::McpPool::new();
-        let (hub, _) = pool.hub(1, std::path::Path::new("/"), &[]).await;
+        let (hub, _) = pool.hub(1, 2, &world(), &[]).await;
         let _ = hub.call("a/b", json!({}), CancellationToken::new()).await;
+        pool.close_chat(2).await;
         pool.close_project(1).await;
         pool.close_all().await;
     });

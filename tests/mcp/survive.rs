@@ -1,18 +1,19 @@
 //! MCP that survives: headers for HTTP servers, the legacy SSE transport, a server killed
 //! mid-session (unavailable, then restarted), the whole process group stopped, servers kept
-//! across turns by the per-project pool, and the CLI's headers shown masked.
+//! by the pool (stdio ones per chat, remote ones per project), and the CLI's headers shown
+//! masked.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tandem_core::agent::mcp::{MAX_OUTPUT_CHARS, McpError, McpHub, McpPool, Timing};
+use tandem_core::agent::mcp::{MAX_OUTPUT_CHARS, McpError, McpHub, McpPool, Timing, World};
 use tandem_core::store::McpTransport;
 use tokio_util::sync::CancellationToken;
 
 use super::fake_http::FakeHttp;
-use super::{CONNECT, call, records, store_with, test_server};
+use super::{CONNECT, call, folder, marks, records, store_with, test_server};
 
 const TOKEN: &str = "Bearer sk-test-0123456789abcdef-SECRET";
 
@@ -75,7 +76,8 @@ async fn http_headers_reach_the_server_with_every_request() {
     };
     // Through the store: the headers survive the database (migration 014's column).
     let (_dir, store) = store_with(&[("web", with), ("anon", without)]);
-    let (hub, errors) = McpHub::connect(&records(&store), CONNECT).await;
+    let (_folder, world) = folder();
+    let (hub, errors) = McpHub::connect(&records(&store), &world, CONNECT).await;
     assert!(errors.is_empty(), "{errors:?}");
     assert!(hub.resolve("web/whoami").is_some());
 
@@ -106,7 +108,8 @@ async fn the_legacy_sse_transport_lists_and_calls_tools() {
         headers: headers(&[("Authorization", TOKEN)]),
     };
     let (_dir, store) = store_with(&[("legacy", sse)]);
-    let (hub, errors) = McpHub::connect(&records(&store), CONNECT).await;
+    let (_folder, world) = folder();
+    let (hub, errors) = McpHub::connect(&records(&store), &world, CONNECT).await;
     assert!(errors.is_empty(), "{errors:?}");
     let mut names: Vec<String> = hub.tools().iter().map(|t| t.qualified()).collect();
     names.sort();
@@ -143,7 +146,8 @@ async fn an_sse_url_that_is_not_an_event_stream_says_so() {
         headers: BTreeMap::new(),
     };
     let (_dir, store) = store_with(&[("legacy", wrong)]);
-    let (hub, errors) = McpHub::connect(&records(&store), CONNECT).await;
+    let (_folder, world) = folder();
+    let (hub, errors) = McpHub::connect(&records(&store), &world, CONNECT).await;
     assert!(hub.tools().is_empty());
     let [McpError::Handshake { server, reason, .. }] = errors.as_slice() else {
         panic!("{errors:?}");
@@ -154,14 +158,15 @@ async fn an_sse_url_that_is_not_an_event_stream_says_so() {
 
 #[tokio::test]
 async fn a_killed_server_is_unavailable_while_down_then_restarts() {
-    let dir = tempfile::tempdir().unwrap();
+    // In the server's folder, the only one it can reach: named relative to it.
+    let (dir, world) = folder();
     let (gate, log) = (dir.path().join("down"), dir.path().join("starts"));
     let env = [
-        ("MCP_TEST_REFUSE_IF", gate.to_str().unwrap()),
-        ("MCP_TEST_START_LOG", log.to_str().unwrap()),
+        ("MCP_TEST_REFUSE_IF", "down"),
+        ("MCP_TEST_START_LOG", "starts"),
     ];
     let (_db, store) = store_with(&[("test", test_server(&env))]);
-    let (hub, errors) = McpHub::connect(&records(&store), CONNECT).await;
+    let (hub, errors) = McpHub::connect(&records(&store), &world, CONNECT).await;
     assert!(errors.is_empty(), "{errors:?}");
     let hub = hub.with_backoff(Duration::from_millis(500), Duration::from_millis(500));
     let first = hub.server_pid("test").await.unwrap();
@@ -216,24 +221,25 @@ async fn a_killed_server_is_unavailable_while_down_then_restarts() {
 
 #[tokio::test]
 async fn stopping_a_server_kills_its_whole_process_group() {
-    let (_dir, store) = store_with(&[("test", test_server(&[]))]);
+    let mark = marks::mark();
+    let (_dir, store) = store_with(&[("test", test_server(&[("MARK", &mark)]))]);
     let pool = McpPool::new();
-    let root = tempfile::tempdir().unwrap();
-    let (hub, errors) = pool.hub(7, root.path(), &records(&store)).await;
+    let (_folder, world) = folder();
+    let (hub, errors) = pool.hub(7, 70, &world, &records(&store)).await;
     assert!(errors.is_empty(), "{errors:?}");
     let server = hub.server_pid("test").await.unwrap();
-    let sleeper: u32 = call(&hub, "test/spawn_sleeper", json!({}))
-        .await
-        .parse()
-        .unwrap();
-    assert!(process_alive(sleeper));
-
-    pool.close_project(7).await;
-    // The grandchild dies with the server, not only the server.
+    call(&hub, "test/spawn_sleeper", json!({})).await;
+    let running = marks::marked(&mark);
     assert!(
-        eventually(Duration::from_secs(10), async || !process_alive(sleeper)).await,
-        "sleep {sleeper} outlived its server"
+        running.iter().any(|p| p.starts_with("sleep")) && running.len() >= 2,
+        "the server and its sleeper: {running:?}"
     );
+
+    // The chat's turn ends: its servers stop.
+    pool.close_chat(70).await;
+    // The grandchild dies with the server, not only the server.
+    let left = marks::survivors(&mark, Duration::from_secs(10));
+    assert!(left.is_empty(), "outlived their server: {left:?}");
     assert!(!process_alive(server));
     // A turn still holding the hub is told the server was stopped; nothing restarts.
     let err = hub
@@ -246,50 +252,71 @@ async fn stopping_a_server_kills_its_whole_process_group() {
     assert_eq!(hub.server_starts("test").await, 1);
 }
 
+/// A chat's stdio servers run for its turn: two hubs of one chat in one world share the
+/// process; closing the chat (its turn ended) stops it, and its next turn starts it again.
+/// Each chat has its own; closing a project stops its chats' servers.
 #[tokio::test]
-async fn the_pool_keeps_a_projects_servers_across_turns() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("starts");
-    let env = [("MCP_TEST_START_LOG", log.to_str().unwrap())];
+async fn the_pool_keeps_stdio_servers_per_chat_until_its_turn_ends() {
+    // Each server logs its starts in its own folder, the only one it can write.
+    let env = [("MCP_TEST_START_LOG", "starts")];
     let (_db, store) = store_with(&[("test", test_server(&env))]);
     let pool = McpPool::with_timing(Timing {
         connect: CONNECT,
         ..Timing::default()
     });
-    let (one, two) = (PathBuf::from(dir.path()), dir.path().join("b"));
-    std::fs::create_dir(&two).unwrap();
+    let (one, world1) = folder();
+    let (two, world2) = folder();
+    let starts = |dir: &tempfile::TempDir| start_count(&dir.path().join("starts"));
 
-    // Two turns in project 1: one start, the same process.
-    let (turn1, errors) = pool.hub(1, &one, &records(&store)).await;
+    // Two hubs of chat 1 (project 1): one start, the same process.
+    let (turn1, errors) = pool.hub(1, 1, &world1, &records(&store)).await;
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(call(&turn1, "test/echo", json!({"text": "1"})).await, "1");
     let pid = turn1.server_pid("test").await.unwrap();
-    turn1.shutdown().await; // a turn's end leaves the pool's servers running
-    let (turn2, _) = pool.hub(1, &one, &records(&store)).await;
-    assert_eq!(call(&turn2, "test/echo", json!({"text": "2"})).await, "2");
-    assert_eq!(turn2.server_pid("test").await, Some(pid));
-    assert_eq!(start_count(&log), 1, "started once for both turns");
+    turn1.shutdown().await; // a hub's end leaves the pool's servers running
+    let (again, _) = pool.hub(1, 1, &world1, &records(&store)).await;
+    assert_eq!(again.server_pid("test").await, Some(pid));
+    assert_eq!(starts(&one), 1, "started once for both hubs");
 
-    // Another project has its own, in its own folder; closing it leaves project 1's.
-    let (other, _) = pool.hub(2, &two, &records(&store)).await;
+    // Chat 2 of project 1 has its own, in its own world; closing it leaves chat 1's.
+    let (other, _) = pool.hub(1, 2, &world2, &records(&store)).await;
     let other_pid = other.server_pid("test").await.unwrap();
     assert_ne!(other_pid, pid);
-    assert_eq!(pool.projects().await, [1, 2]);
-    pool.close_project(2).await;
+    assert_eq!(pool.chats().await, [1, 2]);
+    pool.close_chat(2).await;
     assert!(!process_alive(other_pid));
     assert!(process_alive(pid));
 
-    // Disabled: the next turn stops it and offers none of its tools.
+    // The turn of chat 1 ends: its server stops; the next turn starts it again.
+    pool.close_chat(1).await;
+    assert!(!process_alive(pid));
+    assert!(pool.chats().await.is_empty());
+    let (turn2, _) = pool.hub(1, 1, &world1, &records(&store)).await;
+    assert_eq!(call(&turn2, "test/echo", json!({"text": "2"})).await, "2");
+    assert_eq!(starts(&one), 2);
+
+    // Disabled: the next hub stops it and offers none of its tools.
+    let pid2 = turn2.server_pid("test").await.unwrap();
     let id = store.mcp_server_by_name("test").unwrap().unwrap().id;
     store.set_mcp_server_enabled(id, false).unwrap();
-    let (turn3, _) = pool.hub(1, &one, &records(&store)).await;
+    let (turn3, _) = pool.hub(1, 1, &world1, &records(&store)).await;
     assert!(turn3.tools().is_empty());
-    assert!(!process_alive(pid));
+    assert!(!process_alive(pid2));
     // Enabled again: started again.
     store.set_mcp_server_enabled(id, true).unwrap();
-    let (turn4, _) = pool.hub(1, &one, &records(&store)).await;
+    let (turn4, _) = pool.hub(1, 1, &world1, &records(&store)).await;
     assert_eq!(call(&turn4, "test/echo", json!({"text": "4"})).await, "4");
-    assert_eq!(start_count(&log), 3);
+    assert_eq!(starts(&one), 3);
+
+    // A chat of project 2: closing the project stops its chats' servers.
+    let (three, world3) = folder();
+    let (turn5, _) = pool.hub(2, 3, &world3, &records(&store)).await;
+    let pid5 = turn5.server_pid("test").await.unwrap();
+    assert_eq!(pool.projects().await, [1, 2]);
+    pool.close_project(2).await;
+    assert!(!process_alive(pid5));
+    assert_eq!(starts(&three), 1);
+    assert_eq!(pool.chats().await, [1]);
 
     // Removed (what Settings does between turns): retired without a turn.
     store.remove_mcp_server(id).unwrap();
@@ -297,7 +324,34 @@ async fn the_pool_keeps_a_projects_servers_across_turns() {
     pool.retire(&records(&store)).await;
     assert!(!process_alive(pid4));
     pool.close_all().await;
-    assert!(pool.projects().await.is_empty());
+    assert!(pool.projects().await.is_empty() && pool.chats().await.is_empty());
+    drop(two);
+}
+
+/// A remote server is no process of Tandem's: it stays with the project, shared by its
+/// chats, and a chat's turn ending leaves it connected.
+#[tokio::test]
+async fn the_pool_keeps_remote_servers_per_project_across_chats() {
+    let fake = FakeHttp::start().await;
+    let web = McpTransport::Http {
+        url: fake.url("/mcp"),
+        headers: BTreeMap::new(),
+    };
+    let (_db, store) = store_with(&[("web", web)]);
+    let pool = McpPool::new();
+    let posts = || fake.seen().iter().filter(|r| r.method == "POST").count();
+    let world = World::folder("/");
+    let (first, errors) = pool.hub(1, 1, &world, &records(&store)).await;
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(first.resolve("web/whoami").is_some());
+    let connected = posts();
+    assert!(connected > 0);
+    pool.close_chat(1).await;
+    let (second, _) = pool.hub(1, 2, &world, &records(&store)).await;
+    assert_eq!(posts(), connected, "the same connection: no new handshake");
+    assert_eq!(call(&second, "web/whoami", json!({})).await, "<none>");
+    assert_eq!(pool.projects().await, [1]);
+    pool.close_all().await;
 }
 
 /// The CLI stores headers and never prints their values in full.

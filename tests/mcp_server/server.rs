@@ -3,8 +3,10 @@
 //! Built as the example `mcp_test_server` (an example, not a `[[bin]]`, so it never ships with
 //! the app). Every tool exists to exercise one behaviour of `tandem_core::agent::mcp`: plain text
 //! (`echo`, `add`), tool-level errors (`fail`), cancellation and timeouts (`slow`), the output
-//! cap (`big`), non-text content (`picture`), the child's environment (`env`) and what it
-//! starts itself (`spawn_sleeper`, for the process-group kill).
+//! cap (`big`), non-text content (`picture`), the child's environment (`env`), what it
+//! starts itself (`spawn_sleeper`, for the process-group kill) and what it can reach of the
+//! files and network around it (`write_file` in its working directory, `read_file` anywhere,
+//! `connect` to a local port: the attacks the agent's container must stop).
 //!
 //! Two variables script its start: `MCP_TEST_START_LOG` names a file it appends a line to each
 //! time it starts (so a test counts starts); while the file `MCP_TEST_REFUSE_IF` names exists,
@@ -46,6 +48,25 @@ struct BigArgs {
 struct EnvArgs {
     /// The environment variable to read.
     name: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct WriteArgs {
+    /// Where to write, relative to the server's working directory (or absolute).
+    path: String,
+    text: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct ReadArgs {
+    /// The file to read, relative to the server's working directory (or absolute).
+    path: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct ConnectArgs {
+    /// A TCP port on 127.0.0.1.
+    port: u16,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -108,6 +129,36 @@ impl TestServer {
         // Not waited for: it must outlive this call, as a real server's helper would.
         std::mem::forget(child);
         Ok(pid.to_string())
+    }
+
+    #[tool(description = "Writes text to a file; returns the absolute path it wrote")]
+    fn write_file(
+        &self,
+        Parameters(WriteArgs { path, text }): Parameters<WriteArgs>,
+    ) -> CallToolResult {
+        let written = std::env::current_dir()
+            .map(|cwd| cwd.join(&path))
+            .and_then(|at| std::fs::write(&at, text).map(|()| at));
+        match written {
+            Ok(at) => CallToolResult::success(vec![ContentBlock::text(at.display().to_string())]),
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(format!("{path}: {e}"))]),
+        }
+    }
+
+    #[tool(description = "Returns the text of a file")]
+    fn read_file(&self, Parameters(ReadArgs { path }): Parameters<ReadArgs>) -> CallToolResult {
+        match std::fs::read_to_string(&path) {
+            Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(format!("{path}: {e}"))]),
+        }
+    }
+
+    #[tool(description = "Connects to a TCP port on 127.0.0.1; says whether it could")]
+    fn connect(&self, Parameters(ConnectArgs { port }): Parameters<ConnectArgs>) -> String {
+        match std::net::TcpStream::connect(("127.0.0.1", port)) {
+            Ok(_) => "connected".into(),
+            Err(e) => format!("refused: {e}"),
+        }
     }
 
     #[tool(description = "Reads an environment variable of the server process")]

@@ -1,6 +1,8 @@
 //! Running one approved tool call: read tools on a blocking thread, edit tools into the turn's
 //! proposal (checked against the edits before them, never written to disk), `run_shell`
-//! through the executor in the kernel sandbox (see `sandbox`), MCP tools through their server.
+//! through the executor in the kernel sandbox (see `sandbox`), MCP tools through their server
+//! (a stdio server runs in the same sandbox, in the workspace: what a call of its changes
+//! there joins the proposal as a command's changes do).
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -128,19 +130,30 @@ pub async fn run(context: &Context<'_>, tool: &str, arguments: &Value) -> Dispat
             .mcp
             .filter(|hub| hub.tools().iter().any(|t| t.qualified() == tool))
         {
-            Some(hub) => match hub.call(tool, args, context.cancel.clone()).await {
-                Ok(output) => Dispatched {
-                    text: output.text,
-                    is_error: output.is_error,
-                    ..Dispatched::default()
-                },
-                Err(e) => error(format!("Error: {e}")),
-            },
+            Some(hub) => mcp(context, hub, tool, args).await,
             None => error(format!(
                 "Error: there is no tool `{tool}`. Use one of the tools you were given."
             )),
         },
     }
+}
+
+/// Calls an MCP tool; what it changed in the workspace (a stdio server works there) joins
+/// the proposal.
+async fn mcp(context: &Context<'_>, hub: &McpHub, tool: &str, args: Value) -> Dispatched {
+    let mut called = match hub.call(tool, args, context.cancel.clone()).await {
+        Ok(output) => Dispatched {
+            text: output.text,
+            is_error: output.is_error,
+            ..Dispatched::default()
+        },
+        Err(e) => error(format!("Error: {e}")),
+    };
+    // Even a failed call may have written before it failed.
+    if hub.runs_here(tool) {
+        called.changes = collect(context, &mut called.text).await;
+    }
+    called
 }
 
 /// Fetches a web page as text (the call was approved: it reaches the network).
@@ -353,30 +366,7 @@ async fn shell(context: &Context<'_>, arguments: &Value) -> Dispatched {
         Err(e) => return error(format!("Error: {e}")),
     };
     let mut text = outcome.render_for_model();
-    let changes = match context.workspace {
-        Some(tracker) => {
-            let tracker = Arc::clone(tracker);
-            match tokio::task::spawn_blocking(move || tracker.collect()).await {
-                Ok(Ok(changes)) => changes,
-                Ok(Err(e)) => {
-                    text.push_str(&format!(
-                        "\nWhat the command changed could not be read: {e}"
-                    ));
-                    Vec::new()
-                }
-                Err(e) => {
-                    text.push_str(&format!(
-                        "\nWhat the command changed could not be read: {e}"
-                    ));
-                    Vec::new()
-                }
-            }
-        }
-        None => Vec::new(),
-    };
-    if !changes.is_empty() {
-        text.push_str(&changes_note(&changes));
-    }
+    let changes = collect(context, &mut text).await;
     Dispatched {
         text,
         is_error: outcome.exit_code != Some(0),
@@ -385,6 +375,30 @@ async fn shell(context: &Context<'_>, arguments: &Value) -> Dispatched {
         sandbox: Some(outcome.sandbox.to_json()),
         changes,
     }
+}
+
+/// What a command or a server changed in the workspace since the last look, noted as the
+/// proposal's and told to the model at the end of `text`.
+async fn collect(context: &Context<'_>, text: &mut String) -> Vec<Change> {
+    let Some(tracker) = context.workspace else {
+        return Vec::new();
+    };
+    let tracker = Arc::clone(tracker);
+    let changes = match tokio::task::spawn_blocking(move || tracker.collect()).await {
+        Ok(Ok(changes)) => changes,
+        Ok(Err(e)) => {
+            text.push_str(&format!("\nWhat the call changed could not be read: {e}"));
+            Vec::new()
+        }
+        Err(e) => {
+            text.push_str(&format!("\nWhat the call changed could not be read: {e}"));
+            Vec::new()
+        }
+    };
+    if !changes.is_empty() {
+        text.push_str(&changes_note(&changes));
+    }
+    changes
 }
 
 /// What the model is told of the files a command changed in its workspace.

@@ -168,11 +168,13 @@ impl ChatService {
                 .flatten()
                 .unwrap_or(super::repair::DEFAULT_REPAIR_ROUNDS),
         };
-        // The project's servers keep running across turns (started on its first agent turn).
-        let hub = match (config.mode, store.mcp_servers()) {
-            (AgentMode::Agent, Ok(servers)) => {
-                let (project, root) = (turn.project.id, &turn.project.path);
-                let (hub, errors) = self.mcp.hub(project, root, &servers).await;
+        // The chat's stdio servers run in its workspace, in the agent's container, for this
+        // turn; the project's remote servers keep running across turns.
+        let hub = match (config.mode, &workspace, store.mcp_servers()) {
+            (AgentMode::Agent, Some(tracker), Ok(servers)) => {
+                let world = crate::agent::mcp::World::workspace(tracker, config.sandbox.clone());
+                let (project, chat) = (turn.project.id, turn.chat.id);
+                let (hub, errors) = self.mcp.hub(project, chat, &world, &servers).await;
                 for error in errors {
                     notes.push_str(&format!("> MCP: {error}\n\n"));
                 }
@@ -198,6 +200,12 @@ impl ChatService {
         };
         let result =
             runner::run(&host, &config, request.messages, hub.as_ref(), &turn.cancel).await;
+        // Its stdio servers stop before its workspace closes: none outlives the view it
+        // writes into. What they changed since their last call stays in the workspace, and
+        // the chat's next turn carries it into its proposal.
+        if hub.is_some() {
+            self.mcp.close_chat(turn.chat.id).await;
+        }
         outcome.checks = host.checks.into_inner().unwrap_or_else(|p| p.into_inner());
         let streamed = host.stream.into_inner().unwrap_or_else(|p| p.into_inner());
         outcome.content = streamed.content;

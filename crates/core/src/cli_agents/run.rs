@@ -3,7 +3,7 @@
 //! open: it talks to its API), the prompt written to stdin, each stdout line parsed as it
 //! comes. Cancelling kills the whole group.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -95,33 +95,7 @@ pub enum RunError {
     },
 }
 
-/// The program's full path: `program` itself when it names a path, else the first executable
-/// of that name on PATH.
-pub fn resolve_program(program: &str) -> Option<PathBuf> {
-    let program = program.trim();
-    if program.is_empty() {
-        return None;
-    }
-    if program.contains(std::path::MAIN_SEPARATOR) || program.contains('/') {
-        let path = PathBuf::from(program);
-        return is_executable(&path).then_some(path);
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(program))
-        .find(|candidate| is_executable(candidate))
-}
-
-#[cfg(unix)]
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
-#[cfg(not(unix))]
-fn is_executable(path: &Path) -> bool {
-    path.is_file()
-}
+pub(super) use crate::process::resolve_program;
 
 /// Variables a CLI agent needs besides the built-in list: where its state lives, and the
 /// proxies it reaches its service through (it has the network).
@@ -177,12 +151,7 @@ pub async fn run(
     let confinement = sandbox.map(|settings| {
         let mut c = settings.confinement(&spec.workdir, temp.path(), true);
         c.view = spec.view.clone();
-        // The program and what it is installed with (a Node package's folder, say).
-        let real = program.canonicalize().unwrap_or_else(|_| program.clone());
-        for path in [&program, &real] {
-            c.readable
-                .extend(path.parent().and_then(Path::parent).map(Path::to_path_buf));
-        }
+        c.run_program(&program);
         if let Some(home) = crate::sandbox::home_dir() {
             c.writable.extend(agent.state_paths(&home));
         }

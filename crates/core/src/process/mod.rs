@@ -8,11 +8,13 @@
 pub mod env;
 pub mod group;
 pub mod output;
+mod program;
 mod shell;
 
 pub use env::{agent_env, allowed_env, is_secret_env_name};
 pub use group::{in_own_group, kill_group};
 pub use output::{Capture, cap_output};
+pub use program::resolve_program;
 pub use shell::{
     DEFAULT_OUTPUT_CAP, DEFAULT_TIMEOUT, ExecError, Sandbox, ShellOutcome, ShellRequest, run_shell,
 };

@@ -127,6 +127,19 @@ impl Confinement {
         }
         vars
     }
+
+    /// Makes `program` (a full path) runnable: what it is installed with (its folder's parent:
+    /// a Node package's folder, a virtualenv) becomes readable, by the path given and by the
+    /// path its links lead to.
+    pub fn run_program(&mut self, program: &Path) {
+        let real = program
+            .canonicalize()
+            .unwrap_or_else(|_| program.to_path_buf());
+        for path in [program, &real] {
+            let installed = path.parent().and_then(Path::parent);
+            self.readable.extend(installed.map(Path::to_path_buf));
+        }
+    }
 }
 
 /// What a container shows at the project's own path instead of the project.

@@ -1,9 +1,9 @@
-//! Starting one server: the stdio child in its own process group or an HTTP transport with
-//! the record's headers, the handshake and the tool listing, all within a time limit; and
-//! the tail of a stdio server's stderr, kept for error messages.
+//! Starting one server: the stdio child in the agent's container (its own session and
+//! process group, the chat's workspace at the project's path: see [`World`]) or an HTTP
+//! transport with the record's headers, the handshake and the tool listing, all within a time
+//! limit; and the tail of a stdio server's stderr, kept for error messages.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -19,8 +19,9 @@ use tokio::io::AsyncReadExt;
 use tokio::process::ChildStderr;
 use tokio_util::sync::CancellationToken;
 
-use super::{McpError, McpTool, SseClientTransport};
+use super::{McpError, McpTool, SseClientTransport, World};
 use crate::process::group::GroupGuard;
+use crate::process::{SandboxStatus, confine, resolve_program};
 use crate::store::{McpServerRecord, McpTransport, stdio_server_env};
 
 /// How long stopping one server may take before its process group is killed.
@@ -79,6 +80,8 @@ pub(super) struct Server {
     group: GroupGuard,
     /// Which start of the slot this is (a failure only retires its own connection).
     pub(super) generation: u64,
+    /// A stdio server's private temp dir (its `TMPDIR`), removed once it has stopped.
+    _temp: Option<tempfile::TempDir>,
 }
 
 impl Server {
@@ -97,13 +100,13 @@ impl Server {
 /// Starts `record`'s server, giving the start, the handshake and the tool listing `timeout`.
 pub(super) async fn connect_within(
     record: &McpServerRecord,
-    cwd: Option<&Path>,
+    world: Option<&World>,
     timeout: Duration,
     generation: u64,
 ) -> Result<(Server, Vec<McpTool>), McpError> {
     let stderr = StderrTail::default();
     // On timeout the half-started server is dropped with the future, which kills its group.
-    let connecting = connect(record, cwd, stderr.clone(), generation);
+    let connecting = connect(record, world, stderr.clone(), generation);
     let result = tokio::time::timeout(timeout, connecting).await;
     result.unwrap_or_else(|_elapsed| {
         Err(McpError::Handshake {
@@ -154,7 +157,7 @@ fn env_headers(
 
 async fn connect(
     record: &McpServerRecord,
-    cwd: Option<&Path>,
+    world: Option<&World>,
     stderr: StderrTail,
     generation: u64,
 ) -> Result<(Server, Vec<McpTool>), McpError> {
@@ -168,27 +171,17 @@ async fn connect(
         ClientCapabilities::default(),
         Implementation::new("tandem", env!("CARGO_PKG_VERSION")),
     );
-    let mut pid = None;
+    let (mut pid, mut temp) = (None, None);
     // Armed as soon as there is a process: a failed handshake drops it, killing the group.
     let mut group = GroupGuard(None);
     let served = match &record.transport {
         McpTransport::Stdio { command, args, env } => {
-            let mut cmd = tokio::process::Command::new(command);
-            cmd.args(args).env_clear().kill_on_drop(true);
-            cmd.envs(stdio_server_env(env, std::env::vars_os()));
-            if let Some(cwd) = cwd {
-                cmd.current_dir(cwd);
-            }
-            // Its own process group, so stopping it stops what it started too.
-            crate::process::in_own_group(cmd.as_std_mut());
-            let spawned = TokioChildProcess::builder(cmd)
-                .stderr(Stdio::piped())
-                .spawn();
-            let (process, pipe) = spawned.map_err(|source| McpError::Spawn {
+            let world = world.ok_or_else(|| McpError::Unconfined {
                 server: name.clone(),
-                command: command.clone(),
-                source,
+                reason: "it has no workspace to run in".into(),
             })?;
+            let (process, pipe, temp_dir) = spawn_confined(&name, command, args, env, world)?;
+            temp = Some(temp_dir);
             stderr.drain(pipe);
             pid = process.id();
             group = GroupGuard(pid);
@@ -240,6 +233,62 @@ async fn connect(
         stderr,
         group,
         generation,
+        _temp: temp,
     };
     Ok((server, tools))
+}
+
+/// Starts a stdio server in `world`: confined as the agent's commands are (see
+/// [`crate::process::confine`]), with the allowed environment plus its record's variables.
+/// Where no sandbox can be built at all it is not started: a server never runs unconfined.
+fn spawn_confined(
+    name: &str,
+    command: &str,
+    args: &[String],
+    env: &BTreeMap<String, String>,
+    world: &World,
+) -> Result<(TokioChildProcess, Option<ChildStderr>, tempfile::TempDir), McpError> {
+    let unconfined = |reason: String| McpError::Unconfined {
+        server: name.to_string(),
+        reason,
+    };
+    let temp = tempfile::Builder::new()
+        .prefix("tandem-mcp-")
+        .tempdir()
+        .map_err(|e| unconfined(format!("no temp dir for it: {e}")))?;
+    let program = resolve_program(command);
+    let confinement = world.confinement(program.as_deref(), temp.path());
+    let mut cmd = tokio::process::Command::new(command);
+    cmd.args(args).kill_on_drop(true);
+    // Its directory, environment, session (its own process group, which stopping it kills)
+    // and container.
+    let (status, prepared) = confine(
+        cmd.as_std_mut(),
+        Some(&confinement),
+        world.project(),
+        world.env_names(),
+    )
+    .map_err(|e| unconfined(e.to_string()))?;
+    if let SandboxStatus::Unavailable { reason } = status {
+        return Err(unconfined(format!(
+            "no sandbox can be built here ({reason})"
+        )));
+    }
+    for (variable, value) in stdio_server_env(env, std::env::vars_os()) {
+        match value {
+            Some(value) => cmd.env(variable, value),
+            None => cmd.env_remove(variable),
+        };
+    }
+    let spawned = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::piped())
+        .spawn();
+    // The child has confined itself: the plan's descriptors are no longer needed.
+    drop(prepared);
+    let (process, pipe) = spawned.map_err(|source| McpError::Spawn {
+        server: name.to_string(),
+        command: command.to_string(),
+        source,
+    })?;
+    Ok((process, pipe, temp))
 }

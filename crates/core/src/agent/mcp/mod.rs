@@ -1,8 +1,10 @@
 //! MCP servers as agent tools, through the official SDK (`rmcp`).
 //!
-//! An [`McpHub`] holds the servers of one agent turn. The app keeps them across turns in an
-//! [`McpPool`]: one set per project, started on the project's first agent turn and stopped when
-//! the project closes or a server is removed, disabled or changed. Servers start concurrently
+//! An [`McpHub`] holds the servers of one agent turn. The app keeps them in an [`McpPool`]:
+//! a stdio server per chat, for its turn, running in the chat's workspace inside the agent's
+//! container ([`World`]: what it changes there joins the proposal, and it reaches nothing
+//! else); a remote server (HTTP, SSE) per project, across turns. They stop when the turn ends
+//! (stdio), when the project closes or a server is removed, disabled or changed. Servers start concurrently
 //! and independently: one that cannot start, crashes or never answers the handshake is
 //! reported in the returned errors and the others still serve their tools.
 //!
@@ -10,7 +12,8 @@
 //! attempt waits, doubling up to a minute). Meanwhile the tools it listed stay offered, and a
 //! call to one is [`McpError::Unavailable`]: a tool error the model reads, not a failed turn.
 //!
-//! Transports: stdio (a child in its own process group: stopping it kills the whole group),
+//! Transports: stdio (a child in the agent's container, in its own process group: stopping it
+//! kills the whole group and the container with it),
 //! streamable HTTP (rmcp's, with the record's headers on every request) and the legacy
 //! HTTP+SSE transport ([`SseClientTransport`]).
 //!
@@ -18,9 +21,11 @@
 //! `server__tool` for the model ([`McpTool::wire_name`]): provider APIs only accept
 //! `^[A-Za-z0-9_-]{1,64}$`, and server names are validated to fit (`store::validate_mcp_server_name`).
 //!
-//! Stdio servers are third-party programs: they do not inherit the app's secrets (see
-//! `store::stdio_server_env`), and their stderr is captured (the last lines are quoted in
-//! errors), never inherited, since it would scribble over the terminal UI.
+//! Stdio servers are third-party programs: they get the allow-listed environment of every
+//! command run for a model plus their record's variables (see `store::stdio_server_env`), no
+//! network, and their stderr is captured (the last lines are quoted in errors), never
+//! inherited, since it would scribble over the terminal UI. Where no sandbox can be built,
+//! a stdio server is not started ([`McpError::Unconfined`]).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -40,9 +45,11 @@ mod output;
 mod pool;
 mod slot;
 mod sse;
+mod world;
 
 pub use pool::McpPool;
 pub use slot::Timing;
+pub use world::World;
 
 use output::render;
 use slot::Slot;
@@ -129,6 +136,9 @@ pub struct McpCallOutput {
 
 #[derive(Debug, thiserror::Error)]
 pub enum McpError {
+    /// A stdio server that cannot run in a world made for it is not started at all.
+    #[error("MCP server {server} was not started, as it cannot be confined: {reason}")]
+    Unconfined { server: String, reason: String },
     #[error("MCP server {server}: cannot start `{command}`: {source}")]
     Spawn {
         server: String,
@@ -200,17 +210,21 @@ pub struct McpHub {
 }
 
 impl McpHub {
-    /// Starts the enabled servers concurrently, each given `timeout` to start, finish the
-    /// handshake and list its tools. Failures are returned next to the hub, not instead of it.
-    /// The hub owns the servers: [`McpHub::shutdown`] stops them.
+    /// Starts the enabled servers concurrently (stdio ones in `world`), each given `timeout`
+    /// to start, finish the handshake and list its tools. Failures are returned next to the
+    /// hub, not instead of it. The hub owns the servers: [`McpHub::shutdown`] stops them.
     pub async fn connect(
         servers: &[McpServerRecord],
+        world: &World,
         timeout: Duration,
     ) -> (McpHub, Vec<McpError>) {
         let slots = servers
             .iter()
             .filter(|s| s.enabled)
-            .map(|record| Slot::new(record.clone(), None))
+            .map(|record| {
+                let stdio = matches!(record.transport, crate::store::McpTransport::Stdio { .. });
+                Slot::new(record.clone(), stdio.then(|| world.clone()))
+            })
             .collect();
         let timing = Timing {
             connect: timeout,
@@ -225,7 +239,7 @@ impl McpHub {
         (hub, errors)
     }
 
-    /// A pool's view of a project's servers (which the pool stops, not this hub).
+    /// A pool's view of a turn's servers (which the pool stops, not this hub).
     pub(crate) fn shared(slots: Vec<Arc<Slot>>, timing: Timing) -> McpHub {
         McpHub {
             slots,
@@ -283,6 +297,14 @@ impl McpHub {
             Some(slot) => slot.starts().await,
             None => 0,
         }
+    }
+
+    /// Whether the tool named `server/tool` (or `server__tool`) is a stdio server's: a
+    /// process of Tandem's, in the agent's container, which may change the workspace.
+    pub fn runs_here(&self, name: &str) -> bool {
+        let server = self.resolve(name).map(|tool| tool.server);
+        let slot = server.and_then(|server| self.slot(&server).cloned());
+        slot.is_some_and(|slot| slot.world().is_some())
     }
 
     fn slot(&self, server: &str) -> Option<&Arc<Slot>> {

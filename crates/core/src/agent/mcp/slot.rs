@@ -1,14 +1,13 @@
 //! One configured server as a slot: its connection, started on demand and restarted (with a
 //! doubling backoff) after it dropped, and the tools it listed last.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmcp::{Peer, RoleClient};
 
 use super::connect::{Server, StderrTail, connect_within};
-use super::{DEFAULT_CALL_TIMEOUT, McpError, McpTool, quote_stderr};
+use super::{DEFAULT_CALL_TIMEOUT, McpError, McpTool, World, quote_stderr};
 use crate::store::McpServerRecord;
 
 /// What a slot knows between calls.
@@ -31,8 +30,9 @@ struct SlotState {
 /// the tools it listed last, which stay offered while it is down.
 pub(crate) struct Slot {
     record: McpServerRecord,
-    /// Where a stdio server runs (the project's folder), if anywhere in particular.
-    cwd: Option<PathBuf>,
+    /// Where a stdio server runs (its chat's workspace, in the agent's container); none for a
+    /// remote server.
+    world: Option<World>,
     state: tokio::sync::Mutex<SlotState>,
     pub(super) tools: std::sync::RwLock<Vec<McpTool>>,
 }
@@ -62,10 +62,10 @@ impl Default for Timing {
 }
 
 impl Slot {
-    pub(crate) fn new(record: McpServerRecord, cwd: Option<PathBuf>) -> Arc<Slot> {
+    pub(crate) fn new(record: McpServerRecord, world: Option<World>) -> Arc<Slot> {
         Arc::new(Slot {
             record,
-            cwd,
+            world,
             state: Default::default(),
             tools: Default::default(),
         })
@@ -75,8 +75,8 @@ impl Slot {
         &self.record
     }
 
-    pub(crate) fn cwd(&self) -> Option<&Path> {
-        self.cwd.as_deref()
+    pub(crate) fn world(&self) -> Option<&World> {
+        self.world.as_ref()
     }
 
     pub(super) fn name(&self) -> &str {
@@ -89,7 +89,9 @@ impl Slot {
 
     fn state_error(&self, state: &SlotState) -> McpError {
         let reason = if state.stopped {
-            "it was stopped (its project closed, or it was removed, disabled or changed)".into()
+            "it was stopped (its chat's turn ended, its project closed, or it was removed, \
+             disabled or changed)"
+                .into()
         } else {
             let last = state.last_error.as_deref().unwrap_or("it stopped");
             match state
@@ -139,7 +141,7 @@ impl Slot {
         let generation = state.starts;
         match connect_within(
             &self.record,
-            self.cwd.as_deref(),
+            self.world.as_ref(),
             timing.connect,
             generation,
         )

@@ -39,7 +39,10 @@ impl<H: Host> State<'_, H> {
         self.steps += 1;
         let by_pattern = assessment.by_pattern;
         let shell = tool == "run_shell";
-        if shell && !by_pattern {
+        // A stdio server's tool runs in the same sandbox as a command: where the kernel cannot
+        // give its protections, it is asked about the same way.
+        let contained = shell || self.mcp.is_some_and(|hub| hub.runs_here(&tool));
+        if contained && !by_pattern {
             compensate(&mut assessment, sandbox::probe());
         }
         // The person should know what a yes opens: the network comes only with approval.
@@ -172,20 +175,22 @@ impl<H: Host> State<'_, H> {
             kind: StepKind::Tool,
             step,
         });
-        self.record_changes(&arguments, changes);
+        self.record_changes(&tool, &arguments, changes);
         if self.cancel.is_cancelled() {
             return Err((text, LoopEnd::Cancelled));
         }
         Ok(text)
     }
 
-    /// Records what a command changed in the workspace as edit steps of the proposal,
-    /// labelled with the command (they replay, in order, with the agent's own edits).
-    fn record_changes(&mut self, arguments: &Value, changes: Vec<Change>) {
-        let command = arguments
-            .get("command")
-            .and_then(Value::as_str)
-            .unwrap_or("a command");
+    /// Records what a command or an MCP tool changed in the workspace as edit steps of the
+    /// proposal, labelled with the command or the tool (they replay, in order, with the
+    /// agent's own edits).
+    fn record_changes(&mut self, tool: &str, arguments: &Value, changes: Vec<Change>) {
+        let command = match tool {
+            "run_shell" => arguments.get("command").and_then(Value::as_str),
+            _ => Some(tool),
+        };
+        let command = command.unwrap_or("a command");
         let first = command.lines().next().unwrap_or_default();
         let short: String = first.chars().take(80).collect();
         let more = if short.len() < command.trim_end().len() {

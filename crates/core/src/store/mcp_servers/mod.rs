@@ -241,37 +241,26 @@ fn validate_transport(name: &str, transport: &McpTransport) -> Result<(), McpSer
     })
 }
 
-/// One rule for secret-looking names, shared with the agent's shell commands.
-fn is_secret_name(name: &OsStr) -> bool {
-    crate::process::is_secret_env_name(&name.to_string_lossy())
-}
-
-/// The environment a stdio server starts with. MCP servers are third-party programs, so they
-/// get the app's environment (`parent`) minus anything named like a secret (`*_API_KEY`,
-/// `*_TOKEN`, …), then the record's `env`, where a value of exactly `${NAME}` forwards the
-/// app's `NAME` (or unsets the variable when the app has none).
+/// What a stdio server's record adds to the environment it runs with (the allow-list every
+/// command run for a model gets: MCP servers are third-party programs and get none of the
+/// app's secrets): each variable of the record's `env`, where a value of exactly `${NAME}`
+/// forwards the app's `NAME` from `parent`, or unsets the variable (`None`) when the app has
+/// none.
 pub fn stdio_server_env(
     record: &BTreeMap<String, String>,
     parent: impl IntoIterator<Item = (OsString, OsString)>,
-) -> BTreeMap<OsString, OsString> {
+) -> BTreeMap<OsString, Option<OsString>> {
     let parent: BTreeMap<OsString, OsString> = parent.into_iter().collect();
-    let mut env: BTreeMap<OsString, OsString> = parent
-        .iter()
-        .filter(|(name, _)| !is_secret_name(name))
-        .map(|(name, value)| (name.clone(), value.clone()))
-        .collect();
-    for (name, value) in record {
-        let forwarded = value
-            .strip_prefix("${")
-            .and_then(|v| v.strip_suffix('}'))
-            .map(|from| parent.get(OsStr::new(from)));
+    let value = |value: &String| {
+        let forwarded = value.strip_prefix("${").and_then(|v| v.strip_suffix('}'));
         match forwarded {
-            Some(Some(value)) => env.insert(name.into(), value.clone()),
-            Some(None) => env.remove(OsStr::new(name)),
-            None => env.insert(name.into(), value.into()),
-        };
-    }
-    env
+            Some(from) => parent.get(OsStr::new(from)).cloned(),
+            None => Some(value.into()),
+        }
+    };
+    (record.iter())
+        .map(|(name, v)| (OsString::from(name), value(v)))
+        .collect()
 }
 
 /// The headers with each `${NAME}` inside a value replaced by that variable of `lookup` (the
