@@ -67,7 +67,8 @@ pub fn run(ctx: &Ctx, command: VersionCommand) -> Result<()> {
                     v.message.lines().next().unwrap_or("")
                 ));
                 for f in &v.files {
-                    text.push_str(&format!("         {:?} {}\n", f.kind, f.path).to_lowercase());
+                    let kind = format!("{:?}", f.kind).to_lowercase();
+                    text.push_str(&format!("         {kind} {}\n", f.path));
                 }
             }
             out(json!({"versions": versions}), text);

@@ -75,6 +75,9 @@ fn propose_diff_approve_log_undo_restore() {
             .unwrap()
             .starts_with("[tandem] Say hello")
     );
+    // The text log names each file as it is (it once lower-cased the whole line).
+    let text = cli.text(&["log", "--project", root_str]);
+    assert!(text.contains("added README.md\n"), "{text}");
 
     let undo = cli.json(&["undo", "--project", root_str]);
     assert_eq!(undo["reverted"], commit.as_str());
