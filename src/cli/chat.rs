@@ -6,7 +6,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::json;
 
 use tandem_core::app::{AppEvent, ChatEventKind, EditorFocus, EditorSelection, SendOptions};
-use tandem_core::display::{for_terminal, visible};
+use tandem_core::display::{TerminalStream, visible};
 use tandem_core::store::{AgentStep, ChatMode, MessageStatus, StepKind};
 use tandem_core::trust::Risk;
 
@@ -220,6 +220,8 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
         let message_id = started.reply_id;
         let mut outcome = std::pin::pin!(started.finish());
         let mut stdout = std::io::stdout();
+        // The reply and its reasoning arrive in pieces: each escaped as its whole text would be.
+        let (mut reply, mut thinking) = (TerminalStream::default(), TerminalStream::default());
         loop {
             tokio::select! {
                 // Events before the outcome: the turn's last deltas are queued before it
@@ -242,8 +244,8 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
                         ChatEventKind::Delta { text, reasoning } => {
                             // The model's text, which may repeat what a command printed:
                             // no escape sequence reaches the terminal.
-                            if !reasoning.is_empty() { super::output::eprint(format_args!("{}", for_terminal(&reasoning))); }
-                            super::output::print(&text);
+                            if !reasoning.is_empty() { eprint!("{}", thinking.push(&reasoning)); }
+                            super::output::raw(&reply.push(&text));
                             let _ = stdout.flush();
                         }
                         ChatEventKind::Compacted { summary } => {
@@ -258,7 +260,11 @@ pub fn chat(ctx: &Ctx, args: ChatArgs) -> Result<()> {
                         _ => {}
                     }
                 }
-                result = &mut outcome => break result,
+                result = &mut outcome => {
+                    eprint!("{}", thinking.finish());
+                    super::output::raw(reply.finish());
+                    break result;
+                }
             }
         }
     })?;
@@ -457,6 +463,7 @@ fn steps_json(steps: &[AgentStep]) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tandem_core::display::for_terminal;
 
     /// A check runs the proposal's code in the container, and its output is the check
     /// step's result: printed raw, an escape sequence in it reaches the person's terminal

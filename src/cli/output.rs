@@ -34,18 +34,51 @@ pub fn eprintln(text: impl Display) {
     std::eprintln!("{}", for_terminal(&text));
 }
 
-/// Writes `text` to stderr, what a terminal would act on escaped.
-pub fn eprint(text: impl Display) {
-    let text = text.to_string();
-    std::eprint!("{}", for_terminal(&text));
-}
-
-/// Writes `value` as one line of JSON to stdout.
+/// Writes `value` as one line of JSON to stdout. The text is exact, and what a terminal would
+/// act on or not show is written as `\uXXXX` escapes (serde_json escapes only ASCII's
+/// controls): a C1 control such as U+009B is a terminal's escape too, and the JSON may be read
+/// on one. Any JSON reader gets back the same strings.
 pub fn json(value: &serde_json::Value) {
-    write(format_args!("{value}\n"));
+    write(format_args!("{}\n", json_line(value)));
 }
 
-/// Writes a command's own output to stdout as it wrote it (`tandem run`: as if run by hand).
+fn json_line(value: &serde_json::Value) -> String {
+    let mut line = Vec::new();
+    let mut serializer = serde_json::Serializer::with_formatter(&mut line, TerminalSafe);
+    match serde::Serialize::serialize(value, &mut serializer) {
+        Ok(()) => String::from_utf8_lossy(&line).into_owned(),
+        // A `Value` always serializes; should it not, the line says so rather than be cut.
+        Err(e) => serde_json::json!({ "error": format!("cannot write JSON: {e}") }).to_string(),
+    }
+}
+
+/// serde_json's compact output, with every non-ASCII control (C1) and every character that
+/// does not show ([`tandem_core::display::is_invisible`]) in a string escaped.
+struct TerminalSafe;
+
+impl serde_json::ser::Formatter for TerminalSafe {
+    fn write_string_fragment<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let hidden = |c: char| c.is_control() || tandem_core::display::is_invisible(c);
+        let mut rest = fragment;
+        while let Some(at) = rest.find(hidden) {
+            writer.write_all(&rest.as_bytes()[..at])?;
+            let c = rest[at..].chars().next().unwrap_or_default();
+            let mut units = [0; 2];
+            for unit in c.encode_utf16(&mut units) {
+                write!(writer, "\\u{unit:04x}")?;
+            }
+            rest = &rest[at + c.len_utf8()..];
+        }
+        writer.write_all(rest.as_bytes())
+    }
+}
+
+/// Writes text to stdout as it is: a command's own output (`tandem run`: as if run by hand),
+/// or text already escaped for a terminal (a streamed reply, [`tandem_core::display::TerminalStream`]).
 pub fn raw(text: &str) {
     write(format_args!("{text}"));
 }
@@ -63,5 +96,26 @@ fn write(args: std::fmt::Arguments<'_>) {
             eprintln!("error: cannot write to standard output: {e}");
             std::process::exit(1)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_escapes_what_a_terminal_acts_on_and_reads_back_the_same() {
+        let text = "a\u{9b}31m b\u{202e}c\u{fe0f} \u{e0041} \u{1b}]0;t\u{7} é 🦀 ⚠";
+        let value = serde_json::json!({ "path": text, "list": [text] });
+        let line = json_line(&value);
+        let hidden = |c: char| c.is_control() || tandem_core::display::is_invisible(c);
+        assert!(!line.chars().any(hidden), "{line}");
+        assert!(
+            line.contains("\\u009b") && line.contains("\\u202e") && line.contains("\\udb40\\udc41"),
+            "{line}"
+        );
+        assert!(line.contains("é 🦀 ⚠"), "{line}");
+        let back: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, value);
     }
 }

@@ -10,6 +10,7 @@
 //! A leaf: the paths' checks ([`crate::folder::normalize_relative`] refuses a name holding
 //! what [`is_invisible`] names) and the commands' policy use the same set.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 /// `text` with every character that a display would interpret or hide written as an escape:
@@ -43,34 +44,85 @@ pub fn visible(text: &str) -> String {
 /// `text` as [`visible`] shows it, but for reading whole in a terminal: tabs and line ends
 /// (CRLF too) stay as they are, so code and diffs keep their shape. A lone `\r` (which goes
 /// back over the line), escape sequences (OSC 52 sets the clipboard, others retitle the
-/// window, move the cursor or hide text) and bidi controls are written as escapes.
-pub fn for_terminal(text: &str) -> std::borrow::Cow<'_, str> {
-    let mut chars = text.chars().peekable();
-    let kept = |c: char, next: Option<&char>| match c {
+/// window, move the cursor or hide text), bidi controls and invisible characters are written
+/// as escapes; only a variation selector or a joiner after a non-ASCII character that shows
+/// stays, so that emoji and scripts that need them read as written.
+pub fn for_terminal(text: &str) -> Cow<'_, str> {
+    terminal_text(text, None).0
+}
+
+/// [`for_terminal`] for text that arrives in pieces (a model's streamed reply): a line end or
+/// an emoji split between two pieces reads as it would whole. A `\r` ending a piece waits for
+/// the next one (a `\n` may follow), or for [`TerminalStream::finish`].
+#[derive(Debug, Default)]
+pub struct TerminalStream {
+    /// The last character shown of the pieces so far.
+    before: Option<char>,
+    held_return: bool,
+}
+
+impl TerminalStream {
+    /// The next piece, as it is to be written.
+    pub fn push(&mut self, piece: &str) -> String {
+        let mut text = String::with_capacity(piece.len() + 1);
+        if std::mem::take(&mut self.held_return) {
+            text.push('\r');
+        }
+        text.push_str(piece);
+        if text.ends_with('\r') {
+            text.pop();
+            self.held_return = true;
+        }
+        let (out, before) = terminal_text(&text, self.before);
+        self.before = before;
+        out.into_owned()
+    }
+
+    /// What is still held once the text has ended: a lone `\r`, escaped.
+    pub fn finish(&mut self) -> &'static str {
+        match std::mem::take(&mut self.held_return) {
+            true => "\\r",
+            false => "",
+        }
+    }
+}
+
+/// [`for_terminal`] of `text` following `before` (the last character shown before it), and
+/// the last character shown of the result.
+fn terminal_text(text: &str, mut before: Option<char>) -> (Cow<'_, str>, Option<char>) {
+    let kept = |c: char, before: Option<char>, next: Option<&char>| match c {
         '\n' | '\t' => true,
         '\r' => next == Some(&'\n'),
-        c => !c.is_control() && !is_invisible(c),
+        c if c.is_control() => false,
+        c => !is_invisible(c) || joins_what_shows(c, before),
     };
+    let start = before;
+    let mut chars = text.chars().peekable();
     let mut plain = true;
     while let Some(c) = chars.next() {
-        if !kept(c, chars.peek()) {
+        if !kept(c, before, chars.peek()) {
             plain = false;
             break;
         }
+        before = Some(c);
     }
     if plain {
-        return text.into();
+        return (text.into(), before);
     }
     let mut out = String::with_capacity(text.len() + 16);
     let mut chars = text.chars().peekable();
+    before = start;
     while let Some(c) = chars.next() {
-        if kept(c, chars.peek()) {
+        if kept(c, before, chars.peek()) {
             out.push(c);
+            before = Some(c);
         } else {
             out.push_str(&visible(c.encode_utf8(&mut [0; 4])));
+            // An escape ends in ASCII on screen.
+            before = Some('}');
         }
     }
-    out.into()
+    (out.into(), before)
 }
 
 /// Whether [`visible`] would change `text`: the approval shows a note when it did.
@@ -79,27 +131,59 @@ pub fn has_hidden(text: &str) -> bool {
         .any(|c| c != '\n' && (c.is_control() || is_invisible(c)))
 }
 
-/// Characters that render as nothing, or that change how the text around them is ordered.
+/// Characters that render as nothing, or that change how the text around them is ordered:
+/// every format character (general category Cf: bidi controls and marks, zero-width
+/// characters, the tag characters that copy ASCII invisibly), the line and paragraph
+/// separators, and Unicode's other default-ignorable code points (variation selectors, Hangul
+/// fillers, the ranges reserved to stay invisible when assigned); and two that show as blank
+/// or as a box standing for something absent (the braille blank, the object replacement
+/// character).
 pub fn is_invisible(c: char) -> bool {
+    use unicode_general_category::{GeneralCategory, get_general_category};
+    if c.is_ascii() {
+        return false;
+    }
     matches!(
-        c,
-        // Soft hyphen, combining grapheme joiner, Arabic letter mark, Hangul fillers,
-        // Mongolian vowel separator.
-        '\u{ad}' | '\u{34f}' | '\u{61c}' | '\u{115f}' | '\u{1160}' | '\u{180e}' | '\u{3164}'
-        | '\u{ffa0}'
-        // Zero-width space / non-joiner / joiner, left-to-right and right-to-left marks.
-        | '\u{200b}'..='\u{200f}'
-        // Line and paragraph separators, bidi embeddings and overrides (LRE…RLO).
-        | '\u{2028}'..='\u{202e}'
-        // Word joiner, invisible operators, bidi isolates (LRI…PDI), deprecated format
-        // characters.
-        | '\u{2060}'..='\u{206f}'
-        // Byte order mark / zero-width no-break space; interlinear annotation and object
-        // replacement marks.
-        | '\u{feff}' | '\u{fff9}'..='\u{fffb}'
-        // Tag characters (invisible copies of ASCII) and variation selectors 17–256.
-        | '\u{e0000}'..='\u{e007f}' | '\u{e0100}'..='\u{e01ef}'
-    )
+        get_general_category(c),
+        GeneralCategory::Format
+            | GeneralCategory::LineSeparator
+            | GeneralCategory::ParagraphSeparator
+    ) || is_variation_selector(c)
+        || matches!(
+            c,
+            // Unicode's Other_Default_Ignorable_Code_Point: combining grapheme joiner, Hangul
+            // fillers, Khmer inherent vowels, an unassigned format slot, the specials block's
+            // reserved start, the rest of the tags block.
+            '\u{34f}'
+                | '\u{115f}'
+                | '\u{1160}'
+                | '\u{17b4}'
+                | '\u{17b5}'
+                | '\u{2065}'
+                | '\u{3164}'
+                | '\u{ffa0}'
+                | '\u{fff0}'..='\u{fff8}'
+                | '\u{e0000}'..='\u{e0fff}'
+                // Braille pattern blank, object replacement character.
+                | '\u{2800}'
+                | '\u{fffc}'
+        )
+}
+
+/// Variation selectors: they choose how the character before them is drawn (U+FE0F asks for
+/// an emoji's colour form) and show nothing themselves.
+fn is_variation_selector(c: char) -> bool {
+    matches!(c, '\u{180b}'..='\u{180d}' | '\u{180f}' | '\u{fe00}'..='\u{fe0f}' | '\u{e0100}'..='\u{e01ef}')
+}
+
+/// Whether an invisible `c` right after `before` is part of how a script or an emoji is
+/// written, and harmless to show as it is in a terminal: a variation selector or a
+/// zero-width (non-)joiner after a non-ASCII character that shows (`⚠️`, `👩‍💻`, Persian's
+/// half-spaces). After ASCII it has no such use (`main.rs` followed by U+FE0F reads as
+/// `main.rs`).
+fn joins_what_shows(c: char, before: Option<char>) -> bool {
+    (is_variation_selector(c) || c == '\u{200c}' || c == '\u{200d}')
+        && before.is_some_and(|b| !b.is_ascii() && !b.is_control())
 }
 
 #[cfg(test)]
@@ -144,7 +228,7 @@ mod tests {
     #[test]
     fn for_a_terminal_tabs_and_line_ends_stay_and_the_rest_is_escaped() {
         let plain = "fn main() {\r\n\tprintln!(\"hé\");\n}\n";
-        assert!(matches!(for_terminal(plain), std::borrow::Cow::Borrowed(_)));
+        assert!(matches!(for_terminal(plain), Cow::Borrowed(_)));
         assert_eq!(for_terminal(plain), plain);
         assert_eq!(
             for_terminal("ok\rFAILED\u{1b}]52;c;eA==\u{7} \u{202e}txt\u{200b}\r"),
@@ -185,6 +269,82 @@ mod tests {
                 visible(&c.to_string()),
                 format!("\\u{{{:x}}}", u32::from(c))
             );
+        }
+    }
+
+    #[test]
+    fn every_default_ignorable_character_is_invisible() {
+        // Variation selectors, Mongolian free variation selectors, Khmer inherent vowels,
+        // musical and shorthand format controls, the specials' reserved slots, the object
+        // replacement character, the braille blank, tags and the tags block's unassigned rest.
+        for c in [
+            '\u{fe00}',
+            '\u{fe0f}',
+            '\u{180b}',
+            '\u{180d}',
+            '\u{180f}',
+            '\u{17b4}',
+            '\u{17b5}',
+            '\u{1d173}',
+            '\u{1d17a}',
+            '\u{1bca0}',
+            '\u{1bca3}',
+            '\u{fff0}',
+            '\u{fff8}',
+            '\u{fffc}',
+            '\u{2800}',
+            '\u{e0001}',
+            '\u{e007f}',
+            '\u{e0080}',
+            '\u{e01f0}',
+            '\u{e0fff}',
+            '\u{600}',
+            '\u{110bd}',
+            '\u{13430}',
+        ] {
+            assert!(is_invisible(c), "{c:?}");
+            assert!(has_hidden(&format!("a{c}")), "{c:?}");
+        }
+        // What shows: letters, marks, spaces, emoji, private use (icon fonts).
+        for c in [
+            'a', 'é', '\u{301}', ' ', '\u{a0}', '\u{3000}', '🦀', '\u{e000}', '→',
+        ] {
+            assert!(!is_invisible(c), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn for_a_terminal_emoji_keep_their_selectors_and_joiners_and_names_do_not() {
+        for text in ["⚠️ careful", "👩‍💻 done", "✔︎", "می‌خواهم"] {
+            assert_eq!(for_terminal(text), text);
+        }
+        // After ASCII a selector or joiner hides itself in a name that reads as another.
+        assert_eq!(for_terminal("src/main.rs\u{fe0f}"), "src/main.rs\\u{fe0f}");
+        assert_eq!(for_terminal("a\u{200d}b"), "a\\u{200d}b");
+        // Nor after what was escaped, nor at the start.
+        assert_eq!(for_terminal("\u{1b}\u{fe0f}"), "\\x1b\\u{fe0f}");
+        assert_eq!(for_terminal("\u{fe0f}x"), "\\u{fe0f}x");
+        // Tag characters spell ASCII invisibly, whatever comes before them.
+        assert_eq!(for_terminal("🏴\u{e0067}"), "🏴\\u{e0067}");
+    }
+
+    #[test]
+    fn a_stream_reads_as_its_whole_text_wherever_it_is_cut() {
+        let text = "⚠\u{fe0f} ok\r\nline\rover\u{1b}[2K 👩\u{200d}💻 main.rs\u{fe0f}\r";
+        let whole = for_terminal(text);
+        let cuts: Vec<usize> = (0..=text.len())
+            .filter(|&i| text.is_char_boundary(i))
+            .collect();
+        for &a in &cuts {
+            for &b in cuts.iter().filter(|&&b| b >= a) {
+                let mut stream = TerminalStream::default();
+                let mut out = String::new();
+                for piece in [&text[..a], &text[a..b], &text[b..]] {
+                    out.push_str(&stream.push(piece));
+                }
+                out.push_str(stream.finish());
+                assert_eq!(out, whole, "cut at {a} and {b}");
+            }
         }
     }
 

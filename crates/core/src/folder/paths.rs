@@ -374,6 +374,14 @@ mod tests {
             "src/\u{2066}a\u{2069}.rs",
             "src/ma\u{200b}in.rs",
             "\u{feff}main.rs",
+            // A variation selector, a Mongolian selector, a shorthand format control, a
+            // reserved specials slot, a tag: each invisible after the name it follows.
+            "src/main.rs\u{fe0f}",
+            "src/main\u{180b}.rs",
+            "src/main.rs\u{1bca0}",
+            "src/main.rs\u{fff0}",
+            "src/main.rs\u{e0fff}",
+            "src/ma\u{2800}in.rs",
             ".git/config",
             ".git/hooks/pre-commit",
             "src/.git/HEAD",
