@@ -186,25 +186,28 @@ impl CodeIndex {
             signal(&path, OFTEN * share, &why, false)?;
         }
         let prompt = terms::words(signals.prompt);
+        // Why a file ranks names the words as the person wrote them, not their stems.
+        let mut spelled = terms::spellings(signals.selection);
+        spelled.extend(terms::spellings(signals.prompt));
+        let shown = |words: &[String]| {
+            let spelled = words.iter().map(|w| spelled.get(w).unwrap_or(w).as_str());
+            spelled.collect::<Vec<&str>>().join(", ")
+        };
         for (id, score, matched) in self.bm25(&prompt, 0.0)? {
-            let text = format!("matches: {} (bm25 {:.1})", matched.join(", "), score.0);
+            let text = format!("matches: {} (bm25 {:.1})", shown(&matched), score.0);
             scored.entry(id).or_default().add(score.1, text);
         }
         for (id, score, matched) in self.path_matches(&prompt)? {
-            let text = format!("path has: {}", matched.join(", "));
+            let text = format!("path has: {}", shown(&matched));
             scored.entry(id).or_default().add(PATH * score, text);
         }
         for (id, score, matched) in self.history_matches(&prompt)? {
-            let text = format!("its past commits said: {}", matched.join(", "));
+            let text = format!("its past commits said: {}", shown(&matched));
             scored.entry(id).or_default().add(HISTORY * score, text);
         }
         let selection = selection_words(signals.selection, &prompt);
         for (id, score, matched) in self.bm25(&selection, COMMON_IDF)? {
-            let text = format!(
-                "selection uses: {} (bm25 {:.1})",
-                matched.join(", "),
-                score.0
-            );
+            let text = format!("selection uses: {} (bm25 {:.1})", shown(&matched), score.0);
             scored
                 .entry(id)
                 .or_default()

@@ -29,7 +29,7 @@ use super::{Definition, Extracted, FileStamp};
 
 /// The layout's version; an index written by another layout is dropped and rebuilt (it is
 /// derived from the files, nothing is lost).
-const VERSION: i64 = 9;
+const VERSION: i64 = 10;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS files (

@@ -1,6 +1,12 @@
 //! Words for lexical matching: identifiers split at `camelCase`, `snake_case`, `kebab-case`
-//! and digits, lower-cased, with a plural `s` dropped, so that a prompt's "token parsers"
-//! meets `TokenParser`, `token_parser.rs` and `parse_tokens`'s `tokens` alike.
+//! and digits, lower-cased and reduced to their stem (Snowball's English stemmer), so that a
+//! prompt's "token parsers" meets `TokenParser`, `token_parser.rs` and `parse_tokens`'s
+//! `tokens` alike, and "handling quoted arguments" meets `handle_quote(args: &Arguments)`.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use rust_stemmers::{Algorithm, Stemmer};
 
 /// English words too common in prompts to tell files apart.
 #[rustfmt::skip]
@@ -18,24 +24,39 @@ const MAX_WORD: usize = 40;
 /// when it has several, the whole identifier lower-cased too (an exact name is the strongest
 /// match).
 pub fn for_each_word(text: &str, mut found: impl FnMut(&str)) {
-    let mut word = String::new();
+    each_word(text, |stem, _| found(stem));
+}
+
+/// [`for_each_word`], with each word also as `text` spells it (lower-cased).
+fn each_word(text: &str, mut found: impl FnMut(&str, &str)) {
+    let (mut lower, mut stem) = (String::new(), String::new());
     for ident in identifiers(text) {
         let mut parts = 0;
         split_identifier(ident, |part| {
             parts += 1;
-            normalise(part, &mut word);
-            if keep(&word) {
-                found(&word);
+            if stemmed(part, &mut lower, &mut stem) {
+                found(&stem, &lower);
             }
         });
         if parts > 1 {
-            normalise(ident, &mut word);
-            word.retain(|c| c != '_' && c != '-');
-            if keep(&word) {
-                found(&word);
+            let whole: String = ident.chars().filter(|&c| c != '_' && c != '-').collect();
+            if stemmed(&whole, &mut lower, &mut stem) {
+                found(&stem, &lower);
             }
         }
     }
+}
+
+/// How `text` spells each of its words: word → its first spelling (`invoic` → `invoices`),
+/// for saying which words matched in the person's own.
+pub fn spellings(text: &str) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    each_word(text, |stem, lower| {
+        if !out.contains_key(stem) {
+            out.insert(stem.to_string(), lower.to_string());
+        }
+    });
+    out
 }
 
 /// The words of `text`, each once, in order of first appearance.
@@ -53,14 +74,40 @@ fn keep(word: &str) -> bool {
     word.len() >= 2 && word.len() <= MAX_WORD && !STOP_WORDS.contains(&word)
 }
 
-/// `part` lower-cased into `out`, with a plural `s` dropped (`files` → `file`, but `class`
-/// and `is` stay).
-fn normalise(part: &str, out: &mut String) {
-    out.clear();
-    out.extend(part.chars().map(|c| c.to_ascii_lowercase()));
-    if out.len() > 3 && out.ends_with('s') && !out.ends_with("ss") {
-        out.pop();
+/// `part` lower-cased into `lower` and stemmed into `stem`, and whether it is a word to keep
+/// (neither spelling a stop word: "added" stems to `ad`, and is still "add").
+fn stemmed(part: &str, lower: &mut String, stem: &mut String) -> bool {
+    lower.clear();
+    lower.extend(part.chars().map(|c| c.to_ascii_lowercase()));
+    keep(lower) && {
+        normalise(lower, stem);
+        keep(stem)
     }
+}
+
+/// How many stems one thread remembers before it starts again: a project's words repeat, so
+/// most are stemmed once.
+const STEMS_KEPT: usize = 65_536;
+
+/// `lower` (lower-cased already) stemmed into `out` (`files` → `file`, `parsing` → `pars` as
+/// `parse` is; `class` and `is` stay).
+fn normalise(lower: &str, out: &mut String) {
+    thread_local! {
+        static STEMS: RefCell<(Stemmer, HashMap<String, String>)> =
+            RefCell::new((Stemmer::create(Algorithm::English), HashMap::new()));
+    }
+    STEMS.with_borrow_mut(|(stemmer, known)| {
+        if let Some(stem) = known.get(lower) {
+            out.clone_from(stem);
+            return;
+        }
+        out.clear();
+        out.push_str(&stemmer.stem(lower));
+        if known.len() >= STEMS_KEPT {
+            known.clear();
+        }
+        known.insert(lower.to_string(), out.clone());
+    });
 }
 
 /// The runs of ASCII letters, digits, `_` and `-` that start with a letter or `_`: the
@@ -124,25 +171,35 @@ mod tests {
         assert_eq!(
             words("parseHTTPResponse token_parsers utf8-decode"),
             [
-                "parse",
+                "pars",
                 "http",
-                "response",
-                "parsehttpresponse",
+                "respons",
+                "parsehttprespons",
                 "token",
                 "parser",
-                "tokenparser",
+                "tokenpars",
                 "utf8",
-                "decode",
-                "utf8decode",
+                "decod",
+                "utf8decod",
             ]
         );
     }
 
     #[test]
-    fn prose_loses_its_stop_words_and_plurals() {
+    fn a_words_forms_meet_at_their_stem() {
+        let prompt = words("handling quoted arguments");
+        assert_eq!(prompt, ["handl", "quot", "argument"]);
+        let code = words("fn handle_quote(args: &Arguments)");
+        for word in &prompt {
+            assert!(code.contains(word), "{word} in {code:?}");
+        }
+    }
+
+    #[test]
+    fn prose_loses_its_stop_words_and_endings() {
         assert_eq!(
             words("Fix the crash when the config files are missing"),
-            ["crash", "config", "file", "missing"]
+            ["crash", "config", "file", "miss"]
         );
         // A double s is not a plural.
         assert_eq!(words("class process"), ["class", "process"]);

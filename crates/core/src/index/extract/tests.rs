@@ -125,7 +125,11 @@ fn c_and_cpp_definitions_and_references() {
 fn every_text_file_gets_words_from_its_path_names_and_text() {
     let extracted = extract("docs/release-notes.md", "The parser now streams tokens.\n");
     assert!(extracted.definitions.is_empty());
-    let count = |w: &str| extracted.words.get(w).copied().unwrap_or(0);
+    // A word as the index writes it (its stem); a stop word is none.
+    let count = |w: &str| match crate::index::terms::words(w).first() {
+        Some(w) => extracted.words.get(w).copied().unwrap_or(0),
+        None => 0,
+    };
     assert_eq!(count("parser"), 1);
     assert_eq!(count("token"), 1);
     // Path words count more than a word of the text.
@@ -135,7 +139,7 @@ fn every_text_file_gets_words_from_its_path_names_and_text() {
     // Definition names count on top of their text.
     let rust = extract("a.rs", "fn tokenize() {}\n");
     assert_eq!(
-        rust.words.get("tokenize").copied(),
+        rust.words.get("token").copied(),
         Some(1 + DEFINITION_WEIGHT)
     );
 }

@@ -24,7 +24,9 @@ fn ids(list: &[&str]) -> Vec<String> {
 }
 
 /// The history's files having `word`, by path, with its count.
+/// The files whose past commits said `word` (as the index writes it: its stem).
 fn said(index: &CodeIndex, word: &str) -> Vec<(String, u16)> {
+    let word = &crate::index::terms::words(word)[0];
     let mut out: Vec<(String, u16)> = (index.history_postings(word).unwrap().into_iter())
         .map(|p| {
             (
