@@ -74,8 +74,9 @@ fn keep(word: &str) -> bool {
     word.len() >= 2 && word.len() <= MAX_WORD && !STOP_WORDS.contains(&word)
 }
 
-/// `part` lower-cased into `lower` and stemmed into `stem`, and whether it is a word to keep
-/// (neither spelling a stop word: "added" stems to `ad`, and is still "add").
+/// `part` lower-cased into `lower` and stemmed into `stem`, and whether it is a word to keep:
+/// neither spelling is a stop word (`only` is one, though its stem `onli` is not; `uses`
+/// is not, though its stem `use` is).
 fn stemmed(part: &str, lower: &mut String, stem: &mut String) -> bool {
     lower.clear();
     lower.extend(part.chars().map(|c| c.to_ascii_lowercase()));

@@ -86,32 +86,7 @@ fn make(identity: &Identity) -> std::io::Result<Stage> {
     let base = base_dir();
     let prefix = format!("tandem-container-{}-", identity.uid);
     remove_stale(&base, &prefix);
-    // Our process id, then with a suffix: a stage of that id still in use belongs to a
-    // process in another PID namespace.
-    let mut owner = None;
-    let mut dir = base.join(format!("{prefix}{}", std::process::id()));
-    for n in 1..=16 {
-        if dir.exists() && !lockfile::held(&dir.join(OWNER_LOCK)) {
-            std::fs::remove_dir_all(&dir)?;
-        }
-        match std::fs::create_dir(&dir) {
-            Ok(()) => {
-                #[cfg(unix)]
-                {
-                    use std::os::unix::fs::PermissionsExt;
-                    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
-                }
-                owner = lockfile::try_take(&dir.join(OWNER_LOCK))?;
-                if owner.is_some() {
-                    break;
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(e),
-        }
-        dir = base.join(format!("{prefix}{}.{n}", std::process::id()));
-    }
-    let owner = owner.ok_or_else(|| std::io::Error::other("no stage of this process is free"))?;
+    let (dir, owner) = claim(&base, &prefix)?;
     let root = dir.join("root");
     let etc_dir = dir.join("etc");
     std::fs::create_dir(&root)?;
@@ -146,15 +121,57 @@ fn make(identity: &Identity) -> std::io::Result<Stage> {
     })
 }
 
+/// A new stage directory of this process, its lock held. It is made under a name
+/// [`remove_stale`] passes over (`.tandem-stage-…`), locked, and only then given its own: a
+/// process starting at the same moment must not take a stage being made, its lock file there
+/// but not yet locked, for one whose process is gone (it removed the directory under its
+/// maker). Its own name is the process id, then with a suffix: a stage of that id still in use
+/// belongs to a process in another PID namespace.
+fn claim(base: &Path, prefix: &str) -> std::io::Result<(PathBuf, FileLock)> {
+    // Mode 0700, as a temporary directory is made.
+    let making = tempfile::Builder::new().prefix(MAKING).tempdir_in(base)?;
+    let owner = lockfile::try_take(&making.path().join(OWNER_LOCK))?
+        .ok_or_else(|| std::io::Error::other("the lock of a stage just made is held"))?;
+    let mut dir = base.join(format!("{prefix}{}", std::process::id()));
+    for n in 1..=16 {
+        if dir.exists() && !lockfile::held(&dir.join(OWNER_LOCK)) {
+            // Left by a process of this id in another PID namespace, now gone. Should it not
+            // all go (another taking it at once), the next name is tried.
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        // Fails on a directory that has files: a stage in use keeps its lock file there.
+        if std::fs::rename(making.path(), &dir).is_ok() {
+            // Ours now: nothing to remove when `making` goes.
+            let _ = making.keep();
+            return Ok((dir, owner));
+        }
+        dir = base.join(format!("{prefix}{}.{n}", std::process::id()));
+    }
+    Err(std::io::Error::other("no stage of this process is free"))
+}
+
+/// How the name of a stage being made begins.
+const MAKING: &str = ".tandem-stage-";
+/// A stage being made for longer than this was left by a process that died making it.
+const MAKING_LEFT: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// Removes the stages of processes that are gone: those whose `owner.lock` nobody holds. A
-/// stage without one (made before stages had locks, or just being made) is removed only when
-/// no process of its id is in this `/proc`.
+/// stage without one (made before stages had locks) is removed only when no process of its
+/// id is in this `/proc`; one still being made ([`claim`]) only when it was left long ago.
 fn remove_stale(base: &Path, prefix: &str) {
     let Ok(entries) = std::fs::read_dir(base) else {
         return;
     };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with(MAKING) {
+            let left = (entry.metadata().and_then(|m| m.modified()))
+                .is_ok_and(|made| made.elapsed().is_ok_and(|age| age > MAKING_LEFT));
+            if left {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+            continue;
+        }
         let Some(id) = name.strip_prefix(prefix) else {
             continue;
         };
@@ -208,6 +225,33 @@ mod tests {
             if let Some(dir) = stage.root.parent() {
                 let _ = std::fs::remove_dir_all(dir);
             }
+        }
+    }
+
+    #[test]
+    fn stages_made_at_the_same_moment_are_each_whole() {
+        // Each maker first clears the stages whose lock nobody holds: one being made by
+        // another, its lock file there but not yet locked, once looked like those.
+        let identity = crate::sandbox::identity();
+        let made: Vec<Vec<(bool, PathBuf)>> = std::thread::scope(|scope| {
+            let makers: Vec<_> = (0..8)
+                .map(|_| {
+                    scope.spawn(|| {
+                        (0..25)
+                            .map(|_| match make(identity) {
+                                Ok(stage) => (stage.whole(), stage.root.clone()),
+                                Err(e) => panic!("a stage was not made: {e}"),
+                            })
+                            .collect()
+                    })
+                })
+                .collect();
+            (makers.into_iter())
+                .map(|m| m.join().unwrap_or_else(|_| panic!("a maker panicked")))
+                .collect()
+        });
+        for (whole, root) in made.iter().flatten() {
+            assert!(whole, "{} was not whole when made", root.display());
         }
     }
 
