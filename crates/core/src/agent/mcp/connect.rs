@@ -240,7 +240,7 @@ async fn connect(
 
 /// Starts a stdio server in `world`: confined as the agent's commands are (see
 /// [`crate::process::confine`]), with the allowed environment plus its record's variables.
-/// Where no sandbox can be built at all it is not started: a server never runs unconfined.
+/// Where the container cannot be built it is not started (see [`refusal`]).
 fn spawn_confined(
     name: &str,
     command: &str,
@@ -269,10 +269,8 @@ fn spawn_confined(
         world.env_names(),
     )
     .map_err(|e| unconfined(e.to_string()))?;
-    if let SandboxStatus::Unavailable { reason } = status {
-        return Err(unconfined(format!(
-            "no sandbox can be built here ({reason})"
-        )));
+    if let Some(reason) = refusal(&status) {
+        return Err(unconfined(reason));
     }
     for (variable, value) in stdio_server_env(env, std::env::vars_os()) {
         match value {
@@ -291,4 +289,54 @@ fn spawn_confined(
         source,
     })?;
     Ok((process, pipe, temp))
+}
+
+/// Why a server confined as `status` says may not run, if it may not. Only the container
+/// will do: a server starts with the turn, before anything is asked, and lives through it.
+/// Landlock alone (no user namespaces: Ubuntu's default since 23.10) keeps its writes in the
+/// workspace but not its processes within the turn, nor it off the network and the host's
+/// sockets, where a command is asked about first and ends with its call.
+fn refusal(status: &SandboxStatus) -> Option<String> {
+    match status {
+        SandboxStatus::Enforced(protections) if protections.container => None,
+        SandboxStatus::Enforced(_) => Some(
+            "the agent's container cannot be built here (no user namespaces): only part of the \
+             sandbox could hold the server, which would start unasked, and whose processes \
+             could outlive the turn and reach the network"
+                .into(),
+        ),
+        SandboxStatus::Unavailable { reason } => {
+            Some(format!("no sandbox can be built here ({reason})"))
+        }
+        SandboxStatus::NotRequested => Some("no sandbox was asked for".into()),
+    }
+}
+
+#[cfg(test)]
+mod refusal_tests {
+    use super::*;
+    use crate::sandbox::Protections;
+
+    #[test]
+    fn a_server_runs_only_in_the_container() {
+        let container = Protections {
+            container: true,
+            ..Protections::none()
+        };
+        assert_eq!(refusal(&SandboxStatus::Enforced(container)), None);
+        // Landlock without the container: writes held, processes and network not.
+        let landlock_only = Protections {
+            landlock_abi: Some(7),
+            reads: true,
+            writes: true,
+            ..Protections::none()
+        };
+        let refused = refusal(&SandboxStatus::Enforced(landlock_only));
+        assert!(refused.is_some_and(|r| r.contains("container")));
+        let unavailable = SandboxStatus::Unavailable {
+            reason: "no Landlock".into(),
+        };
+        assert!(refusal(&unavailable).is_some());
+        assert!(refusal(&SandboxStatus::NotRequested).is_some());
+    }
 }
