@@ -6,6 +6,7 @@
 
 mod not_root;
 mod planted;
+mod vanished;
 mod writes;
 
 use std::path::Path;

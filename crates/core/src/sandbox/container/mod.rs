@@ -99,6 +99,10 @@ enum Kind {
 struct Mount {
     target: PathBuf,
     kind: Kind,
+    /// A host directory shown if it is there when the container is built (see
+    /// [`child::root::Op::IfPresent`]): the host may take it away after the layout is
+    /// planned. The project, `/etc` and what the container makes itself are not.
+    optional: bool,
 }
 
 /// A path's depth (its number of normal components): parents are mounted before children.
@@ -169,6 +173,7 @@ pub(super) fn layout(call: &Call) -> Result<Layout, SandboxError> {
             src: call.stage.etc.clone(),
             recursive: true,
         },
+        optional: false,
     });
     for (name, host) in &call.stage.etc_dirs {
         mounts.push(Mount {
@@ -177,6 +182,7 @@ pub(super) fn layout(call: &Call) -> Result<Layout, SandboxError> {
                 src: host.clone(),
                 recursive: true,
             },
+            optional: true,
         });
     }
     if c.network {
@@ -188,6 +194,7 @@ pub(super) fn layout(call: &Call) -> Result<Layout, SandboxError> {
                         src: real,
                         recursive: false,
                     },
+                    optional: true,
                 });
             }
         }
@@ -203,6 +210,7 @@ pub(super) fn layout(call: &Call) -> Result<Layout, SandboxError> {
         mounts.push(Mount {
             target: path.clone(),
             kind: Kind::Device { src: path.clone() },
+            optional: false,
         });
         grants.push((path, Access::ReadWrite));
     }
@@ -220,6 +228,7 @@ pub(super) fn layout(call: &Call) -> Result<Layout, SandboxError> {
             mode,
             size_mb: tmp_size,
         },
+        optional: false,
     };
     mounts.push(private("/dev/shm", 0o1777));
     mounts.push(private("/tmp", 0o1777));
@@ -230,6 +239,7 @@ pub(super) fn layout(call: &Call) -> Result<Layout, SandboxError> {
     mounts.push(Mount {
         target: "/proc".into(),
         kind: Kind::Proc,
+        optional: false,
     });
     grants.push(("/proc".into(), Access::Read));
 
@@ -241,9 +251,14 @@ pub(super) fn layout(call: &Call) -> Result<Layout, SandboxError> {
             mode: 0o700,
             size_mb: tmp_size,
         },
+        optional: false,
     });
     grants.push((home.clone(), Access::PrivateReadWrite));
 
+    let project = canonical(&c.project).ok_or_else(|| SandboxError {
+        path: c.project.clone(),
+        reason: "the project directory does not exist".into(),
+    })?;
     let mut bound: Vec<PathBuf> = Vec::new();
     let mut bind = |path: &Path, write: bool, mounts: &mut Vec<Mount>, links: &mut Vec<_>| {
         let Some(real) = canonical(path) else {
@@ -266,6 +281,8 @@ pub(super) fn layout(call: &Call) -> Result<Layout, SandboxError> {
         mounts.push(Mount {
             target: real.clone(),
             kind,
+            // The project must be there; the toolchains, caches and temp dir may not be.
+            optional: real != project,
         });
         bound.push(real);
     };
@@ -275,10 +292,6 @@ pub(super) fn layout(call: &Call) -> Result<Layout, SandboxError> {
     for path in &c.writable {
         bind(path, true, &mut mounts, &mut links);
     }
-    let project = canonical(&c.project).ok_or_else(|| SandboxError {
-        path: c.project.clone(),
-        reason: "the project directory does not exist".into(),
-    })?;
     let mut covers = Vec::new();
     match &c.view {
         // The project's path shows the copy.
@@ -297,12 +310,14 @@ pub(super) fn layout(call: &Call) -> Result<Layout, SandboxError> {
                         covers.push(Mount {
                             target: project.join(inside),
                             kind: Kind::Cover { dir: meta.is_dir() },
+                            optional: false,
                         });
                     }
                 }
                 mounts.push(Mount {
                     target: project.clone(),
                     kind: Kind::ReadWrite { src: copy },
+                    optional: false,
                 });
                 grants.push((project.clone(), Access::ReadWrite));
             }
@@ -349,6 +364,7 @@ pub(super) fn layout(call: &Call) -> Result<Layout, SandboxError> {
             mounts.push(Mount {
                 target: path,
                 kind: Kind::Cover { dir: meta.is_dir() },
+                optional: false,
             });
         }
     }
@@ -364,6 +380,7 @@ fn read_only(src: &Path, recursive: bool) -> Mount {
             src: src.to_path_buf(),
             recursive,
         },
+        optional: true,
     }
 }
 

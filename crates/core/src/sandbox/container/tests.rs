@@ -28,11 +28,24 @@ fn inside(dst: &std::ffi::CStr) -> String {
     dst.to_string_lossy().trim_start_matches(&root).to_string()
 }
 
+/// Every step of the layout, those done only when their path is there included.
+fn steps(layout: &Layout) -> Vec<&Op> {
+    fn add<'a>(ops: &'a [Op], out: &mut Vec<&'a Op>) {
+        for op in ops {
+            match op {
+                Op::IfPresent { ops, .. } => add(ops, out),
+                op => out.push(op),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    add(&layout.world.ops, &mut out);
+    out
+}
+
 fn targets(layout: &Layout) -> Vec<String> {
-    layout
-        .world
-        .ops
-        .iter()
+    steps(layout)
+        .into_iter()
         .filter_map(|op| match op {
             Op::Bind { dst, .. } | Op::Tmpfs { dst, .. } | Op::Proc { dst, .. } => {
                 Some(inside(dst))
@@ -82,7 +95,7 @@ fn the_root_holds_the_system_the_project_and_nothing_of_the_home() {
         && !t.ends_with("registry")), "{got:?}");
     // `/etc` is the stage's, never the host's.
     let layout = layout_for(&c);
-    let etc = layout.world.ops.iter().find_map(|op| match op {
+    let etc = steps(&layout).into_iter().find_map(|op| match op {
         Op::Bind { src, dst, .. } if inside(dst) == "/etc" => Some(src.clone()),
         _ => None,
     });
@@ -110,10 +123,8 @@ fn hidden_paths_inside_the_project_are_covered() {
         ..Confinement::new(&project, &project)
     };
     let layout = layout_for(&c);
-    let covers: Vec<String> = layout
-        .world
-        .ops
-        .iter()
+    let covers: Vec<String> = steps(&layout)
+        .into_iter()
         .filter_map(|op| match op {
             Op::Tmpfs { dst, flags, .. } if flags & libc::MS_RDONLY != 0 => Some(dst),
             Op::Bind { src, dst, .. } if src.to_bytes().ends_with(b"/dev/null") => Some(dst),

@@ -43,24 +43,54 @@ pub(super) fn world(
                 attrs: libc::MOUNT_ATTR_NOSUID | libc::MOUNT_ATTR_NODEV,
             });
         }
-        if let Some(parent) = mount.target.parent() {
-            mkdirs(new, parent, &mut made, &mut ops)?;
-        }
         let target = c_path(new, &mount.target)?;
+        if let Kind::Cover { .. } = mount.kind {
+            // Inside a mount showing the host (see `layout`): its parents are there whenever
+            // what it hides still is.
+            let cover = mount_op(&mount.kind, target.clone(), new, call)?;
+            ops.push(Op::IfPresent {
+                path: target,
+                ops: vec![cover],
+            });
+            continue;
+        }
+        // An optional mount's steps are skipped together: what they make is not counted as
+        // made for the mounts after it.
+        let mut own = Vec::new();
+        let mut optional_made;
+        let made = match mount.optional {
+            true => {
+                optional_made = made.clone();
+                &mut optional_made
+            }
+            false => &mut made,
+        };
+        if let Some(parent) = mount.target.parent() {
+            mkdirs(new, parent, made, &mut own)?;
+        }
         let dir = match &mount.kind {
             Kind::ReadOnly { src, .. } | Kind::ReadWrite { src } => src.is_dir(),
             Kind::Device { .. } => false,
             Kind::Cover { dir } => *dir,
             Kind::Tmpfs { .. } | Kind::Proc => true,
         };
-        ops.push(Op::MountPoint {
+        own.push(Op::MountPoint {
             path: target.clone(),
             dir,
         });
         if dir {
             made.insert(mount.target.clone());
         }
-        ops.push(mount_op(&mount.kind, target, new, call)?);
+        own.push(mount_op(&mount.kind, target, new, call)?);
+        match (&mount.kind, mount.optional) {
+            (Kind::ReadOnly { src, .. } | Kind::ReadWrite { src }, true) => {
+                ops.push(Op::IfPresent {
+                    path: c_path("", src)?,
+                    ops: own,
+                });
+            }
+            _ => ops.extend(own),
+        }
     }
     for (link, target, optional) in links.iter().filter(|(l, _, _)| depth(l) > 1) {
         if let Some(parent) = link.parent() {

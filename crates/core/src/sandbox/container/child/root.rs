@@ -47,6 +47,14 @@ pub(crate) enum Op {
         path: CString,
         attrs: u64,
     },
+    /// `ops` only when something is at `path` (ENOENT or ENOTDIR: nothing is). A host
+    /// directory that may be shown, taken away after the layout was planned (a toolchain
+    /// uninstalled, `/nix` removed), is then not shown rather than failing the command; a
+    /// cover is made only over something there.
+    IfPresent {
+        path: CString,
+        ops: Vec<Op>,
+    },
     /// A fresh `/proc` for the new PID namespace, with `sys`, `sysrq-trigger`, `irq` and
     /// `bus` made read-only; `pid_max` (the process limit) is written into it first.
     Proc {
@@ -159,6 +167,23 @@ fn apply(op: &Op) -> io::Result<()> {
                 set_attrs(dst, *recursive, *attrs)?;
             }
             Op::Seal { path, attrs } => set_attrs(path, true, *attrs)?,
+            Op::IfPresent { path, ops } => {
+                let absent = || {
+                    let mut stat: libc::stat = std::mem::zeroed();
+                    libc::lstat(path.as_ptr(), &mut stat) != 0
+                        && matches!(errno(), libc::ENOENT | libc::ENOTDIR)
+                };
+                if absent() {
+                    return Ok(());
+                }
+                for op in ops {
+                    if let Err(e) = apply(op) {
+                        // Taken away meanwhile: as if it had not been there.
+                        let gone = matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR));
+                        return if gone && absent() { Ok(()) } else { Err(e) };
+                    }
+                }
+            }
             Op::Tmpfs { dst, data, flags } => {
                 let tmpfs = c"tmpfs".as_ptr();
                 check(libc::mount(
