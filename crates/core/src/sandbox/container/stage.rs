@@ -134,10 +134,11 @@ fn claim(base: &Path, prefix: &str) -> std::io::Result<(PathBuf, FileLock)> {
         .ok_or_else(|| std::io::Error::other("the lock of a stage just made is held"))?;
     let mut dir = base.join(format!("{prefix}{}", std::process::id()));
     for n in 1..=16 {
-        if dir.exists() && !lockfile::held(&dir.join(OWNER_LOCK)) {
-            // Left by a process of this id in another PID namespace, now gone. Should it not
-            // all go (another taking it at once), the next name is tried.
-            let _ = std::fs::remove_dir_all(&dir);
+        if dir.exists() {
+            // Left by a process of this id in another PID namespace, now gone, or by a thread
+            // of this one that made a stage again. Should it not all go (another taking it at
+            // once), the next name is tried.
+            remove_if_left(&dir);
         }
         // Fails on a directory that has files: a stage in use keeps its lock file there.
         if std::fs::rename(making.path(), &dir).is_ok() {
@@ -148,6 +149,17 @@ fn claim(base: &Path, prefix: &str) -> std::io::Result<(PathBuf, FileLock)> {
         dir = base.join(format!("{prefix}{}.{n}", std::process::id()));
     }
     Err(std::io::Error::other("no stage of this process is free"))
+}
+
+/// Removes the stage `dir` if no process holds its lock, holding it while the stage goes:
+/// checked first and removed after, the name might meanwhile be another's new stage (a
+/// rename takes a name whose directory is empty). A stage holds its lock file until its
+/// lock is released, so none can take the name before the removal has emptied it, and the
+/// removal's last step, by name, then fails on the new stage's files.
+fn remove_if_left(dir: &Path) {
+    if let Ok(Some(_gone)) = lockfile::try_take(&dir.join(OWNER_LOCK)) {
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }
 
 /// How the name of a stage being made begins.
@@ -175,12 +187,8 @@ fn remove_stale(base: &Path, prefix: &str) {
         let Some(id) = name.strip_prefix(prefix) else {
             continue;
         };
-        let lock = entry.path().join(OWNER_LOCK);
-        if lock.exists() {
-            // Held while the stage is removed; not taken while its process lives.
-            if let Ok(Some(_gone)) = lockfile::try_take(&lock) {
-                let _ = std::fs::remove_dir_all(entry.path());
-            }
+        if entry.path().join(OWNER_LOCK).exists() {
+            remove_if_left(&entry.path());
             continue;
         }
         let pid = id.split('.').next().unwrap_or_default();
@@ -253,6 +261,30 @@ mod tests {
         for (whole, root) in made.iter().flatten() {
             assert!(whole, "{} was not whole when made", root.display());
         }
+    }
+
+    #[test]
+    fn a_name_claimed_at_the_same_moment_is_each_makers_own() {
+        // The threads of one process claim the same names (the process's id): a stage let go
+        // is taken back by the next claim, while another may be renaming its own to it.
+        let base = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        std::thread::scope(|scope| {
+            for _ in 0..8 {
+                scope.spawn(|| {
+                    for _ in 0..400 {
+                        let (dir, lock) = claim(base.path(), "tandem-container-7-")
+                            .unwrap_or_else(|e| panic!("not claimed: {e}"));
+                        std::thread::yield_now();
+                        assert!(
+                            dir.join(OWNER_LOCK).is_file(),
+                            "{} was removed under its maker",
+                            dir.display()
+                        );
+                        drop(lock);
+                    }
+                });
+            }
+        });
     }
 
     #[test]
