@@ -36,7 +36,7 @@ impl LoginStatus {
 /// Installed? Logged in? (`codex login status`; agents without a status command are
 /// `Unknown` once found.)
 pub async fn login_status(agent: &dyn CliAgent, program: &str) -> LoginStatus {
-    let Some(path) = resolve_program(program) else {
+    let Some(path) = resolve_program(program, &here()) else {
         return LoginStatus::Missing(format!(
             "`{program}` is not on PATH: {}",
             agent.install_hint()
@@ -82,7 +82,7 @@ pub async fn login(
     cancel: &CancellationToken,
     mut on_line: impl FnMut(String),
 ) -> Result<bool, RunError> {
-    let path = resolve_program(program).ok_or_else(|| RunError::Missing {
+    let path = resolve_program(program, &here()).ok_or_else(|| RunError::Missing {
         agent: agent.name(),
         program: program.to_string(),
         hint: agent.install_hint(),
@@ -158,6 +158,12 @@ fn strip_ansi(line: &str) -> String {
         out.push(c);
     }
     out
+}
+
+/// Where a login runs: the person's own command, unconfined, in Tandem's directory (a
+/// program named by a relative path is found there).
+fn here() -> std::path::PathBuf {
+    std::env::current_dir().unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -130,11 +130,12 @@ pub async fn run(
         agent: agent.name(),
         source,
     };
-    let program = resolve_program(&spec.program).ok_or_else(|| RunError::Missing {
-        agent: agent.name(),
-        program: spec.program.clone(),
-        hint: agent.install_hint(),
-    })?;
+    let program =
+        resolve_program(&spec.program, &spec.workdir).ok_or_else(|| RunError::Missing {
+            agent: agent.name(),
+            program: spec.program.clone(),
+            hint: agent.install_hint(),
+        })?;
     let temp = tempfile::Builder::new()
         .prefix("tandem-agent-")
         .tempdir()

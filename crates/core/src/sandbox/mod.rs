@@ -128,18 +128,48 @@ impl Confinement {
         vars
     }
 
-    /// Makes `program` (a full path) runnable: what it is installed with (its folder's parent:
-    /// a Node package's folder, a virtualenv) becomes readable, by the path given and by the
-    /// path its links lead to.
+    /// Makes `program` (a full path) runnable, by the path given and by the path its links
+    /// lead to: what it is installed with becomes readable. That is its folder's parent when
+    /// the parent is an installation (a Node package's folder, a virtualenv, a toolchain's
+    /// version), else its folder, else only the program. Never a folder that holds the home
+    /// directory or the project, nor a folder of the project (shown already, as the
+    /// workspace), nor a folder of the home directory's own (`~/.local`, `~/go`, `~/.cargo`
+    /// hold credentials and other programs' data) unless it is one installation (a
+    /// virtualenv's `pyvenv.cfg`, an npm prefix's `lib/node_modules`).
     pub fn run_program(&mut self, program: &Path) {
-        let real = program
-            .canonicalize()
-            .unwrap_or_else(|_| program.to_path_buf());
-        for path in [program, &real] {
-            let installed = path.parent().and_then(Path::parent);
-            self.readable.extend(installed.map(Path::to_path_buf));
-        }
+        let project = self.project.canonicalize().unwrap_or(self.project.clone());
+        let shown = program_folders(program, home_dir().as_deref(), &project);
+        self.readable.extend(shown);
     }
+}
+
+/// What [`Confinement::run_program`] shows for `program`, the home directory being `home`.
+fn program_folders(program: &Path, home: Option<&Path>, project: &Path) -> Vec<PathBuf> {
+    let real = program
+        .canonicalize()
+        .unwrap_or_else(|_| program.to_path_buf());
+    let shows_too_much = |dir: &Path| {
+        dir.parent().is_none()
+            || project.starts_with(dir)
+            || home.is_some_and(|home| home.starts_with(dir))
+    };
+    let mut shown = Vec::new();
+    for path in [program, &real] {
+        if !path.is_absolute() || path.starts_with(project) {
+            continue;
+        }
+        let folder = path.parent().filter(|f| !shows_too_much(f));
+        let installed = folder.and_then(Path::parent).filter(|dir| {
+            let of_home = home.is_some_and(|h| dir.parent() == Some(h));
+            !shows_too_much(dir)
+                && (!of_home
+                    || dir.join("pyvenv.cfg").is_file()
+                    || dir.join("lib/node_modules").is_dir())
+        });
+        shown.push(installed.or(folder).unwrap_or(path).to_path_buf());
+    }
+    shown.dedup();
+    shown
 }
 
 /// What a container shows at the project's own path instead of the project.
@@ -530,5 +560,68 @@ mod tests {
         for bad in ["up", "g", ".git", "../outside", "missing"] {
             assert!(resolve_cwd(&c, Path::new(bad)).is_err(), "{bad}");
         }
+    }
+
+    /// A program shows what it is installed with, never the home directory's own folders
+    /// (`~/.local` holds `share/keyrings`, the Trash, other programs' data), the home
+    /// directory, the project's folder or its neighbours.
+    #[cfg(unix)]
+    #[test]
+    fn a_program_shows_its_installation_and_nothing_around_it() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let home = root.join("home");
+        let project = home.join("code/p");
+        let file = |rel: &str| {
+            let path = root.join(rel);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).unwrap_or_else(|e| panic!("{e}"));
+            }
+            std::fs::write(&path, "#!/bin/sh\n").unwrap_or_else(|e| panic!("{e}"));
+            path
+        };
+        let pipx = file("home/.local/share/pipx/venvs/srv/bin/srv");
+        let link = root.join("home/.local/bin/srv");
+        std::fs::create_dir_all(root.join("home/.local/bin")).unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink(&pipx, &link).unwrap_or_else(|e| panic!("{e}"));
+        file("home/.venv/pyvenv.cfg");
+        file("home/code/p/README.md");
+        let shown = |rel: &str| {
+            let program = if rel.starts_with('/') {
+                PathBuf::from(rel)
+            } else {
+                file(rel)
+            };
+            let folders = program_folders(&program, Some(&home), &project);
+            (folders.iter())
+                .map(|f| f.strip_prefix(&root).unwrap_or(f).display().to_string())
+                .collect::<Vec<_>>()
+        };
+        // Its own folder, not the home directory's `.local`, `go` or `.cargo`.
+        assert_eq!(shown("home/.local/bin/uvx"), ["home/.local/bin"]);
+        assert_eq!(shown("home/go/bin/gopls"), ["home/go/bin"]);
+        assert_eq!(shown("home/.cargo/bin/tool"), ["home/.cargo/bin"]);
+        // A link: its folder, and the installation it leads to.
+        let via_link = program_folders(&link, Some(&home), &project);
+        assert_eq!(
+            via_link,
+            [
+                root.join("home/.local/bin"),
+                root.join("home/.local/share/pipx/venvs/srv")
+            ]
+        );
+        // An installation of its own, in the home directory or anywhere else.
+        assert_eq!(shown("home/.venv/bin/python"), ["home/.venv"]);
+        assert_eq!(
+            shown("home/.nvm/versions/node/v20/bin/npx"),
+            ["home/.nvm/versions/node/v20"]
+        );
+        assert_eq!(shown("opt/pkg/bin/server"), ["opt/pkg"]);
+        // In the home directory itself, or beside the project: the program alone.
+        assert_eq!(shown("home/server"), ["home/server"]);
+        assert_eq!(shown("home/bin/tool"), ["home/bin"]);
+        assert_eq!(shown("home/code/server"), ["home/code/server"]);
+        // In the project: shown already (as the workspace).
+        assert!(shown("home/code/p/bin/server").is_empty());
     }
 }

@@ -256,7 +256,7 @@ fn spawn_confined(
         .prefix("tandem-mcp-")
         .tempdir()
         .map_err(|e| unconfined(format!("no temp dir for it: {e}")))?;
-    let program = resolve_program(command);
+    let program = resolve_program(command, world.project());
     let confinement = world.confinement(program.as_deref(), temp.path());
     let mut cmd = tokio::process::Command::new(command);
     cmd.args(args).kill_on_drop(true);
