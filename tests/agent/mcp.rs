@@ -2,22 +2,26 @@
 
 use super::*;
 
+/// The test MCP server (`tests/mcp_binary`), as the stdio server `testsrv` with `env`.
+fn add_test_server(s: &Setup, env: &[(&str, &str)]) {
+    let command = mcp_binary::server_binary().to_string_lossy().into_owned();
+    let env = (env.iter()).map(|(k, v)| (k.to_string(), v.to_string()));
+    let transport = tandem_core::store::McpTransport::Stdio {
+        command,
+        args: Vec::new(),
+        env: env.collect(),
+    };
+    s.engine
+        .store()
+        .add_mcp_server("testsrv", transport)
+        .unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_tools_join_the_tool_set_and_go_through_the_policy() {
     let s = setup(ProviderKind::Ollama).await;
     s.tool_calling("native");
-    let command = mcp_binary::server_binary().to_string_lossy().into_owned();
-    s.engine
-        .store()
-        .add_mcp_server(
-            "testsrv",
-            tandem_core::store::McpTransport::Stdio {
-                command,
-                args: Vec::new(),
-                env: Default::default(),
-            },
-        )
-        .unwrap();
+    add_test_server(&s, &[]);
     s.script(
         "/api/chat",
         vec![
@@ -61,18 +65,7 @@ async fn a_stdio_server_lives_for_its_turn() {
     let s = setup(ProviderKind::Ollama).await;
     s.tool_calling("native");
     let mark = marks::mark();
-    let command = mcp_binary::server_binary().to_string_lossy().into_owned();
-    s.engine
-        .store()
-        .add_mcp_server(
-            "testsrv",
-            tandem_core::store::McpTransport::Stdio {
-                command,
-                args: Vec::new(),
-                env: [("MARK".to_string(), mark.clone())].into_iter().collect(),
-            },
-        )
-        .unwrap();
+    add_test_server(&s, &[("MARK", &mark)]);
     for word in ["one", "two"] {
         s.script(
             "/api/chat",
@@ -99,46 +92,6 @@ async fn a_stdio_server_lives_for_its_turn() {
     }
 }
 
-/// Whether this system lets an unprivileged process make the namespaces the agent's
-/// container is built from (asked through util-linux, not through Tandem). Where it does not,
-/// the attacks below cannot be proven: CI fails, elsewhere the test says so and passes.
-fn container_here() -> bool {
-    let made = std::process::Command::new("unshare")
-        .args(["-Urmnpf", "--mount-proc", "true"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !made {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must prove the MCP server's container, but this kernel lacks namespaces"
-        );
-        println!("KERNEL FEATURE UNAVAILABLE: the MCP server's container could not be proven");
-    }
-    made
-}
-
-/// Every file of the person's tree (not `.git`), with its bytes.
-fn tree(root: &std::path::Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut dirs = vec![root.to_path_buf()];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-            let path = entry.path();
-            if path.file_name().is_some_and(|n| n == ".git") {
-                continue;
-            }
-            if path.is_dir() {
-                dirs.push(path);
-            } else {
-                let rel = path.strip_prefix(root).unwrap().display().to_string();
-                out.push((rel, std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 const DECOY: &str = "DECOY-SECRET-mcp";
 
 /// The attacks of a stdio MCP server run for a model: its tool writes a file in its working
@@ -149,7 +102,7 @@ const DECOY: &str = "DECOY-SECRET-mcp";
 /// server started is left running.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stdio_server_works_in_the_chats_workspace_and_reaches_nothing_else() {
-    if !container_here() {
+    if !common::container_here() {
         return;
     }
     let s = setup(ProviderKind::Ollama).await;
@@ -158,19 +111,7 @@ async fn a_stdio_server_works_in_the_chats_workspace_and_reaches_nothing_else() 
     std::fs::create_dir_all(decoy.parent().unwrap()).unwrap();
     std::fs::write(&decoy, DECOY).unwrap();
     let mark = marks::mark();
-    let command = mcp_binary::server_binary().to_string_lossy().into_owned();
-    let env = [("MARK".to_string(), mark.clone())];
-    s.engine
-        .store()
-        .add_mcp_server(
-            "testsrv",
-            tandem_core::store::McpTransport::Stdio {
-                command,
-                args: Vec::new(),
-                env: env.into_iter().collect(),
-            },
-        )
-        .unwrap();
+    add_test_server(&s, &[("MARK", &mark)]);
     s.script(
         "/api/chat",
         vec![
@@ -186,7 +127,7 @@ async fn a_stdio_server_works_in_the_chats_workspace_and_reaches_nothing_else() 
             text("Done."),
         ],
     );
-    let before = tree(&s.root);
+    let before = workspace::tree(&s.root);
     let options = SendOptions {
         allow_risk: Some(tandem_core::agent::policy::Risk::High),
         ..SendOptions::default()
@@ -208,7 +149,7 @@ async fn a_stdio_server_works_in_the_chats_workspace_and_reaches_nothing_else() 
     // Every property is checked before the test fails, so a failure names all that broke.
     let mut broken = Vec::new();
     // (1) The person's tree is as it was; the file is in the proposal, labelled.
-    if tree(&s.root) != before {
+    if workspace::tree(&s.root) != before {
         broken.push("the server wrote the person's tree".to_string());
     }
     let labelled = steps.iter().any(|st| {

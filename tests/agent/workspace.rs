@@ -43,7 +43,7 @@ fn git(root: &Path, args: &[&str]) -> String {
 }
 
 /// Every file of the person's tree (not `.git`), with its bytes.
-fn tree(root: &Path) -> Vec<(String, Vec<u8>)> {
+pub(crate) fn tree(root: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     let mut dirs = vec![root.to_path_buf()];
     while let Some(dir) = dirs.pop() {

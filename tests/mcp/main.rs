@@ -439,30 +439,12 @@ async fn shutdown_ends_the_server_process() {
     assert!(!proc_dir.exists(), "process {pid} outlived shutdown");
 }
 
-/// Whether this system lets an unprivileged process make the namespaces the agent's
-/// container is built from (asked through util-linux, not through Tandem). Where it does not,
-/// CI fails; elsewhere the test says so and passes.
-fn container_here() -> bool {
-    let made = std::process::Command::new("unshare")
-        .args(["-Urmnpf", "--mount-proc", "true"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !made {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must prove the MCP server's container, but this kernel lacks namespaces"
-        );
-        println!("KERNEL FEATURE UNAVAILABLE: the MCP server's container could not be proven");
-    }
-    made
-}
-
 /// A stdio server runs in the agent's container, in its world: it writes there, and reaches
 /// neither a decoy credential beside it nor a listener on this machine's loopback (each
 /// attack's positive control: the test itself reaches both).
 #[tokio::test]
 async fn a_stdio_server_runs_in_its_world_and_reaches_nothing_else() {
-    if !container_here() {
+    if !common::container_here() {
         return;
     }
     let outside = tempfile::tempdir().unwrap();
