@@ -48,7 +48,7 @@ pub fn visible(text: &str) -> String {
 /// as escapes; only a variation selector or a joiner after a non-ASCII character that shows
 /// stays, so that emoji and scripts that need them read as written.
 pub fn for_terminal(text: &str) -> Cow<'_, str> {
-    terminal_text(text, None).0
+    terminal_text(text, Before::default()).0
 }
 
 /// [`for_terminal`] for text that arrives in pieces (a model's streamed reply): a line end or
@@ -56,8 +56,8 @@ pub fn for_terminal(text: &str) -> Cow<'_, str> {
 /// the next one (a `\n` may follow), or for [`TerminalStream::finish`].
 #[derive(Debug, Default)]
 pub struct TerminalStream {
-    /// The last character shown of the pieces so far.
-    before: Option<char>,
+    /// What the pieces so far ended with.
+    before: Before,
     held_return: bool,
 }
 
@@ -87,10 +87,26 @@ impl TerminalStream {
     }
 }
 
-/// [`for_terminal`] of `text` following `before` (the last character shown before it), and
-/// the last character shown of the result.
-fn terminal_text(text: &str, mut before: Option<char>) -> (Cow<'_, str>, Option<char>) {
-    let kept = |c: char, before: Option<char>, next: Option<&char>| match c {
+/// The last two characters written (escapes count as ASCII): whether a selector or a joiner
+/// may follow them.
+#[derive(Debug, Default, Clone, Copy)]
+struct Before {
+    last: Option<char>,
+    prior: Option<char>,
+}
+
+impl Before {
+    fn then(self, c: char) -> Before {
+        Before {
+            last: Some(c),
+            prior: self.last,
+        }
+    }
+}
+
+/// [`for_terminal`] of `text` following `before`, and what the result ends with.
+fn terminal_text(text: &str, mut before: Before) -> (Cow<'_, str>, Before) {
+    let kept = |c: char, before: Before, next: Option<&char>| match c {
         '\n' | '\t' => true,
         '\r' => next == Some(&'\n'),
         c if c.is_control() => false,
@@ -104,7 +120,7 @@ fn terminal_text(text: &str, mut before: Option<char>) -> (Cow<'_, str>, Option<
             plain = false;
             break;
         }
-        before = Some(c);
+        before = before.then(c);
     }
     if plain {
         return (text.into(), before);
@@ -115,11 +131,11 @@ fn terminal_text(text: &str, mut before: Option<char>) -> (Cow<'_, str>, Option<
     while let Some(c) = chars.next() {
         if kept(c, before, chars.peek()) {
             out.push(c);
-            before = Some(c);
+            before = before.then(c);
         } else {
             out.push_str(&visible(c.encode_utf8(&mut [0; 4])));
             // An escape ends in ASCII on screen.
-            before = Some('}');
+            before = before.then('}');
         }
     }
     (out.into(), before)
@@ -177,13 +193,75 @@ fn is_variation_selector(c: char) -> bool {
 }
 
 /// Whether an invisible `c` right after `before` is part of how a script or an emoji is
-/// written, and harmless to show as it is in a terminal: a variation selector or a
-/// zero-width (non-)joiner after a non-ASCII character that shows (`⚠️`, `👩‍💻`, Persian's
-/// half-spaces). After ASCII it has no such use (`main.rs` followed by U+FE0F reads as
-/// `main.rs`).
-fn joins_what_shows(c: char, before: Option<char>) -> bool {
-    (is_variation_selector(c) || c == '\u{200c}' || c == '\u{200d}')
-        && before.is_some_and(|b| !b.is_ascii() && !b.is_control())
+/// written, and harmless to show as it is in a terminal: a variation selector right after a
+/// non-ASCII character that shows, a zero-width (non-)joiner right after one or after its
+/// selector (`⚠️`, `👩‍💻`, `🏳️‍🌈`, Persian's half-spaces). One of each at most: a run of them
+/// would carry bytes nobody sees. After ASCII they have no such use (`main.rs` followed by
+/// U+FE0F reads as `main.rs`).
+fn joins_what_shows(c: char, before: Before) -> bool {
+    let shows = |b: Option<char>| b.is_some_and(shows_as_itself);
+    match c {
+        '\u{200c}' | '\u{200d}' => {
+            shows(before.last)
+                || (before.last.is_some_and(is_variation_selector) && shows(before.prior))
+        }
+        c => is_variation_selector(c) && shows(before.last),
+    }
+}
+
+/// A character other than ASCII that shows as itself: assigned, neither a control, a space
+/// nor invisible. Private use shows too (icon fonts).
+fn shows_as_itself(c: char) -> bool {
+    use unicode_general_category::{GeneralCategory as G, get_general_category};
+    !c.is_ascii()
+        && !is_invisible(c)
+        && !matches!(
+            get_general_category(c),
+            G::Unassigned | G::Control | G::Surrogate | G::SpaceSeparator
+        )
+}
+
+/// The first character of `name` (a file's path) that keeps it from reading as what it is,
+/// if one does: a control, one [`is_invisible`], one nobody assigned or that only a font
+/// gives a shape (unassigned, private use), a space other than U+0020 (no-break and hair
+/// spaces read as a space, or as nothing), or a combining mark on nothing it belongs to: at
+/// a name's start or after punctuation, a symbol or a space, more than three in a row, or
+/// on an ASCII letter it does not make one accented letter with (`e` + U+0301 is `é`, as
+/// names decomposed on macOS are written; `s` + U+0345 reads as `s`).
+pub fn misleading_in_name(name: &str) -> Option<char> {
+    use unicode_general_category::{GeneralCategory as G, get_general_category};
+    let chars: Vec<char> = name.chars().collect();
+    // Where the letter or number the marks after it belong to is, and how many follow it.
+    let mut base: Option<usize> = None;
+    let mut marks = 0;
+    for (i, &c) in chars.iter().enumerate() {
+        if c.is_control() || is_invisible(c) {
+            return Some(c);
+        }
+        let category = get_general_category(c);
+        match category {
+            G::Unassigned | G::PrivateUse | G::Surrogate => return Some(c),
+            G::SpaceSeparator if c != ' ' => return Some(c),
+            G::NonspacingMark | G::SpacingMark | G::EnclosingMark => {
+                marks += 1;
+                let Some(at) = base.filter(|_| marks <= 3) else {
+                    return Some(c);
+                };
+                let ascii = chars[at].is_ascii();
+                let one_letter = || {
+                    let run: String = chars[at..=i].iter().collect();
+                    let composed = icu_normalizer::ComposingNormalizer::new_nfc().normalize(&run);
+                    composed.chars().count() == 1
+                };
+                if ascii && !one_letter() {
+                    return Some(c);
+                }
+            }
+            _ if c.is_alphanumeric() => (base, marks) = (Some(i), 0),
+            _ => (base, marks) = (None, 0),
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -326,6 +404,20 @@ mod tests {
         assert_eq!(for_terminal("\u{fe0f}x"), "\\u{fe0f}x");
         // Tag characters spell ASCII invisibly, whatever comes before them.
         assert_eq!(for_terminal("🏴\u{e0067}"), "🏴\\u{e0067}");
+        // A flag's selector then joiner stays; a run of them would carry hidden bytes.
+        assert_eq!(for_terminal("🏳\u{fe0f}\u{200d}🌈"), "🏳\u{fe0f}\u{200d}🌈");
+        assert_eq!(
+            for_terminal("é\u{fe0f}\u{fe01}\u{200d}\u{200c}"),
+            "é\u{fe0f}\\u{fe01}\\u{200d}\\u{200c}"
+        );
+        assert_eq!(for_terminal("é\u{200d}\u{200d}"), "é\u{200d}\\u{200d}");
+        assert_eq!(
+            for_terminal("é\u{fe0f}\u{200d}\u{fe0f}"),
+            "é\u{fe0f}\u{200d}\\u{fe0f}"
+        );
+        // Nor after what does not show as itself: a space, an unassigned character.
+        assert_eq!(for_terminal("\u{3000}\u{fe0f}"), "\u{3000}\\u{fe0f}");
+        assert_eq!(for_terminal("\u{378}\u{200d}"), "\u{378}\\u{200d}");
     }
 
     #[test]

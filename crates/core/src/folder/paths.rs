@@ -12,8 +12,9 @@ pub enum PathError {
     #[error("the path {0:?} contains a NUL or control character")]
     ControlCharacter(String),
     #[error(
-        "the path {0:?} contains a character that does not show (a bidi control, a zero-width \
-         character): its name would not read as what it is"
+        "the path {0:?} contains a character that does not read as itself (a bidi control, a \
+         zero-width or unassigned character, a space other than U+0020, a stray combining \
+         mark): its name would not read as what it is"
     )]
     InvisibleCharacter(String),
     #[error("the path {0:?} is absolute; use a path relative to the project root")]
@@ -56,8 +57,9 @@ pub fn normalize_relative(raw: &str) -> Result<String, PathError> {
     if raw.chars().any(char::is_control) {
         return Err(PathError::ControlCharacter(owned()));
     }
-    // `src/\u{202e}txt.exe` shows as `src/exe.txt`: a name the review could not show truly.
-    if raw.chars().any(crate::display::is_invisible) {
+    // `src/\u{202e}txt.exe` shows as `src/exe.txt`, `main.rs\u{200a}` as `main.rs`: names
+    // the review could not show truly.
+    if crate::display::misleading_in_name(raw).is_some() {
         return Err(PathError::InvisibleCharacter(owned()));
     }
     let path = trimmed.replace('\\', "/");
@@ -382,6 +384,21 @@ mod tests {
             "src/main.rs\u{fff0}",
             "src/main.rs\u{e0fff}",
             "src/ma\u{2800}in.rs",
+            // Unassigned, private use (a font's own shape), spaces that read as a space or as
+            // nothing, marks on nothing they belong to: at the start, after punctuation, on an
+            // ASCII letter they do not accent (U+0345 under `s`, Khitan's invisible filler),
+            // a pile of them.
+            "src/main.rs\u{378}",
+            "src/ma\u{e000}in.rs",
+            "src/main\u{200a}.rs",
+            "src/main\u{a0}.rs",
+            "src/main\u{3000}.rs",
+            "src/\u{301}main.rs",
+            "src/main.\u{301}rs",
+            "src/main.rs\u{345}",
+            "src/main.rs\u{16fe4}",
+            "src/main.rs\u{20dd}",
+            "src/e\u{301}\u{301}\u{301}\u{301}.rs",
             ".git/config",
             ".git/hooks/pre-commit",
             "src/.git/HEAD",
@@ -392,13 +409,30 @@ mod tests {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        assert!(hostile.len() >= 30);
+        assert!(hostile.len() >= 40);
         for raw in &hostile {
             assert!(
                 resolve(&root, raw).is_err(),
                 "{raw:?} should be rejected, got {:?}",
                 resolve(&root, raw)
             );
+        }
+    }
+
+    #[test]
+    fn names_in_every_script_read_as_written() {
+        for name in [
+            "docs/naïve café.md",
+            // As macOS writes names: decomposed (`é` as `e` + U+0301), Vietnamese's two marks.
+            "docs/cafe\u{301}.md",
+            "docs/Vie\u{323}\u{302}t.md",
+            "docs/ملف.txt",
+            "docs/שָׁלוֹם.txt",
+            "docs/हिंदी.md",
+            "docs/日本語.md",
+            "docs/🦀 notes.md",
+        ] {
+            assert_eq!(normalize_relative(name).as_deref(), Ok(name), "{name:?}");
         }
     }
 
