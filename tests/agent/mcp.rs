@@ -179,3 +179,64 @@ async fn a_stdio_server_works_in_the_chats_workspace_and_reaches_nothing_else() 
     }
     assert!(broken.is_empty(), "{broken:#?}\n{steps:#?}");
 }
+
+/// What a stdio server writes while no call of its runs (as it starts, as it stops at the
+/// turn's end) is in this turn's proposal under its own label: not under the next call's
+/// name, not left for the next turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_stdio_server_writes_outside_its_calls_is_proposed_as_its_own() {
+    if !common::container_here() {
+        return;
+    }
+    let s = setup(ProviderKind::Ollama).await;
+    s.tool_calling("native");
+    add_test_server(
+        &s,
+        &[
+            ("MCP_TEST_START_LOG", "started.log"),
+            ("MCP_TEST_EXIT_WRITE", "stopped.txt"),
+        ],
+    );
+    s.script(
+        "/api/chat",
+        vec![
+            ollama_tool_call("testsrv__echo", json!({"text": "ping"})),
+            text("Done."),
+        ],
+    );
+    let before = workspace::tree(&s.root);
+    let (outcome, _) = s
+        .turn(
+            ChatMode::Agent,
+            "use the server",
+            SendOptions::default(),
+            &[Answer::Approve],
+            false,
+        )
+        .await;
+    assert_complete(&outcome);
+    assert_eq!(
+        workspace::tree(&s.root),
+        before,
+        "the person's tree changed"
+    );
+    let steps = s.steps(outcome.message_id);
+    let label = |path: &str| {
+        let step = steps.iter().find(|st| {
+            st.tool.as_deref() == Some("write_file")
+                && (st.arguments.as_ref()).is_some_and(|a| a["path"] == path)
+        });
+        step.and_then(|st| st.reason.clone())
+    };
+    let own = Some(tandem_core::agent::runner::BETWEEN_CALLS.to_string());
+    assert_eq!(label("started.log"), own, "{steps:#?}");
+    assert_eq!(label("stopped.txt"), own, "{steps:#?}");
+    let review = s.engine.review(outcome.message_id).unwrap();
+    let proposed: Vec<&str> = (review.plan.files.iter())
+        .map(|f| f.path.as_str())
+        .collect();
+    assert!(
+        proposed.contains(&"started.log") && proposed.contains(&"stopped.txt"),
+        "{proposed:?}"
+    );
+}

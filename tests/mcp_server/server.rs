@@ -187,5 +187,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let service = TestServer.serve(stdio()).await?;
     service.waiting().await?;
+    // As a server that saves its state when it is told to stop.
+    if let Some(path) = std::env::var_os("MCP_TEST_EXIT_WRITE") {
+        std::fs::write(path, "written as it stopped\n")?;
+    }
     Ok(())
 }

@@ -383,13 +383,8 @@ async fn collect(context: &Context<'_>, text: &mut String) -> Vec<Change> {
     let Some(tracker) = context.workspace else {
         return Vec::new();
     };
-    let tracker = Arc::clone(tracker);
-    let changes = match tokio::task::spawn_blocking(move || tracker.collect()).await {
-        Ok(Ok(changes)) => changes,
-        Ok(Err(e)) => {
-            text.push_str(&format!("\nWhat the call changed could not be read: {e}"));
-            Vec::new()
-        }
+    let changes = match changed_since_last_look(tracker).await {
+        Ok(changes) => changes,
         Err(e) => {
             text.push_str(&format!("\nWhat the call changed could not be read: {e}"));
             Vec::new()
@@ -399,6 +394,17 @@ async fn collect(context: &Context<'_>, text: &mut String) -> Vec<Change> {
         text.push_str(&changes_note(&changes));
     }
     changes
+}
+
+/// What changed in the workspace since the tracker last looked, noted as the proposal's. What
+/// could not be read stays for the next look.
+pub(crate) async fn changed_since_last_look(tracker: &Arc<Tracker>) -> Result<Vec<Change>, String> {
+    let tracker = Arc::clone(tracker);
+    match tokio::task::spawn_blocking(move || tracker.collect()).await {
+        Ok(Ok(changes)) => Ok(changes),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// What the model is told of the files a command changed in its workspace.

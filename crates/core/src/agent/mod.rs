@@ -9,3 +9,5 @@ pub mod policy;
 pub mod protocol;
 pub mod runner;
 pub mod tools;
+
+pub(crate) use dispatch::changed_since_last_look;

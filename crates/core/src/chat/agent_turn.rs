@@ -201,10 +201,14 @@ impl ChatService {
         let result =
             runner::run(&host, &config, request.messages, hub.as_ref(), &turn.cancel).await;
         // Its stdio servers stop before its workspace closes: none outlives the view it
-        // writes into. What they changed since their last call stays in the workspace, and
-        // the chat's next turn carries it into its proposal.
-        if hub.is_some() {
+        // writes into. What they changed since their last call is this turn's proposal's.
+        if let Some(hub) = &hub {
+            let servers = hub.runs_servers();
             self.mcp.close_chat(turn.chat.id).await;
+            if let (true, Some(tracker)) = (servers, &workspace) {
+                let after = crate::agent::changed_since_last_look(tracker).await;
+                self.carry(turn, &after.unwrap_or_default(), runner::BETWEEN_CALLS);
+            }
         }
         outcome.checks = host.checks.into_inner().unwrap_or_else(|p| p.into_inner());
         let streamed = host.stream.into_inner().unwrap_or_else(|p| p.into_inner());

@@ -47,20 +47,21 @@ impl ChatService {
             Err(e) => return Err(format!("The chat's workspace could not be opened: {e}")),
         };
         if !plan && !carried.is_empty() {
-            self.carry(turn, &carried);
+            self.carry(turn, &carried, CARRIED);
         }
         Ok(Some(Arc::new(tracker)))
     }
 
-    /// Makes `carried` part of this turn's proposal; the earlier undecided proposals of the
-    /// chat give way to it once it is one ([`ChatService::give_way`]).
-    fn carry(&self, turn: &Turn, carried: &[Change]) {
+    /// Makes `carried` part of this turn's proposal, each change saying `label`; the earlier
+    /// undecided proposals of the chat give way to it once it is one
+    /// ([`ChatService::give_way`]).
+    pub(super) fn carry(&self, turn: &Turn, carried: &[Change], label: &str) {
         let store = self.engine.store();
         for change in carried {
             let (tool, arguments) = match change {
                 Change::Write { path, content } => (
                     "write_file",
-                    serde_json::json!({ "path": path, "content": content, "description": CARRIED }),
+                    serde_json::json!({ "path": path, "content": content, "description": label }),
                 ),
                 Change::Delete { path } => ("delete_file", serde_json::json!({ "path": path })),
                 Change::Skipped { .. } => continue,
@@ -69,8 +70,8 @@ impl ChatService {
                 tool: Some(tool),
                 arguments: Some(&arguments),
                 decision: Some(StepDecision::Allowed),
-                reason: Some(CARRIED),
-                result: Some(CARRIED),
+                reason: Some(label),
+                result: Some(label),
                 ..NewStep::default()
             };
             if let Ok(step) = store.add_agent_step(turn.message_id, StepKind::Tool, &step) {

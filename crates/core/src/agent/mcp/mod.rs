@@ -307,6 +307,12 @@ impl McpHub {
         slot.is_some_and(|slot| slot.world().is_some())
     }
 
+    /// Whether any of its servers is a stdio server, which may change the workspace while
+    /// no call of its runs (as it starts, or in the background).
+    pub fn runs_servers(&self) -> bool {
+        self.slots.iter().any(|slot| slot.world().is_some())
+    }
+
     fn slot(&self, server: &str) -> Option<&Arc<Slot>> {
         self.slots.iter().find(|s| s.name() == server)
     }

@@ -4,7 +4,10 @@
 
 use serde_json::Value;
 
-use super::{Answer, Host, LoopEnd, NOT_RUN_CANCELLED, Pending, State, StepRecord, always_pattern};
+use super::{
+    Answer, BETWEEN_CALLS, Host, LoopEnd, NOT_RUN_CANCELLED, Pending, State, StepRecord,
+    always_pattern,
+};
 use crate::agent::dispatch::{self, Dispatched, ShellGrant};
 use crate::agent::policy::{self, Assessment, Decision, ToolCallView, Trust};
 use crate::agent::tools::AgentMode;
@@ -122,6 +125,14 @@ impl<H: Host> State<'_, H> {
             confine: trust != Trust::Trusted || !approved,
             network: assessment.network && approved,
         };
+        // A stdio server may have written while no call of its ran (as it started, or in
+        // the background): that is the proposal's under its own label, not this call's.
+        if let Some(tracker) = self.config.workspace.as_ref()
+            && self.mcp.is_some_and(|hub| hub.runs_servers())
+        {
+            let between = dispatch::changed_since_last_look(tracker).await;
+            self.record_labelled(BETWEEN_CALLS, between.unwrap_or_default());
+        }
         let context = dispatch::Context {
             root: &self.config.root,
             shell: grant,
@@ -198,7 +209,11 @@ impl<H: Host> State<'_, H> {
         } else {
             ""
         };
-        let label = format!("changed by `{short}{more}`");
+        self.record_labelled(&format!("changed by `{short}{more}`"), changes);
+    }
+
+    /// Records `changes` as edit steps of the proposal, each saying `label`.
+    fn record_labelled(&mut self, label: &str, changes: Vec<Change>) {
         for change in changes {
             let (tool, arguments) = match change {
                 Change::Write { path, content } => (
@@ -215,8 +230,8 @@ impl<H: Host> State<'_, H> {
                     tool: Some(tool),
                     arguments: Some(&arguments),
                     decision: Some(StepDecision::Allowed),
-                    reason: Some(&label),
-                    result: Some(&label),
+                    reason: Some(label),
+                    result: Some(label),
                     ..NewStep::default()
                 },
             });

@@ -27,6 +27,10 @@ mod call;
 
 use call::normalize_arguments;
 
+/// The label of what the chat's stdio servers changed while no call of theirs ran (as they
+/// started, in the background, after their last call).
+pub const BETWEEN_CALLS: &str = "changed by the chat's MCP servers outside their calls";
+
 /// The most tool steps in one turn unless the setting (`store::keys::MAX_STEPS`) says.
 pub const DEFAULT_MAX_STEPS: usize = 25;
 /// The longest plan the text protocol accepts.
