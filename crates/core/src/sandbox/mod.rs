@@ -18,7 +18,7 @@
 //! agent then asks for every command instead of auto-approving (never silently weaker).
 //! Other systems have no sandbox yet: [`probe`] reports every protection missing.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::sync::OnceLock;
 
 mod limits;
@@ -132,40 +132,46 @@ impl Confinement {
     /// lead to: what it is installed with becomes readable. That is its folder's parent when
     /// the parent is an installation (a Node package's folder, a virtualenv, a toolchain's
     /// version), else its folder, else only the program. Never a folder that holds the home
-    /// directory or the project, nor a folder of the project (shown already, as the
-    /// workspace), nor a folder of the home directory's own (`~/.local`, `~/go`, `~/.cargo`
-    /// hold credentials and other programs' data) unless it is one installation (a
-    /// virtualenv's `pyvenv.cfg`, an npm prefix's `lib/node_modules`).
+    /// directory or the project, nor one in the project (shown already, as the workspace),
+    /// nor a hidden one or one inside a hidden one (`~/.config`), nor one of the home
+    /// directory's own folders (`~/.local`, `~/go`, `~/Downloads` hold credentials, other
+    /// programs' data and the person's files) unless it is a virtualenv (`pyvenv.cfg`).
     pub fn run_program(&mut self, program: &Path) {
         let project = self.project.canonicalize().unwrap_or(self.project.clone());
-        let shown = program_folders(program, home_dir().as_deref(), &project);
+        let shown = program_folders(program, home_dir().as_deref(), &project, &self.hidden);
         self.readable.extend(shown);
     }
 }
 
-/// What [`Confinement::run_program`] shows for `program`, the home directory being `home`.
-fn program_folders(program: &Path, home: Option<&Path>, project: &Path) -> Vec<PathBuf> {
+/// What [`Confinement::run_program`] shows for `program`, the home directory being `home`
+/// and `hidden` what stays hidden.
+fn program_folders(
+    program: &Path,
+    home: Option<&Path>,
+    project: &Path,
+    hidden: &[PathBuf],
+) -> Vec<PathBuf> {
     let real = program
         .canonicalize()
         .unwrap_or_else(|_| program.to_path_buf());
-    let shows_too_much = |dir: &Path| {
-        dir.parent().is_none()
-            || project.starts_with(dir)
-            || home.is_some_and(|home| home.starts_with(dir))
+    let may_show = |dir: &Path| {
+        let of_home = home.is_some_and(|h| dir.parent() == Some(h));
+        dir.parent().is_some()
+            && !project.starts_with(dir)
+            && !home.is_some_and(|home| home.starts_with(dir))
+            && !hidden.iter().any(|h| dir.starts_with(h))
+            && (!of_home || dir.join("pyvenv.cfg").is_file())
     };
     let mut shown = Vec::new();
     for path in [program, &real] {
-        if !path.is_absolute() || path.starts_with(project) {
+        // Only as written plainly: `~/x/../.local/..` must not be judged as `~/x`.
+        let plain =
+            (path.components()).all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
+        if !plain || path.starts_with(project) || hidden.iter().any(|h| path.starts_with(h)) {
             continue;
         }
-        let folder = path.parent().filter(|f| !shows_too_much(f));
-        let installed = folder.and_then(Path::parent).filter(|dir| {
-            let of_home = home.is_some_and(|h| dir.parent() == Some(h));
-            !shows_too_much(dir)
-                && (!of_home
-                    || dir.join("pyvenv.cfg").is_file()
-                    || dir.join("lib/node_modules").is_dir())
-        });
+        let folder = path.parent().filter(|f| may_show(f));
+        let installed = folder.and_then(Path::parent).filter(|dir| may_show(dir));
         shown.push(installed.or(folder).unwrap_or(path).to_path_buf());
     }
     shown.dedup();
@@ -572,6 +578,7 @@ mod tests {
         let root = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
         let home = root.join("home");
         let project = home.join("code/p");
+        let hidden = default_hidden(Some(&home));
         let file = |rel: &str| {
             let path = root.join(rel);
             if let Some(parent) = path.parent() {
@@ -592,7 +599,7 @@ mod tests {
             } else {
                 file(rel)
             };
-            let folders = program_folders(&program, Some(&home), &project);
+            let folders = program_folders(&program, Some(&home), &project, &hidden);
             (folders.iter())
                 .map(|f| f.strip_prefix(&root).unwrap_or(f).display().to_string())
                 .collect::<Vec<_>>()
@@ -602,7 +609,7 @@ mod tests {
         assert_eq!(shown("home/go/bin/gopls"), ["home/go/bin"]);
         assert_eq!(shown("home/.cargo/bin/tool"), ["home/.cargo/bin"]);
         // A link: its folder, and the installation it leads to.
-        let via_link = program_folders(&link, Some(&home), &project);
+        let via_link = program_folders(&link, Some(&home), &project, &hidden);
         assert_eq!(
             via_link,
             [
@@ -617,10 +624,27 @@ mod tests {
             ["home/.nvm/versions/node/v20"]
         );
         assert_eq!(shown("opt/pkg/bin/server"), ["opt/pkg"]);
-        // In the home directory itself, or beside the project: the program alone.
+        // In the home directory itself, in one of its own folders, or beside the project:
+        // the program alone.
         assert_eq!(shown("home/server"), ["home/server"]);
-        assert_eq!(shown("home/bin/tool"), ["home/bin"]);
+        assert_eq!(shown("home/bin/tool"), ["home/bin/tool"]);
+        assert_eq!(
+            shown("home/Downloads/github-mcp-server"),
+            ["home/Downloads/github-mcp-server"]
+        );
         assert_eq!(shown("home/code/server"), ["home/code/server"]);
+        // Hidden, or written with `..`: nothing (a program there does not run confined).
+        assert!(shown("home/.config/srv").is_empty());
+        assert!(shown("home/.aws/x/bin/srv").is_empty());
+        let dotted = root.join("home/code/../.local/../server");
+        file("home/server");
+        assert_eq!(
+            program_folders(&dotted, Some(&home), &project, &hidden),
+            [root.join("home/server")]
+        );
+        // An npm prefix set to `~/.local` is no installation of one program.
+        file("home/.local/lib/node_modules/x/package.json");
+        assert_eq!(shown("home/.local/bin/npx"), ["home/.local/bin"]);
         // In the project: shown already (as the workspace).
         assert!(shown("home/code/p/bin/server").is_empty());
     }
