@@ -41,11 +41,15 @@ fn a_directory_taken_away_after_the_plan_is_not_shown_and_the_command_runs() {
     }
     let s = Scratch::new();
     let tool = tempfile::tempdir().unwrap();
-    let (bin, secret) = (tool.path().join("bin"), tool.path().join("secret"));
+    let bin = tool.path().join("bin");
+    let (private, secret) = (
+        tool.path().join("private"),
+        tool.path().join("private/keys"),
+    );
     std::fs::create_dir_all(&bin).unwrap();
     std::fs::write(bin.join("tool"), "TOOL").unwrap();
     std::fs::create_dir_all(&secret).unwrap();
-    std::fs::write(secret.join("key"), "KEY").unwrap();
+    std::fs::write(secret.join("id_token"), "KEY").unwrap();
     let show = format!(
         "cat '{}/tool' 2>&1; ls '{}' 2>&1; echo ran",
         bin.display(),
@@ -57,24 +61,73 @@ fn a_directory_taken_away_after_the_plan_is_not_shown_and_the_command_runs() {
     let out = String::from_utf8_lossy(&both.stdout).into_owned();
     assert!(both.status.success() && out.contains("TOOL"), "{both:?}");
     assert!(
-        !out.contains("key"),
+        !out.contains("id_token"),
         "the hidden directory was shown: {out}"
     );
 
-    // The secret taken away: its cover cannot be made inside the read-only toolchain, and
-    // must not be; the command runs.
+    // The secret taken away, its folder still there: the host may bring it back while the
+    // command runs, and its cover cannot be made in the read-only toolchain. The command
+    // does not start.
     let gone = || std::fs::remove_dir_all(&secret).unwrap();
+    let refused = planned_then_started(&s, tool.path(), &secret, &show, gone);
+    assert!(
+        refused.is_err(),
+        "started with its cover missing: {refused:?}"
+    );
+    assert!(!secret.exists(), "the cover made what it covers again");
+
+    // Its folder taken away too: the mount shows the folder as it was, which nothing can
+    // fill again. The command runs.
+    std::fs::create_dir_all(&secret).unwrap();
+    let gone = || std::fs::remove_dir_all(&private).unwrap();
     let output = planned_then_started(&s, tool.path(), &secret, &show, gone)
         .unwrap_or_else(|e| panic!("the command did not start: {e}"));
     assert!(output.status.success(), "{output:?}");
     assert!(String::from_utf8_lossy(&output.stdout).contains("TOOL"));
-    assert!(!secret.exists(), "the cover made what it covers again");
 
     // The whole toolchain taken away: not shown, and the command runs.
+    std::fs::create_dir_all(&secret).unwrap();
     let gone = || std::fs::remove_dir_all(tool.path()).unwrap();
     let output = planned_then_started(&s, tool.path(), &secret, &show, gone)
         .unwrap_or_else(|e| panic!("the command did not start: {e}"));
     let out = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(output.status.success() && out.contains("ran"), "{output:?}");
     assert!(!out.contains("TOOL"), "{out}");
+}
+
+/// A hidden file of the project taken away after the plan and written again while the
+/// command runs (a tool that regenerates `.env`) stays covered.
+#[test]
+fn a_secret_taken_away_after_the_plan_and_written_again_stays_hidden() {
+    if !kernel_namespaces() {
+        return super::super::unproven("the container (no user namespaces here)");
+    }
+    let s = Scratch::new();
+    let env = s.root().join(".env");
+    std::fs::write(&env, "API_KEY=FIRST-SECRET").unwrap();
+    let read_later = "sleep 1; cat .env 2>&1; echo ran";
+    let nothing = tempfile::tempdir().unwrap();
+    let gone = || std::fs::remove_file(&env).unwrap();
+    let mut confinement = s.confinement(false);
+    confinement.readable.push(nothing.path().to_path_buf());
+    confinement.hidden.push(env.clone());
+    let mut command = Command::new("/bin/sh");
+    command
+        .args(["-c", read_later])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let (_, prepared) = confine(&mut command, Some(&confinement), s.root(), &[]).unwrap();
+    gone();
+    let child = command.spawn().unwrap();
+    drop(prepared);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    std::fs::write(&env, "API_KEY=WRITTEN-AGAIN").unwrap();
+    let output = child.wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(out.contains("ran"), "{output:?}");
+    assert!(
+        !out.contains("SECRET") && !out.contains("AGAIN"),
+        "read: {out}"
+    );
 }

@@ -44,13 +44,20 @@ pub(super) fn world(
             });
         }
         let target = c_path(new, &mount.target)?;
-        if let Kind::Cover { .. } = mount.kind {
-            // Inside a mount showing the host (see `layout`): its parents are there whenever
-            // what it hides still is.
-            let cover = mount_op(&mount.kind, target.clone(), new, call)?;
+        if let (Kind::Cover { dir }, Some(parent)) = (&mount.kind, mount.target.parent()) {
+            // Inside a mount showing the host (see `layout`). Made whether or not what it
+            // hides is there now (taken away, it may come back while the command runs), so
+            // where it is no longer there in a read-only mount the command does not start.
+            // Only where its folder is gone too is there nothing to cover: a mount shows the
+            // folder it was made on, not one made again at its path.
+            let point = Op::MountPoint {
+                path: target.clone(),
+                dir: *dir,
+            };
+            let cover = mount_op(&mount.kind, target, new, call)?;
             ops.push(Op::IfPresent {
-                path: target,
-                ops: vec![cover],
+                path: c_path(new, parent)?,
+                ops: vec![point, cover],
             });
             continue;
         }

@@ -50,7 +50,7 @@ pub(crate) enum Op {
     /// `ops` only when something is at `path` (ENOENT or ENOTDIR: nothing is). A host
     /// directory that may be shown, taken away after the layout was planned (a toolchain
     /// uninstalled, `/nix` removed), is then not shown rather than failing the command; a
-    /// cover is made only over something there.
+    /// cover is not made where the folder it is in is gone.
     IfPresent {
         path: CString,
         ops: Vec<Op>,
