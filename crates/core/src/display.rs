@@ -180,10 +180,25 @@ pub fn is_invisible(c: char) -> bool {
                 | '\u{ffa0}'
                 | '\u{fff0}'..='\u{fff8}'
                 | '\u{e0000}'..='\u{e0fff}'
-                // Braille pattern blank, object replacement character.
+                // Braille pattern blank, object replacement character, Khitan's filler (a
+                // mark that shows nothing).
                 | '\u{2800}'
                 | '\u{fffc}'
+                | '\u{16fe4}'
         )
+}
+
+/// Whether `c` is canonically another single character (the Kelvin sign is `K`, the Greek
+/// question mark `;`, a CJK compatibility ideograph its unified one): it reads as that one.
+fn is_another_character(c: char) -> bool {
+    if c.is_ascii() {
+        return false;
+    }
+    let mut buffer = [0u8; 4];
+    let decomposed =
+        icu_normalizer::DecomposingNormalizer::new_nfd().normalize(c.encode_utf8(&mut buffer));
+    let mut chars = decomposed.chars();
+    matches!((chars.next(), chars.next()), (Some(one), None) if one != c)
 }
 
 /// Variation selectors: they choose how the character before them is drawn (U+FE0F asks for
@@ -205,7 +220,25 @@ fn joins_what_shows(c: char, before: Before) -> bool {
             shows(before.last)
                 || (before.last.is_some_and(is_variation_selector) && shows(before.prior))
         }
-        c => is_variation_selector(c) && shows(before.last),
+        c => shows(before.last) && before.last.is_some_and(|b| selects_a_form_of(c, b)),
+    }
+}
+
+/// Whether the variation selector `c` chooses a form of `base`: text or emoji presentation
+/// (U+FE0E, U+FE0F) of a symbol, one of the standardized forms (U+FE00–U+FE0D) of a
+/// mathematical symbol or a CJK ideograph. The ideographic selectors beyond them (VS17–256)
+/// are escaped: one of 240 after any ideograph would carry a byte nobody sees.
+fn selects_a_form_of(c: char, base: char) -> bool {
+    use unicode_general_category::{GeneralCategory as G, get_general_category};
+    let category = get_general_category(base);
+    let ideograph = matches!(base, '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9fff}' | '\u{f900}'..='\u{faff}' | '\u{20000}'..='\u{3134f}');
+    match c {
+        '\u{fe0e}' | '\u{fe0f}' => matches!(
+            category,
+            G::OtherSymbol | G::MathSymbol | G::OtherPunctuation
+        ),
+        '\u{fe00}'..='\u{fe0d}' => category == G::MathSymbol || ideograph,
+        _ => false,
     }
 }
 
@@ -226,8 +259,9 @@ fn shows_as_itself(c: char) -> bool {
 /// gives a shape (unassigned, private use), a space other than U+0020 (no-break and hair
 /// spaces read as a space, or as nothing), or a combining mark on nothing it belongs to: at
 /// a name's start or after punctuation, a symbol or a space, more than three in a row, or
-/// on an ASCII letter it does not make one accented letter with (`e` + U+0301 is `é`, as
-/// names decomposed on macOS are written; `s` + U+0345 reads as `s`).
+/// on a Latin, Greek or Cyrillic letter it does not make one accented letter with (`e` +
+/// U+0301 is `é`, as names decomposed on macOS are written; `s` + U+0345 reads as `s`); or
+/// one that is canonically another character (the Kelvin sign reads as `K`).
 pub fn misleading_in_name(name: &str) -> Option<char> {
     use unicode_general_category::{GeneralCategory as G, get_general_category};
     let chars: Vec<char> = name.chars().collect();
@@ -236,6 +270,9 @@ pub fn misleading_in_name(name: &str) -> Option<char> {
     let mut marks = 0;
     for (i, &c) in chars.iter().enumerate() {
         if c.is_control() || is_invisible(c) {
+            return Some(c);
+        }
+        if is_another_character(c) {
             return Some(c);
         }
         let category = get_general_category(c);
@@ -247,13 +284,14 @@ pub fn misleading_in_name(name: &str) -> Option<char> {
                 let Some(at) = base.filter(|_| marks <= 3) else {
                     return Some(c);
                 };
-                let ascii = chars[at].is_ascii();
+                // Latin, Greek and Cyrillic write accented letters as one character.
+                let alphabetic = u32::from(chars[at]) < 0x530;
                 let one_letter = || {
                     let run: String = chars[at..=i].iter().collect();
                     let composed = icu_normalizer::ComposingNormalizer::new_nfc().normalize(&run);
                     composed.chars().count() == 1
                 };
-                if ascii && !one_letter() {
+                if alphabetic && !one_letter() {
                     return Some(c);
                 }
             }
@@ -407,14 +445,20 @@ mod tests {
         // A flag's selector then joiner stays; a run of them would carry hidden bytes.
         assert_eq!(for_terminal("🏳\u{fe0f}\u{200d}🌈"), "🏳\u{fe0f}\u{200d}🌈");
         assert_eq!(
-            for_terminal("é\u{fe0f}\u{fe01}\u{200d}\u{200c}"),
-            "é\u{fe0f}\\u{fe01}\\u{200d}\\u{200c}"
+            for_terminal("⚠\u{fe0f}\u{fe01}\u{200d}\u{200c}"),
+            "⚠\u{fe0f}\\u{fe01}\\u{200d}\\u{200c}"
         );
         assert_eq!(for_terminal("é\u{200d}\u{200d}"), "é\u{200d}\\u{200d}");
         assert_eq!(
-            for_terminal("é\u{fe0f}\u{200d}\u{fe0f}"),
-            "é\u{fe0f}\u{200d}\\u{fe0f}"
+            for_terminal("⚠\u{fe0f}\u{200d}\u{fe0f}"),
+            "⚠\u{fe0f}\u{200d}\\u{fe0f}"
         );
+        // A selector only where it chooses a form: not after a letter, and the ideographic
+        // selectors beyond the standardized ones never (a byte per ideograph).
+        assert_eq!(for_terminal("é\u{fe0f}"), "é\\u{fe0f}");
+        assert_eq!(for_terminal("日\u{e0141}本"), "日\\u{e0141}本");
+        assert_eq!(for_terminal("≤\u{fe00} 一\u{fe00}"), "≤\u{fe00} 一\u{fe00}");
+        assert_eq!(for_terminal("a\u{16fe4}"), "a\\u{16fe4}");
         // Nor after what does not show as itself: a space, an unassigned character.
         assert_eq!(for_terminal("\u{3000}\u{fe0f}"), "\u{3000}\\u{fe0f}");
         assert_eq!(for_terminal("\u{378}\u{200d}"), "\u{378}\\u{200d}");

@@ -399,6 +399,14 @@ mod tests {
             "src/main.rs\u{16fe4}",
             "src/main.rs\u{20dd}",
             "src/e\u{301}\u{301}\u{301}\u{301}.rs",
+            // Canonically another character: the Kelvin sign (`Key.rs`), the Greek question
+            // mark (`a;b`), a compatibility ideograph. A mark on an accented letter it does not
+            // accent; Khitan's filler after any letter.
+            "src/\u{212a}ey.rs",
+            "src/a\u{37e}b.rs",
+            "docs/\u{f900}.md",
+            "src/mai\u{f1}\u{345}.rs",
+            "docs/caf\u{e9}\u{16fe4}.md",
             ".git/config",
             ".git/hooks/pre-commit",
             "src/.git/HEAD",
