@@ -497,7 +497,8 @@ async fn the_copy_workspace_does_the_same_when_forced() {
     let (tracker, carried) = Tracker::start(std::sync::Arc::clone(&workspace)).unwrap();
     assert!(carried.is_empty(), "{carried:?}");
     std::fs::write(workspace.view().join("src/util.sh"), FIXED).unwrap();
-    tracker.absorb().unwrap();
+    let others = tracker.absorb(&["src/util.sh".to_string()]).unwrap();
+    assert!(others.is_empty(), "{others:?}");
     // A command in the copy, in the container, at the project's path.
     let temp = tempfile::tempdir().unwrap();
     let mut confinement = tandem_core::sandbox::Confinement::new(&s.root, temp.path());

@@ -253,31 +253,37 @@ async fn edit(context: &Context<'_>, tool: &str, arguments: &Value) -> Dispatche
         Some(note) => format!("{what} (note: {note})"),
         None => what,
     };
-    let text = match context.workspace {
-        Some(tracker) => {
-            if let Err(e) = write_into(tracker, action.clone()).await {
-                return error(format!("Error: the edit could not be written: {e}"));
-            }
+    let (text, changes) = match context.workspace {
+        Some(tracker) => match write_into(tracker, action.clone()).await {
+            Ok(others) => (
+                format!(
+                    "Added to the proposal: {what}. It is in your workspace now: read_file and \
+                     commands see it; the user's own files stay unchanged until they approve."
+                ),
+                others,
+            ),
+            Err(e) => return error(format!("Error: the edit could not be written: {e}")),
+        },
+        None => (
             format!(
-                "Added to the proposal: {what}. It is in your workspace now: read_file and \
-                 commands see it; the user's own files stay unchanged until they approve."
-            )
-        }
-        None => format!(
-            "Added to the proposal: {what}. The user reviews all changes when your turn ends; \
-             until then the file on disk is unchanged."
+                "Added to the proposal: {what}. The user reviews all changes when your turn \
+                 ends; until then the file on disk is unchanged."
+            ),
+            Vec::new(),
         ),
     };
     Dispatched {
         text,
         edit: Some(action),
+        changes,
         ..Dispatched::default()
     }
 }
 
 /// Writes a checked edit into the workspace's view, and notes it as seen (its own step
-/// carries it into the proposal).
-async fn write_into(tracker: &Arc<Tracker>, action: Action) -> Result<(), String> {
+/// carries it into the proposal). What else changed there meanwhile (a stdio server at work
+/// in the background) is returned, to be proposed as its own.
+async fn write_into(tracker: &Arc<Tracker>, action: Action) -> Result<Vec<Change>, String> {
     let tracker = Arc::clone(tracker);
     tokio::task::spawn_blocking(move || {
         let view = tracker.workspace().view().to_path_buf();
@@ -305,7 +311,7 @@ async fn write_into(tracker: &Arc<Tracker>, action: Action) -> Result<(), String
             let content = (write.new.as_ref()).map(|(bytes, mode)| (&bytes[..], *mode));
             (workspace.put(&write.rel, content)).map_err(|e| e.to_string())?;
         }
-        tracker.absorb().map_err(|e| e.to_string())
+        tracker.absorb(&named).map_err(|e| e.to_string())
     })
     .await
     .map_err(|e| e.to_string())?

@@ -102,6 +102,32 @@ fn changes_are_found_the_same_in_an_overlay_and_a_copy() {
 
 /// A workspace that fell back to a copy (an overlay cannot be mounted at a project path with
 /// a comma) keeps what it holds from one open to the next.
+/// An edit's own files are noted as seen; what else changed beside it (a server writing in
+/// the background) is handed back to be proposed, not swallowed with the edit.
+#[test]
+fn an_edit_absorbs_only_its_own_files() {
+    let (_dir, root, data) = project();
+    let workspace =
+        Workspace::open(Layer::of(&data, 1), &root, true).unwrap_or_else(|e| panic!("{e}"));
+    let workspace = Arc::new(workspace);
+    let (tracker, _) = Tracker::start(Arc::clone(&workspace)).unwrap_or_else(|e| panic!("{e}"));
+    let view = workspace.view();
+    fs::write(view.join("evil.txt"), "beside\n").unwrap_or_else(|e| panic!("{e}"));
+    fs::write(view.join("src/a.txt"), "the edit\n").unwrap_or_else(|e| panic!("{e}"));
+    let others = tracker
+        .absorb(&["src/a.txt".to_string()])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let paths: Vec<&str> = others.iter().map(Change::path).collect();
+    assert_eq!(paths, ["evil.txt"]);
+    // Both were seen: nothing is left for the next look.
+    assert!(
+        tracker
+            .collect()
+            .unwrap_or_else(|e| panic!("{e}"))
+            .is_empty()
+    );
+}
+
 #[test]
 fn a_workspace_that_fell_back_to_a_copy_keeps_what_it_holds() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));

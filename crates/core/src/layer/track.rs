@@ -63,9 +63,12 @@ impl Tracker {
         Ok(changes)
     }
 
-    /// Notes what changed since the last look without proposing it: an edit whose own step
-    /// carries it.
-    pub fn absorb(&self) -> Result<(), LayerError> {
-        self.collect().map(|_| ())
+    /// Notes what changed since the last look at `own` (the paths of an edit whose own step
+    /// carries it) without proposing it; what else changed is returned, to be proposed.
+    pub fn absorb(&self, own: &[String]) -> Result<Vec<Change>, LayerError> {
+        let changes = self.collect()?;
+        Ok((changes.into_iter())
+            .filter(|change| !own.iter().any(|path| path == change.path()))
+            .collect())
     }
 }

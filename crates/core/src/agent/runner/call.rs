@@ -154,6 +154,8 @@ impl<H: Host> State<'_, H> {
             changes,
         } = dispatch::run(&context, &tool, &arguments).await;
         crate::failpoint::hit("agent-after-tool");
+        // Besides an edit, what changed is not the edit's doing (a server in the background).
+        let by_edit = edit.is_some();
         if let Some(edit) = edit {
             self.edits.push(edit);
         } else if !matches!(
@@ -186,7 +188,10 @@ impl<H: Host> State<'_, H> {
             kind: StepKind::Tool,
             step,
         });
-        self.record_changes(&tool, &arguments, changes);
+        match by_edit {
+            true => self.record_labelled(BETWEEN_CALLS, changes),
+            false => self.record_changes(&tool, &arguments, changes),
+        }
         if self.cancel.is_cancelled() {
             return Err((text, LoopEnd::Cancelled));
         }
