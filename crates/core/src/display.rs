@@ -188,19 +188,6 @@ pub fn is_invisible(c: char) -> bool {
         )
 }
 
-/// Whether `c` is canonically another single character (the Kelvin sign is `K`, the Greek
-/// question mark `;`, a CJK compatibility ideograph its unified one): it reads as that one.
-fn is_another_character(c: char) -> bool {
-    if c.is_ascii() {
-        return false;
-    }
-    let mut buffer = [0u8; 4];
-    let decomposed =
-        icu_normalizer::DecomposingNormalizer::new_nfd().normalize(c.encode_utf8(&mut buffer));
-    let mut chars = decomposed.chars();
-    matches!((chars.next(), chars.next()), (Some(one), None) if one != c)
-}
-
 /// Variation selectors: they choose how the character before them is drawn (U+FE0F asks for
 /// an emoji's colour form) and show nothing themselves.
 fn is_variation_selector(c: char) -> bool {
@@ -255,24 +242,28 @@ fn shows_as_itself(c: char) -> bool {
 }
 
 /// The first character of `name` (a file's path) that keeps it from reading as what it is,
-/// if one does: a control, one [`is_invisible`], one nobody assigned or that only a font
+/// if one does: in a name not written composed (NFC), one canonically equal to another reads
+/// the same; then a control, one [`is_invisible`], one nobody assigned or that only a font
 /// gives a shape (unassigned, private use), a space other than U+0020 (no-break and hair
-/// spaces read as a space, or as nothing), or a combining mark on nothing it belongs to: at
-/// a name's start or after punctuation, a symbol or a space, more than three in a row, or
-/// on a Latin, Greek or Cyrillic letter it does not make one accented letter with (`e` +
-/// U+0301 is `é`, as names decomposed on macOS are written; `s` + U+0345 reads as `s`); or
-/// one that is canonically another character (the Kelvin sign reads as `K`).
+/// spaces read as a space, or as nothing), or a combining mark on nothing it belongs to: at a
+/// name's start or after punctuation, a symbol or a space, more than three in a row, or on a
+/// Latin, Greek or Cyrillic letter (composed, such a mark accents nothing: `s` + U+0345 reads
+/// as `s`).
 pub fn misleading_in_name(name: &str) -> Option<char> {
     use unicode_general_category::{GeneralCategory as G, get_general_category};
+    // Composed (NFC): a name canonically equal to another (`e` + U+0301 and `é`, the Kelvin
+    // sign and `K`, Hangul's jamo and their syllable) reads as that one.
+    let composed = icu_normalizer::ComposingNormalizer::new_nfc().normalize(name);
+    if composed != name {
+        let first = name.chars().zip(composed.chars()).find(|(a, b)| a != b);
+        return first.map(|(a, _)| a).or_else(|| name.chars().last());
+    }
     let chars: Vec<char> = name.chars().collect();
     // Where the letter or number the marks after it belong to is, and how many follow it.
     let mut base: Option<usize> = None;
     let mut marks = 0;
     for (i, &c) in chars.iter().enumerate() {
         if c.is_control() || is_invisible(c) {
-            return Some(c);
-        }
-        if is_another_character(c) {
             return Some(c);
         }
         let category = get_general_category(c);
@@ -284,14 +275,9 @@ pub fn misleading_in_name(name: &str) -> Option<char> {
                 let Some(at) = base.filter(|_| marks <= 3) else {
                     return Some(c);
                 };
-                // Latin, Greek and Cyrillic write accented letters as one character.
-                let alphabetic = u32::from(chars[at]) < 0x530;
-                let one_letter = || {
-                    let run: String = chars[at..=i].iter().collect();
-                    let composed = icu_normalizer::ComposingNormalizer::new_nfc().normalize(&run);
-                    composed.chars().count() == 1
-                };
-                if alphabetic && !one_letter() {
+                // Latin, Greek and Cyrillic write an accented letter as one character (the
+                // name is composed, see above): a mark left on one accents nothing.
+                if u32::from(chars[at]) < 0x530 {
                     return Some(c);
                 }
             }

@@ -64,7 +64,7 @@ proptest! {
     /// Visible text, that is: what does not show (`display::is_invisible`) is unreadable.
     #[test]
     fn single_quoted_text_is_only_text(
-        text in "[^'\\p{Cc}\\p{Cf}\\p{Cn}\\p{Zl}\\p{Zp}\\p{Default_Ignorable_Code_Point}\\u{2800}\\u{fffc}]{0,80}"
+        text in "[^'\\p{Cc}\\p{Cf}\\p{Cn}\\p{Zl}\\p{Zp}\\p{Default_Ignorable_Code_Point}\\u{2800}\\u{fffc}\\u{16fe4}]{0,80}"
     ) {
         prop_assert_eq!(risk(&format!("echo '{text}'")), Low);
     }
