@@ -3,23 +3,25 @@
 //! removed while the command starts): the command still runs, without it, and a secret taken
 //! away is not made again by its cover.
 
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use tandem_core::process::confine;
 
 use super::super::{Scratch, kernel_namespaces};
 
-/// Prepares `script` in the container of `s` with `shown` readable and `hidden` hidden,
-/// runs `between` once it is planned, then starts it: its status and output.
-fn planned_then_started(
+/// `script` prepared in the container of `s` with `shown` readable and `hidden` hidden, not
+/// started: the plan, to be kept until it has been.
+fn planned(
     s: &Scratch,
-    shown: &std::path::Path,
-    hidden: &std::path::Path,
+    shown: &[&Path],
+    hidden: &Path,
     script: &str,
-    between: impl FnOnce(),
-) -> Result<std::process::Output, std::io::Error> {
+) -> (Command, Option<tandem_core::sandbox::Prepared>) {
     let mut confinement = s.confinement(false);
-    confinement.readable.push(shown.to_path_buf());
+    confinement
+        .readable
+        .extend(shown.iter().map(|p| p.to_path_buf()));
     confinement.hidden.push(hidden.to_path_buf());
     let mut command = Command::new("/bin/sh");
     command
@@ -28,6 +30,18 @@ fn planned_then_started(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let (_, prepared) = confine(&mut command, Some(&confinement), s.root(), &[]).unwrap();
+    (command, prepared)
+}
+
+/// [`planned`], then `between`, then started: its status and output.
+fn planned_then_started(
+    s: &Scratch,
+    shown: &Path,
+    hidden: &Path,
+    script: &str,
+    between: impl FnOnce(),
+) -> Result<std::process::Output, std::io::Error> {
+    let (mut command, prepared) = planned(s, &[shown], hidden, script);
     between();
     let output = command.output();
     drop(prepared);
@@ -106,19 +120,8 @@ fn a_secret_taken_away_after_the_plan_and_written_again_stays_hidden() {
     let env = s.root().join(".env");
     std::fs::write(&env, "API_KEY=FIRST-SECRET").unwrap();
     let read_later = "sleep 1; cat .env 2>&1; echo ran";
-    let nothing = tempfile::tempdir().unwrap();
-    let gone = || std::fs::remove_file(&env).unwrap();
-    let mut confinement = s.confinement(false);
-    confinement.readable.push(nothing.path().to_path_buf());
-    confinement.hidden.push(env.clone());
-    let mut command = Command::new("/bin/sh");
-    command
-        .args(["-c", read_later])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let (_, prepared) = confine(&mut command, Some(&confinement), s.root(), &[]).unwrap();
-    gone();
+    let (mut command, prepared) = planned(&s, &[], &env, read_later);
+    std::fs::remove_file(&env).unwrap();
     let child = command.spawn().unwrap();
     drop(prepared);
     std::thread::sleep(std::time::Duration::from_millis(300));
