@@ -45,8 +45,9 @@ pub fn visible(text: &str) -> String {
 /// (CRLF too) stay as they are, so code and diffs keep their shape. A lone `\r` (which goes
 /// back over the line), escape sequences (OSC 52 sets the clipboard, others retitle the
 /// window, move the cursor or hide text), bidi controls and invisible characters are written
-/// as escapes; only a variation selector or a joiner after a non-ASCII character that shows
-/// stays, so that emoji and scripts that need them read as written.
+/// as escapes; only a variation selector where it chooses a form, or a joiner after a
+/// character that shows, stays, so that emoji and scripts that
+/// need them read as written.
 pub fn for_terminal(text: &str) -> Cow<'_, str> {
     terminal_text(text, Before::default()).0
 }
@@ -258,11 +259,10 @@ pub fn misleading_in_name(name: &str) -> Option<char> {
         let first = name.chars().zip(composed.chars()).find(|(a, b)| a != b);
         return first.map(|(a, _)| a).or_else(|| name.chars().last());
     }
-    let chars: Vec<char> = name.chars().collect();
-    // Where the letter or number the marks after it belong to is, and how many follow it.
-    let mut base: Option<usize> = None;
+    // The letter or number the marks after it belong to, and how many follow it.
+    let mut base: Option<char> = None;
     let mut marks = 0;
-    for (i, &c) in chars.iter().enumerate() {
+    for c in name.chars() {
         if c.is_control() || is_invisible(c) {
             return Some(c);
         }
@@ -272,16 +272,16 @@ pub fn misleading_in_name(name: &str) -> Option<char> {
             G::SpaceSeparator if c != ' ' => return Some(c),
             G::NonspacingMark | G::SpacingMark | G::EnclosingMark => {
                 marks += 1;
-                let Some(at) = base.filter(|_| marks <= 3) else {
+                let Some(letter) = base.filter(|_| marks <= 3) else {
                     return Some(c);
                 };
                 // Latin, Greek and Cyrillic write an accented letter as one character (the
                 // name is composed, see above): a mark left on one accents nothing.
-                if u32::from(chars[at]) < 0x530 {
+                if u32::from(letter) < 0x530 {
                     return Some(c);
                 }
             }
-            _ if c.is_alphanumeric() => (base, marks) = (Some(i), 0),
+            _ if c.is_alphanumeric() => (base, marks) = (Some(c), 0),
             _ => (base, marks) = (None, 0),
         }
     }
