@@ -95,7 +95,7 @@ pub(super) fn ruleset(deny_tcp: bool) -> Result<(OwnedFd, Rights, i32), String> 
 }
 
 /// The rules of a container's grants: each path with its rights, split around the hidden
-/// paths below it (except private ones, which hold nothing of the host's).
+/// paths below it (except private ones, which hold nothing of the host's below them).
 pub(super) fn container_rules(
     grants: &[(PathBuf, Access)],
     hidden: &[PathBuf],
@@ -106,12 +106,26 @@ pub(super) fn container_rules(
         let bits = match access {
             Access::Read | Access::PrivateRead => rights.read,
             Access::List => rights.list,
-            Access::ReadWrite | Access::PrivateReadWrite => rights.all,
+            Access::ReadWrite | Access::PrivateReadWrite | Access::Workspace => rights.all,
         };
         match access {
-            Access::Read | Access::ReadWrite => {
+            Access::Read => {
                 out.extend(split_around(path, hidden).into_iter().map(|p| (p, bits)));
             }
+            // The project (and the temp dir) were chosen: a hidden directory above one (a
+            // project kept in `~/.config`) does not hide it; hidden paths inside it stay
+            // hidden. No other grant lies above it any more to mask this (the home
+            // directory's and `/tmp`'s are split around it, see `container::private`).
+            Access::ReadWrite => {
+                let below: Vec<PathBuf> = (hidden.iter())
+                    .filter(|h| !path.starts_with(h))
+                    .cloned()
+                    .collect();
+                out.extend(split_around(path, &below).into_iter().map(|p| (p, bits)));
+            }
+            // Private ones hold nothing of the host's below them (the layout splits them
+            // around the host's directories that hold a hidden path); a workspace is
+            // granted whole (see `container::private`).
             _ => out.push((path.clone(), bits)),
         }
     }

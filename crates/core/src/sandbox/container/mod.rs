@@ -18,6 +18,7 @@
 
 pub(crate) mod child;
 mod etc;
+mod private;
 mod stage;
 mod world;
 
@@ -57,10 +58,15 @@ pub(super) enum Access {
     ReadWrite,
     /// Listing directories only (the container's root: `ls /`).
     List,
-    /// Private to the container (a tmpfs, or the `/etc` and `/dev` made for it): nothing
-    /// hidden of the host's is below it, so nothing is split out of it.
+    /// Private to the container (a tmpfs, or the `/etc` and `/dev` made for it), granted
+    /// as it is. The writable tmpfs roots are granted whole only where no host directory
+    /// holding a hidden path is mounted below them (see [`private`]); `/etc` is read-only
+    /// and its host directories' private keys (`ssl/private`) are hidden by their covers.
     PrivateRead,
     PrivateReadWrite,
+    /// The agent's workspace at the project's path (an overlay or a copy): read-write, and
+    /// granted whole (see [`private::Plan::roots`] for why).
+    Workspace,
 }
 
 /// The container of one command: the plan the child carries out, and the Landlock grants
@@ -233,9 +239,6 @@ pub(super) fn layout(call: &Call) -> Result<Layout, SandboxError> {
     mounts.push(private("/dev/shm", 0o1777));
     mounts.push(private("/tmp", 0o1777));
     links.push(("/var/tmp".into(), "/tmp".into(), false));
-    for dir in ["/dev/shm", "/tmp"] {
-        grants.push((dir.into(), Access::PrivateReadWrite));
-    }
     mounts.push(Mount {
         target: "/proc".into(),
         kind: Kind::Proc,
@@ -253,7 +256,6 @@ pub(super) fn layout(call: &Call) -> Result<Layout, SandboxError> {
         },
         optional: false,
     });
-    grants.push((home.clone(), Access::PrivateReadWrite));
 
     let project = canonical(&c.project).ok_or_else(|| SandboxError {
         path: c.project.clone(),
@@ -319,7 +321,7 @@ pub(super) fn layout(call: &Call) -> Result<Layout, SandboxError> {
                     kind: Kind::ReadWrite { src: copy },
                     optional: false,
                 });
-                grants.push((project.clone(), Access::ReadWrite));
+                grants.push((project.clone(), Access::Workspace));
             }
         }
         // In the joined namespaces the project's path is the overlay already.
@@ -337,10 +339,10 @@ pub(super) fn layout(call: &Call) -> Result<Layout, SandboxError> {
         let write = mounts
             .iter()
             .any(|m| m.target == path && matches!(m.kind, Kind::ReadWrite { .. }));
-        let access = if write {
-            Access::ReadWrite
-        } else {
-            Access::Read
+        let access = match (write, &c.view) {
+            (true, Some(_)) if path == project => Access::Workspace,
+            (true, _) => Access::ReadWrite,
+            (false, _) => Access::Read,
         };
         grants.push((path, access));
     }
@@ -354,6 +356,22 @@ pub(super) fn layout(call: &Call) -> Result<Layout, SandboxError> {
         .filter(|m| matches!(m.kind, Kind::ReadOnly { .. } | Kind::ReadWrite { .. }))
         .map(|m| m.target.clone())
         .collect();
+    // The private roots: not granted whole above a hidden path (see [`private`]).
+    let link_paths: Vec<PathBuf> = links.iter().map(|(l, _, _)| l.clone()).collect();
+    let plan = private::Plan {
+        home: &home,
+        project: &project,
+        workspace: c.view.is_some(),
+        targets: mounts.iter().map(|m| m.target.clone()).collect(),
+        links: &link_paths,
+        shown: &shown,
+    };
+    let (private_grants, dirs) = plan.roots(&hidden);
+    grants.extend(
+        private_grants
+            .into_iter()
+            .map(|p| (p, Access::PrivateReadWrite)),
+    );
     for path in hidden {
         let inside = shown.iter().any(|s| path.starts_with(s) && path != *s);
         let covers_project = project.starts_with(&path);
@@ -369,7 +387,7 @@ pub(super) fn layout(call: &Call) -> Result<Layout, SandboxError> {
         }
     }
     mounts.extend(covers);
-    let world = world(call, mounts, links)?;
+    let world = world(call, mounts, links, &dirs)?;
     Ok(Layout { world, grants })
 }
 

@@ -2,11 +2,16 @@ use super::child::root::Op;
 use super::*;
 
 fn layout_for(c: &Confinement) -> Layout {
+    layout_at(c, Path::new("/home/pat"))
+}
+
+/// The layout of `c` for a person whose home directory is `home`.
+fn layout_at(c: &Confinement, home: &Path) -> Layout {
     let identity = Identity {
         uid: 1000,
         gid: 1000,
         name: "pat".into(),
-        home: "/home/pat".into(),
+        home: home.to_path_buf(),
     };
     let call = Call {
         confinement: c,
@@ -220,4 +225,69 @@ fn only_the_git_directories_git_made_for_the_project_are_shown() {
     std::fs::remove_file(forged.join(".git")).unwrap_or_else(|e| panic!("{e}"));
     std::os::unix::fs::symlink(&secret, forged.join(".git")).unwrap_or_else(|e| panic!("{e}"));
     assert!(git_dirs(&forged).is_err());
+}
+
+/// Landlock must stand alone behind a cover the host can remove: no rule that reads may lie
+/// on or above a hidden path, though the project and a toolchain are mounted below the home
+/// directory and `/tmp` (the test's directories are there), both the container's own.
+#[test]
+fn no_read_grant_lies_above_a_hidden_path_below_the_private_roots() {
+    use crate::sandbox::landlock::{Rights, container_rules};
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+    let project = home.join("code/app");
+    for sub in ["code/app/src", ".gem/specs", ".cargo/bin"] {
+        std::fs::create_dir_all(home.join(sub)).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let hidden = vec![project.join(".env"), home.join(".gem/credentials")];
+    for file in &hidden {
+        std::fs::write(file, "secret").unwrap_or_else(|e| panic!("{e}"));
+    }
+    let temp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let c = Confinement {
+        readable: vec![home.join(".gem"), home.join(".cargo/bin")],
+        hidden: hidden.clone(),
+        ..Confinement::new(&project, temp.path())
+    };
+    let layout = layout_at(&c, &home);
+    let rights = Rights {
+        read: 1,
+        all: 3,
+        list: 4,
+        file: 3,
+    };
+    let rules = container_rules(&layout.grants, &hidden, rights);
+    for (path, bits) in &rules {
+        let above = hidden.iter().find(|h| h.starts_with(path));
+        assert!(
+            bits & rights.read == 0 || above.is_none(),
+            "{} grants {above:?}: {rules:?}",
+            path.display()
+        );
+    }
+    // What the container makes for itself stays writable: a tool's cache, `~/.cargo` (its
+    // lock files beside the toolchain), the project's files.
+    for path in [
+        home.join(".cache"),
+        home.join(".cargo"),
+        project.join("src"),
+    ] {
+        assert!(
+            rules.contains(&(path.clone(), rights.all)),
+            "{} not writable: {rules:?}",
+            path.display()
+        );
+    }
+    // Nothing hidden below: `/tmp` and the home directory are granted whole.
+    let plain = Confinement {
+        hidden: Vec::new(),
+        ..c.clone()
+    };
+    let grants = layout_at(&plain, &home).grants;
+    for root in [Path::new("/tmp"), &home] {
+        assert!(
+            grants.contains(&(root.to_path_buf(), Access::PrivateReadWrite)),
+            "{grants:?}"
+        );
+    }
 }

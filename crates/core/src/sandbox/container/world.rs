@@ -10,12 +10,13 @@ use super::child::root::Op;
 use super::{Call, Kind, Mount, PROC_COVERS, c_path, depth};
 use crate::sandbox::SandboxError;
 
-/// Turns the mounts, links and files into the child's steps: parents first, each mount
-/// point made where nothing is yet.
+/// Turns the mounts, links and directories into the child's steps: parents first, each
+/// mount point made where nothing is yet.
 pub(super) fn world(
     call: &Call,
     mut mounts: Vec<Mount>,
     links: Vec<(PathBuf, PathBuf, bool)>,
+    dirs: &[PathBuf],
 ) -> Result<World, SandboxError> {
     let new = call.stage.root.to_string_lossy().into_owned();
     let new = new.as_str();
@@ -98,6 +99,10 @@ pub(super) fn world(
             }
             _ => ops.extend(own),
         }
+    }
+    // Directories the container makes for itself, once what they are in is mounted.
+    for dir in dirs {
+        mkdirs(new, dir, &mut made, &mut ops)?;
     }
     for (link, target, optional) in links.iter().filter(|(l, _, _)| depth(l) > 1) {
         if let Some(parent) = link.parent() {
