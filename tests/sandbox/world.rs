@@ -6,6 +6,7 @@
 
 mod not_root;
 mod planted;
+mod replaced;
 mod vanished;
 mod writes;
 
