@@ -43,12 +43,12 @@ pub(super) fn rank_files(
             let _ = learn_history(&mut project, repo, Some(deadline));
         }
         // The maps of those that may go as one, from the definitions the index keeps (a
-        // file is not parsed again to be mapped).
+        // file is not parsed again to be mapped) when it keeps them for the file as it is.
         let ranked = project.rank(signals, RANKED_FILES)?;
         let mut out = Vec::with_capacity(ranked.len());
         for (i, ranked) in ranked.into_iter().enumerate() {
             let known = match i < MAPPED_FILES {
-                true => (project.symbols_in(&ranked.path)?)
+                true => (project.symbols_in(root, &ranked.path)?)
                     .map(|symbols| Arc::from(crate::index::file_map(&symbols))),
                 false => None,
             };

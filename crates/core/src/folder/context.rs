@@ -377,6 +377,13 @@ impl ContextCache {
                         (None, Some(make)) => make(&found.rel, &content),
                         (None, None) => String::new(),
                     };
+                    // A map the index kept is the file's lines as they were when it was
+                    // read: checked again, as the text now was (a key since removed must
+                    // not go out from an older copy).
+                    if super::holds_secret(&map) {
+                        skipped.push((found.rel.to_string(), SkipReason::HoldsSecret));
+                        continue;
+                    }
                     let tokens = estimate_tokens(&map);
                     let header = header_tokens(&found.rel, true);
                     if map.is_empty() || tokens + header > remaining + map_room {

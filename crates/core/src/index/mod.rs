@@ -157,14 +157,24 @@ impl CodeIndex {
         Ok(out)
     }
 
-    /// The definitions of the file `path`, by line; `None` when the index does not hold it
-    /// (not read yet, or skipped: binary, too large).
-    pub fn symbols_in(&self, path: &str) -> Result<Option<Vec<Definition>>> {
-        let defs: Option<String> = (self.db)
-            .prepare_cached("SELECT defs FROM files WHERE path = ?1 AND NOT skipped")?
-            .query_row([path], |r| r.get(0))
+    /// The definitions of the file `path` below `root`, by line, as the file is now; `None`
+    /// when the index does not hold it (not read yet, or skipped: binary, too large) or holds
+    /// an older version of it (a refresh that stopped at its deadline has not read it again
+    /// yet): what was in it then (a token since removed, a function since renamed) is not
+    /// what it says now.
+    pub fn symbols_in(&self, root: &Path, path: &str) -> Result<Option<Vec<Definition>>> {
+        let row: Option<(String, FileStamp)> = (self.db)
+            .prepare_cached(
+                "SELECT defs, mtime_ns, ctime_ns, len, inode FROM files
+                 WHERE path = ?1 AND NOT skipped",
+            )?
+            .query_row([path], |r| Ok((r.get(0)?, tables::stamp_at(r, 1)?)))
             .optional()?;
-        Ok(defs.as_deref().map(tables::decode_defs))
+        let Some((defs, stamp)) = row else {
+            return Ok(None);
+        };
+        let now = std::fs::symlink_metadata(root.join(path)).map(|meta| FileStamp::of(&meta));
+        Ok((now.ok() == Some(stamp)).then(|| tables::decode_defs(&defs)))
     }
 
     /// The defined names containing `query` (lower-case), in no order.

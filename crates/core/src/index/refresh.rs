@@ -309,12 +309,7 @@ impl CodeIndex {
                 continue;
             };
             new(&mut next, Some(path), &mut stale);
-            let stamp = FileStamp {
-                mtime_ns: row.get(1)?,
-                ctime_ns: row.get(2)?,
-                len: u64::try_from(row.get::<_, i64>(3)?).unwrap_or(0),
-                inode: row.get::<_, i64>(4)? as u64,
-            };
+            let stamp = super::tables::stamp_at(row, 1)?;
             let indexed = !row.get::<_, bool>(5)?;
             match asked.get(next) {
                 Some((asked_path, _)) if *asked_path == path => {

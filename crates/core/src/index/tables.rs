@@ -101,6 +101,17 @@ pub(super) fn prepare(conn: &Connection) -> rusqlite::Result<()> {
     tx.commit()
 }
 
+/// The stamp a row of `files` keeps, its four columns from `first` on (`mtime_ns`,
+/// `ctime_ns`, `len`, `inode`).
+pub(super) fn stamp_at(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<FileStamp> {
+    Ok(FileStamp {
+        mtime_ns: row.get(first)?,
+        ctime_ns: row.get(first + 1)?,
+        len: u64::try_from(row.get::<_, i64>(first + 2)?).unwrap_or(0),
+        inode: row.get::<_, i64>(first + 3)? as u64,
+    })
+}
+
 /// The layout version the index at `conn` was built with (0 for a new file).
 fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
     conn.pragma_query_value(None, "user_version", |r| r.get(0))

@@ -7,8 +7,13 @@ fn definitions_references_and_symbols_are_found_by_name() {
     let mut index = CodeIndex::in_memory().unwrap();
     let a = "pub fn helper() {}\npub struct Config;\n";
     let b = "fn main() { helper(); }\n";
+    // `a` is on disk, as the index read it: its definitions are the file's as it is.
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("src")).unwrap();
+    fs::write(dir.path().join("src/a.rs"), a).unwrap();
+    let stamp = FileStamp::of(&fs::symlink_metadata(dir.path().join("src/a.rs")).unwrap());
     index
-        .insert("src/a.rs", FileStamp::default(), &extract("src/a.rs", a))
+        .insert("src/a.rs", stamp, &extract("src/a.rs", a))
         .unwrap();
     index
         .insert("src/b.rs", FileStamp::default(), &extract("src/b.rs", b))
@@ -23,11 +28,13 @@ fn definitions_references_and_symbols_are_found_by_name() {
         }]
     );
     assert_eq!(index.references_to("helper").unwrap(), ["src/b.rs"]);
-    let symbols: Vec<(String, String, u32)> =
-        (index.symbols_in("src/a.rs").unwrap().expect("indexed"))
-            .into_iter()
-            .map(|d| (d.name, d.kind, d.line))
-            .collect();
+    let symbols: Vec<(String, String, u32)> = (index
+        .symbols_in(dir.path(), "src/a.rs")
+        .unwrap()
+        .expect("indexed"))
+    .into_iter()
+    .map(|d| (d.name, d.kind, d.line))
+    .collect();
     assert_eq!(
         symbols,
         [
@@ -61,19 +68,26 @@ fn refresh_reads_only_new_and_changed_files_and_drops_the_gone() {
     let first = index.refresh(root, all).unwrap();
     assert_eq!((first.extracted, first.unchanged), (2, 0), "{first:?}");
     assert!(!index.contains("data.bin").unwrap());
-    assert!(index.symbols_in("data.bin").unwrap().is_none());
+    assert!(index.symbols_in(root, "data.bin").unwrap().is_none());
     let again = index.refresh(root, all).unwrap();
     // The binary file is not read again either.
     assert_eq!((again.extracted, again.unchanged), (0, 3), "{again:?}");
 
     // An edit (written atomically, as Tandem writes) is seen; a deletion drops the file.
+    let kept = |index: &CodeIndex| {
+        (index.symbols_in(root, "src/a.rs").unwrap()).map(|d| d[0].name.clone())
+    };
+    assert_eq!(kept(&index).as_deref(), Some("alpha"));
     fs::write(root.join("src/a.tmp"), "fn gamma() {}\n").unwrap();
     fs::rename(root.join("src/a.tmp"), root.join("src/a.rs")).unwrap();
+    // Until the index reads it again, what it kept of the file is not what it says now.
+    assert_eq!(kept(&index), None);
     fs::remove_file(root.join("src/b.py")).unwrap();
     let changed = index.refresh(root, ["src/a.rs", "src/b.py"]).unwrap();
     assert_eq!((changed.extracted, changed.removed), (1, 1), "{changed:?}");
     assert!(index.definitions_of("alpha").unwrap().is_empty());
     assert_eq!(index.definitions_of("gamma").unwrap()[0].path, "src/a.rs");
+    assert_eq!(kept(&index).as_deref(), Some("gamma"));
     assert!(!index.contains("src/b.py").unwrap());
     // A path no longer walked is dropped too.
     let fewer = index.refresh(root, std::iter::empty::<&str>()).unwrap();

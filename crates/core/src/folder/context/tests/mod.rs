@@ -311,6 +311,32 @@ fn a_file_holding_a_key_is_never_sent_whole_or_as_its_map_whatever_its_name() {
     assert_eq!(paths(&context), ["config/app.yaml", "src/lib.rs"]);
 }
 
+/// A map the code index kept is of the file as it was read: when the file has changed since
+/// (a key taken out of it, the index not caught up yet), its older map is checked too.
+#[test]
+fn a_map_kept_from_an_older_copy_is_never_sent_with_a_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let many: String = (0..300).map(|i| format!("fn f{i}() {{}}\n")).collect();
+    write(root, "src/big.rs", &many);
+    let old_map = keyed("1: const TOKEN: &str = \"");
+    let options = ContextOptions {
+        budget_tokens: 1_000,
+        priority: vec![Priority {
+            known_map: Some(Arc::from(old_map.as_str())),
+            ..Priority::or_map("src/big.rs", "matches: token")
+        }],
+        mapper: Some(|_: &str, text: &str| text.lines().take(3).collect()),
+        ..ContextOptions::default()
+    };
+    let context = ContextCache::default().collect(root, &options).unwrap();
+    assert!(!render(&context).contains("PRIVATE KEY"), "{context:?}");
+    assert_eq!(
+        skip_reason(&context, "src/big.rs"),
+        Some(SkipReason::HoldsSecret)
+    );
+}
+
 #[test]
 fn max_file_bytes_is_configurable() {
     let dir = project();
