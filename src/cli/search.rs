@@ -36,6 +36,8 @@ pub fn run(ctx: &Ctx, args: SearchArgs) -> Result<()> {
         glob: args.glob.as_deref(),
         start: args.path.as_deref(),
         max_matches: args.max,
+        // The person's own search: their files, shown to them.
+        leave_out_secrets: false,
     };
     let found = ctx.app.search(&project, &query)?;
     let mut text: String = found

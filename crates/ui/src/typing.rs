@@ -79,6 +79,8 @@ impl TandemApp {
                         glob: (!glob.is_empty()).then_some(glob),
                         start: None,
                         max_matches: SEARCH_MAX_MATCHES,
+                        // The person's own search: their files, shown to them.
+                        leave_out_secrets: false,
                     };
                     let result = app.search(&project, &query).map_err(|e| e.to_string());
                     anyhow::Ok((key, result))

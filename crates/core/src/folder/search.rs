@@ -56,6 +56,13 @@ pub struct SearchQuery<'a> {
     pub start: Option<&'a str>,
     /// Stop after this many matches.
     pub max_matches: usize,
+    /// Files that look like they hold secrets are not searched (their lines go to a model):
+    /// by name (see [`crate::folder::looks_secret`]; not the file named as the start, which
+    /// was asked for by name), or by a private key or an access token in their text (see
+    /// [`crate::folder::holds_secret`]). They are left out before their lines are matched, so
+    /// nothing of the result (the matches, the cut, the count left out) depends on what they
+    /// hold.
+    pub leave_out_secrets: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -74,6 +81,9 @@ pub struct SearchResult {
     pub skipped: usize,
     /// Stopped at `max_matches`: there may be more.
     pub cut: bool,
+    /// Files left out as looking like they hold secrets (see
+    /// [`SearchQuery::leave_out_secrets`]).
+    pub secret: usize,
 }
 
 /// Where a listing or a search starts.
@@ -223,6 +233,10 @@ pub fn search(
     'files: for (abs, rel) in files {
         // Only regular files are opened: a named pipe would block the search for ever. The
         // walk lists none, but one may have taken a file's place since.
+        if query.leave_out_secrets && !named && super::looks_secret(&rel) {
+            found.secret += 1;
+            continue;
+        }
         let RegularFile { file, meta } = match open_regular(&abs) {
             Ok(opened) => opened,
             Err(OpenError::NotRegular(kind)) if named => {
@@ -251,7 +265,12 @@ pub fn search(
             found.skipped += 1;
             continue;
         }
-        for (i, line) in String::from_utf8_lossy(&bytes).lines().enumerate() {
+        let text = String::from_utf8_lossy(&bytes);
+        if query.leave_out_secrets && super::holds_secret(&text) {
+            found.secret += 1;
+            continue;
+        }
+        for (i, line) in text.lines().enumerate() {
             if !regex.is_match(line) {
                 continue;
             }
@@ -288,6 +307,7 @@ mod tests {
             glob: None,
             start: None,
             max_matches: 100,
+            leave_out_secrets: false,
         }
     }
 

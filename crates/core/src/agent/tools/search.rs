@@ -3,9 +3,7 @@
 //! symlinks not followed, so a link pointing outside the project leads nowhere. A starting
 //! `path` goes through `resolve` like every other path.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::io::Read as _;
 use std::path::Path;
 
 use serde_json::Value;
@@ -87,8 +85,9 @@ pub fn grep(root: &Path, args: &Value) -> Result<String, ToolError> {
         glob: glob_arg(&args)?,
         start: args.start_path()?,
         max_matches: MAX_MATCHES,
+        leave_out_secrets: true,
     };
-    let (start, glob, mut found) = search::search(root, &query)?;
+    let (start, glob, found) = search::search(root, &query)?;
     // A file named as the start was asked for by name (the policy asks the person when
     // that name looks secret); any other file whose name looks secret is left out.
     let named = (!start.is_dir).then_some(start.rel.as_str());
@@ -98,7 +97,6 @@ pub fn grep(root: &Path, args: &Value) -> Result<String, ToolError> {
     {
         return Err(refused);
     }
-    let secret = leave_out_secrets(root, named, &mut found.matches);
     let mut out = String::new();
     let mut shown = 0;
     let mut cut = found.cut;
@@ -132,43 +130,16 @@ pub fn grep(root: &Path, args: &Value) -> Result<String, ToolError> {
             found.skipped
         );
     }
-    if secret > 0 {
+    // How many were left out says nothing of what they hold: they were left out before
+    // their lines were matched.
+    if found.secret > 0 {
         let _ = writeln!(
             out,
-            "[{secret} files with matches look like they hold secrets (by their name, or a \
-             private key or an access token in them): their lines are not shown; ask the \
-             person for what you need from them]"
+            "[{} files that look like they hold secrets (by their name, or a private key or \
+             an access token in them) were not searched; ask the person for what you need \
+             from them]",
+            found.secret
         );
     }
     Ok(out)
-}
-
-/// Drops the matches in files whose name looks secret (but `named`) or whose text holds a
-/// private key or an access token (see [`crate::folder::looks_secret`] and
-/// [`crate::folder::holds_secret`]): what `grep` shows goes to the model. How many files
-/// were left out.
-fn leave_out_secrets(
-    root: &Path,
-    named: Option<&str>,
-    matches: &mut Vec<search::SearchMatch>,
-) -> usize {
-    // Per file: shown, or not (`Some(true)`: it holds a secret; `None`: gone or unreadable
-    // since it was searched).
-    let mut verdicts: HashMap<String, Option<bool>> = HashMap::new();
-    for m in matches.iter() {
-        verdicts.entry(m.path.clone()).or_insert_with(|| {
-            if named != Some(m.path.as_str()) && crate::folder::looks_secret(&m.path) {
-                return Some(true);
-            }
-            let opened = crate::folder::open_regular(&root.join(&m.path)).ok()?;
-            let mut bytes = Vec::new();
-            let limit = search::MAX_SEARCH_FILE_BYTES + 1;
-            opened.file.take(limit).read_to_end(&mut bytes).ok()?;
-            Some(crate::folder::holds_secret(&String::from_utf8_lossy(
-                &bytes,
-            )))
-        });
-    }
-    matches.retain(|m| verdicts.get(&m.path) == Some(&Some(false)));
-    verdicts.values().filter(|v| **v == Some(true)).count()
 }

@@ -519,7 +519,18 @@ fn no_reading_tool_shows_a_file_that_holds_a_secret() {
         !found.contains("hunter2") && found.contains("src/lib.rs"),
         "{found}"
     );
-    assert!(found.contains("[3 files with matches look like"), "{found}");
+    assert!(
+        found.contains("[3 files that look like they hold secrets"),
+        "{found}"
+    );
+    // What grep says cannot depend on what they hold: a pattern only a secret matches reads
+    // as one nothing matches (a model could otherwise rebuild a key a character at a time).
+    let said = |pattern: &str| {
+        let found = super::super::search::grep(&root, &json!({ "pattern": pattern }));
+        found.unwrap().replace(pattern, "P")
+    };
+    assert_eq!(said("hunter2"), said("zq9xw"));
+    assert_eq!(said("MIIEvQIBADAN"), said("zq9xw"));
     // Named (the policy asks the person first), a file whose name looks secret is searched.
     let named = json!({ "pattern": "deploy", "path": "deploy/prod.env" });
     let found = super::super::search::grep(&root, &named).unwrap();
