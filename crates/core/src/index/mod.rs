@@ -177,13 +177,23 @@ impl CodeIndex {
         Ok((now.ok() == Some(stamp)).then(|| tables::decode_defs(&defs)))
     }
 
-    /// The defined names containing `query` (lower-case), in no order.
+    /// The defined names containing `query` (lower-case), in no order. SQLite's `lower`
+    /// folds only ASCII: it picks among the names written in ASCII, and every other name
+    /// (`Ärger`, `ΣSigma`) is folded here.
     pub fn names_containing(&self, query: &str) -> Result<Vec<String>> {
         let mut statement = (self.db).prepare_cached(
-            "SELECT name FROM names WHERE length(definers) > 0 AND instr(lower(name), ?1) > 0",
+            "SELECT name FROM names WHERE length(definers) > 0
+             AND (instr(lower(name), ?1) > 0 OR name GLOB '*[^ -~]*')",
         )?;
-        let names = statement.query_map([query], |r| r.get(0))?;
-        Ok(names.collect::<rusqlite::Result<_>>()?)
+        let names = statement.query_map([query], |r| r.get::<_, String>(0))?;
+        let mut out = Vec::new();
+        for name in names {
+            let name = name?;
+            if name.is_ascii() || name.to_lowercase().contains(query) {
+                out.push(name);
+            }
+        }
+        Ok(out)
     }
 
     /// (files, summed length).

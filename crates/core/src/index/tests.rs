@@ -439,3 +439,24 @@ fn an_edit_with_its_old_time_put_back_is_read_again() {
     assert_eq!(done.extracted, 1, "{done:?}");
     assert_eq!(index.definitions_of("omega").unwrap()[0].path, "a.rs");
 }
+
+/// The symbol filter folds case as the person types it, whatever the script: SQLite's
+/// `lower` folds ASCII only.
+#[test]
+fn names_are_found_by_any_case_in_any_script() {
+    let mut index = CodeIndex::in_memory().unwrap();
+    let text = "pub fn Ärger() {}\npub struct ΣSigma;\npub fn plain_name() {}\n";
+    index
+        .insert("src/u.rs", FileStamp::default(), &extract("src/u.rs", text))
+        .unwrap();
+    let found = |query: &str| {
+        let mut names = index.names_containing(query).unwrap();
+        names.sort();
+        names
+    };
+    assert_eq!(found("ärger"), ["Ärger"]);
+    assert_eq!(found("σsig"), ["ΣSigma"]);
+    assert_eq!(found("sigma"), ["ΣSigma"]);
+    assert_eq!(found("name"), ["plain_name"]);
+    assert!(found("zzz").is_empty());
+}
