@@ -4,8 +4,6 @@
 //! what the editor shows matches the disk. Slow on a large project the first time: the window
 //! runs these on its background runtime.
 
-use std::sync::{Arc, Mutex};
-
 use super::{App, AppError, Result};
 use crate::index::CodeIndex;
 use crate::index::terms::{find_name, is_name_char};
@@ -42,9 +40,8 @@ pub const MAX_REFERENCES: usize = 2_000;
 impl App {
     /// Where `name` is defined in the project, by path then line.
     pub fn definitions(&self, project: &Project, name: &str) -> Result<Vec<SymbolAt>> {
-        let index = self.refreshed_index(project)?;
-        let index = crate::index::lock(&index);
-        Ok((index.definitions_of(name)?.into_iter())
+        let found = self.on_index(project, |index| index.definitions_of(name))?;
+        Ok((found.into_iter())
             .map(|l| SymbolAt {
                 name: name.to_string(),
                 path: l.path,
@@ -60,13 +57,11 @@ impl App {
         if !is_identifier(name) {
             return Err(AppError::Invalid(format!("{name:?} is not a name")));
         }
-        let index = self.refreshed_index(project)?;
-        let mut paths = {
-            let index = crate::index::lock(&index);
+        let mut paths = self.on_index(project, |index| {
             let mut paths = index.references_to(name)?;
             paths.extend(index.definitions_of(name)?.into_iter().map(|l| l.path));
-            paths
-        };
+            Ok(paths)
+        })?;
         paths.sort();
         paths.dedup();
         let mut found = Vec::new();
@@ -103,8 +98,6 @@ impl App {
         if query.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
-        let index = self.refreshed_index(project)?;
-        let index = crate::index::lock(&index);
         let rank = |name: &str| {
             let lower = name.to_lowercase();
             match (lower == query, lower.starts_with(&query)) {
@@ -113,31 +106,45 @@ impl App {
                 (false, false) => 2,
             }
         };
-        let mut names = index.names_containing(&query)?;
-        names.sort_by(|a, b| (rank(a), a.len(), a).cmp(&(rank(b), b.len(), b)));
-        let mut found = Vec::new();
-        for name in names {
-            if found.len() >= limit {
-                break;
+        let mut found = self.on_index(project, |index| {
+            let mut names = index.names_containing(&query)?;
+            names.sort_by(|a, b| (rank(a), a.len(), a).cmp(&(rank(b), b.len(), b)));
+            let mut found = Vec::new();
+            for name in names {
+                if found.len() >= limit {
+                    break;
+                }
+                for place in index.definitions_of(&name)? {
+                    found.push(SymbolAt {
+                        name: name.clone(),
+                        path: place.path,
+                        line: place.line,
+                        kind: place.kind,
+                    });
+                }
             }
-            for place in index.definitions_of(&name)? {
-                found.push(SymbolAt {
-                    name: name.clone(),
-                    path: place.path,
-                    line: place.line,
-                    kind: place.kind,
-                });
-            }
-        }
+            Ok(found)
+        })?;
         found.truncate(limit);
         Ok(found)
     }
 
-    /// The project's index, brought up to date with the files a turn sees (the same walk, so
-    /// the two never undo each other's refresh).
-    fn refreshed_index(&self, project: &Project) -> Result<Arc<Mutex<CodeIndex>>> {
+    /// `ask` of the project's index, brought up to date with the files a turn sees (the same
+    /// walk, so the two never undo each other's refresh). A damaged store (a page of it
+    /// found corrupt) is forgotten: the next question builds it again.
+    fn on_index<T>(
+        &self,
+        project: &Project,
+        ask: impl FnOnce(&CodeIndex) -> crate::index::Result<T>,
+    ) -> Result<T> {
         let options = project.settings.context_options();
-        Ok(self.chat.indexes().current(&project.path, &options)?)
+        let indexes = self.chat.indexes();
+        let index = indexes.current(&project.path, &options)?;
+        let answer = ask(&crate::index::lock(&index));
+        answer.map_err(|e| {
+            indexes.forget_if_damaged(&project.path, &e);
+            e.into()
+        })
     }
 }
 

@@ -56,7 +56,11 @@ pub(super) fn rank_files(
         }
         Ok(out)
     };
-    let ranked = ranked().unwrap_or_default();
+    let ranked = ranked().unwrap_or_else(|e| {
+        // A damaged store is built again from the next turn on.
+        indexes.forget_if_damaged(root, &e);
+        Vec::new()
+    });
     (ranked.into_iter())
         .enumerate()
         .map(|(i, (ranked, known_map))| match i < MAPPED_FILES {

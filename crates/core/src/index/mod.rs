@@ -39,6 +39,15 @@ pub enum IndexError {
     Walk(#[from] crate::folder::context::ContextError),
 }
 
+impl IndexError {
+    /// The store is damaged: its file is not a database, or a page of it is corrupt.
+    pub fn is_damage(&self) -> bool {
+        use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
+        matches!(self, IndexError::Sqlite(e)
+            if matches!(e.sqlite_error_code(), Some(DatabaseCorrupt | NotADatabase)))
+    }
+}
+
 pub type Result<T, E = IndexError> = std::result::Result<T, E>;
 
 /// A place a name is defined.

@@ -41,11 +41,7 @@ impl Indexes {
                 match CodeIndex::open(&path) {
                     Ok(index) => index,
                     Err(_) => {
-                        for suffix in ["", "-wal", "-shm"] {
-                            let mut name = path.clone().into_os_string();
-                            name.push(suffix);
-                            let _ = std::fs::remove_file(name);
-                        }
+                        remove_store(&path);
                         CodeIndex::open(&path).or_else(|_| CodeIndex::in_memory())?
                     }
                 }
@@ -55,6 +51,21 @@ impl Indexes {
         let index = Arc::new(Mutex::new(index));
         projects.insert(root.to_path_buf(), Arc::clone(&index));
         Ok(index)
+    }
+
+    /// Forgets the index of the project at `root` when `error` says its store is damaged (a
+    /// page of it corrupt: opening reads only its header, so the damage shows when the page
+    /// is read): its files are deleted and the next use builds it again, as for a store that
+    /// cannot be opened. Says whether it did.
+    pub fn forget_if_damaged(&self, root: &Path, error: &super::IndexError) -> bool {
+        if !error.is_damage() {
+            return false;
+        }
+        lock(&self.projects).remove(root);
+        if let Some(dir) = &self.dir {
+            remove_store(&dir.join(db_name(root)));
+        }
+        true
     }
 
     /// What changed in the project at `root` since its index last looked, as its change
@@ -118,9 +129,15 @@ impl Indexes {
         changes: &Changes,
         deadline: Option<Instant>,
     ) -> Result<(Arc<Mutex<CodeIndex>>, Refreshed)> {
-        let index = self.project(root)?;
-        let done = lock(&index).refresh_until(root, walk.stamped_paths(), changes, deadline)?;
-        Ok((index, done))
+        let refresh = |index: Arc<Mutex<CodeIndex>>| {
+            let done = lock(&index).refresh_until(root, walk.stamped_paths(), changes, deadline);
+            done.map(|done| (index, done))
+        };
+        match refresh(self.project(root)?) {
+            // Built again from nothing.
+            Err(e) if self.forget_if_damaged(root, &e) => refresh(self.project(root)?),
+            done => done,
+        }
     }
 
     /// [`refreshed`](Self::refreshed) as one of the short refreshes of a build, reading the
@@ -132,9 +149,14 @@ impl Indexes {
         changes: &Changes,
         deadline: Option<Instant>,
     ) -> Result<Refreshed> {
-        let index = self.project(root)?;
-        let mut index = lock(&index);
-        index.refresh_reading_ahead(root, walk.stamped_paths(), changes, deadline)
+        let refresh = |index: Arc<Mutex<CodeIndex>>| {
+            lock(&index).refresh_reading_ahead(root, walk.stamped_paths(), changes, deadline)
+        };
+        match refresh(self.project(root)?) {
+            // Built again from nothing.
+            Err(e) if self.forget_if_damaged(root, &e) => refresh(self.project(root)?),
+            done => done,
+        }
     }
 }
 
@@ -144,6 +166,15 @@ pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Deletes the store at `path` with its write-ahead log.
+fn remove_store(path: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let mut name = path.to_path_buf().into_os_string();
+        name.push(suffix);
+        let _ = std::fs::remove_file(name);
+    }
 }
 
 /// The store's file name for a project root: a hash of its path.

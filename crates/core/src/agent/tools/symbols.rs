@@ -63,14 +63,19 @@ pub struct CodeView<'a> {
 
 impl CodeView<'_> {
     /// Asks the project's index, brought up to date with the person's tree first (only the
-    /// files that changed since are read again).
+    /// files that changed since are read again). A damaged store is forgotten: the next
+    /// question builds it again.
     fn ask<T>(&self, query: impl FnOnce(&CodeIndex) -> index::Result<T>) -> Result<T, ToolError> {
         let failed = |e: &dyn std::fmt::Display| ToolError::Io {
             path: "the code index".into(),
             message: e.to_string(),
         };
         let project = (self.indexes.current(self.project, self.files)).map_err(|e| failed(&e))?;
-        query(&index::lock(&project)).map_err(|e| failed(&e))
+        let answer = query(&index::lock(&project));
+        answer.map_err(|e| {
+            self.indexes.forget_if_damaged(self.project, &e);
+            failed(&e)
+        })
     }
 
     /// What each file the workspace changed holds now (deleted or unreadable ones left out).

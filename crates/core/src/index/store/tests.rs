@@ -90,6 +90,48 @@ fn a_damaged_store_is_built_again() {
     assert_eq!(project.definitions_of("alpha").unwrap()[0].path, "src/a.rs");
 }
 
+/// Opening reads only a store's header: a page damaged past it shows when it is read. The
+/// refresh that meets it builds the store again, and the answer is the files'.
+#[test]
+fn a_store_damaged_past_its_header_is_built_again_when_met() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = project(dir.path());
+    for i in 0..300 {
+        let text = format!("pub fn f{i}() {{}}\n{}", "// filler\n".repeat(40));
+        fs::write(root.join(format!("src/m{i}.rs")), text).unwrap();
+    }
+    let data = dir.path().join("data");
+    let options = crate::folder::context::ContextOptions::default();
+    let walk = || crate::folder::context::Walk::stamped(&root, &options).unwrap();
+    {
+        let indexes = Indexes::new(Some(&data));
+        indexes
+            .refreshed(&root, &walk(), &Changes::unknown(), None)
+            .unwrap();
+    }
+    let stored = fs::read_dir(data.join("index"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "sqlite"))
+        .unwrap();
+    let mut bytes = fs::read(&stored).unwrap();
+    assert!(bytes.len() > 3 * 4096, "{}", bytes.len());
+    // Every page but the first (the header and the schema): garbage.
+    for (i, b) in bytes.iter_mut().enumerate().skip(4096) {
+        *b = (i * 7 % 251) as u8;
+    }
+    fs::write(&stored, &bytes).unwrap();
+    let indexes = Indexes::new(Some(&data));
+    let (project, done) = indexes
+        .refreshed(&root, &walk(), &Changes::unknown(), None)
+        .unwrap();
+    assert_eq!(done.extracted, 302, "{done:?}");
+    let project = lock(&project);
+    assert_eq!(project.definitions_of("f7").unwrap()[0].path, "src/m7.rs");
+    assert_eq!(project.definitions_of("alpha").unwrap()[0].path, "src/a.rs");
+}
+
 #[test]
 fn without_a_data_directory_the_index_lives_in_memory() {
     let dir = tempfile::tempdir().unwrap();
