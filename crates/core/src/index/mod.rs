@@ -37,6 +37,12 @@ pub enum IndexError {
     Io(#[from] std::io::Error),
     #[error(transparent)]
     Walk(#[from] crate::folder::context::ContextError),
+    #[error(
+        "the code index is being brought up to date by another Tandem process (for over {} \
+         minutes); try again when it is done",
+        store::REFRESH_WAIT.as_secs() / 60
+    )]
+    Busy,
 }
 
 impl IndexError {

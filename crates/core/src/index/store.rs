@@ -5,11 +5,15 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::{Changes, CodeIndex, Refreshed, Result};
 use crate::folder::context::Walk;
 use crate::folder::journal::Journal;
+
+/// The longest a refresh without a deadline waits for another process's (a first build
+/// of a big project takes minutes).
+pub const REFRESH_WAIT: Duration = Duration::from_secs(600);
 
 /// The projects' indexes of this process, each opened when first asked for.
 #[derive(Default)]
@@ -51,6 +55,26 @@ impl Indexes {
         let index = Arc::new(Mutex::new(index));
         projects.insert(root.to_path_buf(), Arc::clone(&index));
         Ok(index)
+    }
+
+    /// The lock that keeps refreshes of the project's stored index one at a time across
+    /// processes, taken by `deadline` (without one, within [`REFRESH_WAIT`]): `None` when
+    /// another process still holds it then. SQLite alone would let two builders take turns
+    /// round by round until one gives up ("database is locked"), and a turn wait for a
+    /// build. Readers need no lock. In memory (no data directory), nothing to keep apart.
+    fn refreshing(
+        &self,
+        root: &Path,
+        deadline: Option<Instant>,
+    ) -> Result<Option<Option<crate::lockfile::FileLock>>> {
+        let Some(dir) = &self.dir else {
+            return Ok(Some(None));
+        };
+        let wait = deadline.map_or(REFRESH_WAIT, |d| {
+            d.saturating_duration_since(Instant::now())
+        });
+        let path = dir.join(format!("{}.refresh.lock", root_hash(root)));
+        Ok(crate::lockfile::take(&path, wait)?.map(Some))
     }
 
     /// Forgets the index of the project at `root` when `error` says its store is damaged (a
@@ -129,6 +153,11 @@ impl Indexes {
         changes: &Changes,
         deadline: Option<Instant>,
     ) -> Result<(Arc<Mutex<CodeIndex>>, Refreshed)> {
+        let Some(_refreshing) = self.refreshing(root, deadline)? else {
+            // Another process is at it: this turn uses the index as it is (what changed
+            // since is read by a later refresh).
+            return Ok((self.project(root)?, Refreshed::default()));
+        };
         let refresh = |index: Arc<Mutex<CodeIndex>>| {
             let done = lock(&index).refresh_until(root, walk.stamped_paths(), changes, deadline);
             done.map(|done| (index, done))
@@ -149,6 +178,11 @@ impl Indexes {
         changes: &Changes,
         deadline: Option<Instant>,
     ) -> Result<Refreshed> {
+        // A build waits for another process's refresh (a round of its own would only find
+        // what that one reads).
+        if self.refreshing(root, None)?.is_none() {
+            return Err(super::IndexError::Busy);
+        }
         let refresh = |index: Arc<Mutex<CodeIndex>>| {
             lock(&index).refresh_reading_ahead(root, walk.stamped_paths(), changes, deadline)
         };

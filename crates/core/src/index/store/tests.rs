@@ -132,6 +132,50 @@ fn a_store_damaged_past_its_header_is_built_again_when_met() {
     assert_eq!(project.definitions_of("alpha").unwrap()[0].path, "src/a.rs");
 }
 
+/// Refreshes of one stored index go one at a time across processes: a turn (a deadline)
+/// does not wait past it and uses the index as it is; a question without one waits for the
+/// other refresh to end, then refreshes. (Two builders sharing SQLite's lock round by round
+/// made one give up: "database is locked".)
+#[test]
+fn a_refresh_waits_for_another_process_refresh_or_goes_on_without_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = project(dir.path());
+    let data = dir.path().join("data");
+    let options = crate::folder::context::ContextOptions::default();
+    let walk = || crate::folder::context::Walk::stamped(&root, &options).unwrap();
+    let indexes = Indexes::new(Some(&data));
+    indexes
+        .refreshed(&root, &walk(), &Changes::unknown(), None)
+        .unwrap();
+    fs::write(root.join("src/c.rs"), "pub fn gamma() {}\n").unwrap();
+    // Another process's refresh, as the lock's file says.
+    let name = format!("{}.refresh.lock", root_hash(&root));
+    let other = crate::lockfile::try_take(&data.join("index").join(name)).unwrap();
+    let other = other.expect("free");
+    let deadline = Instant::now() + Duration::from_millis(100);
+    let (project, done) = indexes
+        .refreshed(&root, &walk(), &Changes::unknown(), Some(deadline))
+        .unwrap();
+    assert_eq!(done, Refreshed::default());
+    assert!(Instant::now() < deadline + Duration::from_millis(500));
+    assert!(lock(&project).definitions_of("gamma").unwrap().is_empty());
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        drop(other);
+    });
+    let started = Instant::now();
+    let (project, done) = indexes
+        .refreshed(&root, &walk(), &Changes::unknown(), None)
+        .unwrap();
+    assert!(started.elapsed() >= Duration::from_millis(250));
+    assert_eq!(done.extracted, 1, "{done:?}");
+    assert_eq!(
+        lock(&project).definitions_of("gamma").unwrap()[0].path,
+        "src/c.rs"
+    );
+    release.join().unwrap();
+}
+
 #[test]
 fn without_a_data_directory_the_index_lives_in_memory() {
     let dir = tempfile::tempdir().unwrap();
