@@ -112,13 +112,15 @@ fn keep(keeper: &mut Keeper, listener: &UnixListener, socket: &Path, bound: u64)
         if asking {
             while let Ok((stream, _)) = listener.accept() {
                 asked = Instant::now();
-                if !keeper.answer(stream)? {
+                // Not for a root that is another folder now: the asker, answered nothing,
+                // looks at everything and starts a keeper for the folder there.
+                if !keeper.still_at_root() || !keeper.answer(stream)? {
                     return Ok(());
                 }
             }
         }
         let ours = std::fs::symlink_metadata(socket).is_ok_and(|m| m.ino() == bound);
-        if !ours || asked.elapsed() > IDLE || !keeper.root.is_dir() {
+        if !ours || asked.elapsed() > IDLE || !keeper.still_at_root() {
             return Ok(());
         }
     }
@@ -126,6 +128,9 @@ fn keep(keeper: &mut Keeper, listener: &UnixListener, socket: &Path, bound: u64)
 
 pub(super) struct Keeper {
     root: PathBuf,
+    /// The folder watched (device and inode): the root's path may come to name another
+    /// (its parent moved away and a copy put in its place), whose changes no watch sees.
+    root_is: (u64, u64),
     inotify: Inotify,
     /// Each watched folder, relative to the root (`""` for the root).
     folders: HashMap<WatchDescriptor, Vec<u8>>,
@@ -140,6 +145,9 @@ pub(super) struct Keeper {
     floor: u64,
     /// Each changed path, with the number of its last change.
     changed: HashMap<Vec<u8>, u64>,
+    /// Files (inodes) that gained a name since the last question (see
+    /// [`Keeper::on_event`]).
+    relinked: Vec<u64>,
     buffer: Vec<u8>,
 }
 
@@ -150,8 +158,10 @@ impl Keeper {
                 .map_or(0, |d| d.as_nanos() as u64);
             nanos ^ (u64::from(std::process::id()) << 32) ^ 0x5eed
         };
+        let meta = std::fs::metadata(root)?;
         let mut keeper = Keeper {
             root: root.to_path_buf(),
+            root_is: (meta.dev(), meta.ino()),
             inotify: Inotify::init()?,
             folders: HashMap::new(),
             linked: HashMap::new(),
@@ -160,10 +170,17 @@ impl Keeper {
             seq: 1,
             floor: 1,
             changed: HashMap::new(),
+            relinked: Vec::new(),
             buffer: vec![0; 64 * 1024],
         };
         keeper.watch_tree(b"")?;
         Ok(keeper)
+    }
+
+    /// Whether the root's path still names the folder watched.
+    fn still_at_root(&self) -> bool {
+        std::fs::metadata(&self.root)
+            .is_ok_and(|m| m.is_dir() && (m.dev(), m.ino()) == self.root_is)
     }
 
     /// Drops every watch and every token, then watches the whole tree again: after events
@@ -227,10 +244,10 @@ impl Keeper {
     /// Watches the file `rel` on its own when it has more than one link (see
     /// [`Keeper::linked`]).
     fn watch_linked(&mut self, rel: Vec<u8>) -> io::Result<()> {
-        let path = self.root.join(OsStr::from_bytes(&rel));
-        if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.nlink() > 1) {
+        if self.linked_inode(&rel).is_none() {
             return Ok(());
         }
+        let path = self.root.join(OsStr::from_bytes(&rel));
         let mask = WatchMask::MODIFY | WatchMask::ATTRIB | WatchMask::DONT_FOLLOW;
         match self.inotify.watches().add(&path, mask) {
             Ok(wd) => {
@@ -242,6 +259,41 @@ impl Keeper {
             }
             Err(e) => too_many(e).map_or(Ok(()), Err),
         }
+    }
+
+    /// The inode of the file at `rel` when it has other names (more than one link).
+    fn linked_inode(&self, rel: &[u8]) -> Option<u64> {
+        let path = self.root.join(OsStr::from_bytes(rel));
+        let meta = std::fs::symlink_metadata(path).ok()?;
+        (meta.is_file() && meta.nlink() > 1).then(|| meta.ino())
+    }
+
+    /// The other names in the watched folders of the files that gained one (see
+    /// [`Keeper::relinked`]): each is watched with the file, and counted as changed (a
+    /// write through the new name may have come before). Entries are matched by the inode
+    /// their folder lists, nothing is opened.
+    fn find_other_names(&mut self) -> io::Result<()> {
+        if self.relinked.is_empty() {
+            return Ok(());
+        }
+        let inodes: std::collections::HashSet<u64> = self.relinked.drain(..).collect();
+        let folders: Vec<Vec<u8>> = self.folders.values().cloned().collect();
+        let mut found = Vec::new();
+        for folder in folders {
+            let Ok(entries) = std::fs::read_dir(self.root.join(OsStr::from_bytes(&folder))) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                if inodes.contains(&std::os::unix::fs::DirEntryExt::ino(&entry)) {
+                    found.push(joined(&folder, entry.file_name().as_bytes()));
+                }
+            }
+        }
+        for rel in found {
+            self.watch_linked(rel.clone())?;
+            self.record(rel);
+        }
+        Ok(())
     }
 
     fn record(&mut self, path: Vec<u8>) {
@@ -308,6 +360,13 @@ impl Keeper {
         if !mask.contains(EventMask::ISDIR) {
             if mask.intersects(EventMask::CREATE | EventMask::MOVED_TO) {
                 self.watch_linked(path.clone())?;
+                // A new name of a file with others (`ln a b`): its other names in the
+                // project are not known from it, and a write through it reaches none of
+                // their folders' watches. The next question looks for them (one look,
+                // however many links were made).
+                if let Some(ino) = self.linked_inode(&path) {
+                    self.relinked.push(ino);
+                }
             }
             self.record(path);
             return Ok(true);
@@ -346,6 +405,7 @@ impl Keeper {
         if !self.read_events()? {
             return Ok(false);
         }
+        self.find_other_names()?;
         let answer = self.since(&question);
         let _ = (&stream).write_all(&wire(&answer));
         Ok(true)

@@ -254,6 +254,43 @@ mod kept {
     }
 
     #[test]
+    fn a_second_name_made_while_watching_reports_both() {
+        let (_dir, root, socket) = project();
+        let (journal, _thread) = keep(&root, &socket);
+        let token = journal.ask(None).unwrap().token();
+        // `ln src/a.rs src/b2.rs`, then a write through the new name only.
+        fs::hard_link(root.join("src/a.rs"), root.join("src/b2.rs")).unwrap();
+        fs::write(root.join("src/b2.rs"), "fn b2() {}\n").unwrap();
+        let (token, paths) = changed(&journal, token);
+        assert_eq!(paths, ["src/a.rs", "src/b2.rs"]);
+        // From then on both names are watched: a write through either reports both.
+        fs::write(root.join("src/b2.rs"), "fn b3() {}\n").unwrap();
+        let (_, paths) = changed(&journal, token);
+        assert_eq!(paths, ["src/a.rs", "src/b2.rs"]);
+    }
+
+    #[test]
+    fn a_root_that_names_another_folder_is_not_answered_for() {
+        let (dir, _, socket) = project();
+        let parent = dir.path().join("work");
+        fs::create_dir_all(parent.join("app/src")).unwrap();
+        let root = parent.join("app").canonicalize().unwrap();
+        fs::write(root.join("src/a.rs"), "fn a() {}\n").unwrap();
+        let (journal, thread) = keep(&root, &socket);
+        let token = journal.ask(None).unwrap().token();
+        // The project's parent moved away and a copy put at its path: nothing watches the
+        // copy (the root's own watch saw no move), so its changes would never be said.
+        fs::rename(&parent, dir.path().join("work-old")).unwrap();
+        fs::create_dir_all(root.join("src")).unwrap();
+        fs::write(root.join("src/a.rs"), "fn changed() {}\n").unwrap();
+        assert!(
+            !matches!(journal.ask(Some(token)), Some(Answer::Changed { .. })),
+            "a keeper answered for a folder it does not watch"
+        );
+        left(&thread);
+    }
+
+    #[test]
     fn a_moved_folder_or_another_keepers_token_means_looking_at_everything() {
         let (_dir, root, socket) = project();
         let (journal, _thread) = keep(&root, &socket);
