@@ -208,7 +208,7 @@ pub fn main() -> ExitCode {
         return match keep_journal(root, socket) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                output::eprintln(format_args!("error: {e:#}"));
+                output::eprintln(format_args!("error: {}", described(&e)));
                 ExitCode::FAILURE
             }
         };
@@ -217,10 +217,28 @@ pub fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             // An error may quote what a server or a model said.
-            output::eprintln(format_args!("error: {e:#}"));
+            output::eprintln(format_args!("error: {}", described(&e)));
             ExitCode::FAILURE
         }
     }
+}
+
+/// An error and its causes, each said once: a cause whose text its error already quotes
+/// (`the code index cannot be used: database is locked`, then `database is locked`) is not
+/// said again.
+fn described(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        let said = cause.to_string();
+        if text.contains(&said) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&said);
+    }
+    text
 }
 
 fn read_input(path: &PathBuf) -> Result<Vec<u8>> {
@@ -315,4 +333,32 @@ fn run(data_dir: Option<PathBuf>, json: bool, command: Command) -> Result<ExitCo
         Command::Journal { root, socket } => keep_journal(&root, &socket)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::described;
+
+    #[test]
+    fn a_cause_its_error_already_quotes_is_said_once() {
+        /// Quotes its source in its own text, as the core's errors do.
+        #[derive(Debug)]
+        struct Quoting(std::io::Error);
+        impl std::fmt::Display for Quoting {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "the code index cannot be used: {}", self.0)
+            }
+        }
+        impl std::error::Error for Quoting {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let io = std::io::Error::other("database is locked");
+        let error = anyhow::Error::from(Quoting(io)).context("tandem definition");
+        assert_eq!(
+            described(&error),
+            "tandem definition: the code index cannot be used: database is locked"
+        );
+    }
 }
