@@ -77,6 +77,14 @@ impl Attach {
                 MAX_FILE_BYTES / 1024
             )));
         }
+        // As a mention or a selection of it would be: a key never goes to a model.
+        if crate::folder::holds_secret(&String::from_utf8_lossy(&self.bytes)) {
+            return Err(ChatError::Attachment(format!(
+                "{} holds what looks like a private key or an access token, which Tandem \
+                 never sends to a model: attach it without the key",
+                self.name
+            )));
+        }
         Ok((AttachmentKind::File, "text/plain"))
     }
 }
@@ -204,6 +212,22 @@ mod tests {
         );
         let many = vec![attach("a", b"a"); MAX_ATTACHMENTS + 1];
         assert!(check(&many).is_err());
+    }
+
+    #[test]
+    fn a_text_holding_a_key_is_not_attached() {
+        let body: String = (0..64u32)
+            .map(|i| {
+                char::from(
+                    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+                        [(i * 37 % 64) as usize],
+                )
+            })
+            .collect();
+        let pem = format!("-----BEGIN RSA {}-----\n{body}\n", "PRIVATE KEY");
+        let refused = attach("deploy.txt", pem.as_bytes()).kind().unwrap_err();
+        assert!(refused.to_string().contains("private key"), "{refused}");
+        assert!(attach("notes.txt", b"no key here\n").kind().is_ok());
     }
 
     #[test]
