@@ -11,6 +11,7 @@
 //! was last made from.
 
 use std::collections::{HashMap, HashSet};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
@@ -428,12 +429,14 @@ fn tables_write(index: &mut CodeIndex, changes: &[(&str, Change<'_>)]) -> Result
 
 /// `f` of each item, on as many threads as there are cores, in order. Each thread takes the
 /// next item not taken yet, so that a run of costly files (one language's sources, sorted
-/// together) does not leave the other threads idle. An item whose thread panicked (a grammar
-/// bug) gets `f`'s answer for nothing found.
+/// together) does not leave the other threads idle. An item whose `f` panicked gets `f`'s
+/// answer for nothing found, and only that item: a thread's other items are kept (they were
+/// all lost with it, and counted as gone from the index), and the refresh goes on.
 fn parallel<T: Sync, R: Send + Default>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let f = |item: &T| catch_unwind(AssertUnwindSafe(|| f(item))).unwrap_or_default();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     if items.len() < 64 || threads == 1 {
-        return items.iter().map(&f).collect();
+        return items.iter().map(f).collect();
     }
     let next = AtomicUsize::new(0);
     let mut out: Vec<R> = std::iter::repeat_with(R::default)
@@ -512,5 +515,22 @@ fn read_one(root: &Path, path: &str) -> Read {
     match String::from_utf8(bytes) {
         Ok(text) => Read::Indexed(stamp, extract(path, &text)),
         Err(_) => Read::Skipped(stamp),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parallel;
+
+    #[test]
+    fn a_panic_loses_only_its_own_item() {
+        // Enough items to be shared among threads; one panics (a grammar's bug on one file).
+        let items: Vec<usize> = (0..300).collect();
+        let found = parallel(&items, |&i| {
+            assert_ne!(i, 150, "a bug on one file");
+            i + 1
+        });
+        let expected: Vec<usize> = (0..300).map(|i| if i == 150 { 0 } else { i + 1 }).collect();
+        assert_eq!(found, expected);
     }
 }

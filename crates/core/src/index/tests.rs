@@ -460,3 +460,26 @@ fn names_are_found_by_any_case_in_any_script() {
     assert_eq!(found("name"), ["plain_name"]);
     assert!(found("zzz").is_empty());
 }
+
+#[test]
+fn a_file_given_up_on_is_indexed_by_its_words_and_not_read_again_until_it_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // Its tags took tree-sitter 24 s (see extract's tests); the limit gives up on it.
+    let deep = format!(
+        "type Deep = {}Leaf{};\n",
+        "A<".repeat(60_000),
+        ">".repeat(60_000)
+    );
+    fs::write(root.join("deep.rs"), &deep).unwrap();
+    fs::write(root.join("fine.rs"), "fn fine() {}\n").unwrap();
+    let mut index = CodeIndex::in_memory().unwrap();
+    let all = ["deep.rs", "fine.rs"];
+    let first = index.refresh(root, all).unwrap();
+    assert_eq!(first.extracted, 2, "{first:?}");
+    let symbols = |index: &CodeIndex, path| index.symbols_in(root, path).unwrap();
+    assert_eq!(symbols(&index, "deep.rs").map(|d| d.len()), Some(0));
+    assert_eq!(symbols(&index, "fine.rs").map(|d| d.len()), Some(1));
+    let again = index.refresh(root, all).unwrap();
+    assert_eq!((again.extracted, again.unchanged), (0, 2), "{again:?}");
+}

@@ -153,6 +153,44 @@ fn a_huge_file_is_indexed_by_its_words_only() {
     assert!(extracted.words.contains_key("giant"));
 }
 
+/// A Rust file `depth` types deep (`type Deep = A<A<…Leaf…>>;`): tree-sitter's matching of
+/// its tags took 24 s at 60,000 (a release build; 80 s in a test build).
+fn nested(depth: usize) -> String {
+    let (open, close) = ("A<".repeat(depth), ">".repeat(depth));
+    format!("type Deep = {open}Leaf{close};\n")
+}
+
+#[test]
+fn a_file_whose_tags_take_longer_than_the_limit_is_indexed_by_its_words_only() {
+    let text = nested(60_000);
+    assert!(text.len() <= MAX_PARSED_BYTES);
+    let started = std::time::Instant::now();
+    let extracted = extract("src/deep.rs", &text);
+    let took = started.elapsed();
+    // The limit, and the words of 60,000 names read in a test build.
+    assert!(took < EXTRACTION_LIMIT * 4, "{took:?}");
+    assert!(
+        extracted.definitions.is_empty(),
+        "{:?}",
+        extracted.definitions
+    );
+    assert!(extracted.references.is_empty());
+    for word in ["deep", "leaf"] {
+        let stem = &crate::index::terms::words(word)[0];
+        assert!(extracted.words.contains_key(stem), "{word}");
+    }
+    // Met again (the agent's outline of the file, a turn's map of it), the same text is not
+    // given the limit again.
+    let started = std::time::Instant::now();
+    assert_eq!(extract("src/deep.rs", &text), extracted);
+    let again = started.elapsed();
+    assert!(again < took / 2, "{again:?} after {took:?}");
+    // A shallower file of the same kind is extracted in full.
+    let fine = extract("src/deep.rs", &nested(100));
+    assert_eq!(fine.definitions.len(), 1);
+    assert_eq!(fine.definitions[0].name, "Deep");
+}
+
 /// Asserts that `name` is not among the references of `text`.
 fn no_ref(path: &str, text: &str, name: &str) {
     let found = extract(path, text).references;
