@@ -216,14 +216,7 @@ mod tests {
 
     #[test]
     fn a_text_holding_a_key_is_not_attached() {
-        let body: String = (0..64u32)
-            .map(|i| {
-                char::from(
-                    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-                        [(i * 37 % 64) as usize],
-                )
-            })
-            .collect();
+        let body = crate::folder::key_body();
         let pem = format!("-----BEGIN RSA {}-----\n{body}\n", "PRIVATE KEY");
         let refused = attach("deploy.txt", pem.as_bytes()).kind().unwrap_err();
         assert!(refused.to_string().contains("private key"), "{refused}");

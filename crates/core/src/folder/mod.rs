@@ -26,5 +26,7 @@ pub(crate) use regular::test_support;
 pub use regular::{
     FileKind, OpenError, RegularFile, open_regular, read_project_text, read_regular,
 };
+#[cfg(test)]
+pub(crate) use secret::key_body;
 pub use secret::{holds_secret, looks_secret, loose_secrets, loose_secrets_of};
 pub use stamp::{FileStamp, Stamp, stamp};

@@ -68,6 +68,20 @@ pub fn looks_secret(path: &str) -> bool {
         || (template && stem == "env")
 }
 
+/// A line of base64 as a PEM key's body has (64 characters, none repeated in a run): with an
+/// armour line before it, text [`holds_secret`] finds a key in. For tests.
+#[cfg(test)]
+pub(crate) fn key_body() -> String {
+    (0..64u32)
+        .map(|i| {
+            char::from(
+                b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+                    [(i * 37 % 64) as usize],
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::looks_secret;

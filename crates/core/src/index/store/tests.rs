@@ -11,6 +11,28 @@ fn project(dir: &Path) -> PathBuf {
     root
 }
 
+/// The index of `root` in `indexes` brought up to date by a walk of its own (the default
+/// globs), reading until `deadline`.
+fn refreshed(
+    indexes: &Indexes,
+    root: &Path,
+    deadline: Option<Instant>,
+) -> (Arc<Mutex<CodeIndex>>, Refreshed) {
+    let options = crate::folder::context::ContextOptions::default();
+    let walk = crate::folder::context::Walk::stamped(root, &options).unwrap();
+    (indexes.refreshed(root, &walk, &Changes::unknown(), deadline)).unwrap()
+}
+
+/// The one stored index in the data directory `data`.
+fn stored(data: &Path) -> PathBuf {
+    fs::read_dir(data.join("index"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "sqlite"))
+        .unwrap()
+}
+
 #[test]
 fn a_second_process_uses_the_stored_index_without_parsing_again() {
     let dir = tempfile::tempdir().unwrap();
@@ -69,12 +91,7 @@ fn a_damaged_store_is_built_again() {
         let project = indexes.project(&root).unwrap();
         lock(&project).refresh(&root, ["src/a.rs"]).unwrap();
     }
-    let stored = fs::read_dir(data.join("index"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|e| e == "sqlite"))
-        .unwrap();
+    let stored = stored(&data);
     for suffix in ["-wal", "-shm"] {
         let _ = fs::remove_file(format!("{}{suffix}", stored.display()));
     }
@@ -101,20 +118,8 @@ fn a_store_damaged_past_its_header_is_built_again_when_met() {
         fs::write(root.join(format!("src/m{i}.rs")), text).unwrap();
     }
     let data = dir.path().join("data");
-    let options = crate::folder::context::ContextOptions::default();
-    let walk = || crate::folder::context::Walk::stamped(&root, &options).unwrap();
-    {
-        let indexes = Indexes::new(Some(&data));
-        indexes
-            .refreshed(&root, &walk(), &Changes::unknown(), None)
-            .unwrap();
-    }
-    let stored = fs::read_dir(data.join("index"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|e| e == "sqlite"))
-        .unwrap();
+    refreshed(&Indexes::new(Some(&data)), &root, None);
+    let stored = stored(&data);
     let mut bytes = fs::read(&stored).unwrap();
     assert!(bytes.len() > 3 * 4096, "{}", bytes.len());
     // Every page but the first (the header and the schema): garbage.
@@ -122,10 +127,7 @@ fn a_store_damaged_past_its_header_is_built_again_when_met() {
         *b = (i * 7 % 251) as u8;
     }
     fs::write(&stored, &bytes).unwrap();
-    let indexes = Indexes::new(Some(&data));
-    let (project, done) = indexes
-        .refreshed(&root, &walk(), &Changes::unknown(), None)
-        .unwrap();
+    let (project, done) = refreshed(&Indexes::new(Some(&data)), &root, None);
     assert_eq!(done.extracted, 302, "{done:?}");
     let project = lock(&project);
     assert_eq!(project.definitions_of("f7").unwrap()[0].path, "src/m7.rs");
@@ -141,21 +143,15 @@ fn a_refresh_waits_for_another_process_refresh_or_goes_on_without_it() {
     let dir = tempfile::tempdir().unwrap();
     let root = project(dir.path());
     let data = dir.path().join("data");
-    let options = crate::folder::context::ContextOptions::default();
-    let walk = || crate::folder::context::Walk::stamped(&root, &options).unwrap();
     let indexes = Indexes::new(Some(&data));
-    indexes
-        .refreshed(&root, &walk(), &Changes::unknown(), None)
-        .unwrap();
+    refreshed(&indexes, &root, None);
     fs::write(root.join("src/c.rs"), "pub fn gamma() {}\n").unwrap();
     // Another process's refresh, as the lock's file says.
     let name = format!("{}.refresh.lock", root_hash(&root));
     let other = crate::lockfile::try_take(&data.join("index").join(name)).unwrap();
     let other = other.expect("free");
     let deadline = Instant::now() + Duration::from_millis(100);
-    let (project, done) = indexes
-        .refreshed(&root, &walk(), &Changes::unknown(), Some(deadline))
-        .unwrap();
+    let (project, done) = refreshed(&indexes, &root, Some(deadline));
     assert_eq!(done, Refreshed::default());
     assert!(Instant::now() < deadline + Duration::from_millis(500));
     assert!(lock(&project).definitions_of("gamma").unwrap().is_empty());
@@ -164,9 +160,7 @@ fn a_refresh_waits_for_another_process_refresh_or_goes_on_without_it() {
         drop(other);
     });
     let started = Instant::now();
-    let (project, done) = indexes
-        .refreshed(&root, &walk(), &Changes::unknown(), None)
-        .unwrap();
+    let (project, done) = refreshed(&indexes, &root, None);
     assert!(started.elapsed() >= Duration::from_millis(250));
     assert_eq!(done.extracted, 1, "{done:?}");
     assert_eq!(

@@ -253,14 +253,7 @@ fn hand_written_sources_of_every_kind_are_eligible_and_secret_looking_files_neve
 /// A private key in a file of any name (written as the test runs: no key-like text sits in
 /// this file for a scanner to flag).
 fn keyed(before: &str) -> String {
-    let body: String = (0..64u32)
-        .map(|i| {
-            char::from(
-                b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-                    [(i * 37 % 64) as usize],
-            )
-        })
-        .collect();
+    let body = crate::folder::key_body();
     format!(
         "{before}key: |\n  -----BEGIN RSA {}-----\n  {body}\n",
         "PRIVATE KEY"
