@@ -180,9 +180,9 @@ impl Indexes {
     ) -> Result<Refreshed> {
         // A build waits for another process's refresh (a round of its own would only find
         // what that one reads).
-        if self.refreshing(root, None)?.is_none() {
+        let Some(_refreshing) = self.refreshing(root, None)? else {
             return Err(super::IndexError::Busy);
-        }
+        };
         let refresh = |index: Arc<Mutex<CodeIndex>>| {
             lock(&index).refresh_reading_ahead(root, walk.stamped_paths(), changes, deadline)
         };
