@@ -130,21 +130,14 @@ impl App {
     }
 
     /// `ask` of the project's index, brought up to date with the files a turn sees (the same
-    /// walk, so the two never undo each other's refresh). A damaged store (a page of it
-    /// found corrupt) is forgotten: the next question builds it again.
+    /// walk, so the two never undo each other's refresh; see [`crate::index::Indexes::ask`]).
     fn on_index<T>(
         &self,
         project: &Project,
         ask: impl FnOnce(&CodeIndex) -> crate::index::Result<T>,
     ) -> Result<T> {
         let options = project.settings.context_options();
-        let indexes = self.chat.indexes();
-        let index = indexes.current(&project.path, &options)?;
-        let answer = ask(&crate::index::lock(&index));
-        answer.map_err(|e| {
-            indexes.forget_if_damaged(&project.path, &e);
-            e.into()
-        })
+        Ok((self.chat.indexes()).ask(&project.path, &options, ask)?)
     }
 }
 

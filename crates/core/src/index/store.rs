@@ -128,17 +128,24 @@ impl Indexes {
         }
     }
 
-    /// The index of the project at `root` brought up to date now (no deadline) with a walk
-    /// of its own, with `options` (the project's include and exclude): for a question that
-    /// needs the index, not the walk.
-    pub fn current(
+    /// Asks `query` of the index of the project at `root`, brought up to date now (no
+    /// deadline) with a walk of its own, with `options` (the project's include and exclude):
+    /// for a question that needs the index, not the walk. A store the question finds damaged
+    /// is forgotten: the next question builds it again.
+    pub fn ask<T>(
         &self,
         root: &Path,
         options: &crate::folder::context::ContextOptions,
-    ) -> Result<Arc<Mutex<CodeIndex>>> {
+        query: impl FnOnce(&CodeIndex) -> Result<T>,
+    ) -> Result<T> {
         let changes = self.changes(root);
         let walk = Indexes::walk(root, options, &changes)?;
-        Ok(self.refreshed(root, &walk, &changes, None)?.0)
+        let (index, _) = self.refreshed(root, &walk, &changes, None)?;
+        let answer = query(&lock(&index));
+        if let Err(e) = &answer {
+            self.forget_if_damaged(root, e);
+        }
+        answer
     }
 
     /// The index of the project at `root` brought up to date with `walk` (its files, with
@@ -158,15 +165,10 @@ impl Indexes {
             // since is read by a later refresh).
             return Ok((self.project(root)?, Refreshed::default()));
         };
-        let refresh = |index: Arc<Mutex<CodeIndex>>| {
+        self.again_if_damaged(root, |index| {
             let done = lock(&index).refresh_until(root, walk.stamped_paths(), changes, deadline);
             done.map(|done| (index, done))
-        };
-        match refresh(self.project(root)?) {
-            // Built again from nothing.
-            Err(e) if self.forget_if_damaged(root, &e) => refresh(self.project(root)?),
-            done => done,
-        }
+        })
     }
 
     /// [`refreshed`](Self::refreshed) as one of the short refreshes of a build, reading the
@@ -183,11 +185,19 @@ impl Indexes {
         let Some(_refreshing) = self.refreshing(root, None)? else {
             return Err(super::IndexError::Busy);
         };
-        let refresh = |index: Arc<Mutex<CodeIndex>>| {
+        self.again_if_damaged(root, |index| {
             lock(&index).refresh_reading_ahead(root, walk.stamped_paths(), changes, deadline)
-        };
+        })
+    }
+
+    /// `refresh` of the project's index at `root`, and once more on one built again from
+    /// nothing when it finds the store damaged.
+    fn again_if_damaged<T>(
+        &self,
+        root: &Path,
+        refresh: impl Fn(Arc<Mutex<CodeIndex>>) -> Result<T>,
+    ) -> Result<T> {
         match refresh(self.project(root)?) {
-            // Built again from nothing.
             Err(e) if self.forget_if_damaged(root, &e) => refresh(self.project(root)?),
             done => done,
         }

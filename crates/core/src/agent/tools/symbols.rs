@@ -63,18 +63,11 @@ pub struct CodeView<'a> {
 
 impl CodeView<'_> {
     /// Asks the project's index, brought up to date with the person's tree first (only the
-    /// files that changed since are read again). A damaged store is forgotten: the next
-    /// question builds it again.
+    /// files that changed since are read again; see [`index::Indexes::ask`]).
     fn ask<T>(&self, query: impl FnOnce(&CodeIndex) -> index::Result<T>) -> Result<T, ToolError> {
-        let failed = |e: &dyn std::fmt::Display| ToolError::Io {
+        (self.indexes.ask(self.project, self.files, query)).map_err(|e| ToolError::Io {
             path: "the code index".into(),
             message: e.to_string(),
-        };
-        let project = (self.indexes.current(self.project, self.files)).map_err(|e| failed(&e))?;
-        let answer = query(&index::lock(&project));
-        answer.map_err(|e| {
-            self.indexes.forget_if_damaged(self.project, &e);
-            failed(&e)
         })
     }
 
