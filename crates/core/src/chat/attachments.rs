@@ -62,12 +62,15 @@ impl Attach {
             }
             return Ok((AttachmentKind::Image, mime));
         }
-        if std::str::from_utf8(&self.bytes).is_err() || self.bytes.contains(&0) {
+        let text = std::str::from_utf8(&self.bytes)
+            .ok()
+            .filter(|t| !t.contains('\0'));
+        let Some(text) = text else {
             return Err(ChatError::Attachment(format!(
                 "{} is neither text nor a PNG, JPEG, GIF or WebP image",
                 self.name
             )));
-        }
+        };
         if self.bytes.len() > MAX_FILE_BYTES {
             return Err(ChatError::Attachment(format!(
                 "{} is {} KiB; attached files are limited to {} KiB (mention a project file \
@@ -78,7 +81,7 @@ impl Attach {
             )));
         }
         // As a mention or a selection of it would be: a key never goes to a model.
-        if crate::folder::holds_secret(&String::from_utf8_lossy(&self.bytes)) {
+        if crate::folder::holds_secret(text) {
             return Err(ChatError::Attachment(format!(
                 "{} holds what looks like a private key or an access token, which Tandem \
                  never sends to a model: attach it without the key",
