@@ -136,11 +136,10 @@ fn tags(lang: Lang, text: &str, limit: Duration) -> Option<Extracted> {
     // tree-sitter-tags stops the parse (in its progress callback) or the matching (every
     // hundred matches) once the watchdog sets the flag: `Cancelled`, from `generate_tags` or
     // as an item of the tags.
-    let deadline = Instant::now().checked_add(limit);
     let watch = Watch::start(limit);
     let mut stopped = false;
     CONTEXT.with_borrow_mut(|context| {
-        if too_deep(context.parser(), &config.language, text, deadline) {
+        if too_deep(context.parser(), &config.language, text, watch.deadline()) {
             stopped = true;
             return;
         }

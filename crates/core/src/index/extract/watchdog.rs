@@ -42,6 +42,8 @@ fn watched() -> MutexGuard<'static, Watched> {
 pub(super) struct Watch {
     id: u64,
     flag: Arc<AtomicUsize>,
+    /// When the flag is set (`None`: a limit past what time can hold, never).
+    deadline: Option<Instant>,
 }
 
 impl Watch {
@@ -55,16 +57,22 @@ impl Watch {
                 .spawn(watch)
                 .is_ok()
         });
+        let deadline = Instant::now().checked_add(limit);
         let mut watched = watched();
         watched.last += 1;
         let id = watched.last;
-        if let (true, Some(deadline)) = (started, Instant::now().checked_add(limit)) {
+        if let (true, Some(deadline)) = (started, deadline) {
             watched.running.push((id, deadline, Arc::clone(&flag)));
             if watched.waking_at.is_none_or(|at| deadline < at) {
                 WAKE.notify_one();
             }
         }
-        Watch { id, flag }
+        Watch { id, flag, deadline }
+    }
+
+    /// When the flag is set, for work that checks the time itself.
+    pub(super) fn deadline(&self) -> Option<Instant> {
+        self.deadline
     }
 
     /// The flag for `generate_tags`.
